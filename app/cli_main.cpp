@@ -1,0 +1,240 @@
+// mirrorlab-cli: the headless front end. Its commands, options and output are a contract that
+// scripts and the docs rely on; see README.md.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/data/source.h"
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "core/train/events.h"
+#include "core/train/progress.h"
+#include "core/train/trainer.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void on_interrupt(int) { g_interrupted = true; }
+
+const char* const kUsage = R"(usage: mirrorlab-cli <command> [options]
+
+commands:
+  devices                       list the physical devices
+  summary [--model FILE]        print the model's Keras-style summary (default: the tutorial model)
+  train   [options]             train and print Keras progress lines
+
+train options:
+  --model FILE                  model JSON (default: the tutorial model, 332,856 parameters)
+  --data SPEC                   synthetic | synthetic:TRAIN[:VALIDATION]   (default: synthetic)
+  --devices SPEC                cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB | gpu:0:growth
+                                (default: every GPU, else cpu)
+  --epochs N                    (default 10)
+  --batch-size N                global batch (default 32)
+  --seed N                      (default 0)
+  --optimizer NAME              nadam | adam | sgd | rmsprop (default nadam)
+  --learning-rate X             (default: the optimizer's Keras default)
+  --all-reduce NAME             auto | reduce | ring (default auto)
+  --early-stopping PATIENCE     stop when val_loss has not improved for PATIENCE epochs and
+                                restore the best epoch's weights
+  --steps-per-epoch N           train on at most N batches per epoch (quick runs)
+  --json                        print every event as one JSON object per line instead
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "mirrorlab-cli: error: %s\n", message.c_str());
+    std::fprintf(stderr, "Run 'mirrorlab-cli --help' for the commands and options.\n");
+    std::exit(2);
+}
+
+struct Options {
+    std::map<std::string, std::string> values;
+    bool json = false;
+};
+
+Options parse_options(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+    Options options;
+    for (int i = first; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--json") {
+            options.json = true;
+            continue;
+        }
+        std::string value;
+        if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        } else if (arg.rfind("--", 0) == 0) {
+            if (i + 1 >= argc) usage_error("option " + arg + " needs a value");
+            value = argv[++i];
+        } else {
+            usage_error("unexpected argument '" + arg + "'");
+        }
+        bool known = false;
+        for (const auto& name : allowed) known = known || name == arg;
+        if (!known) usage_error("unknown option " + arg);
+        options.values[arg] = value;
+    }
+    return options;
+}
+
+long long integer_option(const Options& options, const std::string& name, long long fallback, long long min_value) {
+    auto it = options.values.find(name);
+    if (it == options.values.end()) return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || errno != 0 || value < min_value) {
+        usage_error(name + " must be an integer of at least " + std::to_string(min_value) + ", got '" + it->second + "'");
+    }
+    return value;
+}
+
+Model load_model(const Options& options) {
+    auto it = options.values.find("--model");
+    return it == options.values.end() ? Model::reference() : Model::from_json_file(it->second);
+}
+
+int command_devices() {
+    DeviceRegistry registry;
+    std::printf("Physical devices:\n");
+    for (const auto& device : registry.physical_devices()) {
+        std::printf("  %-6s %s", device.id().c_str(), device.name.c_str());
+        if (device.type == DeviceType::CPU) {
+            std::printf(" - %d cores, %s memory\n", device.cores, format_bytes(device.total_memory_bytes).c_str());
+        } else {
+            std::printf(" - %s memory, compute capability %s\n", format_bytes(device.total_memory_bytes).c_str(),
+                        device.compute_capability.c_str());
+        }
+    }
+    std::printf("GPU: %s\n", registry.gpu_status().c_str());
+    return 0;
+}
+
+int command_summary(const Options& options) {
+    std::fputs(load_model(options).summary().c_str(), stdout);
+    return 0;
+}
+
+int command_train(const Options& options) {
+    const Model model = load_model(options);
+    auto registry = std::make_shared<DeviceRegistry>();
+    auto devices_it = options.values.find("--devices");
+    const DeviceConfig devices =
+        devices_it == options.values.end() ? DeviceConfig::default_for(*registry) : DeviceConfig::parse(devices_it->second);
+    devices.validate(*registry);
+
+    TrainConfig config;
+    config.epochs = static_cast<int>(integer_option(options, "--epochs", 10, 1));
+    config.batch_size = static_cast<std::int32_t>(integer_option(options, "--batch-size", 32, 1));
+    config.seed = static_cast<std::uint64_t>(integer_option(options, "--seed", 0, 0));
+    config.max_steps_per_epoch = integer_option(options, "--steps-per-epoch", 0, 1);
+    if (auto it = options.values.find("--optimizer"); it != options.values.end()) {
+        config.optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(it->second));
+    }
+    if (auto it = options.values.find("--learning-rate"); it != options.values.end()) {
+        char* end = nullptr;
+        config.optimizer.learning_rate = std::strtod(it->second.c_str(), &end);
+        if (end == it->second.c_str() || *end != '\0') usage_error("--learning-rate must be a number, got '" + it->second + "'");
+    }
+    config.optimizer.validate();
+    if (auto it = options.values.find("--all-reduce"); it != options.values.end()) {
+        config.all_reduce = all_reduce_from_name(it->second);
+        if (config.all_reduce == AllReduceAlgorithm::Invalid) usage_error("--all-reduce must be auto, reduce or ring");
+    }
+    if (options.values.count("--early-stopping") > 0) {
+        config.early_stopping.enabled = true;
+        config.early_stopping.patience = static_cast<int>(integer_option(options, "--early-stopping", 0, 0));
+        config.early_stopping.restore_best_weights = true;
+    }
+
+    auto data_it = options.values.find("--data");
+    const std::string data_spec = data_it == options.values.end() ? "synthetic" : data_it->second;
+    const DatasetSplit split = load_dataset(data_spec);
+    TrainData data = make_train_data(split, model.input_length());
+
+    const bool json = options.json;
+    if (!json) {
+        std::printf("Data: %s - %zu training and %zu validation samples, %d classes%s\n", split.train.name.c_str(),
+                    split.train.size(), split.validation.size(), split.train.num_classes,
+                    split.train.synthetic ? " (synthetic)" : "");
+        std::fflush(stdout);
+    }
+
+    Trainer trainer(model, devices, config, std::move(data), registry);
+    trainer.set_event_sink([json](const Event& event) {
+        if (json) {
+            std::printf("%s\n", event_to_json(event).c_str());
+            std::fflush(stdout);
+            return;
+        }
+        if (const auto* log = std::get_if<LogEvent>(&event)) {
+            std::fprintf(stderr, "%s\n", log_line(*log).c_str());
+        } else if (const auto* begin = std::get_if<EpochBeginEvent>(&event)) {
+            std::printf("Epoch %d/%d\n", begin->epoch, begin->epochs);
+        } else if (const auto* end = std::get_if<EpochEndEvent>(&event)) {
+            std::printf("%s\n", keras_progress_line(*end).c_str());
+        }
+        std::fflush(stdout);
+    });
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    trainer.start();
+    while (trainer.running()) {
+        if (g_interrupted.exchange(false)) {
+            std::fprintf(stderr, "INFO: interrupted: stopping after the current step; the finished epochs are kept\n");
+            trainer.request_stop();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    trainer.wait();
+    const FitResult result = trainer.result();
+    if (result.failed) {
+        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
+        return 1;
+    }
+    if (!json && result.finished) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+        std::strcmp(argv[1], "help") == 0) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    try {
+        if (command == "devices") {
+            parse_options(argc, argv, 2, {});
+            return command_devices();
+        }
+        if (command == "summary") return command_summary(parse_options(argc, argv, 2, {"--model"}));
+        if (command == "train") {
+            return command_train(parse_options(argc, argv, 2,
+                                               {"--model", "--data", "--devices", "--epochs", "--batch-size", "--seed",
+                                                "--optimizer", "--learning-rate", "--all-reduce", "--early-stopping",
+                                                "--steps-per-epoch"}));
+        }
+        usage_error("unknown command '" + command + "'");
+    } catch (const Error& error) {
+        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", error.what());
+        return 1;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "mirrorlab-cli: error: unexpected failure: %s\n", error.what());
+        return 1;
+    }
+}

@@ -1,0 +1,116 @@
+#pragma once
+// The op set a logical device runs. The CPU backend's reference kernels are the oracle that every
+// faster kernel and the CUDA backend are tested against, so each op's contract is written here
+// once: layouts are Keras' (channels last), shapes come from the views, and `grad_*` outputs are
+// overwritten, not accumulated.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/backend/tensor.h"
+
+namespace mirrorlab {
+
+struct OptimizerStep;
+
+enum class ActivationKind { Invalid = 0, Linear, ReLU, Tanh, Sigmoid, Softmax };
+
+struct Conv1DParams {
+    std::int32_t pad_left = 0;  // 'valid': 0; 'same': (kernel_size - 1) / 2 as TensorFlow
+};
+
+struct Pool1DParams {
+    std::int32_t pool_size = 2;
+    std::int32_t stride = 2;
+    std::int32_t pad_left = 0;  // 'same' pads with -inf, so padding never wins the max
+};
+
+// Host-side results of the fused softmax cross-entropy.
+struct LossCounts {
+    double loss_sum = 0.0;            // sum over the samples of -log p[label]
+    std::int64_t correct = 0;         // argmax == label (first max wins, as tf.argmax)
+    std::int64_t top_k_correct = 0;   // label among the k largest (in_top_k: ties count as in)
+    std::int64_t samples = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string_view name() const = 0;
+
+    // Memory movement. `host` pointers are ordinary CPU memory.
+    virtual void upload(const TensorView& dst, const void* host) = 0;
+    virtual void download(void* host, const TensorView& src) = 0;
+    virtual void copy(const TensorView& dst, const TensorView& src) = 0;
+    virtual void fill(const TensorView& dst, float value) = 0;
+    virtual void synchronize() {}
+
+    // ids i32 [B, T], table [V, D] -> out [B, T, D]. Ids outside [0, V) are an OpError.
+    virtual void embedding_forward(const TensorView& ids, const TensorView& table,
+                                   const TensorView& out) = 0;
+    // grad_table [V, D] = scatter-add of grad_out rows at ids.
+    virtual void embedding_backward(const TensorView& ids, const TensorView& grad_out,
+                                    const TensorView& grad_table) = 0;
+
+    // x [B, T, Cin], kernel [K, Cin, Cout], bias [Cout] -> y [B, To, Cout].
+    virtual void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                const TensorView& y, const Conv1DParams& params) = 0;
+    // grad_x may be empty (no view) when the input needs no gradient.
+    virtual void conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                                 const TensorView& grad_x, const TensorView& grad_kernel,
+                                 const TensorView& grad_bias, const Conv1DParams& params) = 0;
+
+    // x [B, T, C] -> y [B, To, C]; argmax i32 [B, To, C] records the winning input position.
+    virtual void maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
+                                   const Pool1DParams& params) = 0;
+    virtual void maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax,
+                                    const TensorView& grad_x) = 0;
+
+    // x [B, In], kernel [In, Out], bias [Out] -> y [B, Out].
+    virtual void dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                               const TensorView& y) = 0;
+    virtual void dense_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                                const TensorView& grad_x, const TensorView& grad_kernel,
+                                const TensorView& grad_bias) = 0;
+
+    // Elementwise; y may alias x. Softmax is not elementwise: it is fused into the loss.
+    virtual void activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) = 0;
+    // Uses the activation's output y (all supported activations' derivatives are functions of y).
+    virtual void activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
+                                     const TensorView& grad_x) = 0;
+
+    // Inverted dropout as Keras: kept elements are scaled by 1 / (1 - rate). mask f32 holds the
+    // scale (0 or 1/(1-rate)) so backward is a product. Deterministic for (seed).
+    virtual void dropout_forward(const TensorView& x, const TensorView& y, const TensorView& mask,
+                                 float rate, std::uint64_t seed) = 0;
+    virtual void dropout_backward(const TensorView& grad_y, const TensorView& mask,
+                                  const TensorView& grad_x) = 0;
+
+    // logits [B, C], labels i32 [B] -> probs [B, C] (softmax), grad_logits [B, C] =
+    // (probs - onehot) * grad_scale (1 / global batch size, so replica gradients add up to the
+    // single-device gradient). Labels outside [0, C) are an OpError. grad_logits may be empty.
+    virtual LossCounts softmax_cross_entropy(const TensorView& logits, const TensorView& labels,
+                                             const TensorView& probs, const TensorView& grad_logits,
+                                             float grad_scale, std::int32_t top_k) = 0;
+
+    // One optimizer step on one variable; slots as OptimizerSchedule::slot_count() says.
+    virtual void apply_update(const OptimizerStep& step, const TensorView& weights,
+                              const TensorView& grads, const TensorView& slot0,
+                              const TensorView& slot1) = 0;
+
+    // dst += src (same shape); the all-reduce's building block.
+    virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;
+    // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
+    virtual double sum_of_squares(const TensorView& x) = 0;
+    virtual bool all_finite(const TensorView& x) = 0;
+};
+
+// Checks shared by every backend's ops, so that each reports the same message for the same misuse.
+void check_rank(const TensorView& view, int rank, std::string_view op, std::string_view what);
+void check_same_shape(const TensorView& a, const TensorView& b, std::string_view op);
+
+std::string_view activation_name(ActivationKind kind);  // Keras names: "relu", "linear", ...
+ActivationKind activation_from_name(std::string_view name);  // Invalid when unknown
+
+}  // namespace mirrorlab

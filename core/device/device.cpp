@@ -1,0 +1,348 @@
+#include "core/device/device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/backend/cpu_reference.h"
+#include "core/util/error.h"
+
+namespace mirrorlab {
+
+namespace {
+
+constexpr int kMaxReplicas = 64;
+constexpr std::int64_t kMinVirtualLimitMb = 16;
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+std::string trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return std::string(text);
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = text.find(separator, start);
+        parts.push_back(trim(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
+        if (end == std::string_view::npos) break;
+        start = end + 1;
+    }
+    return parts;
+}
+
+bool parse_int(std::string_view text, std::int64_t& value) {
+    if (text.empty()) return false;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc() && end == text.data() + text.size();
+}
+
+[[noreturn]] void fail(const std::string& why) { throw DeviceConfigError("device configuration: " + why); }
+
+[[noreturn]] void bad_spec(std::string_view spec, const std::string& why) {
+    throw DeviceConfigError("device spec '" + std::string(spec) + "': " + why +
+                            ". Examples: cpu, cpu:2, cpu:2x512MB, gpu:0, gpu:0,gpu:1, gpu:0:2x1024MB, gpu:0:growth");
+}
+
+// "1024MB" -> 1024, "2GB" -> 2048 (TensorFlow's memory_limit is in MiB; MB means MiB here).
+std::int64_t parse_size_mb(std::string_view spec, std::string_view text) {
+    std::string lower;
+    for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::int64_t scale = 1;
+    std::string_view number = lower;
+    for (auto [suffix, factor] : {std::pair{"mib", 1}, {"gib", 1024}, {"mb", 1}, {"gb", 1024}, {"m", 1}, {"g", 1024}}) {
+        const std::string_view s(suffix);
+        if (number.size() > s.size() && number.substr(number.size() - s.size()) == s) {
+            number.remove_suffix(s.size());
+            scale = factor;
+            break;
+        }
+    }
+    std::int64_t value = 0;
+    if (!parse_int(number, value) || value <= 0) {
+        bad_spec(spec, "'" + std::string(text) + "' is not a memory size such as 512MB or 2GB");
+    }
+    return value * scale;
+}
+
+std::string read_cpu_name() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return trim(std::string_view(line).substr(colon + 1));
+        }
+    }
+    return "CPU";
+}
+
+}  // namespace
+
+std::string_view device_type_name(DeviceType type) {
+    switch (type) {
+        case DeviceType::CPU: return "CPU";
+        case DeviceType::GPU: return "GPU";
+        case DeviceType::Invalid: break;
+    }
+    return "invalid";
+}
+
+std::string PhysicalDevice::id() const { return std::string(device_type_name(type)) + ":" + std::to_string(index); }
+
+PhysicalDevice detect_cpu() {
+    PhysicalDevice cpu;
+    cpu.type = DeviceType::CPU;
+    cpu.index = 0;
+    cpu.name = read_cpu_name();
+    cpu.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    cpu.total_memory_bytes = pages > 0 && page_size > 0 ? std::int64_t{pages} * page_size : 0;
+    const long free_pages = sysconf(_SC_AVPHYS_PAGES);
+    cpu.free_memory_bytes = free_pages > 0 && page_size > 0 ? std::int64_t{free_pages} * page_size : 0;
+    return cpu;
+}
+
+DeviceRegistry::DeviceRegistry() : cpu_(detect_cpu()) {}
+
+void DeviceRegistry::add_provider(std::shared_ptr<DeviceProvider> provider) {
+    gpu_status_ = provider->status();
+    providers_.push_back(std::move(provider));
+}
+
+std::vector<PhysicalDevice> DeviceRegistry::physical_devices() const {
+    std::vector<PhysicalDevice> all{cpu_};
+    for (const auto& provider : providers_) {
+        auto devices = provider->devices();
+        all.insert(all.end(), devices.begin(), devices.end());
+    }
+    return all;
+}
+
+const PhysicalDevice* DeviceRegistry::find(DeviceType type, int index) const {
+    if (type == DeviceType::CPU) return index == 0 ? &cpu_ : nullptr;
+    static thread_local std::vector<PhysicalDevice> found;
+    found = physical_devices();
+    for (const auto& device : found) {
+        if (device.type == type && device.index == index) return &device;
+    }
+    return nullptr;
+}
+
+DeviceProvider* DeviceRegistry::provider(DeviceType type) const {
+    for (const auto& provider : providers_) {
+        if (provider->type() == type) return provider.get();
+    }
+    return nullptr;
+}
+
+DeviceConfig DeviceConfig::parse(std::string_view spec) {
+    DeviceConfig config;
+    if (trim(spec).empty()) bad_spec(spec, "it is empty");
+    for (const std::string& part : split(spec, ',')) {
+        const std::vector<std::string> fields = split(part, ':');
+        DeviceChoice choice;
+        std::string kind;
+        for (char c : fields[0]) kind += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::size_t next = 1;
+        if (kind == "cpu") {
+            choice.type = DeviceType::CPU;
+            // "cpu:0" names the CPU; "cpu:2" asks for two replicas (there is only one CPU).
+            if (fields.size() == 3 && fields[1] == "0") next = 2;
+        } else if (kind == "gpu") {
+            choice.type = DeviceType::GPU;
+            if (fields.size() < 2) bad_spec(spec, "'gpu' needs an index, e.g. gpu:0");
+            std::int64_t index = 0;
+            if (!parse_int(fields[1], index) || index < 0) bad_spec(spec, "'" + fields[1] + "' is not a GPU index");
+            choice.index = static_cast<int>(index);
+            next = 2;
+        } else {
+            bad_spec(spec, "'" + fields[0] + "' is not a device type (cpu or gpu)");
+        }
+        if (fields.size() > next + 1) bad_spec(spec, "'" + part + "' has too many ':' parts");
+        if (fields.size() == next + 1) {
+            const std::string& option = fields[next];
+            std::int64_t count = 0;
+            const auto x = option.find_first_of("xX");
+            if (option == "growth") {
+                choice.mode = MemoryMode::Growth;
+            } else if (parse_int(option, count)) {
+                if (count <= 0 || count > kMaxReplicas) {
+                    bad_spec(spec, "the replica count must be between 1 and " + std::to_string(kMaxReplicas));
+                }
+                choice.mode = MemoryMode::Whole;
+                choice.replicas = static_cast<int>(count);
+            } else if (x != std::string::npos && parse_int(option.substr(0, x), count)) {
+                if (count <= 0 || count > kMaxReplicas) {
+                    bad_spec(spec, "the virtual device count must be between 1 and " + std::to_string(kMaxReplicas));
+                }
+                choice.mode = MemoryMode::Virtual;
+                choice.memory_limits_mb.assign(static_cast<std::size_t>(count), parse_size_mb(spec, option.substr(x + 1)));
+            } else {
+                choice.mode = MemoryMode::Virtual;
+                for (const std::string& size : split(option, '+')) choice.memory_limits_mb.push_back(parse_size_mb(spec, size));
+            }
+        }
+        config.devices.push_back(choice);
+    }
+    return config;
+}
+
+std::string DeviceConfig::to_spec() const {
+    std::string spec;
+    for (const auto& choice : devices) {
+        if (!spec.empty()) spec += ",";
+        spec += choice.type == DeviceType::GPU ? "gpu:" + std::to_string(choice.index) : std::string("cpu");
+        switch (choice.mode) {
+            case MemoryMode::Whole:
+                if (choice.replicas != 1) spec += ":" + std::to_string(choice.replicas);
+                break;
+            case MemoryMode::Growth: spec += ":growth"; break;
+            case MemoryMode::Virtual: {
+                const auto& limits = choice.memory_limits_mb;
+                const bool uniform = std::all_of(limits.begin(), limits.end(), [&](auto v) { return v == limits.front(); });
+                if (uniform && !limits.empty()) {
+                    spec += ":" + std::to_string(limits.size()) + "x" + std::to_string(limits.front()) + "MB";
+                } else {
+                    spec += ":";
+                    for (std::size_t i = 0; i < limits.size(); ++i) {
+                        spec += (i > 0 ? "+" : "") + std::to_string(limits[i]) + "MB";
+                    }
+                }
+                break;
+            }
+            case MemoryMode::Invalid: break;
+        }
+    }
+    return spec;
+}
+
+DeviceConfig DeviceConfig::default_for(const DeviceRegistry& registry) {
+    DeviceConfig config;
+    for (const auto& device : registry.physical_devices()) {
+        if (device.type == DeviceType::GPU) config.devices.push_back({DeviceType::GPU, device.index, MemoryMode::Whole, 1, {}});
+    }
+    if (config.devices.empty()) config.devices.push_back({DeviceType::CPU, 0, MemoryMode::Whole, 1, {}});
+    return config;
+}
+
+int DeviceConfig::replica_count() const {
+    int count = 0;
+    for (const auto& choice : devices) {
+        count += choice.mode == MemoryMode::Virtual ? static_cast<int>(choice.memory_limits_mb.size())
+               : choice.mode == MemoryMode::Whole   ? choice.replicas
+                                                    : 1;
+    }
+    return count;
+}
+
+void DeviceConfig::validate(const DeviceRegistry& registry) const {
+    if (devices.empty()) fail("no device is selected; choose at least one CPU or GPU");
+    std::set<std::pair<DeviceType, int>> seen;
+    bool has_cpu = false, has_gpu = false;
+    for (const auto& choice : devices) {
+        const std::string id = std::string(device_type_name(choice.type)) + ":" + std::to_string(choice.index);
+        if (choice.type == DeviceType::Invalid) fail("a device has no type");
+        if (!seen.insert({choice.type, choice.index}).second) {
+            fail(id + " is listed twice; list each physical device once (use " +
+                 (choice.type == DeviceType::CPU ? std::string("cpu:2") : "gpu:0:2x1024MB") + " for several replicas on it)");
+        }
+        const PhysicalDevice* physical = registry.find(choice.type, choice.index);
+        if (physical == nullptr) {
+            if (choice.type == DeviceType::GPU) {
+                int gpus = 0;
+                for (const auto& d : registry.physical_devices()) gpus += d.type == DeviceType::GPU ? 1 : 0;
+                fail(id + " does not exist: this machine has " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+                     " (" + registry.gpu_status() + "); use --devices cpu or cpu:2 to train on the CPU");
+            }
+            fail(id + " does not exist; the CPU is cpu (or cpu:0)");
+        }
+        (choice.type == DeviceType::CPU ? has_cpu : has_gpu) = true;
+        switch (choice.mode) {
+            case MemoryMode::Invalid: fail(id + " has no memory mode");
+            case MemoryMode::Whole:
+                if (choice.replicas < 1 || choice.replicas > kMaxReplicas) {
+                    fail(id + ": " + std::to_string(choice.replicas) + " replicas; choose between 1 and " + std::to_string(kMaxReplicas));
+                }
+                break;
+            case MemoryMode::Growth:
+                if (!choice.memory_limits_mb.empty()) {
+                    fail(id + ": memory growth cannot be combined with virtual devices (TensorFlow forbids it too); "
+                              "choose either growth or N virtual devices with limits");
+                }
+                break;
+            case MemoryMode::Virtual: {
+                if (choice.memory_limits_mb.empty()) fail(id + ": split into 0 virtual devices; choose at least 1");
+                if (static_cast<int>(choice.memory_limits_mb.size()) > kMaxReplicas) {
+                    fail(id + ": at most " + std::to_string(kMaxReplicas) + " virtual devices");
+                }
+                std::int64_t total_mb = 0;
+                for (auto limit : choice.memory_limits_mb) {
+                    if (limit < kMinVirtualLimitMb) {
+                        fail(id + ": a virtual device of " + std::to_string(limit) + " MB is too small; give each at least " +
+                             std::to_string(kMinVirtualLimitMb) + " MB");
+                    }
+                    total_mb += limit;
+                }
+                if (physical->total_memory_bytes > 0 && total_mb * kMiB > physical->total_memory_bytes) {
+                    fail(id + ": the virtual devices ask for " + std::to_string(total_mb) + " MB in all, but " + physical->name +
+                         " has only " + std::to_string(physical->total_memory_bytes / kMiB) +
+                         " MB; lower the limits or use fewer virtual devices");
+                }
+                break;
+            }
+        }
+    }
+    if (has_cpu && has_gpu) {
+        fail("mixing CPU and GPU replicas is not supported: the CPU replica would hold every step back and "
+             "the GPUs' all-reduce cannot include it; train on the GPUs alone (gpu:0,...) or on the CPU alone (cpu:2)");
+    }
+    if (replica_count() > kMaxReplicas) fail("at most " + std::to_string(kMaxReplicas) + " replicas in all");
+}
+
+LogicalDevice::LogicalDevice(std::string name, PhysicalDevice physical, std::int64_t memory_limit_bytes,
+                             std::unique_ptr<Backend> backend, std::shared_ptr<RawAllocator> allocator)
+    : name_(std::move(name)),
+      physical_(std::move(physical)),
+      backend_(std::move(backend)),
+      arena_(name_, memory_limit_bytes, allocator ? std::move(allocator) : std::make_shared<HostAllocator>()) {}
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuReferenceBackend>(); }
+
+std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceConfig& config, DeviceRegistry& registry) {
+    config.validate(registry);
+    std::vector<std::unique_ptr<LogicalDevice>> logical;
+    int next_index[3] = {0, 0, 0};
+    for (const auto& choice : config.devices) {
+        const PhysicalDevice physical = *registry.find(choice.type, choice.index);
+        std::vector<std::int64_t> limits_bytes;
+        switch (choice.mode) {
+            case MemoryMode::Whole: limits_bytes.assign(static_cast<std::size_t>(choice.replicas), 0); break;
+            case MemoryMode::Growth: limits_bytes.assign(1, 0); break;
+            case MemoryMode::Virtual:
+                for (auto mb : choice.memory_limits_mb) limits_bytes.push_back(mb * kMiB);
+                break;
+            case MemoryMode::Invalid: break;
+        }
+        for (auto limit : limits_bytes) {
+            const int index = next_index[static_cast<int>(choice.type)]++;
+            const std::string name = "/device:" + std::string(device_type_name(choice.type)) + ":" + std::to_string(index);
+            if (choice.type == DeviceType::CPU) {
+                logical.push_back(std::make_unique<LogicalDevice>(name, physical, limit, make_cpu_backend(), nullptr));
+            } else {
+                DeviceProvider* provider = registry.provider(DeviceType::GPU);
+                logical.push_back(std::make_unique<LogicalDevice>(name, physical, limit, provider->create_backend(choice.index),
+                                                                  provider->create_allocator(choice.index)));
+            }
+        }
+    }
+    return logical;
+}
+
+}  // namespace mirrorlab

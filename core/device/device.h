@@ -1,0 +1,121 @@
+#pragma once
+// Physical devices (what the machine has), the device configuration a person chooses, and the
+// logical devices (one per replica) built from it. CPU logical devices are real: each replica has
+// its own thread, arena and limit, so every path of mirrored training runs without a GPU.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/device/arena.h"
+
+namespace mirrorlab {
+
+enum class DeviceType { Invalid = 0, CPU, GPU };
+std::string_view device_type_name(DeviceType type);  // "CPU", "GPU"
+
+struct PhysicalDevice {
+    DeviceType type = DeviceType::Invalid;
+    int index = 0;
+    std::string name;                     // "AMD EPYC 9654" / "NVIDIA H200"
+    std::int64_t total_memory_bytes = 0;
+    std::int64_t free_memory_bytes = 0;   // at discovery
+    int cores = 0;                        // CPU: hardware threads; GPU: multiprocessors
+    std::string compute_capability;       // GPU only, "9.0"
+    std::string bus_id;                   // GPU only
+    std::string id() const;               // "CPU:0", "GPU:1"
+};
+
+// A source of devices beyond the CPU: the CUDA plugin registers one when it loads.
+class DeviceProvider {
+public:
+    virtual ~DeviceProvider() = default;
+    virtual DeviceType type() const = 0;
+    virtual std::vector<PhysicalDevice> devices() const = 0;
+    virtual std::string status() const = 0;  // one line: "CUDA 13.0, 1 GPU" / "no CUDA driver found"
+    virtual std::unique_ptr<Backend> create_backend(int physical_index) = 0;
+    virtual std::shared_ptr<RawAllocator> create_allocator(int physical_index) = 0;
+    // All-reduce over this provider's devices (NCCL); null when it has none.
+    virtual bool supports_collectives() const { return false; }
+};
+
+class DeviceRegistry {
+public:
+    DeviceRegistry();  // the CPU is always there
+    void add_provider(std::shared_ptr<DeviceProvider> provider);
+    void set_gpu_status(std::string status) { gpu_status_ = std::move(status); }
+    std::vector<PhysicalDevice> physical_devices() const;
+    const PhysicalDevice* find(DeviceType type, int index) const;
+    DeviceProvider* provider(DeviceType type) const;
+    const std::string& gpu_status() const { return gpu_status_; }
+
+private:
+    PhysicalDevice cpu_;
+    std::vector<std::shared_ptr<DeviceProvider>> providers_;
+    std::string gpu_status_ = "no GPU backend loaded";
+};
+
+PhysicalDevice detect_cpu();
+
+enum class MemoryMode {
+    Invalid = 0,
+    Whole,    // one logical device per replica, no limit
+    Virtual,  // N virtual devices, each with its own memory limit
+    Growth,   // one logical device that grows on demand (TensorFlow's set_memory_growth)
+};
+
+struct DeviceChoice {
+    DeviceType type = DeviceType::Invalid;
+    int index = 0;
+    MemoryMode mode = MemoryMode::Whole;
+    int replicas = 1;                                // Whole mode: replicas sharing the device
+    std::vector<std::int64_t> memory_limits_mb;      // Virtual mode: one per virtual device (MiB)
+};
+
+struct DeviceConfig {
+    std::vector<DeviceChoice> devices;
+
+    // The CLI grammar: "cpu", "cpu:2", "cpu:2x512MB", "gpu:0", "gpu:0,gpu:1", "gpu:0:2x1024MB",
+    // "gpu:0:growth", "gpu:0:1024MB+2048MB". Throws DeviceConfigError naming the bad part.
+    static DeviceConfig parse(std::string_view spec);
+    std::string to_spec() const;
+    // Every GPU the registry knows, else one CPU device.
+    static DeviceConfig default_for(const DeviceRegistry& registry);
+
+    // Checks the whole configuration against the machine before anything is allocated.
+    void validate(const DeviceRegistry& registry) const;
+    int replica_count() const;
+};
+
+class LogicalDevice {
+public:
+    LogicalDevice(std::string name, PhysicalDevice physical, std::int64_t memory_limit_bytes,
+                  std::unique_ptr<Backend> backend, std::shared_ptr<RawAllocator> allocator);
+    LogicalDevice(const LogicalDevice&) = delete;
+    LogicalDevice& operator=(const LogicalDevice&) = delete;
+
+    const std::string& name() const { return name_; }  // "/device:CPU:1"
+    const PhysicalDevice& physical() const { return physical_; }
+    std::int64_t memory_limit_bytes() const { return arena_.limit_bytes(); }
+    MemoryArena& arena() { return arena_; }
+    const MemoryArena& arena() const { return arena_; }
+    Backend& backend() { return *backend_; }
+
+private:
+    std::string name_;
+    PhysicalDevice physical_;
+    std::unique_ptr<Backend> backend_;
+    MemoryArena arena_;
+};
+
+// The CPU backend used for CPU logical devices (the fastest available implementation).
+std::unique_ptr<Backend> make_cpu_backend();
+
+// Validates, then builds one logical device per replica.
+std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceConfig& config,
+                                                                   DeviceRegistry& registry);
+
+}  // namespace mirrorlab

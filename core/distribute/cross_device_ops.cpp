@@ -1,0 +1,95 @@
+#include "core/distribute/cross_device_ops.h"
+
+#include "core/device/device.h"
+
+namespace mirrorlab {
+
+namespace {
+std::string device_list(const std::vector<LogicalDevice*>& devices) {
+    std::string text = "(";
+    for (std::size_t i = 0; i < devices.size(); ++i) text += (i > 0 ? ", " : "") + devices[i]->name();
+    return text + ")";
+}
+}  // namespace
+
+AllReduceAlgorithm all_reduce_from_name(std::string_view name) {
+    if (name == "auto") return AllReduceAlgorithm::Auto;
+    if (name == "reduce" || name == "reduce_to_one_device") return AllReduceAlgorithm::ReduceToOneDevice;
+    if (name == "ring") return AllReduceAlgorithm::Ring;
+    if (name == "nccl") return AllReduceAlgorithm::Nccl;
+    return AllReduceAlgorithm::Invalid;
+}
+
+std::string_view all_reduce_name(AllReduceAlgorithm algorithm) {
+    switch (algorithm) {
+        case AllReduceAlgorithm::Auto: return "auto";
+        case AllReduceAlgorithm::ReduceToOneDevice: return "reduce_to_one_device";
+        case AllReduceAlgorithm::Ring: return "ring";
+        case AllReduceAlgorithm::Nccl: return "nccl";
+        case AllReduceAlgorithm::Invalid: break;
+    }
+    return "invalid";
+}
+
+std::string ReduceToOneDevice::describe(const std::vector<LogicalDevice*>& devices) const {
+    return "Reduce to " + devices.front()->name() + " then broadcast to " + device_list(devices) + ".";
+}
+
+void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& buffers,
+                                   const std::vector<Backend*>& backends, std::barrier<>& barrier) {
+    if (replica == 0) {
+        for (std::size_t r = 1; r < buffers.size(); ++r) backends[0]->add_inplace(buffers[0], buffers[r]);
+    }
+    barrier.arrive_and_wait();
+    if (replica != 0) backends[static_cast<std::size_t>(replica)]->copy(buffers[static_cast<std::size_t>(replica)], buffers[0]);
+}
+
+std::int64_t ReduceToOneDevice::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {
+    // Every other replica sends its buffer once; the reducing device sends the result N-1 times.
+    return replicas <= 1 ? 0 : bytes;
+}
+
+std::pair<std::int64_t, std::int64_t> RingAllReduce::chunk_range(std::int64_t count, int parts, int chunk) {
+    const std::int64_t base = count / parts, extra = count % parts;
+    const std::int64_t begin = chunk * base + std::min<std::int64_t>(chunk, extra);
+    return {begin, begin + base + (chunk < extra ? 1 : 0)};
+}
+
+std::string RingAllReduce::describe(const std::vector<LogicalDevice*>& devices) const {
+    std::string ring;
+    for (auto* device : devices) ring += device->name() + " -> ";
+    ring += devices.front()->name();
+    return "Ring all-reduce (reduce-scatter then all-gather in " + std::to_string(devices.size()) + " chunks) over " +
+           ring + ".";
+}
+
+void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers,
+                               const std::vector<Backend*>& backends, std::barrier<>& barrier) {
+    const int n = static_cast<int>(buffers.size());
+    if (n == 1) return;
+    const auto r = static_cast<std::size_t>(replica);
+    const std::size_t left = static_cast<std::size_t>((replica + n - 1) % n);
+    const std::int64_t count = buffers[r].numel();
+    auto chunk_view = [&](std::size_t owner, int chunk) {
+        const auto [begin, end] = chunk_range(count, n, chunk);
+        return buffers[owner].slice(begin, Shape{end - begin});
+    };
+    // Each replica pulls from its left neighbour; in every step the chunk a replica writes is not
+    // the chunk its right neighbour reads, so the steps need only a barrier between them.
+    for (int step = 0; step < n - 1; ++step) {
+        const int chunk = ((replica - 1 - step) % n + n) % n;
+        backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));
+        barrier.arrive_and_wait();
+    }
+    for (int step = 0; step < n - 1; ++step) {
+        const int chunk = ((replica - step) % n + n) % n;
+        backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));
+        barrier.arrive_and_wait();
+    }
+}
+
+std::int64_t RingAllReduce::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {
+    return replicas <= 1 ? 0 : 2 * bytes * (replicas - 1) / replicas;
+}
+
+}  // namespace mirrorlab

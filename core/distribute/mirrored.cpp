@@ -1,0 +1,222 @@
+#include "core/distribute/mirrored.h"
+
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "core/util/error.h"
+
+namespace mirrorlab {
+
+namespace {
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+}  // namespace
+
+std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas) {
+    std::vector<std::int32_t> sizes(static_cast<std::size_t>(replicas), global_batch / replicas);
+    for (int r = 0; r < global_batch % replicas; ++r) ++sizes[static_cast<std::size_t>(r)];
+    return sizes;
+}
+
+MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
+                                   const LogSink& log)
+    : devices_(std::move(devices)) {
+    if (devices_.empty()) throw DeviceConfigError("device configuration: no logical devices to train on");
+    std::vector<LogicalDevice*> raw;
+    std::set<std::string> physical;
+    for (auto& device : devices_) {
+        raw.push_back(device.get());
+        physical.insert(device->physical().id());
+    }
+    std::string names;
+    for (std::size_t i = 0; i < raw.size(); ++i) names += (i > 0 ? ", " : "") + raw[i]->name();
+    if (devices_.size() == 1) {
+        log(LogLevel::Info, "Using OneDeviceStrategy on " + names);
+    } else {
+        const bool shared_physical = physical.size() < devices_.size();
+        const bool gpus = raw.front()->physical().type == DeviceType::GPU;
+        AllReduceAlgorithm chosen = algorithm;
+        std::string why;
+        if (chosen == AllReduceAlgorithm::Auto || chosen == AllReduceAlgorithm::Invalid) {
+            if (shared_physical) {
+                chosen = AllReduceAlgorithm::ReduceToOneDevice;
+                why = "virtual devices share one physical device, so a reduction on one of them moves no data between chips";
+            } else {
+                chosen = AllReduceAlgorithm::Ring;
+                why = "each replica has its own device; a ring keeps the traffic per device flat";
+            }
+        } else {
+            why = "chosen explicitly";
+        }
+        if (chosen == AllReduceAlgorithm::Nccl) {
+            if (!gpus) throw DeviceConfigError("device configuration: NCCL all-reduce needs GPUs; use ring or reduce on CPU devices");
+            if (shared_physical) {
+                log(LogLevel::Warning, "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
+                chosen = AllReduceAlgorithm::ReduceToOneDevice;
+                why = "NCCL cannot run between virtual devices of one GPU";
+            } else {
+                throw DeviceConfigError("device configuration: NCCL all-reduce is provided by the CUDA backend, which is not loaded");
+            }
+        }
+        if (chosen == AllReduceAlgorithm::ReduceToOneDevice) {
+            cross_device_ops_ = std::make_unique<ReduceToOneDevice>();
+        } else {
+            cross_device_ops_ = std::make_unique<RingAllReduce>();
+        }
+        log(LogLevel::Info, "Using MirroredStrategy with devices (" + names + ")");
+        log(LogLevel::Info, "All-reduce: " + std::string(all_reduce_name(chosen)) + " (" + why + ")");
+    }
+    threads_ = std::make_unique<ReplicaThreads>(replica_count());
+}
+
+AllReduceAlgorithm MirroredStrategy::all_reduce_algorithm() const {
+    return cross_device_ops_ ? cross_device_ops_->algorithm() : AllReduceAlgorithm::Invalid;
+}
+
+std::vector<std::string> MirroredStrategy::device_names() const {
+    std::vector<std::string> names;
+    for (const auto& device : devices_) names.push_back(device->name());
+    return names;
+}
+
+void MirroredStrategy::build(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
+                             const std::vector<float>& weights) {
+    replicas_.clear();
+    schedule_ = std::make_unique<OptimizerSchedule>(optimizer);
+    input_length_ = model.input_length();
+    const auto sizes = shard_sizes(global_batch, replica_count());
+    for (int r = 0; r < replica_count(); ++r) {
+        // Every replica holds at least one sample's buffers so evaluation can use any shard.
+        const std::int32_t max_shard = std::max(sizes[0], 1);
+        replicas_.push_back(std::make_unique<ModelReplica>(model, *devices_[static_cast<std::size_t>(r)], max_shard,
+                                                           schedule_->slot_count()));
+    }
+    set_weights(weights);
+}
+
+void MirroredStrategy::set_weights(const std::vector<float>& weights) {
+    threads_->run([&](int r) { replicas_[static_cast<std::size_t>(r)]->set_weights(weights); });
+}
+
+std::vector<float> MirroredStrategy::weights(int replica) const { return replicas_[static_cast<std::size_t>(replica)]->weights(); }
+
+std::vector<float> MirroredStrategy::optimizer_slots() const { return replicas_.front()->slots(); }
+
+void MirroredStrategy::restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots) {
+    schedule_->restore(state);
+    for (auto& replica : replicas_) replica->set_slots(slots);
+}
+
+TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                             std::uint64_t step_seed) {
+    const int n = replica_count();
+    const auto sizes = shard_sizes(batch, n);
+    TrainStepResult result;
+    result.replicas.resize(static_cast<std::size_t>(n));
+    std::vector<LossCounts> counts(static_cast<std::size_t>(n));
+    std::vector<std::int32_t> offsets(static_cast<std::size_t>(n), 0);
+    for (int r = 1; r < n; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + sizes[static_cast<std::size_t>(r - 1)];
+
+    // 1. Local gradients on every replica, in parallel.
+    threads_->run([&](int r) {
+        const auto i = static_cast<std::size_t>(r);
+        ReplicaTimings timings;
+        const std::int64_t offset = offsets[i];
+        counts[i] = replicas_[i]->forward_backward(ids + offset * input_length_, labels + offset, sizes[i], batch,
+                                                   step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
+        PhaseTimings& phase = result.replicas[i];
+        phase.shard_size = sizes[i];
+        phase.forward_ms = timings.forward_ms;
+        phase.backward_ms = timings.backward_ms;
+        phase.local_loss = sizes[i] > 0 ? counts[i].loss_sum / sizes[i] : 0.0;
+    });
+    for (const auto& c : counts) {
+        result.counts.loss_sum += c.loss_sum;
+        result.counts.correct += c.correct;
+        result.counts.top_k_correct += c.top_k_correct;
+        result.counts.samples += c.samples;
+    }
+
+    // 2. All-reduce: every replica ends with the sum of all gradients.
+    if (cross_device_ops_) {
+        std::vector<TensorView> buffers;
+        std::vector<Backend*> backends;
+        for (int r = 0; r < n; ++r) {
+            buffers.push_back(replicas_[static_cast<std::size_t>(r)]->gradient_buffer());
+            backends.push_back(&devices_[static_cast<std::size_t>(r)]->backend());
+        }
+        std::barrier<> barrier(n);
+        threads_->run([&](int r) {
+            const auto start = std::chrono::steady_clock::now();
+            cross_device_ops_->all_reduce(r, buffers, backends, barrier);
+            backends[static_cast<std::size_t>(r)]->synchronize();
+            result.replicas[static_cast<std::size_t>(r)].allreduce_ms = elapsed_ms(start);
+        });
+    }
+
+    // 3. A non-finite loss or gradient stops here, before any variable changes.
+    result.finite = std::isfinite(result.counts.loss_sum) &&
+                    devices_.front()->backend().all_finite(replicas_.front()->gradient_buffer());
+    if (!result.finite) return result;
+
+    // 4. The same update on every replica keeps the mirrored variables identical.
+    const OptimizerStep step = schedule_->next_step();
+    threads_->run([&](int r) {
+        const auto start = std::chrono::steady_clock::now();
+        replicas_[static_cast<std::size_t>(r)]->apply_update(step);
+        devices_[static_cast<std::size_t>(r)]->backend().synchronize();
+        result.replicas[static_cast<std::size_t>(r)].update_ms = elapsed_ms(start);
+    });
+    return result;
+}
+
+LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
+    const int n = replica_count();
+    // Evaluation shards may exceed the training shard (the last partial training batch is
+    // smaller), so split into chunks no larger than what the replicas were built for.
+    std::vector<LossCounts> counts(static_cast<std::size_t>(n));
+    const auto sizes = shard_sizes(batch, n);
+    std::vector<std::int32_t> offsets(static_cast<std::size_t>(n), 0);
+    for (int r = 1; r < n; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + sizes[static_cast<std::size_t>(r - 1)];
+    threads_->run([&](int r) {
+        const auto i = static_cast<std::size_t>(r);
+        ModelReplica& replica = *replicas_[i];
+        for (std::int32_t done = 0; done < sizes[i];) {
+            const std::int32_t chunk = std::min(replica.max_batch(), sizes[i] - done);
+            const std::int64_t offset = offsets[i] + done;
+            const LossCounts c = replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
+            counts[i].loss_sum += c.loss_sum;
+            counts[i].correct += c.correct;
+            counts[i].top_k_correct += c.top_k_correct;
+            counts[i].samples += c.samples;
+            done += chunk;
+        }
+    });
+    LossCounts total;
+    for (const auto& c : counts) {
+        total.loss_sum += c.loss_sum;
+        total.correct += c.correct;
+        total.top_k_correct += c.top_k_correct;
+        total.samples += c.samples;
+    }
+    return total;
+}
+
+std::vector<DeviceMemory> MirroredStrategy::memory() const {
+    std::vector<DeviceMemory> all;
+    for (const auto& device : devices_) {
+        const MemoryStats stats = device->arena().stats();
+        all.push_back({device->name(), stats.bytes_in_use, stats.peak_bytes_in_use, stats.limit_bytes});
+    }
+    return all;
+}
+
+std::int64_t MirroredStrategy::allreduce_bytes_per_replica() const {
+    if (!cross_device_ops_ || replicas_.empty()) return 0;
+    return cross_device_ops_->bytes_sent_per_replica(replicas_.front()->parameter_count() * 4, replica_count());
+}
+
+}  // namespace mirrorlab

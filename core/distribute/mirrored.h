@@ -1,0 +1,76 @@
+#pragma once
+// Synchronous data parallelism: a copy of the variables on every logical device, the global batch
+// split into per-replica shards, local forward/backward with the loss scaled by the global batch
+// size, an all-reduce of the gradients, and the same optimizer update on every replica. With one
+// device it is TensorFlow's OneDeviceStrategy.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device/device.h"
+#include "core/distribute/cross_device_ops.h"
+#include "core/distribute/replica_threads.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
+#include "core/train/events.h"
+
+namespace mirrorlab {
+
+// Shard sizes for a global batch: as even as possible, the first replicas take the remainder
+// (32 over 3 replicas: 11 + 11 + 10; 22 over 2: 11 + 11; 1 over 2: 1 + 0).
+std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas);
+
+struct TrainStepResult {
+    LossCounts counts;                  // summed over replicas
+    std::vector<PhaseTimings> replicas;
+    bool finite = true;                 // loss and all-reduced gradients are finite (else no update ran)
+};
+
+class MirroredStrategy {
+public:
+    using LogSink = std::function<void(LogLevel, const std::string&)>;
+
+    // Picks the all-reduce (Auto: reduce-to-one-device when replicas share a physical device, as
+    // TensorFlow does for virtual GPUs; the device provider's collectives (NCCL) when each replica
+    // has its own GPU; otherwise a ring) and logs the choice and why.
+    MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
+                     const LogSink& log);
+
+    int replica_count() const { return static_cast<int>(devices_.size()); }
+    std::string name() const { return replica_count() == 1 ? "OneDeviceStrategy" : "MirroredStrategy"; }
+    AllReduceAlgorithm all_reduce_algorithm() const;
+    std::vector<std::string> device_names() const;
+    LogicalDevice& device(int replica) { return *devices_[static_cast<std::size_t>(replica)]; }
+
+    // Creates the replicas (mirrored variables set to `weights`); throws OutOfMemoryError when a
+    // device's limit cannot hold its replica.
+    void build(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
+               const std::vector<float>& weights);
+    bool built() const { return !replicas_.empty(); }
+
+    TrainStepResult train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                               std::uint64_t step_seed);
+    LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
+
+    std::vector<float> weights(int replica = 0) const;
+    void set_weights(const std::vector<float>& weights);
+    OptimizerSchedule::State optimizer_state() const { return schedule_->state(); }
+    std::vector<float> optimizer_slots() const;
+    void restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots);
+    std::vector<DeviceMemory> memory() const;
+    std::int64_t allreduce_bytes_per_replica() const;
+    ModelReplica& replica(int index) { return *replicas_[static_cast<std::size_t>(index)]; }
+
+private:
+    std::vector<std::unique_ptr<LogicalDevice>> devices_;
+    std::unique_ptr<CrossDeviceOps> cross_device_ops_;  // null for one replica
+    std::unique_ptr<ReplicaThreads> threads_;
+    std::vector<std::unique_ptr<ModelReplica>> replicas_;
+    std::unique_ptr<OptimizerSchedule> schedule_;
+    std::int32_t input_length_ = 0;
+};
+
+}  // namespace mirrorlab

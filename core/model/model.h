@@ -1,0 +1,99 @@
+#pragma once
+// A Sequential text-classification model described in JSON with Keras' layer names and
+// arguments. Building a Model validates every layer, infers shapes and counts parameters, so an
+// impossible model is rejected with a message naming the layer before anything is allocated.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/backend/tensor.h"
+
+namespace mirrorlab {
+
+namespace json {
+class Value;
+}
+
+enum class LayerKind { Invalid = 0, Embedding, Conv1D, MaxPooling1D, GlobalMaxPooling1D, Flatten, Dense, Dropout, Activation };
+enum class Padding { Invalid = 0, Valid, Same };
+enum class Initializer { Invalid = 0, GlorotUniform, Zeros, EmbeddingUniform };
+
+std::string_view layer_class_name(LayerKind kind);  // "Conv1D", "MaxPooling1D", ...
+
+struct LayerConfig {
+    LayerKind kind = LayerKind::Invalid;
+    std::string name;
+    std::int64_t input_dim = 0;   // Embedding
+    std::int64_t output_dim = 0;  // Embedding
+    std::int32_t filters = 0;     // Conv1D
+    std::int32_t kernel_size = 0; // Conv1D
+    std::int32_t pool_size = 2;   // MaxPooling1D
+    std::int32_t strides = 0;     // MaxPooling1D: 0 means pool_size (Keras' default)
+    Padding padding = Padding::Valid;
+    std::int32_t units = 0;       // Dense
+    ActivationKind activation = ActivationKind::Linear;
+    bool use_bias = true;
+    double rate = 0.0;            // Dropout
+};
+
+struct VariableInfo {
+    std::string name;  // "conv1d/kernel", Keras' variable naming
+    Shape shape;
+    Initializer initializer = Initializer::Invalid;
+    std::int64_t fan_in = 0;
+    std::int64_t fan_out = 0;
+};
+
+struct LayerInfo {
+    LayerConfig config;
+    Shape input_shape;   // without the batch dimension
+    Shape output_shape;  // without the batch dimension
+    std::vector<VariableInfo> variables;
+    std::int64_t param_count = 0;
+    std::int32_t pad_left = 0;  // resolved 'same' padding for Conv1D / MaxPooling1D
+};
+
+class Model {
+public:
+    // Accepts our format ({"name", "input_length", "layers": [{"class_name", "config"}]}) and
+    // Keras' own `model.to_json()` of a Sequential model. `source` names the file in errors.
+    static Model from_json(const json::Value& value, std::string_view source = "model");
+    static Model from_json_text(std::string_view text, std::string_view source = "model");
+    static Model from_json_file(const std::string& path);
+    // The Keras tutorial's model (resources/presets/reuters_tutorial.json, built into core).
+    static Model reference();
+
+    json::Value to_json() const;
+    std::string to_json_text() const;
+
+    const std::string& name() const { return name_; }
+    std::int32_t input_length() const { return input_length_; }
+    const std::vector<LayerInfo>& layers() const { return layers_; }
+    std::int64_t total_params() const { return total_params_; }
+    std::int32_t num_classes() const { return num_classes_; }
+    std::int64_t vocabulary_size() const;  // the Embedding's input_dim
+    ActivationKind output_activation() const;
+    std::vector<VariableInfo> variables() const;
+
+    // The same layers for another sequence length (shapes re-inferred and re-validated).
+    Model with_input_length(std::int32_t input_length) const;
+
+    // Keras 2's `model.summary()` table, character for character.
+    std::string summary() const;
+
+    // Builds and validates; throws ModelError.
+    Model(std::string name, std::int32_t input_length, std::vector<LayerConfig> layers);
+
+private:
+    std::string name_;
+    std::int32_t input_length_ = 0;
+    std::vector<LayerInfo> layers_;
+    std::int64_t total_params_ = 0;
+    std::int32_t num_classes_ = 0;
+};
+
+std::string format_thousands(std::int64_t value);  // 332856 -> "332,856"
+
+}  // namespace mirrorlab

@@ -1,0 +1,324 @@
+#include "core/model/replica.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/backend/cpu_reference.h"
+#include "core/device/device.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+
+namespace mirrorlab {
+
+namespace {
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+Shape batched(std::int32_t batch, const Shape& sample_shape) {
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), sample_shape.dims().begin(), sample_shape.dims().end());
+    return Shape(std::move(dims));
+}
+
+// The loss consumes logits: a trailing softmax (or linear output) is not applied as a layer.
+bool is_fused_output(const LayerInfo& layer, bool last) {
+    return last && layer.config.activation == ActivationKind::Softmax;
+}
+
+}  // namespace
+
+std::vector<float> initial_weights(const Model& model, std::uint64_t seed) {
+    std::vector<float> flat;
+    flat.reserve(static_cast<std::size_t>(model.total_params()));
+    std::uint64_t stream = 0;
+    for (const auto& variable : model.variables()) {
+        ++stream;
+        const std::uint64_t variable_seed = seed * 0x100000001B3ull + stream * 0x9E3779B97F4A7C15ull;
+        const std::int64_t count = variable.shape.numel();
+        float limit = 0.0f;
+        switch (variable.initializer) {
+            case Initializer::GlorotUniform:
+                limit = static_cast<float>(std::sqrt(6.0 / static_cast<double>(variable.fan_in + variable.fan_out)));
+                break;
+            case Initializer::EmbeddingUniform: limit = 0.05f; break;
+            case Initializer::Zeros:
+            case Initializer::Invalid: break;
+        }
+        for (std::int64_t i = 0; i < count; ++i) {
+            const float u = counter_uniform(variable_seed, static_cast<std::uint64_t>(i));
+            flat.push_back(limit == 0.0f ? 0.0f : (2.0f * u - 1.0f) * limit);
+        }
+    }
+    return flat;
+}
+
+ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots)
+    : model_(model), device_(device), backend_(device.backend()), max_batch_(max_batch),
+      optimizer_slots_(optimizer_slots) {
+    if (max_batch_ <= 0) throw OpError("[replica] the per-replica batch must be positive");
+    MemoryArena& arena = device.arena();
+    const std::int64_t params = model.total_params();
+    weights_ = Tensor(arena, DType::F32, Shape{params}, "the model's variables (" + format_thousands(params) + " parameters)");
+    gradients_ = Tensor(arena, DType::F32, Shape{params}, "the gradients");
+    if (optimizer_slots_ > 0) {
+        slots_ = Tensor(arena, DType::F32, Shape{params * optimizer_slots_}, "the optimizer's slots");
+        backend_.fill(slots_, 0.0f);
+    }
+    input_ids_ = Tensor(arena, DType::I32, Shape{max_batch_, model.input_length()}, "the input batch");
+    labels_ = Tensor(arena, DType::I32, Shape{max_batch_}, "the labels");
+    probabilities_ = Tensor(arena, DType::F32, Shape{max_batch_, model.num_classes()}, "the predictions");
+    backend_.fill(gradients_, 0.0f);
+
+    std::int64_t offset = 0;
+    const auto& infos = model.layers();
+    layers_.resize(infos.size());
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+        const LayerInfo& info = infos[i];
+        LayerBuffers& buffers = layers_[i];
+        for (const auto& variable : info.variables) {
+            const std::int64_t count = variable.shape.numel();
+            buffers.variables.push_back(weights_.view().slice(offset, variable.shape));
+            buffers.grad_variables.push_back(gradients_.view().slice(offset, variable.shape));
+            if (optimizer_slots_ >= 1) buffers.slot0.push_back(slots_.view().slice(offset, variable.shape));
+            if (optimizer_slots_ >= 2) buffers.slot1.push_back(slots_.view().slice(params + offset, variable.shape));
+            offset += count;
+        }
+        const std::string what = "the output of layer '" + info.config.name + "'";
+        const Shape shape = batched(max_batch_, info.output_shape);
+        if (info.config.kind != LayerKind::Flatten) {
+            buffers.output = Tensor(arena, DType::F32, shape, what);
+            buffers.grad_output = Tensor(arena, DType::F32, shape, "the gradient of " + what);
+        }
+        if (info.config.kind == LayerKind::MaxPooling1D || info.config.kind == LayerKind::GlobalMaxPooling1D) {
+            buffers.aux = Tensor(arena, DType::I32, shape, "the pooling positions of layer '" + info.config.name + "'");
+        } else if (info.config.kind == LayerKind::Dropout) {
+            buffers.aux = Tensor(arena, DType::F32, shape, "the dropout mask of layer '" + info.config.name + "'");
+        }
+    }
+}
+
+TensorView ModelReplica::output_view(std::size_t layer, std::int32_t batch) const {
+    const LayerInfo& info = model_.layers()[layer];
+    if (info.config.kind == LayerKind::Flatten) {
+        return output_view(layer - 1, batch).reshaped(batched(batch, info.output_shape));
+    }
+    return layers_[layer].output.view().slice(0, batched(batch, info.output_shape));
+}
+
+TensorView ModelReplica::grad_view(std::size_t layer, std::int32_t batch) const {
+    const LayerInfo& info = model_.layers()[layer];
+    if (info.config.kind == LayerKind::Flatten) {
+        return grad_view(layer - 1, batch).reshaped(batched(batch, info.output_shape));
+    }
+    return layers_[layer].grad_output.view().slice(0, batched(batch, info.output_shape));
+}
+
+void ModelReplica::set_weights(const std::vector<float>& flat) {
+    if (static_cast<std::int64_t>(flat.size()) != weights_.numel()) {
+        throw ModelError("weights for " + format_thousands(static_cast<std::int64_t>(flat.size())) +
+                         " parameters do not fit a model with " + format_thousands(weights_.numel()));
+    }
+    backend_.upload(weights_, flat.data());
+}
+
+std::vector<float> ModelReplica::weights() const {
+    std::vector<float> flat(static_cast<std::size_t>(weights_.numel()));
+    backend_.download(flat.data(), weights_);
+    return flat;
+}
+
+std::vector<float> ModelReplica::gradients() const {
+    std::vector<float> flat(static_cast<std::size_t>(gradients_.numel()));
+    backend_.download(flat.data(), gradients_);
+    return flat;
+}
+
+std::vector<float> ModelReplica::slots() const {
+    std::vector<float> flat(static_cast<std::size_t>(slots_.numel()));
+    if (!slots_.empty()) backend_.download(flat.data(), slots_);
+    return flat;
+}
+
+void ModelReplica::set_slots(const std::vector<float>& flat) {
+    if (static_cast<std::int64_t>(flat.size()) != slots_.numel()) throw ModelError("optimizer slots do not fit this model");
+    if (!slots_.empty()) backend_.upload(slots_, flat.data());
+}
+
+void ModelReplica::zero_slots() {
+    if (!slots_.empty()) backend_.fill(slots_, 0.0f);
+}
+
+void ModelReplica::upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
+    if (batch > max_batch_) {
+        throw OpError("[replica] a shard of " + std::to_string(batch) + " samples exceeds the " +
+                      std::to_string(max_batch_) + " this replica was built for");
+    }
+    backend_.upload(input_ids_.view().slice(0, Shape{batch, model_.input_length()}), ids);
+    backend_.upload(labels_.view().slice(0, Shape{batch}), labels);
+}
+
+void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed) {
+    const auto& infos = model_.layers();
+    const TensorView ids = input_ids_.view().slice(0, Shape{batch, model_.input_length()});
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+        const LayerInfo& info = infos[i];
+        LayerBuffers& buffers = layers_[i];
+        const TensorView out = output_view(i, batch);
+        const TensorView in = i == 0 ? ids : output_view(i - 1, batch);
+        const bool last = i + 1 == infos.size();
+        const ActivationKind activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
+        switch (info.config.kind) {
+            case LayerKind::Embedding: backend_.embedding_forward(in, buffers.variables[0], out); break;
+            case LayerKind::Conv1D:
+                backend_.conv1d_forward(in, buffers.variables[0], info.config.use_bias ? buffers.variables[1] : TensorView{},
+                                        out, Conv1DParams{info.pad_left});
+                if (activation != ActivationKind::Linear) backend_.activation_forward(activation, out, out);
+                break;
+            case LayerKind::MaxPooling1D: {
+                const std::int32_t stride = info.config.strides > 0 ? info.config.strides : info.config.pool_size;
+                backend_.maxpool1d_forward(in, out, buffers.aux.view().slice(0, out.shape),
+                                           Pool1DParams{info.config.pool_size, stride, info.pad_left});
+                break;
+            }
+            case LayerKind::GlobalMaxPooling1D: {
+                const auto length = static_cast<std::int32_t>(info.input_shape[0]);
+                const Shape pooled{batch, 1, info.output_shape[0]};
+                backend_.maxpool1d_forward(in, out.reshaped(pooled), buffers.aux.view().slice(0, pooled),
+                                           Pool1DParams{length, length, 0});
+                break;
+            }
+            case LayerKind::Flatten: break;
+            case LayerKind::Dense:
+                backend_.dense_forward(in, buffers.variables[0], info.config.use_bias ? buffers.variables[1] : TensorView{}, out);
+                if (activation != ActivationKind::Linear) backend_.activation_forward(activation, out, out);
+                break;
+            case LayerKind::Dropout:
+                if (training && info.config.rate > 0.0) {
+                    backend_.dropout_forward(in, out, buffers.aux.view().slice(0, out.shape), static_cast<float>(info.config.rate),
+                                             dropout_seed * 1315423911ull + i);
+                } else {
+                    backend_.copy(out, in);
+                    backend_.fill(buffers.aux.view().slice(0, out.shape), 1.0f);
+                }
+                break;
+            case LayerKind::Activation:
+                if (activation == ActivationKind::Linear) {
+                    backend_.copy(out, in);
+                } else {
+                    backend_.activation_forward(activation, in, out);
+                }
+                break;
+            case LayerKind::Invalid: break;
+        }
+    }
+}
+
+LossCounts ModelReplica::run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient) {
+    const std::size_t last = model_.layers().size() - 1;
+    const TensorView logits = output_view(last, batch);
+    const TensorView grad = with_gradient ? grad_view(last, batch) : TensorView{};
+    return backend_.softmax_cross_entropy(logits, labels_.view().slice(0, Shape{batch}),
+                                          probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad,
+                                          1.0f / static_cast<float>(global_batch), 5);
+}
+
+LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                          std::int32_t global_batch, std::uint64_t dropout_seed,
+                                          ReplicaTimings* timings) {
+    if (batch == 0) {
+        backend_.fill(gradients_, 0.0f);
+        return {};
+    }
+    auto start = std::chrono::steady_clock::now();
+    upload_batch(ids, labels, batch);
+    run_forward(batch, true, dropout_seed);
+    LossCounts counts = run_loss(batch, global_batch, true);
+    backend_.synchronize();
+    if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
+    start = std::chrono::steady_clock::now();
+
+    const auto& infos = model_.layers();
+    const TensorView ids_view = input_ids_.view().slice(0, Shape{batch, model_.input_length()});
+    for (std::size_t i = infos.size(); i-- > 0;) {
+        const LayerInfo& info = infos[i];
+        LayerBuffers& buffers = layers_[i];
+        const TensorView out = output_view(i, batch);
+        const TensorView grad_out = grad_view(i, batch);
+        const TensorView in = i == 0 ? ids_view : output_view(i - 1, batch);
+        // The first layer after the embedding still needs its input gradient (for the embedding).
+        const TensorView grad_in = i == 0 ? TensorView{} : grad_view(i - 1, batch);
+        const bool last = i + 1 == infos.size();
+        const ActivationKind activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
+        switch (info.config.kind) {
+            case LayerKind::Embedding: backend_.embedding_backward(in, grad_out, buffers.grad_variables[0]); break;
+            case LayerKind::Conv1D:
+                if (activation != ActivationKind::Linear) backend_.activation_backward(activation, out, grad_out, grad_out);
+                backend_.conv1d_backward(in, buffers.variables[0], grad_out, grad_in, buffers.grad_variables[0],
+                                         info.config.use_bias ? buffers.grad_variables[1] : TensorView{},
+                                         Conv1DParams{info.pad_left});
+                break;
+            case LayerKind::MaxPooling1D:
+                backend_.maxpool1d_backward(grad_out, buffers.aux.view().slice(0, out.shape), grad_in);
+                break;
+            case LayerKind::GlobalMaxPooling1D: {
+                const Shape pooled{batch, 1, info.output_shape[0]};
+                backend_.maxpool1d_backward(grad_out.reshaped(pooled), buffers.aux.view().slice(0, pooled), grad_in);
+                break;
+            }
+            case LayerKind::Flatten: break;  // shares its input's gradient buffer
+            case LayerKind::Dense:
+                if (activation != ActivationKind::Linear) backend_.activation_backward(activation, out, grad_out, grad_out);
+                backend_.dense_backward(in, buffers.variables[0], grad_out, grad_in, buffers.grad_variables[0],
+                                        info.config.use_bias ? buffers.grad_variables[1] : TensorView{});
+                break;
+            case LayerKind::Dropout:
+                backend_.dropout_backward(grad_out, buffers.aux.view().slice(0, out.shape), grad_in);
+                break;
+            case LayerKind::Activation:
+                if (activation == ActivationKind::Linear) {
+                    backend_.copy(grad_in, grad_out);
+                } else {
+                    backend_.activation_backward(activation, out, grad_out, grad_in);
+                }
+                break;
+            case LayerKind::Invalid: break;
+        }
+    }
+    backend_.synchronize();
+    if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
+    return counts;
+}
+
+LossCounts ModelReplica::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                  std::vector<float>* probabilities) {
+    if (batch == 0) return {};
+    upload_batch(ids, labels, batch);
+    run_forward(batch, false, 0);
+    LossCounts counts = run_loss(batch, batch, false);
+    if (probabilities != nullptr) {
+        probabilities->resize(static_cast<std::size_t>(batch) * static_cast<std::size_t>(model_.num_classes()));
+        backend_.download(probabilities->data(), probabilities_.view().slice(0, Shape{batch, model_.num_classes()}));
+    }
+    return counts;
+}
+
+std::vector<float> ModelReplica::layer_output(std::size_t index, std::int32_t batch) const {
+    const TensorView view = output_view(index, batch);
+    std::vector<float> host(static_cast<std::size_t>(view.numel()));
+    backend_.download(host.data(), view);
+    return host;
+}
+
+void ModelReplica::apply_update(const OptimizerStep& step) {
+    for (auto& buffers : layers_) {
+        for (std::size_t v = 0; v < buffers.variables.size(); ++v) {
+            backend_.apply_update(step, buffers.variables[v], buffers.grad_variables[v],
+                                  optimizer_slots_ >= 1 ? buffers.slot0[v] : TensorView{},
+                                  optimizer_slots_ >= 2 ? buffers.slot1[v] : TensorView{});
+        }
+    }
+}
+
+}  // namespace mirrorlab

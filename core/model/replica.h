@@ -1,0 +1,92 @@
+#pragma once
+// One replica of a model on one logical device: its copy of the variables, gradients, optimizer
+// slots and activations, all allocated in the device's arena, and the forward/backward pass that
+// runs the layers through the device's backend.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/backend/tensor.h"
+#include "core/model/model.h"
+
+namespace mirrorlab {
+
+class LogicalDevice;
+struct OptimizerStep;
+
+// Keras' default initialisers, seeded: glorot-uniform kernels, zero biases, Embedding
+// uniform(-0.05, 0.05). Returns all variables concatenated in Model::variables() order.
+std::vector<float> initial_weights(const Model& model, std::uint64_t seed);
+
+struct ReplicaTimings {
+    double forward_ms = 0.0;
+    double backward_ms = 0.0;
+};
+
+class ModelReplica {
+public:
+    // Allocates everything for shards of up to `max_batch` samples; throws OutOfMemoryError
+    // (naming the device and the tensor) when the device's limit is too small.
+    ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots);
+    ModelReplica(const ModelReplica&) = delete;
+    ModelReplica& operator=(const ModelReplica&) = delete;
+
+    const Model& model() const { return model_; }
+    LogicalDevice& device() { return device_; }
+    std::int32_t max_batch() const { return max_batch_; }
+    std::int64_t parameter_count() const { return weights_.numel(); }
+
+    void set_weights(const std::vector<float>& flat);
+    std::vector<float> weights() const;
+    std::vector<float> gradients() const;
+    std::vector<float> slots() const;      // all slots, concatenated (for checkpoints / restore)
+    void set_slots(const std::vector<float>& flat);
+    void zero_slots();
+
+    // The flat gradient buffer that the cross-device all-reduce works on.
+    TensorView gradient_buffer() const { return gradients_.view(); }
+    TensorView weight_buffer() const { return weights_.view(); }
+
+    // Runs forward (training mode: dropout on), the fused loss and backward for `batch` samples
+    // (host ids [batch, input_length], host labels [batch]). Gradients are scaled by
+    // 1 / global_batch so that adding every replica's gradients gives the mean over the global
+    // batch. A replica with an empty shard gets zero gradients.
+    LossCounts forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                std::int32_t global_batch, std::uint64_t dropout_seed, ReplicaTimings* timings);
+    // Inference for evaluation: no dropout, no gradients. Optionally returns the probabilities.
+    LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                        std::vector<float>* probabilities = nullptr);
+    // Output of layer `index` from the last forward pass, on the host (tests, step view).
+    std::vector<float> layer_output(std::size_t index, std::int32_t batch) const;
+
+    void apply_update(const OptimizerStep& step);
+
+private:
+    struct LayerBuffers {
+        Tensor output;       // [max_batch, output_shape...]; empty for Flatten (a view of its input)
+        Tensor grad_output;  // same shape
+        Tensor aux;          // MaxPooling argmax (i32) or Dropout mask
+        std::vector<TensorView> variables;       // views into weights_
+        std::vector<TensorView> grad_variables;  // views into gradients_
+        std::vector<TensorView> slot0, slot1;    // views into slots_
+    };
+
+    void upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
+    TensorView output_view(std::size_t layer, std::int32_t batch) const;
+    TensorView grad_view(std::size_t layer, std::int32_t batch) const;
+    void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed);
+    LossCounts run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient);
+
+    Model model_;
+    LogicalDevice& device_;
+    Backend& backend_;
+    std::int32_t max_batch_ = 0;
+    int optimizer_slots_ = 0;
+    Tensor weights_, gradients_, slots_;
+    Tensor input_ids_, labels_, probabilities_;
+    std::vector<LayerBuffers> layers_;
+};
+
+}  // namespace mirrorlab

@@ -1,0 +1,132 @@
+#pragma once
+// Optimizers with TensorFlow 2 / Keras semantics (SGD, Adam, Nadam, RMSprop).
+//
+// The update runs on every replica's mirrored copy of each variable, and later on GPUs, so the
+// work is split in two:
+//   * OptimizerSchedule (host, once per training step for the whole model) advances the
+//     iteration counter and computes every per-step scalar in double precision — bias
+//     corrections, Nadam's momentum-schedule product — and rounds them to float once.
+//   * An element-wise kernel then applies a short, fixed formula in float using only those
+//     scalars. Every backend implements the same formula in the same operation order, so
+//     replicas stay identical and a GPU kernel can be checked element by element against
+//     reference_apply_update().
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mirrorlab {
+
+enum class OptimizerKind { Invalid = 0, SGD, Adam, Nadam, RMSprop };
+
+// Case-insensitive "sgd", "adam", "nadam", "rmsprop". Anything else throws ModelError naming
+// the accepted spellings.
+OptimizerKind optimizer_kind_from_name(std::string_view name);
+
+// Keras class names: "SGD", "Adam", "Nadam", "RMSprop" ("Invalid" for Invalid).
+std::string_view optimizer_name(OptimizerKind kind);
+
+// Hyper-parameters, named and defaulted as Keras names them. Fields an optimizer does not use
+// are ignored by it (and by validate() and describe()).
+struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::Invalid;
+    double learning_rate = 0.001;
+    double beta_1 = 0.9;    // Adam, Nadam
+    double beta_2 = 0.999;  // Adam, Nadam
+    double epsilon = 1e-7;  // Adam, Nadam, RMSprop
+    double momentum = 0.0;  // SGD, RMSprop
+    bool nesterov = false;  // SGD
+    double rho = 0.9;       // RMSprop
+    // Nadam's momentum schedule is u_t = beta_1 * (1 - 0.5 * 0.96^(nadam_schedule_decay * t)).
+    // TF2's tf.keras.optimizers.Nadam (optimizer_v2, the tutorial's optimizer) uses 0.004, so
+    // u_t stays near 0.45 for thousands of steps. Keras >= 2.11 and Keras 3 dropped the factor
+    // (0.96^t, i.e. 1.0 here), so u_t reaches 0.9 within ~100 steps. Not a Keras argument;
+    // describe() shows it only when it differs from the TF2 default.
+    double nadam_schedule_decay = 0.004;
+
+    // Keras defaults: SGD(learning_rate=0.01, momentum=0.0, nesterov=False),
+    // Adam/Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07),
+    // RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-07).
+    static OptimizerConfig defaults(OptimizerKind kind);
+
+    // Throws ModelError naming the optimizer, the field, the allowed range and the value.
+    void validate() const;
+
+    // Keras-style, numbers as Python prints them:
+    // "Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07)".
+    std::string describe() const;
+};
+
+// Everything the element-wise kernel needs for one step, already rounded to float.
+// Slot layout per kind (slots start zeroed):
+//   SGD      slot0 = momentum buffer (only when use_momentum)
+//   Adam     slot0 = m, slot1 = v
+//   Nadam    slot0 = m, slot1 = v
+//   RMSprop  slot0 = velocity (mean square), slot1 = momentum buffer (only when use_momentum)
+struct OptimizerStep {
+    OptimizerKind kind = OptimizerKind::Invalid;
+    int64_t iteration = 0;  // 1-based t of the step these scalars are for
+    float learning_rate = 0.0f;
+
+    float momentum = 0.0f;      // SGD, RMSprop
+    bool use_momentum = false;  // config.momentum > 0: the momentum slot exists and is used
+    bool nesterov = false;      // SGD
+
+    float beta_1 = 0.0f, one_minus_beta_1 = 0.0f;  // Adam, Nadam
+    float beta_2 = 0.0f, one_minus_beta_2 = 0.0f;  // Adam, Nadam
+    float rho = 0.0f, one_minus_rho = 0.0f;        // RMSprop
+    float epsilon = 0.0f;                          // Adam, Nadam, RMSprop
+
+    float adam_alpha = 0.0f;  // Adam: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
+
+    // Nadam: m_hat = nadam_m_coeff * m + nadam_g_coeff * g;  v_hat = v * nadam_v_scale, with
+    //   nadam_m_coeff = u_{t+1} / (1 - u_product_t * u_{t+1})
+    //   nadam_g_coeff = (1 - u_t) / (1 - u_product_t)
+    //   nadam_v_scale = 1 / (1 - beta_2^t)
+    float nadam_m_coeff = 0.0f;
+    float nadam_g_coeff = 0.0f;
+    float nadam_v_scale = 0.0f;
+};
+
+// Host-side optimizer state shared by all variables of one model (per-variable slots live with
+// the variables). Call next_step() once per training step, then apply the returned step to
+// every variable on every replica.
+class OptimizerSchedule {
+  public:
+    explicit OptimizerSchedule(OptimizerConfig config);  // validates; throws ModelError
+
+    const OptimizerConfig& config() const { return config_; }
+
+    // Number of per-variable state buffers the kernel needs (see OptimizerStep's slot layout):
+    // SGD 0 (1 with momentum), Adam 2, Nadam 2, RMSprop 1 (2 with momentum).
+    int slot_count() const;
+
+    // Advances the iteration counter (and Nadam's momentum-schedule product) and returns the
+    // scalars for the new step t = iterations().
+    OptimizerStep next_step();
+
+    // Steps taken so far (Keras's optimizer.iterations).
+    int64_t iterations() const { return iterations_; }
+
+    // Everything that evolves between steps, for checkpoints and restoring best weights.
+    // nadam_u_product is prod_{i<=t} u_i (1.0 before the first step; stays 1.0 for non-Nadam).
+    struct State {
+        int64_t iterations = 0;
+        double nadam_u_product = 1.0;
+    };
+    State state() const { return {iterations_, nadam_u_product_}; }
+    void restore(const State& state);  // throws ModelError on an impossible state
+
+  private:
+    OptimizerConfig config_;
+    int64_t iterations_ = 0;
+    double nadam_u_product_ = 1.0;
+};
+
+// Plain reference kernel, the oracle for every faster or GPU kernel: updates `count` elements
+// of `weights` (and the slots) in place from `grads`. slot0/slot1 may be null where the slot
+// layout says they are unused; a needed slot that is null throws OpError.
+void reference_apply_update(const OptimizerStep& step, float* weights, const float* grads,
+                            float* slot0, float* slot1, size_t count);
+
+}  // namespace mirrorlab

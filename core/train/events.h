@@ -1,0 +1,120 @@
+#pragma once
+// What the training engine tells the world. The trainer emits these on its own thread; the CLI
+// prints them, the GUI forwards them to its thread queued. Value types only, so they can be
+// copied across threads freely.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace mirrorlab {
+
+struct Metrics {
+    double loss = std::numeric_limits<double>::quiet_NaN();
+    double accuracy = std::numeric_limits<double>::quiet_NaN();
+    double top5 = std::numeric_limits<double>::quiet_NaN();
+};
+
+// One replica's share of one synchronous step.
+struct PhaseTimings {
+    std::int32_t shard_size = 0;
+    double data_wait_ms = 0.0;  // waiting for the input pipeline's batch
+    double forward_ms = 0.0;    // forward pass and loss
+    double backward_ms = 0.0;
+    double allreduce_ms = 0.0;  // includes waiting at the barrier for slower replicas
+    double update_ms = 0.0;
+    double local_loss = 0.0;    // mean loss over this replica's shard
+};
+
+struct DeviceMemory {
+    std::string device;  // "/device:CPU:0"
+    std::int64_t bytes_in_use = 0;
+    std::int64_t peak_bytes = 0;
+    std::int64_t limit_bytes = 0;  // 0: no limit
+};
+
+enum class LogLevel { Invalid = 0, Info, Warning, Error };
+
+struct LogEvent {
+    LogLevel level = LogLevel::Info;
+    std::string text;
+};
+
+struct TrainBeginEvent {
+    int epochs = 0;
+    std::int64_t steps_per_epoch = 0;
+    std::int64_t validation_steps = 0;
+    int replicas = 0;
+    std::int32_t global_batch = 0;
+    std::vector<std::string> devices;
+    std::string strategy;    // "MirroredStrategy" / "OneDeviceStrategy"
+    std::string all_reduce;  // "reduce_to_one_device", "ring", "nccl", "none"
+    std::int64_t parameters = 0;
+};
+
+struct EpochBeginEvent {
+    int epoch = 0;  // 1-based
+    int epochs = 0;
+    std::int64_t steps = 0;
+};
+
+struct StepEndEvent {
+    int epoch = 0;
+    std::int64_t step = 0;  // 1-based within the epoch
+    std::int64_t steps = 0;
+    std::int64_t global_step = 0;
+    Metrics running;        // running means over the epoch so far, as Keras shows them
+    double step_time_ms = 0.0;
+    double samples_per_second = 0.0;
+    std::int64_t allreduce_bytes_per_replica = 0;
+    std::vector<PhaseTimings> replicas;
+};
+
+struct EpochEndEvent {
+    int epoch = 0;
+    int epochs = 0;
+    std::int64_t steps = 0;
+    Metrics train;
+    Metrics validation;
+    bool has_validation = false;
+    double epoch_seconds = 0.0;  // training pass and validation
+    double ms_per_step = 0.0;    // training pass only
+};
+
+struct MemoryEvent {
+    std::vector<DeviceMemory> devices;
+};
+
+struct WarningEvent {
+    std::string code;  // "overfitting", "early_stopping", "uneven_batch", ...
+    std::string text;
+    int epoch = 0;
+    int best_epoch = 0;  // overfitting / early stopping: the best epoch so far
+};
+
+enum class FinishReason { Invalid = 0, Completed, EarlyStopping, StoppedByUser };
+std::string_view finish_reason_name(FinishReason reason);
+
+struct FinishedEvent {
+    FinishReason reason = FinishReason::Completed;
+    int epochs_completed = 0;
+    int best_epoch = 0;      // by the early-stopping monitor (val_loss by default); 0 if none
+    int restored_epoch = 0;  // weights restored from this epoch; 0 if not restored
+    std::string text;
+};
+
+struct FailedEvent {
+    std::string kind;  // "out_of_memory", "nan_loss", "device_config", "model", "data", "internal"
+    std::string reason;
+    int epoch = 0;
+    std::int64_t step = 0;
+};
+
+using Event = std::variant<LogEvent, TrainBeginEvent, EpochBeginEvent, StepEndEvent, EpochEndEvent, MemoryEvent,
+                           WarningEvent, FinishedEvent, FailedEvent>;
+
+// One JSON object per event, with a "type" field ("epoch_end", ...), for `--json`.
+std::string event_to_json(const Event& event);
+
+}  // namespace mirrorlab

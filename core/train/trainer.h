@@ -1,0 +1,139 @@
+#pragma once
+// Trainer::fit: the Keras fit loop over a mirrored strategy, on its own thread, with pause, resume
+// and stop, streaming events. Errors (bad devices, out of memory, NaN loss, bad data) end the run
+// with a FailedEvent whose text says what is wrong and how to fix it; the history of the epochs
+// already trained and the last good weights are kept.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/data/sequence.h"
+#include "core/device/device.h"
+#include "core/distribute/cross_device_ops.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "core/train/events.h"
+
+namespace mirrorlab {
+
+class MirroredStrategy;
+
+struct EarlyStoppingConfig {
+    bool enabled = false;
+    std::string monitor = "val_loss";  // val_loss, val_accuracy, val_top5, loss, accuracy, top5
+    double min_delta = 0.0;
+    int patience = 0;
+    bool restore_best_weights = false;
+    int start_from_epoch = 0;
+};
+
+struct TrainConfig {
+    int epochs = 10;
+    std::int32_t batch_size = 32;  // global batch
+    std::uint64_t seed = 0;
+    OptimizerConfig optimizer = OptimizerConfig::defaults(OptimizerKind::Nadam);
+    bool from_logits = false;
+    EarlyStoppingConfig early_stopping;
+    bool overfitting_monitor = true;
+    AllReduceAlgorithm all_reduce = AllReduceAlgorithm::Auto;
+    bool shuffle = true;
+    std::int32_t prefetch_batches = 2;
+    std::int64_t max_steps_per_epoch = 0;  // 0: the whole data set (benchmarks use fewer)
+    bool emit_step_events = true;
+};
+
+struct TrainData {
+    std::string name;
+    std::shared_ptr<const PaddedSequences> train_ids;
+    std::shared_ptr<const std::vector<std::int32_t>> train_labels;
+    std::shared_ptr<const PaddedSequences> validation_ids;  // may be null
+    std::shared_ptr<const std::vector<std::int32_t>> validation_labels;
+    std::int32_t num_classes = 0;
+};
+
+struct EpochRecord {
+    int epoch = 0;
+    Metrics train;
+    Metrics validation;
+    bool has_validation = false;
+    double epoch_seconds = 0.0;
+};
+
+struct History {
+    std::vector<EpochRecord> epochs;
+    // Keras' history.history keys: "loss", "accuracy", "top5", "val_loss", ...
+    std::vector<double> series(const std::string& key) const;
+};
+
+struct FitResult {
+    bool ok = false;
+    std::optional<FinishedEvent> finished;
+    std::optional<FailedEvent> failed;
+};
+
+class Trainer {
+public:
+    using EventSink = std::function<void(const Event&)>;
+
+    Trainer(Model model, DeviceConfig devices, TrainConfig config, TrainData data,
+            std::shared_ptr<DeviceRegistry> registry = nullptr);
+    ~Trainer();  // asks a running fit to stop and waits for it
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    // Called on the training thread; set before start()/run().
+    void set_event_sink(EventSink sink) { sink_ = std::move(sink); }
+    // Start from these weights instead of the seeded initialisation (continuing a run).
+    void set_initial_weights(std::vector<float> weights) { initial_weights_ = std::move(weights); }
+
+    FitResult run();  // fit on the calling thread; never throws for bad input
+    void start();     // fit on a background thread
+    void wait();
+    bool running() const { return running_.load(); }
+
+    // Thread-safe controls, honoured between steps (a step in flight always completes, so the
+    // mirrored variables never diverge).
+    void pause();
+    void resume();
+    void request_stop();
+    bool paused() const;
+
+    // Copies, safe from any thread during or after the run.
+    History history() const;
+    std::vector<float> weights() const;  // the weights the run ended with (last good ones)
+    FitResult result() const;
+
+private:
+    FitResult fit();
+    void emit(const Event& event);
+    void log(LogLevel level, const std::string& text);
+    bool wait_if_paused();  // false when asked to stop
+    Metrics evaluate(MirroredStrategy& strategy);
+
+    Model model_;
+    DeviceConfig device_config_;
+    TrainConfig config_;
+    TrainData data_;
+    std::shared_ptr<DeviceRegistry> registry_;
+    EventSink sink_;
+    std::vector<float> initial_weights_;
+
+    std::thread thread_;
+    std::atomic<bool> running_{false};
+    std::atomic<bool> stop_requested_{false};
+    mutable std::mutex mutex_;
+    std::condition_variable pause_cv_;
+    bool paused_ = false;
+    History history_;
+    std::vector<float> weights_;
+    FitResult result_;
+};
+
+}  // namespace mirrorlab
