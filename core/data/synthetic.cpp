@@ -51,11 +51,11 @@ constexpr double kMedianLength = 95.0;
 constexpr double kLengthSigma = 0.92;
 constexpr int32_t kMinLength = 10;
 constexpr int32_t kMaxLength = 2400;
-constexpr double kTopicStrengthLow = 0.015;
-constexpr double kTopicStrengthHigh = 0.14;
+constexpr double kTopicStrengthLow = 0.01;
+constexpr double kTopicStrengthHigh = 0.12;
 constexpr double kOwnShare = 0.65;
 constexpr double kFamilyShare = 0.20;  // the rest goes to the mentioned topic
-constexpr double kPhraseProbability = 0.5;
+constexpr double kPhraseProbability = 0.8;
 
 // Walker/Vose alias table: O(1) per draw, which keeps 1.6 M tokens well under the time budget.
 // Built and sampled with plain double arithmetic, so it is deterministic across platforms

@@ -103,11 +103,11 @@ void MirroredStrategy::set_weights(const std::vector<float>& weights) {
 
 std::vector<float> MirroredStrategy::weights(int replica) const { return replicas_[static_cast<std::size_t>(replica)]->weights(); }
 
-std::vector<float> MirroredStrategy::optimizer_slots() const { return replicas_.front()->slots(); }
+std::vector<float> MirroredStrategy::optimizer_slots() const { return replicas_.front()->optimizer_slots(); }
 
 void MirroredStrategy::restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots) {
     schedule_->restore(state);
-    for (auto& replica : replicas_) replica->set_slots(slots);
+    for (auto& replica : replicas_) replica->set_optimizer_slots(slots);
 }
 
 TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,

@@ -135,18 +135,18 @@ std::vector<float> ModelReplica::gradients() const {
     return flat;
 }
 
-std::vector<float> ModelReplica::slots() const {
+std::vector<float> ModelReplica::optimizer_slots() const {
     std::vector<float> flat(static_cast<std::size_t>(slots_.numel()));
     if (!slots_.empty()) backend_.download(flat.data(), slots_);
     return flat;
 }
 
-void ModelReplica::set_slots(const std::vector<float>& flat) {
+void ModelReplica::set_optimizer_slots(const std::vector<float>& flat) {
     if (static_cast<std::int64_t>(flat.size()) != slots_.numel()) throw ModelError("optimizer slots do not fit this model");
     if (!slots_.empty()) backend_.upload(slots_, flat.data());
 }
 
-void ModelReplica::zero_slots() {
+void ModelReplica::zero_optimizer_slots() {
     if (!slots_.empty()) backend_.fill(slots_, 0.0f);
 }
 

@@ -41,9 +41,9 @@ public:
     void set_weights(const std::vector<float>& flat);
     std::vector<float> weights() const;
     std::vector<float> gradients() const;
-    std::vector<float> slots() const;      // all slots, concatenated (for checkpoints / restore)
-    void set_slots(const std::vector<float>& flat);
-    void zero_slots();
+    std::vector<float> optimizer_slots() const;  // all slots, concatenated (for checkpoints / restore)
+    void set_optimizer_slots(const std::vector<float>& flat);
+    void zero_optimizer_slots();
 
     // The flat gradient buffer that the cross-device all-reduce works on.
     TensorView gradient_buffer() const { return gradients_.view(); }

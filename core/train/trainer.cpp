@@ -113,11 +113,11 @@ Trainer::~Trainer() {
     wait();
 }
 
-void Trainer::emit(const Event& event) {
+void Trainer::publish(const Event& event) {
     if (sink_) sink_(event);
 }
 
-void Trainer::log(LogLevel level, const std::string& text) { emit(LogEvent{level, text}); }
+void Trainer::log(LogLevel level, const std::string& text) { publish(LogEvent{level, text}); }
 
 void Trainer::start() {
     wait();
@@ -182,8 +182,8 @@ FitResult Trainer::run() {
         std::lock_guard lock(mutex_);
         result_ = result;
     }
-    if (result.finished) emit(*result.finished);
-    if (result.failed) emit(*result.failed);
+    if (result.finished) publish(*result.finished);
+    if (result.failed) publish(*result.failed);
     running_ = false;
     return result;
 }
@@ -257,7 +257,7 @@ FitResult Trainer::fit() {
                                      std::to_string(replicas) + " replicas (" + split +
                                      "); replicas with the larger shard set the pace. Use a multiple of " +
                                      std::to_string(replicas) + " for balanced steps.";
-            emit(WarningEvent{"uneven_batch", text, 0, 0});
+            publish(WarningEvent{"uneven_batch", text, 0, 0});
             log(LogLevel::Warning, text);
         }
 
@@ -287,10 +287,10 @@ FitResult Trainer::fit() {
         begin.strategy = strategy->name();
         begin.all_reduce = replicas > 1 ? std::string(all_reduce_name(strategy->all_reduce_algorithm())) : "none";
         begin.parameters = model_.total_params();
-        emit(begin);
+        publish(begin);
         log(LogLevel::Info, "Train for " + std::to_string(steps) + " steps" +
                                 (has_validation ? ", validate for " + std::to_string(validation_steps) + " steps" : ""));
-        emit(MemoryEvent{strategy->memory()});
+        publish(MemoryEvent{strategy->memory()});
 
         EarlyStoppingConfig early = config_.early_stopping;
         const bool maximize = higher_is_better(early.monitor);
@@ -304,7 +304,7 @@ FitResult Trainer::fit() {
         auto last_memory_event = Clock::now();
 
         for (epoch = 1; epoch <= config_.epochs; ++epoch) {
-            emit(EpochBeginEvent{epoch, config_.epochs, steps});
+            publish(EpochBeginEvent{epoch, config_.epochs, steps});
             pipeline.start_epoch(epoch - 1);
             const auto epoch_start = Clock::now();
             LossCounts running;
@@ -346,10 +346,10 @@ FitResult Trainer::fit() {
                     event.samples_per_second = event.step_time_ms > 0 ? batch->size * 1000.0 / event.step_time_ms : 0.0;
                     event.allreduce_bytes_per_replica = strategy->allreduce_bytes_per_replica();
                     event.replicas = std::move(step_result.replicas);
-                    emit(event);
+                    publish(event);
                 }
                 if (seconds_since(last_memory_event) > 0.5) {
-                    emit(MemoryEvent{strategy->memory()});
+                    publish(MemoryEvent{strategy->memory()});
                     last_memory_event = Clock::now();
                 }
                 if (stop_requested_) {
@@ -386,8 +386,8 @@ FitResult Trainer::fit() {
             end.has_validation = record.has_validation;
             end.epoch_seconds = record.epoch_seconds;
             end.ms_per_step = steps > 0 ? train_seconds * 1000.0 / static_cast<double>(steps) : 0.0;
-            emit(end);
-            emit(MemoryEvent{strategy->memory()});
+            publish(end);
+            publish(MemoryEvent{strategy->memory()});
             keep_weights();
 
             // Overfitting: validation loss turning up while training loss keeps falling.
@@ -406,7 +406,7 @@ FitResult Trainer::fit() {
                                            ": the model is starting to overfit. Best epoch so far: " +
                                            std::to_string(best_val_epoch) + " (val_loss " + fixed(best_val_loss) + ").";
                         if (!early.enabled) text += " Early stopping with restore_best_weights would keep epoch " + std::to_string(best_val_epoch) + ".";
-                        emit(WarningEvent{"overfitting", text, epoch, best_val_epoch});
+                        publish(WarningEvent{"overfitting", text, epoch, best_val_epoch});
                         log(LogLevel::Warning, text);
                     }
                 }
@@ -429,7 +429,7 @@ FitResult Trainer::fit() {
                         std::string text = "Epoch " + std::to_string(epoch) + ": early stopping (" + early.monitor +
                                            " has not improved for " + std::to_string(wait) + " epoch" + (wait == 1 ? "" : "s") +
                                            "; best " + fixed(best_value) + " at epoch " + std::to_string(best_epoch) + ")";
-                        emit(WarningEvent{"early_stopping", text, epoch, best_epoch});
+                        publish(WarningEvent{"early_stopping", text, epoch, best_epoch});
                         log(LogLevel::Info, text);
                         break;
                     }

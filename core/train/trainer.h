@@ -112,7 +112,7 @@ public:
 
 private:
     FitResult fit();
-    void emit(const Event& event);
+    void publish(const Event& event);
     void log(LogLevel level, const std::string& text);
     bool wait_if_paused();  // false when asked to stop
     Metrics evaluate(MirroredStrategy& strategy);

@@ -1,0 +1,248 @@
+// The Sequential model: JSON in Keras' vocabulary, shape inference, parameter counts, the Keras
+// summary table, initialisers, and the messages a person sees for a model that cannot work.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/util/error.h"
+#include "core/util/json.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+// What the tutorial prints (../shared/ARCHITECTURE.md), line for line.
+const char* const kTutorialSummary =
+    "Model: \"sequential\"\n"
+    "_________________________________________________________________\n"
+    "Layer (type)                 Output Shape              Param #\n"
+    "=================================================================\n"
+    "embedding (Embedding)        (None, 300, 7)            216874\n"
+    "_________________________________________________________________\n"
+    "conv1d (Conv1D)              (None, 296, 64)           2304\n"
+    "_________________________________________________________________\n"
+    "max_pooling1d (MaxPooling1D) (None, 148, 64)           0\n"
+    "_________________________________________________________________\n"
+    "conv1d_1 (Conv1D)            (None, 146, 32)           6176\n"
+    "_________________________________________________________________\n"
+    "max_pooling1d_1 (MaxPooling1 (None, 73, 32)            0\n"
+    "_________________________________________________________________\n"
+    "flatten (Flatten)            (None, 2336)              0\n"
+    "_________________________________________________________________\n"
+    "dense (Dense)                (None, 46)                107502\n"
+    "=================================================================\n"
+    "Total params: 332,856\n"
+    "Trainable params: 332,856\n"
+    "Non-trainable params: 0\n"
+    "_________________________________________________________________\n";
+
+QString model_error(const std::string& text) {
+    try {
+        Model::from_json_text(text, "test.json");
+    } catch (const ModelError& error) {
+        return QString::fromStdString(error.what());
+    }
+    return {};
+}
+
+std::string with_layers(const std::string& layers, int input_length = 20) {
+    return "{\"input_length\": " + std::to_string(input_length) + ", \"layers\": [" + layers + "]}";
+}
+
+const char* const kEmbedding = "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 100, \"output_dim\": 4}}";
+
+}  // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+private slots:
+    void tutorialModelMatchesKerasSummary() {
+        const Model model = Model::reference();
+        QCOMPARE(QString::fromStdString(model.summary()), QString::fromLatin1(kTutorialSummary));
+        QCOMPARE(model.total_params(), std::int64_t{332856});
+        QCOMPARE(model.layers().front().param_count, std::int64_t{216874});
+        QCOMPARE(model.num_classes(), 46);
+        QCOMPARE(model.input_length(), 300);
+        QCOMPARE(model.vocabulary_size(), std::int64_t{30982});
+        QCOMPARE(model.output_activation(), ActivationKind::Softmax);
+    }
+
+    void presetFileIsTheBuiltInModel() {
+        const Model from_file = Model::from_json_file(std::string(MIRRORLAB_SOURCE_DIR) + "/resources/presets/reuters_tutorial.json");
+        QCOMPARE(QString::fromStdString(from_file.to_json_text()), QString::fromStdString(Model::reference().to_json_text()));
+    }
+
+    void jsonRoundTripKeepsEverything() {
+        const std::string text = with_layers(
+            std::string(kEmbedding) +
+            ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 8, \"kernel_size\": 4, \"padding\": \"same\", \"activation\": \"tanh\", \"use_bias\": false}}"
+            ",{\"class_name\": \"MaxPooling1D\", \"config\": {\"pool_size\": 3, \"strides\": 2, \"padding\": \"same\"}}"
+            ",{\"class_name\": \"Dropout\", \"config\": {\"rate\": 0.25}}"
+            ",{\"class_name\": \"GlobalMaxPooling1D\"}"
+            ",{\"class_name\": \"Dense\", \"config\": {\"units\": 16, \"activation\": \"relu\"}}"
+            ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}");
+        const Model model = Model::from_json_text(text);
+        const Model again = Model::from_json_text(model.to_json_text());
+        QCOMPARE(QString::fromStdString(again.to_json_text()), QString::fromStdString(model.to_json_text()));
+        QCOMPARE(QString::fromStdString(again.summary()), QString::fromStdString(model.summary()));
+        // same padding keeps the length; pooling 'same' with stride 2 gives ceil(20 / 2).
+        QCOMPARE(model.layers()[1].output_shape, (Shape{20, 8}));
+        QCOMPARE(model.layers()[1].param_count, std::int64_t{4 * 4 * 8});  // no bias
+        QCOMPARE(model.layers()[2].output_shape, (Shape{10, 8}));
+        QCOMPARE(model.layers()[4].output_shape, (Shape{8}));
+        QCOMPARE(model.total_params(), std::int64_t{400 + 128 + (8 * 16 + 16) + (16 * 3 + 3)});
+    }
+
+    void kerasNamesAreGeneratedLikeKeras() {
+        const Model model = Model::from_json_text(with_layers(
+            std::string(kEmbedding) +
+            ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4, \"kernel_size\": 3}}"
+            ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4, \"kernel_size\": 3}}"
+            ",{\"class_name\": \"MaxPool1D\"}"
+            ",{\"class_name\": \"Flatten\"}"
+            ",{\"class_name\": \"Dense\", \"config\": {\"units\": 2, \"activation\": \"softmax\"}}"));
+        QStringList names;
+        for (const auto& layer : model.layers()) names << QString::fromStdString(layer.config.name);
+        QCOMPARE(names, (QStringList{"embedding", "conv1d", "conv1d_1", "max_pooling1d", "flatten", "dense"}));
+        QCOMPARE(QString::fromStdString(model.variables()[1].name), QString("conv1d/kernel"));
+    }
+
+    void acceptsKerasModelToJson() {
+        // Trimmed output of Keras' model.to_json() for a Sequential model (Keras 2 layout).
+        const std::string keras =
+            "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"sequential\", \"layers\": ["
+            "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 300], \"dtype\": \"float32\"}},"
+            "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"embedding\", \"input_dim\": 30982, \"output_dim\": 7}},"
+            "{\"class_name\": \"Conv1D\", \"config\": {\"name\": \"conv1d\", \"filters\": 64, \"kernel_size\": [5], \"strides\": [1], \"padding\": \"valid\", \"activation\": \"relu\", \"use_bias\": true}},"
+            "{\"class_name\": \"MaxPooling1D\", \"config\": {\"name\": \"max_pooling1d\", \"pool_size\": [2], \"strides\": [2], \"padding\": \"valid\"}},"
+            "{\"class_name\": \"Conv1D\", \"config\": {\"name\": \"conv1d_1\", \"filters\": 32, \"kernel_size\": [3], \"activation\": \"relu\"}},"
+            "{\"class_name\": \"MaxPooling1D\", \"config\": {\"name\": \"max_pooling1d_1\", \"pool_size\": [2]}},"
+            "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+            "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 46, \"activation\": \"softmax\"}}]}}";
+        const Model model = Model::from_json_text(keras);
+        QCOMPARE(model.total_params(), std::int64_t{332856});
+        QCOMPARE(QString::fromStdString(model.summary()), QString::fromLatin1(kTutorialSummary));
+    }
+
+    void withInputLengthReinfersShapes() {
+        const Model shorter = Model::reference().with_input_length(100);
+        QCOMPARE(shorter.layers()[5].output_shape, (Shape{(((100 - 4) / 2 - 2) / 2) * 32}));
+        QVERIFY(shorter.total_params() < Model::reference().total_params());
+        QVERIFY_THROWS_EXCEPTION(ModelError, Model::reference().with_input_length(8));
+    }
+
+    void impossibleModelsNameTheLayerAndTheFix_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QStringList>("expected");
+        auto conv = [](int k) {
+            return ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4, \"kernel_size\": " + std::to_string(k) + "}}";
+        };
+        const std::string dense = ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}";
+        const std::string flatten = ",{\"class_name\": \"Flatten\"}";
+        QTest::newRow("malformed json") << "{\"layers\": [" << QStringList{"test.json:1:13", "cannot read the model"};
+        QTest::newRow("not an object") << "[1, 2]" << QStringList{"test.json", "must be a JSON object"};
+        QTest::newRow("no layers") << "{\"input_length\": 5}" << QStringList{"\"layers\" list"};
+        QTest::newRow("empty layers") << QString::fromStdString(with_layers("")) << QStringList{"no layers", "Embedding"};
+        QTest::newRow("unknown layer") << QString::fromStdString(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"Conv3D\"}"))
+                                       << QStringList{"layer 2", "Conv3D", "not supported", "Conv1D"};
+        QTest::newRow("kernel longer than input")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + conv(50) + flatten + dense, 10))
+            << QStringList{"conv1d", "kernel_size 50", "only 10 steps", "padding 'same'"};
+        QTest::newRow("dense on a sequence") << QString::fromStdString(with_layers(std::string(kEmbedding) + dense))
+                                             << QStringList{"dense", "(None, 20, 4)", "Flatten or GlobalMaxPooling1D"};
+        QTest::newRow("no embedding first")
+            << QString::fromStdString(with_layers("{\"class_name\": \"Dense\", \"config\": {\"units\": 3}}"))
+            << QStringList{"must start with an Embedding"};
+        QTest::newRow("negative filters")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": -4, \"kernel_size\": 3}}"))
+            << QStringList{"'filters' must be a positive integer", "-4"};
+        QTest::newRow("missing units")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + flatten + ",{\"class_name\": \"Dense\", \"config\": {}}"))
+            << QStringList{"missing 'units'"};
+        QTest::newRow("bad activation")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + flatten +
+                                                  ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"swish\"}}"))
+            << QStringList{"swish", "relu"};
+        QTest::newRow("softmax in the middle")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + flatten +
+                                                  ",{\"class_name\": \"Dense\", \"config\": {\"units\": 8, \"activation\": \"softmax\"}}" + dense))
+            << QStringList{"softmax", "last layer"};
+        QTest::newRow("one class")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) + flatten +
+                                                  ",{\"class_name\": \"Dense\", \"config\": {\"units\": 1, \"activation\": \"softmax\"}}"))
+            << QStringList{"1 unit", "one unit per class"};
+        QTest::newRow("duplicate names")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) +
+                                                  ",{\"class_name\": \"Flatten\", \"config\": {\"name\": \"embedding\"}}" + dense))
+            << QStringList{"two layers are named 'embedding'"};
+        QTest::newRow("dropout rate") << QString::fromStdString(with_layers(std::string(kEmbedding) +
+                                                                           ",{\"class_name\": \"Dropout\", \"config\": {\"rate\": 1.5}}"))
+                                      << QStringList{"'rate' must be in [0, 1)"};
+        QTest::newRow("no input length")
+            << QString::fromStdString("{\"layers\": [" + std::string(kEmbedding) + "]}")
+            << QStringList{"sequence length is unknown", "input_length"};
+        QTest::newRow("strided conv")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) +
+                                                  ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4, \"kernel_size\": 3, \"strides\": 2}}"))
+            << QStringList{"strides other than 1"};
+    }
+
+    void impossibleModelsNameTheLayerAndTheFix() {
+        QFETCH(QString, json);
+        QFETCH(QStringList, expected);
+        const QString message = model_error(json.toStdString());
+        QVERIFY2(!message.isEmpty(), "the model was accepted");
+        for (const QString& part : expected) {
+            QVERIFY2(message.contains(part), qPrintable("missing '" + part + "' in: " + message));
+        }
+    }
+
+    void missingModelFileNamesThePath() {
+        try {
+            Model::from_json_file("/nonexistent/model.json");
+            QFAIL("no error");
+        } catch (const ModelError& error) {
+            QVERIFY(QString(error.what()).contains("/nonexistent/model.json"));
+            QVERIFY(QString(error.what()).contains("No such file"));
+        }
+    }
+
+    void initialWeightsFollowKerasDefaults() {
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 42);
+        QCOMPARE(static_cast<std::int64_t>(weights.size()), model.total_params());
+        std::size_t offset = 0;
+        for (const auto& variable : model.variables()) {
+            const auto count = static_cast<std::size_t>(variable.shape.numel());
+            const auto begin = weights.begin() + static_cast<std::ptrdiff_t>(offset);
+            const auto [low, high] = std::minmax_element(begin, begin + static_cast<std::ptrdiff_t>(count));
+            double sum = 0.0;
+            for (std::size_t i = 0; i < count; ++i) sum += weights[offset + i];
+            const double mean = sum / static_cast<double>(count);
+            if (variable.initializer == Initializer::Zeros) {
+                QCOMPARE(*low, 0.0f);
+                QCOMPARE(*high, 0.0f);
+            } else {
+                const double limit = variable.initializer == Initializer::EmbeddingUniform
+                                         ? 0.05
+                                         : std::sqrt(6.0 / static_cast<double>(variable.fan_in + variable.fan_out));
+                QVERIFY2(*low >= -limit && *high <= limit, variable.name.c_str());
+                // A uniform sample spans nearly the whole range and is centred.
+                QVERIFY2(*high > 0.95 * limit && *low < -0.95 * limit, variable.name.c_str());
+                QVERIFY2(std::abs(mean) < 0.05 * limit, variable.name.c_str());
+            }
+            offset += count;
+        }
+        // Glorot for conv1d's kernel [5, 7, 64]: fan_in 35, fan_out 320.
+        QCOMPARE(model.variables()[1].fan_in + model.variables()[1].fan_out, std::int64_t{35 + 320});
+        QVERIFY(initial_weights(model, 42) == weights);
+        QVERIFY(initial_weights(model, 43) != weights);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModel)
+#include "test_model.moc"
