@@ -1,6 +1,7 @@
 // mirrorlab-cli: the headless front end. Its commands, options and output are a contract that
 // scripts and the docs rely on; see README.md.
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>

@@ -66,7 +66,9 @@ std::int64_t parse_size_mb(std::string_view spec, std::string_view text) {
     }
     std::int64_t value = 0;
     if (!parse_int(number, value) || value <= 0) {
-        bad_spec(spec, "'" + std::string(text) + "' is not a memory size such as 512MB or 2GB");
+        bad_spec(spec, "'" + std::string(text) +
+                             "' is neither a replica count (2), a split into virtual devices (2x512MB, 512MB+1024MB) "
+                             "nor 'growth'");
     }
     return value * scale;
 }

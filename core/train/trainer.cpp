@@ -197,8 +197,9 @@ Metrics Trainer::evaluate(MirroredStrategy& strategy) {
     pipeline.start_epoch(0);
     LossCounts total;
     while (auto batch = pipeline.next()) {
+        // A stop request waits for the end of validation (a few seconds at most), so every epoch in
+        // the history has metrics over the whole validation set.
         accumulate(total, strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size));
-        if (stop_requested_) break;
     }
     return to_metrics(total);
 }
@@ -328,8 +329,9 @@ FitResult Trainer::fit() {
                                        " at epoch " + std::to_string(epoch) + ", step " + std::to_string(step) +
                                        "; training stopped and the weights from before this step are kept";
                     if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed(so_far.loss) + ")";
-                    text += ". Lower the learning rate (now " + fixed(config_.optimizer.learning_rate, 6) +
-                            ") or check the data for extreme values.";
+                    char rate[32];
+                    std::snprintf(rate, sizeof rate, "%g", config_.optimizer.learning_rate);
+                    text += ". Lower the learning rate (now " + std::string(rate) + ") or check the data for extreme values.";
                     return fail("nan_loss", text);
                 }
                 ++global_step;
@@ -451,9 +453,12 @@ FitResult Trainer::fit() {
             log(LogLevel::Info, "Restoring model weights from the end of the best epoch: " + std::to_string(best_epoch) + ".");
         }
         keep_weights();
-        finished.text = reason == FinishReason::Completed       ? "Training finished after " + std::to_string(finished.epochs_completed) + " epochs."
-                        : reason == FinishReason::EarlyStopping ? "Training stopped early after " + std::to_string(finished.epochs_completed) + " epochs."
-                                                                : "Training stopped by the user after " + std::to_string(finished.epochs_completed) + " complete epochs.";
+        const int done = finished.epochs_completed;
+        const std::string epochs_text = std::to_string(done) + (done == 1 ? " epoch." : " epochs.");
+        finished.text = reason == FinishReason::Completed       ? "Training finished after " + epochs_text
+                        : reason == FinishReason::EarlyStopping ? "Training stopped early after " + epochs_text
+                                                                : "Training stopped by the user after " + std::to_string(done) +
+                                                                      (done == 1 ? " complete epoch." : " complete epochs.");
         result.finished = finished;
         result.ok = true;
         return result;
