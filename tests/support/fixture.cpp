@@ -39,7 +39,8 @@ std::int64_t FixtureTensor::numel() const {
 
 std::string FixtureTensor::shape_text() const {
     std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        text += (i ? ", " : "") + std::to_string(shape[i]);
     return text + "]";
 }
 
@@ -66,8 +67,8 @@ Fixture Fixture::read(const std::string& path) {
             }
             if (!is_run) continue;
             if (fixture.runs_.count(words[1]) != 0) {
-                throw std::runtime_error(path + ":" + std::to_string(number) + ": optimizer run '" + words[1] +
-                                         "' is described twice");
+                throw std::runtime_error(path + ":" + std::to_string(number) + ": optimizer run '" +
+                                         words[1] + "' is described twice");
             }
             auto& keys = fixture.runs_[words[1]];
             for (std::size_t i = 2; i < words.size(); ++i) {
@@ -81,11 +82,13 @@ Fixture Fixture::read(const std::string& path) {
 
     std::size_t at = 0;
     auto fail = [&](const std::string& why) -> std::runtime_error {
-        const int number = at < tokens.size() ? tokens[at].line : (tokens.empty() ? 0 : tokens.back().line);
+        const int number =
+            at < tokens.size() ? tokens[at].line : (tokens.empty() ? 0 : tokens.back().line);
         return std::runtime_error(path + ":" + std::to_string(number) + ": " + why);
     };
     auto next = [&](const char* what) -> const std::string& {
-        if (at >= tokens.size()) throw fail(std::string("unexpected end of file, expected ") + what);
+        if (at >= tokens.size())
+            throw fail(std::string("unexpected end of file, expected ") + what);
         return tokens[at++].text;
     };
     auto integer = [&](const char* what) -> std::int64_t {
@@ -103,18 +106,21 @@ Fixture Fixture::read(const std::string& path) {
     while (at < tokens.size()) {
         if (next("'tensor'") != "tensor") {
             --at;
-            throw fail("expected 'tensor <name> <f32|i32> <ndim> dims...', found '" + tokens[at].text + "'");
+            throw fail("expected 'tensor <name> <f32|i32> <ndim> dims...', found '" +
+                       tokens[at].text + "'");
         }
         FixtureTensor tensor;
         tensor.name = next("a tensor name");
         const std::string dtype = next("f32 or i32");
         if (dtype != "f32" && dtype != "i32") {
             --at;
-            throw fail("tensor '" + tensor.name + "': dtype must be f32 or i32, found '" + dtype + "'");
+            throw fail("tensor '" + tensor.name + "': dtype must be f32 or i32, found '" + dtype +
+                       "'");
         }
         tensor.is_int = dtype == "i32";
         const std::int64_t rank = integer("the number of dimensions");
-        if (rank < 1 || rank > 8) throw fail("tensor '" + tensor.name + "': bad rank " + std::to_string(rank));
+        if (rank < 1 || rank > 8)
+            throw fail("tensor '" + tensor.name + "': bad rank " + std::to_string(rank));
         for (std::int64_t d = 0; d < rank; ++d) {
             const std::int64_t dim = integer("a dimension");
             if (dim < 0) throw fail("tensor '" + tensor.name + "': negative dimension");
@@ -131,12 +137,14 @@ Fixture Fixture::read(const std::string& path) {
                 const float value = std::strtof(text.c_str(), &end);
                 if (end == text.c_str() || *end != '\0') {
                     --at;
-                    throw fail("tensor '" + tensor.name + "': expected an f32 value, found '" + text + "'");
+                    throw fail("tensor '" + tensor.name + "': expected an f32 value, found '" +
+                               text + "'");
                 }
                 tensor.f32.push_back(value);
             }
         }
-        if (fixture.index_.count(tensor.name) != 0) throw fail("tensor '" + tensor.name + "' appears twice");
+        if (fixture.index_.count(tensor.name) != 0)
+            throw fail("tensor '" + tensor.name + "' appears twice");
         fixture.index_[tensor.name] = fixture.tensors_.size();
         fixture.tensors_.push_back(std::move(tensor));
     }

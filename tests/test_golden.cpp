@@ -1,0 +1,525 @@
+// Golden end-to-end test against Keras 3, in the manner of llm.c's test_gpt2: two tiny fixed
+// models (tests/data/keras_golden_{a,b}), their Keras activations, logits, probabilities, loss
+// and every gradient for one batch, and 10-step trajectories of six optimizers. The numbers come
+// from TensorFlow/Keras (tests/golden/make_keras_golden.py, which also checks itself against an
+// independent numpy transcription); nothing here is computed by the code under test.
+//
+// Every comparison is printed as a table row (max |a - e|, max |a - e| / |e|, tolerance), so a
+// failure says which tensor drifted and by how much.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+#include "support/fixture.h"
+
+using namespace mirrorlab;
+using testsupport::Fixture;
+using testsupport::FixtureTensor;
+
+namespace {
+
+// An element passes when |actual - expected| <= atol + rtol * |expected|. The absolute floor
+// only matters for values near zero (ReLU outputs, tiny gradients), where float32 rounding of a
+// sum of terms of size ~1 leaves ~1e-7 of noise that relative error would magnify.
+struct Tolerance {
+    double rtol = 0.0;
+    double atol = 0.0;
+};
+constexpr Tolerance kForwardTolerance{1e-5, 1e-6};
+constexpr Tolerance kLossTolerance{1e-5, 1e-6};
+constexpr Tolerance kGradientTolerance{1e-5, 1e-7};
+// Ten optimizer steps compound rounding differences (and Adam-family updates divide by
+// sqrt(v) + eps, which amplifies them for tiny gradients).
+constexpr Tolerance kTrajectoryTolerance{1e-4, 1e-5};
+
+struct Comparison {
+    std::string name;
+    std::int64_t count = 0;
+    double max_abs = 0.0;
+    double max_rel = 0.0;      // over elements with expected != 0
+    double worst_ratio = 0.0;  // max |a - e| / (atol + rtol |e|); <= 1 passes
+    std::int64_t worst_index = -1;
+    double worst_actual = 0.0, worst_expected = 0.0;
+    Tolerance tolerance;
+    std::string problem;  // shape mismatch or non-finite values
+    bool ok() const { return problem.empty() && worst_ratio <= 1.0; }
+};
+
+Comparison compare(const std::string& name, const std::vector<float>& actual,
+                   const std::vector<float>& expected, Tolerance tolerance) {
+    Comparison result;
+    result.name = name;
+    result.tolerance = tolerance;
+    result.count = static_cast<std::int64_t>(expected.size());
+    if (actual.size() != expected.size()) {
+        result.problem = "engine has " + std::to_string(actual.size()) + " values, Keras " +
+                         std::to_string(expected.size());
+        return result;
+    }
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const double a = actual[i], e = expected[i];
+        if (!std::isfinite(a) || !std::isfinite(e)) {
+            if (result.problem.empty()) {
+                result.problem = "non-finite value at " + std::to_string(i) + ": engine " +
+                                 std::to_string(a) + ", Keras " + std::to_string(e);
+            }
+            continue;
+        }
+        const double diff = std::abs(a - e);
+        result.max_abs = std::max(result.max_abs, diff);
+        if (e != 0.0) result.max_rel = std::max(result.max_rel, diff / std::abs(e));
+        const double ratio = diff / (tolerance.atol + tolerance.rtol * std::abs(e));
+        if (ratio > result.worst_ratio || result.worst_index < 0) {
+            result.worst_ratio = ratio;
+            result.worst_index = static_cast<std::int64_t>(i);
+            result.worst_actual = a;
+            result.worst_expected = e;
+        }
+    }
+    return result;
+}
+
+Comparison compare(const std::string& name, const std::vector<float>& actual,
+                   const FixtureTensor& expected, Tolerance tolerance) {
+    if (expected.is_int) {
+        Comparison result;
+        result.name = name;
+        result.problem = "fixture tensor '" + expected.name + "' is i32, expected f32";
+        return result;
+    }
+    return compare(name, actual, expected.f32, tolerance);
+}
+
+// Collects comparisons, prints them as one table and says which failed.
+class Report {
+  public:
+    explicit Report(std::string title) : title_(std::move(title)) {}
+
+    const Comparison& add(Comparison comparison) {
+        rows_.push_back(std::move(comparison));
+        return rows_.back();
+    }
+
+    bool all_ok() const {
+        for (const auto& row : rows_) {
+            if (!row.ok()) return false;
+        }
+        return true;
+    }
+
+    void print() const {
+        qInfo("%s", title_.c_str());
+        // "worst/tol" is the largest |a - e| / (atol + rtol |e|): the margin left (<= 1 passes).
+        qInfo("  %-46s %6s %10s %10s %8s %8s %9s  %s", "tensor", "n", "max abs", "max rel", "rtol",
+              "atol", "worst/tol", "result");
+        for (const auto& row : rows_) {
+            qInfo("  %-46s %6lld %10.3e %10.3e %8.1e %8.1e %9.3f  %s", row.name.c_str(),
+                  static_cast<long long>(row.count), row.max_abs, row.max_rel, row.tolerance.rtol,
+                  row.tolerance.atol, row.worst_ratio, row.ok() ? "ok" : "FAIL");
+        }
+    }
+
+    std::string failures() const {
+        std::string text;
+        for (const auto& row : rows_) {
+            if (row.ok()) continue;
+            text += "\n  " + row.name + ": ";
+            if (!row.problem.empty()) {
+                text += row.problem;
+            } else {
+                text += "element " + std::to_string(row.worst_index) + " engine " +
+                        QString::number(row.worst_actual, 'g', 9).toStdString() + " vs Keras " +
+                        QString::number(row.worst_expected, 'g', 9).toStdString() + " (" +
+                        QString::number(row.worst_ratio, 'g', 3).toStdString() + "x the tolerance)";
+            }
+        }
+        return text;
+    }
+
+  private:
+    std::string title_;
+    std::vector<Comparison> rows_;
+};
+
+std::string data_path(const std::string& file) {
+    return std::string(MIRRORLAB_TEST_DATA_DIR) + "/" + file;
+}
+
+// One fixture with its model, batch and initial weights, in the engine's flat variable order.
+struct Golden {
+    explicit Golden(const std::string& key)
+        : fixture(Fixture::read(data_path("keras_golden_" + key + ".txt"))),
+          model(Model::from_json_file(data_path("keras_golden_" + key + ".json"))) {
+        const FixtureTensor& id_tensor = fixture.at("input_ids");
+        const FixtureTensor& label_tensor = fixture.at("labels");
+        if (!id_tensor.is_int || !label_tensor.is_int || id_tensor.shape.size() != 2) {
+            throw std::runtime_error(fixture.path() +
+                                     ": input_ids and labels must be i32, ids [batch, length]");
+        }
+        batch = static_cast<std::int32_t>(id_tensor.shape[0]);
+        if (id_tensor.shape[1] != model.input_length() || label_tensor.numel() != batch) {
+            throw std::runtime_error(fixture.path() + ": the batch " + id_tensor.shape_text() +
+                                     " does not fit the model's input_length " +
+                                     std::to_string(model.input_length()));
+        }
+        ids = id_tensor.i32;
+        labels = label_tensor.i32;
+        initial_weights = flatten_variables("weights/");
+    }
+
+    // Concatenates "<prefix><layer>/<var>" in Model::variables() order, checking each shape.
+    std::vector<float> flatten_variables(const std::string& prefix) const {
+        std::vector<float> flat;
+        for (const auto& variable : model.variables()) {
+            const FixtureTensor& tensor = fixture.at(prefix + variable.name);
+            if (tensor.shape != variable.shape.dims()) {
+                throw std::runtime_error(fixture.path() + ": '" + tensor.name + "' is " +
+                                         tensor.shape_text() + " but the engine's variable is " +
+                                         variable.shape.to_string());
+            }
+            flat.insert(flat.end(), tensor.f32.begin(), tensor.f32.end());
+        }
+        return flat;
+    }
+
+    // Splits the engine's flat buffer back into variables and compares each with "<prefix><var>".
+    void compare_variables(Report& report, const std::vector<float>& flat,
+                           const std::string& prefix, Tolerance tolerance) const {
+        std::size_t offset = 0;
+        for (const auto& variable : model.variables()) {
+            const auto count = static_cast<std::size_t>(variable.shape.numel());
+            const std::vector<float> part(
+                flat.begin() + static_cast<std::ptrdiff_t>(std::min(offset, flat.size())),
+                flat.begin() + static_cast<std::ptrdiff_t>(std::min(offset + count, flat.size())));
+            report.add(compare(prefix + variable.name, part, fixture.at(prefix + variable.name),
+                               tolerance));
+            offset += count;
+        }
+    }
+
+    Fixture fixture;
+    Model model;
+    std::int32_t batch = 0;
+    std::vector<std::int32_t> ids, labels;
+    std::vector<float> initial_weights;
+};
+
+std::unique_ptr<LogicalDevice> cpu_device() {
+    return std::make_unique<LogicalDevice>("/device:CPU:0", detect_cpu(), 0, make_cpu_backend(),
+                                           nullptr);
+}
+
+// Forward, loss and gradients of one batch, compared with the fixture.
+void check_step(const Golden& golden, ModelReplica& replica, Report& report) {
+    const LossCounts counts = replica.forward_backward(golden.ids.data(), golden.labels.data(),
+                                                       golden.batch, golden.batch, 0, nullptr);
+    const auto& layers = golden.model.layers();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const bool last = i + 1 == layers.size();
+        // The engine fuses the output softmax into the loss, so its last layer holds the logits;
+        // the probabilities are checked through evaluate() below.
+        const bool fused_softmax = last && layers[i].config.activation == ActivationKind::Softmax;
+        const std::string name = fused_softmax ? "logits" : "activation/" + layers[i].config.name;
+        report.add(compare(name, replica.layer_output(i, golden.batch), golden.fixture.at(name),
+                           kForwardTolerance));
+    }
+    report.add(compare("loss", {static_cast<float>(counts.loss_sum / golden.batch)},
+                       golden.fixture.at("loss"), kLossTolerance));
+    golden.compare_variables(report, replica.gradients(), "grad/", kGradientTolerance);
+
+    std::vector<float> probabilities;
+    const LossCounts evaluated =
+        replica.evaluate(golden.ids.data(), golden.labels.data(), golden.batch, &probabilities);
+    report.add(
+        compare("probs (evaluate)", probabilities, golden.fixture.at("probs"), kForwardTolerance));
+    const std::string last_name = "activation/" + layers.back().config.name;
+    report.add(compare(last_name + " (evaluate)", probabilities, golden.fixture.at(last_name),
+                       kForwardTolerance));
+    report.add(compare("loss (evaluate)", {static_cast<float>(evaluated.loss_sum / golden.batch)},
+                       golden.fixture.at("loss"), kLossTolerance));
+}
+
+// ---- Optimizer hyper-parameters from the fixture header ------------------------------------
+
+double parse_number(const std::string& run, const std::string& key, const std::string& text) {
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0') {
+        throw std::runtime_error("optimizer " + run + ": " + key + "=" + text + " is not a number");
+    }
+    return value;
+}
+
+bool parse_bool(const std::string& run, const std::string& key, const std::string& text) {
+    if (text == "True") return true;
+    if (text == "False") return false;
+    throw std::runtime_error("optimizer " + run + ": " + key + "=" + text + " is not True/False");
+}
+
+bool fixture_is_keras_3(const Fixture& fixture) {
+    for (const auto& comment : fixture.comments()) {
+        if (comment.find("keras 3.") != std::string::npos) return true;
+    }
+    return false;
+}
+
+// Builds the engine's config from Keras' get_config() as the fixture header records it, so the
+// test cannot run with other hyper-parameters than Keras did. Every key must be understood:
+// features the engine lacks (weight decay, clipping, EMA, AMSGrad, centered RMSprop, loss
+// scaling, gradient accumulation) must be switched off in the run, or the test fails here.
+OptimizerConfig config_from_header(const Fixture& fixture, const std::string& run) {
+    const auto it = fixture.optimizer_runs().find(run);
+    if (it == fixture.optimizer_runs().end()) {
+        throw std::runtime_error(fixture.path() + ": no '# optimizer " + run + " ...' header line");
+    }
+    std::string base = run;
+    if (const auto pos = base.find("_densegrad"); pos != std::string::npos) base.erase(pos);
+    OptimizerConfig config;
+    std::vector<std::string> required{"learning_rate"};
+    if (base == "sgd" || base == "sgd_momentum" || base == "sgd_nesterov") {
+        config.kind = OptimizerKind::SGD;
+        required.insert(required.end(), {"momentum", "nesterov"});
+    } else if (base == "adam" || base == "nadam") {
+        config.kind = base == "adam" ? OptimizerKind::Adam : OptimizerKind::Nadam;
+        required.insert(required.end(), {"beta_1", "beta_2", "epsilon"});
+    } else if (base == "rmsprop") {
+        config.kind = OptimizerKind::RMSprop;
+        required.insert(required.end(), {"rho", "momentum", "epsilon"});
+    } else {
+        throw std::runtime_error(fixture.path() + ": unknown optimizer run '" + run + "'");
+    }
+    const auto& keys = it->second;
+    for (const auto& key : required) {
+        if (keys.count(key) == 0)
+            throw std::runtime_error("optimizer " + run + ": the header lacks " + key);
+    }
+    for (const auto& [key, value] : keys) {
+        if (key == "learning_rate") {
+            config.learning_rate = parse_number(run, key, value);
+        } else if (key == "beta_1") {
+            config.beta_1 = parse_number(run, key, value);
+        } else if (key == "beta_2") {
+            config.beta_2 = parse_number(run, key, value);
+        } else if (key == "epsilon") {
+            config.epsilon = parse_number(run, key, value);
+        } else if (key == "momentum") {
+            config.momentum = parse_number(run, key, value);
+        } else if (key == "rho") {
+            config.rho = parse_number(run, key, value);
+        } else if (key == "nesterov") {
+            config.nesterov = parse_bool(run, key, value);
+        } else if (key == "weight_decay" || key == "clipnorm" || key == "global_clipnorm" ||
+                   key == "clipvalue" || key == "ema_overwrite_frequency" ||
+                   key == "loss_scale_factor" || key == "gradient_accumulation_steps") {
+            if (value != "None") {
+                throw std::runtime_error("optimizer " + run + ": " + key + "=" + value +
+                                         " is not supported by the engine");
+            }
+        } else if (key == "use_ema" || key == "amsgrad" || key == "centered") {
+            if (parse_bool(run, key, value)) {
+                throw std::runtime_error("optimizer " + run + ": " + key +
+                                         "=True is not supported by the engine");
+            }
+        } else if (key == "ema_momentum") {
+            // Only read by Keras when use_ema=True, which is refused above.
+        } else {
+            throw std::runtime_error("optimizer " + run + ": unknown hyper-parameter " + key + "=" +
+                                     value);
+        }
+    }
+    if (config.kind == OptimizerKind::Nadam) {
+        // Keras 3's Nadam uses u_t = beta_1 * (1 - 0.5 * 0.96^t); TF2's tf.keras Nadam (the
+        // tutorial's, our default 0.004) uses 0.96^(0.004 t). The fixtures come from Keras 3, so
+        // the engine must run with the Keras 3 schedule to reproduce them.
+        if (!fixture_is_keras_3(fixture)) {
+            throw std::runtime_error(fixture.path() +
+                                     ": the header does not say Keras 3; Nadam's momentum "
+                                     "schedule depends on the Keras version (see OptimizerConfig)");
+        }
+        config.nadam_schedule_decay = 1.0;
+    }
+    config.validate();
+    return config;
+}
+
+// Runs `run` for as many steps as the fixture has losses, from the exported initial weights.
+void check_trajectory(const Golden& golden, const std::string& run, Report& report) {
+    const OptimizerConfig config = config_from_header(golden.fixture, run);
+    qInfo("%s: %s", run.c_str(), config.describe().c_str());
+    OptimizerSchedule schedule(config);
+    auto device = cpu_device();
+    ModelReplica replica(golden.model, *device, golden.batch, schedule.slot_count());
+    replica.set_weights(golden.initial_weights);
+
+    const FixtureTensor& expected_losses = golden.fixture.at(run + "/losses");
+    std::vector<float> losses;
+    for (std::int64_t step = 0; step < expected_losses.numel(); ++step) {
+        const LossCounts counts = replica.forward_backward(golden.ids.data(), golden.labels.data(),
+                                                           golden.batch, golden.batch, 0, nullptr);
+        losses.push_back(
+            static_cast<float>(counts.loss_sum / golden.batch));  // before the update, as Keras'
+        replica.apply_update(schedule.next_step());
+    }
+    report.add(compare(run + "/losses", losses, expected_losses, kTrajectoryTolerance));
+    const std::vector<float> weights = replica.weights();
+    golden.compare_variables(report, weights, run + "/weights/", kTrajectoryTolerance);
+
+    // For the record: how far Keras' own IndexedSlices run lands from the engine (not a check).
+    if (const auto pos = run.find("_densegrad"); pos != std::string::npos) {
+        const std::string plain = run.substr(0, pos);
+        const auto& variables = golden.model.variables();
+        const auto count = static_cast<std::size_t>(variables.front().shape.numel());
+        const std::vector<float> embedding(weights.begin(),
+                                           weights.begin() + static_cast<std::ptrdiff_t>(count));
+        const Comparison slices = compare(
+            plain, embedding, golden.fixture.at(plain + "/weights/" + variables.front().name),
+            kTrajectoryTolerance);
+        qInfo("(info) Keras' IndexedSlices run '%s' ends %.3e (max abs) from the engine's %s",
+              plain.c_str(), slices.max_abs, variables.front().name.c_str());
+    }
+}
+
+}  // namespace
+
+class TestGolden : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void fixtureHeaderDescribesEveryRun();
+    void forwardLossAndGradients_data();
+    void forwardLossAndGradients();
+    void trajectories_data();
+    void trajectories();
+    void perturbedWeightFailsTheComparison_data();
+    void perturbedWeightFailsTheComparison();
+};
+
+void TestGolden::fixtureHeaderDescribesEveryRun() {
+    for (const std::string key : {"a", "b"}) {
+        try {
+            const Golden golden(key);
+            // The six optimizers plus the three dense-gradient variants, each fully understood.
+            QCOMPARE(golden.fixture.optimizer_runs().size(), std::size_t{9});
+            for (const auto& [run, keys] : golden.fixture.optimizer_runs()) {
+                Q_UNUSED(keys);
+                QVERIFY2(golden.fixture.find(run + "/losses") != nullptr, run.c_str());
+                (void)config_from_header(golden.fixture, run);
+            }
+        } catch (const std::exception& error) {
+            QFAIL(error.what());
+        }
+    }
+}
+
+void TestGolden::forwardLossAndGradients_data() {
+    QTest::addColumn<QString>("key");
+    QTest::newRow("model A (Conv1D valid/same, MaxPooling1D, Flatten)") << "a";
+    QTest::newRow("model B (GlobalMaxPooling1D, Dense relu)") << "b";
+}
+
+void TestGolden::forwardLossAndGradients() {
+    QFETCH(QString, key);
+    try {
+        const Golden golden(key.toStdString());
+        auto device = cpu_device();
+        ModelReplica replica(golden.model, *device, golden.batch, 0);
+        replica.set_weights(golden.initial_weights);
+        Report report("model " + key.toStdString() + ": one step on the fixture batch vs Keras");
+        check_step(golden, replica, report);
+        report.print();
+        QVERIFY2(report.all_ok(), report.failures().c_str());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
+}
+
+void TestGolden::trajectories_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("run");
+    // SGD is linear in the gradient, so Keras' IndexedSlices embedding gradient gives the same
+    // update as a dense one and the plain runs apply. Adam, Nadam and RMSprop square the
+    // gradient: Keras 3 squares each unmerged IndexedSlices row (one per token occurrence)
+    // before summing, so a token seen k times contributes sum g_i^2 to the second moment,
+    // where the engine's dense, duplicate-summed gradient gives (sum g_i)^2. The fixtures'
+    // "_densegrad" runs feed Keras dense gradients, which is what the engine computes.
+    for (const char* key : {"a", "b"}) {
+        for (const char* run : {"sgd", "sgd_momentum", "sgd_nesterov", "adam_densegrad",
+                                "nadam_densegrad", "rmsprop_densegrad"}) {
+            QTest::addRow("%s/%s", key, run) << QString(key) << QString(run);
+        }
+    }
+}
+
+void TestGolden::trajectories() {
+    QFETCH(QString, key);
+    QFETCH(QString, run);
+    try {
+        const Golden golden(key.toStdString());
+        Report report("model " + key.toStdString() + ": 10 steps of " + run.toStdString() +
+                      " vs Keras");
+        check_trajectory(golden, run.toStdString(), report);
+        report.print();
+        QVERIFY2(report.all_ok(), report.failures().c_str());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
+}
+
+void TestGolden::perturbedWeightFailsTheComparison_data() {
+    forwardLossAndGradients_data();
+}
+
+// The negative control: the comparison must be able to fail. Moving the weight with the largest
+// Keras gradient by 1e-2 changes the loss by about |g| * 1e-2 and the gradients with it.
+void TestGolden::perturbedWeightFailsTheComparison() {
+    QFETCH(QString, key);
+    try {
+        const Golden golden(key.toStdString());
+        const std::vector<float> keras_gradients = golden.flatten_variables("grad/");
+        std::size_t strongest = 0;
+        for (std::size_t i = 1; i < keras_gradients.size(); ++i) {
+            if (std::abs(keras_gradients[i]) > std::abs(keras_gradients[strongest])) strongest = i;
+        }
+        std::vector<float> weights = golden.initial_weights;
+        weights[strongest] += 1e-2f;
+
+        auto device = cpu_device();
+        ModelReplica replica(golden.model, *device, golden.batch, 0);
+        replica.set_weights(weights);
+        Report report("model " + key.toStdString() + ": negative control, weight " +
+                      std::to_string(strongest) +
+                      " moved by 1e-2 (the comparison below must FAIL)");
+        check_step(golden, replica, report);
+        report.print();
+        QVERIFY2(!report.all_ok(),
+                 "a perturbed weight went unnoticed: the golden comparison cannot fail");
+
+        Report loss_and_gradients("loss and gradients only");
+        const LossCounts counts = replica.forward_backward(golden.ids.data(), golden.labels.data(),
+                                                           golden.batch, golden.batch, 0, nullptr);
+        const Comparison& loss = loss_and_gradients.add(
+            compare("loss", {static_cast<float>(counts.loss_sum / golden.batch)},
+                    golden.fixture.at("loss"), kLossTolerance));
+        QVERIFY2(!loss.ok(), "the loss comparison did not notice the perturbed weight");
+        golden.compare_variables(loss_and_gradients, replica.gradients(), "grad/",
+                                 kGradientTolerance);
+        QVERIFY(!loss_and_gradients.all_ok());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
+}
+
+QTEST_APPLESS_MAIN(TestGolden)
+#include "test_golden.moc"
