@@ -83,7 +83,10 @@ void CpuReferenceBackend::embedding_backward(const TensorView& ids, const Tensor
     std::fill_n(grad_table.f32(), grad_table.numel(), 0.0f);
     for (std::int64_t i = 0; i < ids.numel(); ++i) {
         const std::int32_t id = ids.i32()[i];
-        if (id < 0 || id >= vocabulary) throw OpError("[embedding] token id out of range in backward");
+        if (id < 0 || id >= vocabulary) {
+            throw OpError("[embedding] token id " + std::to_string(id) + " is outside the vocabulary of " +
+                          std::to_string(vocabulary) + " (input_dim) in the backward pass");
+        }
         float* row = grad_table.f32() + id * width;
         const float* g = grad_out.f32() + i * width;
         for (std::int64_t d = 0; d < width; ++d) row[d] += g[d];

@@ -1,0 +1,224 @@
+#include "ui/data_panel.h"
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QSettings>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "core/data/source.h"
+#include "core/util/error.h"
+
+namespace mirrorlab::ui {
+
+namespace {
+struct SourceKind {
+    const char* prefix;  // core data spec prefix
+    const char* label;
+    bool needs_path;
+    bool folder;
+};
+// The order is the combo's order; the synthetic default needs nothing on disk.
+const SourceKind kSources[] = {
+    {"synthetic", QT_TRANSLATE_NOOP("DataPanel", "Synthetic newswire (built in, Reuters-shaped)"), false, false},
+    {"keras", QT_TRANSLATE_NOOP("DataPanel", "Keras reuters.npz file"), true, false},
+    {"reuters21578", QT_TRANSLATE_NOOP("DataPanel", "Reuters-21578 folder (reut2-*.sgm)"), true, true},
+    {"folder", QT_TRANSLATE_NOOP("DataPanel", "Text folder (one subfolder per class)"), true, true},
+    {"csv", QT_TRANSLATE_NOOP("DataPanel", "CSV or TSV file (label and text columns)"), true, false},
+};
+}  // namespace
+
+DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    source_ = new QComboBox(this);
+    source_->setObjectName(QStringLiteral("dataSource"));
+    for (const auto& kind : kSources) source_->addItem(QCoreApplication::translate("DataPanel", kind.label));
+    form->addRow(tr("Source:"), source_);
+    auto* path_row = new QHBoxLayout;
+    path_ = new QLineEdit(this);
+    path_->setObjectName(QStringLiteral("dataPath"));
+    browse_ = new QPushButton(tr("Browse…"), this);
+    path_row->addWidget(path_, 1);
+    path_row->addWidget(browse_);
+    form->addRow(tr("Path:"), path_row);
+    layout->addLayout(form);
+    load_button_ = new QPushButton(tr("Load"), this);
+    load_button_->setObjectName(QStringLiteral("loadData"));
+    status_ = new QLabel(this);
+    status_->setObjectName(QStringLiteral("dataStatus"));
+    status_->setWordWrap(true);
+    auto* load_row = new QHBoxLayout;
+    load_row->addWidget(load_button_);
+    load_row->addWidget(status_, 1);
+    layout->addLayout(load_row);
+    statistics_ = new QPlainTextEdit(this);
+    statistics_->setObjectName(QStringLiteral("dataStatistics"));
+    statistics_->setReadOnly(true);
+    statistics_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    layout->addWidget(statistics_, 1);
+    samples_ = new QTableWidget(0, 3, this);
+    samples_->setObjectName(QStringLiteral("dataSamples"));
+    samples_->setHorizontalHeaderLabels({tr("Label"), tr("Tokens"), tr("Start of the sample")});
+    samples_->horizontalHeader()->setStretchLastSection(true);
+    samples_->verticalHeader()->setVisible(false);
+    samples_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    layout->addWidget(samples_, 1);
+
+    connect(source_, &QComboBox::currentIndexChanged, this, &DataPanel::onSourceChanged);
+    connect(load_button_, &QPushButton::clicked, this, [this] { load(spec()); });
+    connect(browse_, &QPushButton::clicked, this, [this] {
+        const SourceKind& kind = kSources[source_->currentIndex()];
+        const QString chosen = kind.folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), path_->text())
+                                           : QFileDialog::getOpenFileName(this, tr("Choose a file"), path_->text());
+        if (!chosen.isEmpty()) path_->setText(chosen);
+    });
+    onSourceChanged();
+}
+
+DataPanel::~DataPanel() {
+    if (worker_.joinable()) worker_.join();
+}
+
+QString DataPanel::spec() const {
+    const SourceKind& kind = kSources[std::max(0, source_->currentIndex())];
+    if (!kind.needs_path) return QString::fromLatin1(kind.prefix);
+    return QString::fromLatin1(kind.prefix) + QLatin1Char(':') + path_->text();
+}
+
+QString DataPanel::dataName() const {
+    if (!dataset_) return {};
+    QString name = QString::fromStdString(dataset_->train.name);
+    if (dataset_->train.synthetic && !name.contains(tr("synthetic"), Qt::CaseInsensitive)) name += tr(" (synthetic)");
+    return name;
+}
+
+void DataPanel::onSourceChanged() {
+    const SourceKind& kind = kSources[std::max(0, source_->currentIndex())];
+    path_->setEnabled(kind.needs_path);
+    browse_->setEnabled(kind.needs_path);
+}
+
+void DataPanel::load(const QString& spec_text) {
+    if (loading_) return;
+    if (worker_.joinable()) worker_.join();
+    loading_ = true;
+    load_button_->setEnabled(false);
+    status_->setStyleSheet({});
+    status_->setText(tr("Loading %1…").arg(spec_text));
+    QPointer<DataPanel> self(this);
+    const std::string spec_string = spec_text.toStdString();
+    worker_ = std::thread([self, spec_string, spec_text] {
+        std::shared_ptr<const DatasetSplit> data;
+        QString error;
+        try {
+            data = std::make_shared<const DatasetSplit>(load_dataset(spec_string));
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(
+            qApp, [self, data, spec_text, error] {
+                if (self) self->onLoaded(data, spec_text, error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool DataPanel::waitUntilLoaded(int timeout_ms) {
+    QElapsedTimer timer;
+    timer.start();
+    while (loading_ && timer.elapsed() < timeout_ms) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        QThread::msleep(5);
+    }
+    return !loading_;
+}
+
+void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error) {
+    loading_ = false;
+    load_button_->setEnabled(true);
+    if (!error.isEmpty()) {
+        last_error_ = error;
+        status_->setStyleSheet(QStringLiteral("color: #b00020"));
+        status_->setText(tr("Could not load the data: %1").arg(error));
+        emit loadFailed(error);
+        return;
+    }
+    last_error_.clear();
+    dataset_ = std::move(data);
+    loaded_spec_ = spec_text;
+    status_->setStyleSheet({});
+    status_->setText(tr("Loaded: %1").arg(dataName()));
+    showStatistics();
+    emit datasetChanged();
+}
+
+void DataPanel::showStatistics() {
+    const TextDataset& train = dataset_->train;
+    const TextDataset& validation = dataset_->validation;
+    std::vector<std::size_t> lengths;
+    for (const auto& sequence : train.sequences) lengths.push_back(sequence.size());
+    std::sort(lengths.begin(), lengths.end());
+    const std::size_t median = lengths.empty() ? 0 : lengths[lengths.size() / 2];
+    const auto truncated = std::count_if(lengths.begin(), lengths.end(), [](std::size_t n) { return n > 300; });
+    QString text;
+    text += tr("%1\n").arg(dataName());
+    text += tr("Training samples:   %1\n").arg(train.size());
+    text += tr("Validation samples: %1\n").arg(validation.size());
+    text += tr("Classes:            %1\n").arg(train.num_classes);
+    text += tr("Vocabulary:         %1 ids\n").arg(train.vocabulary_size);
+    text += tr("Length (tokens):    median %1, max %2; %3 % longer than 300\n")
+                .arg(median)
+                .arg(lengths.empty() ? 0 : lengths.back())
+                .arg(lengths.empty() ? 0.0 : 100.0 * static_cast<double>(truncated) / static_cast<double>(lengths.size()), 0, 'f', 1);
+    const std::vector<std::int64_t> counts = train.class_counts();
+    std::vector<int> order(counts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return counts[static_cast<std::size_t>(a)] > counts[static_cast<std::size_t>(b)]; });
+    text += tr("Largest classes:\n");
+    for (std::size_t i = 0; i < std::min<std::size_t>(8, order.size()); ++i) {
+        const auto c = static_cast<std::size_t>(order[i]);
+        const QString name = c < train.class_names.size() ? QString::fromStdString(train.class_names[c]) : QString::number(c);
+        text += QStringLiteral("  %1 %2  %3\n").arg(c, 3).arg(name, -16).arg(counts[c]);
+    }
+    statistics_->setPlainText(text);
+
+    samples_->setRowCount(0);
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, train.size()); ++i) {
+        const int row = samples_->rowCount();
+        samples_->insertRow(row);
+        const auto label = static_cast<std::size_t>(train.labels[i]);
+        const QString name = label < train.class_names.size() ? QString::fromStdString(train.class_names[label]) : QString::number(label);
+        samples_->setItem(row, 0, new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(name).arg(label)));
+        samples_->setItem(row, 1, new QTableWidgetItem(QString::number(train.sequences[i].size())));
+        QStringList ids;
+        for (std::size_t t = 0; t < std::min<std::size_t>(24, train.sequences[i].size()); ++t) ids << QString::number(train.sequences[i][t]);
+        samples_->setItem(row, 2, new QTableWidgetItem(ids.join(QLatin1Char(' '))));
+    }
+}
+
+void DataPanel::saveSettings(QSettings& settings) const {
+    settings.setValue(QStringLiteral("data/source"), source_->currentIndex());
+    settings.setValue(QStringLiteral("data/path"), path_->text());
+}
+
+void DataPanel::restoreSettings(const QSettings& settings) {
+    source_->setCurrentIndex(std::clamp(settings.value(QStringLiteral("data/source"), 0).toInt(), 0, source_->count() - 1));
+    path_->setText(settings.value(QStringLiteral("data/path")).toString());
+}
+
+}  // namespace mirrorlab::ui

@@ -1,0 +1,63 @@
+#pragma once
+// Choosing the training data: the source (the synthetic default, files and folders as core
+// supports them), loaded off the GUI thread, with its statistics and a few samples with labels.
+#include <QWidget>
+
+#include <memory>
+#include <thread>
+
+#include "core/data/dataset.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTableWidget;
+class QSettings;
+
+namespace mirrorlab::ui {
+
+class DataPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DataPanel(QWidget* parent = nullptr);
+    ~DataPanel() override;
+
+    std::shared_ptr<const DatasetSplit> dataset() const { return dataset_; }
+    QString dataName() const;
+    QString spec() const;  // the core data spec of the current choice ("synthetic", "keras:/path", ...)
+    bool isLoading() const { return loading_; }
+    QString lastError() const { return last_error_; }
+
+    // Loads in the background; datasetChanged() or loadFailed() follow on the GUI thread.
+    void load(const QString& spec);
+    bool waitUntilLoaded(int timeout_ms);
+
+    void saveSettings(QSettings& settings) const;
+    void restoreSettings(const QSettings& settings);
+
+signals:
+    void datasetChanged();
+    void loadFailed(const QString& message);
+
+private:
+    void onSourceChanged();
+    void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error);
+    void showStatistics();
+
+    QComboBox* source_ = nullptr;
+    QLineEdit* path_ = nullptr;
+    QPushButton* browse_ = nullptr;
+    QPushButton* load_button_ = nullptr;
+    QLabel* status_ = nullptr;
+    QPlainTextEdit* statistics_ = nullptr;
+    QTableWidget* samples_ = nullptr;
+    std::shared_ptr<const DatasetSplit> dataset_;
+    QString loaded_spec_;
+    QString last_error_;
+    bool loading_ = false;
+    std::thread worker_;
+};
+
+}  // namespace mirrorlab::ui

@@ -1,0 +1,70 @@
+#pragma once
+// The main window: devices, model, data, training charts, the per-device monitor, runs and the
+// log as docks a person can arrange; the layout and every panel's settings persist.
+#include <QMainWindow>
+
+#include <optional>
+
+#include "ui/training_controller.h"
+
+class QAction;
+class QLabel;
+
+namespace mirrorlab::ui {
+
+class DataPanel;
+class DevicesPanel;
+class LogPanel;
+class ModelPanel;
+class MonitorPanel;
+class RunsPanel;
+class TrainingPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    // `settings_scope` names the QSettings group (tests use their own so they start clean).
+    explicit MainWindow(QWidget* parent = nullptr, const QString& settings_scope = QStringLiteral("MirrorLab"));
+    ~MainWindow() override;
+
+    TrainingController* controller() const { return controller_; }
+    DevicesPanel* devicesPanel() const { return devices_; }
+    ModelPanel* modelPanel() const { return model_; }
+    DataPanel* dataPanel() const { return data_; }
+    TrainingPanel* trainingPanel() const { return training_; }
+    MonitorPanel* monitorPanel() const { return monitor_; }
+    RunsPanel* runsPanel() const { return runs_; }
+    LogPanel* logPanel() const { return log_; }
+
+    // Why Start is not possible right now (empty when it is): invalid devices, model or data.
+    QString startBlocker() const;
+    // Starts a run with the panels' settings; returns false (and shows why) when blocked.
+    bool startTraining(int epochs_override = 0);
+    QString messageText() const;  // the message bar's text (errors and warnings a person must see)
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildActions();
+    void updateActions();
+    void showMessage(const QString& text, bool error);
+    void saveSettings() const;
+    void restoreSettings();
+
+    QString settings_scope_;
+    TrainingController* controller_ = nullptr;
+    DevicesPanel* devices_ = nullptr;
+    ModelPanel* model_ = nullptr;
+    DataPanel* data_ = nullptr;
+    TrainingPanel* training_ = nullptr;
+    MonitorPanel* monitor_ = nullptr;
+    RunsPanel* runs_ = nullptr;
+    LogPanel* log_ = nullptr;
+    QLabel* message_ = nullptr;
+    QAction* start_ = nullptr;
+    QAction* pause_ = nullptr;
+    QAction* stop_ = nullptr;
+};
+
+}  // namespace mirrorlab::ui
