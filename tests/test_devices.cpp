@@ -1,0 +1,830 @@
+// Devices module: the --devices grammar, validation against the machine, logical devices, the
+// memory arena that enforces a device's limit, and out-of-memory at the model level.
+//
+// Everything runs on the CPU. A fake GPU provider (host memory, CPU reference backend) stands in
+// for the CUDA plugin, which also exercises the DeviceProvider interface the plugin implements.
+#include <QtTest/QtTest>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu_reference.h"
+#include "core/backend/tensor.h"
+#include "core/device/arena.h"
+#include "core/device/device.h"
+#include "core/distribute/mirrored.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+// Readable failure messages for std::string comparisons.
+namespace QTest {
+template <>
+inline char* toString(const std::string& text) {
+    return qstrdup(text.c_str());
+}
+}  // namespace QTest
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+// Counts what the arena asks of it, so a test can see that a device's arena really draws from
+// the allocator its provider made.
+class CountingAllocator final : public RawAllocator {
+  public:
+    void* allocate_raw(std::int64_t bytes) override {
+        ++allocations;
+        return host.allocate_raw(bytes);
+    }
+    void free_raw(void* pointer) override {
+        ++frees;
+        host.free_raw(pointer);
+    }
+    int allocations = 0;
+    int frees = 0;
+
+  private:
+    HostAllocator host;
+};
+
+// One 4 GiB "GPU" backed by host memory and the CPU reference backend.
+class FakeGpuProvider final : public DeviceProvider {
+  public:
+    DeviceType type() const override { return DeviceType::GPU; }
+    std::vector<PhysicalDevice> devices() const override {
+        PhysicalDevice gpu;
+        gpu.type = DeviceType::GPU;
+        gpu.index = 0;
+        gpu.name = "Fake GPU";
+        gpu.total_memory_bytes = 4096 * kMiB;
+        gpu.free_memory_bytes = 4000 * kMiB;
+        gpu.cores = 8;
+        gpu.compute_capability = "9.0";
+        gpu.bus_id = "0000:00:00.0";
+        return {gpu};
+    }
+    std::string status() const override { return "fake provider, 1 GPU"; }
+    std::unique_ptr<Backend> create_backend(int physical_index) override {
+        backend_indices.push_back(physical_index);
+        return std::make_unique<CpuReferenceBackend>();
+    }
+    std::shared_ptr<RawAllocator> create_allocator(int physical_index) override {
+        allocator_indices.push_back(physical_index);
+        auto allocator = std::make_shared<CountingAllocator>();
+        allocators.push_back(allocator);
+        return allocator;
+    }
+
+    std::vector<int> backend_indices, allocator_indices;
+    std::vector<std::shared_ptr<CountingAllocator>> allocators;
+};
+
+// The message of the DeviceConfigError that `fn` throws; fails the test when it throws nothing.
+template <typename Fn>
+QString config_error(Fn&& fn) {
+    try {
+        fn();
+    } catch (const DeviceConfigError& error) {
+        return QString::fromStdString(error.what());
+    }
+    return QStringLiteral("<no DeviceConfigError thrown>");
+}
+
+QString parse_error(const std::string& spec) {
+    return config_error([&] { DeviceConfig::parse(spec); });
+}
+
+bool same_choice(const DeviceChoice& a, const DeviceChoice& b) {
+    return a.type == b.type && a.index == b.index && a.mode == b.mode && a.replicas == b.replicas &&
+           a.memory_limits_mb == b.memory_limits_mb;
+}
+
+// A small valid model whose embedding table holds `vocabulary` x `width` floats.
+Model embedding_model(std::int64_t vocabulary, std::int64_t width, std::int32_t input_length) {
+    const std::string text =
+        "{\"name\": \"big_embedding\", \"input_length\": " + std::to_string(input_length) +
+        ", \"layers\": ["
+        "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"embedding\", \"input_dim\": " +
+        std::to_string(vocabulary) + ", \"output_dim\": " + std::to_string(width) +
+        "}},"
+        "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 3, "
+        "\"activation\": \"softmax\"}}]}";
+    return Model::from_json_text(text, "test model");
+}
+
+}  // namespace
+
+class TestDevices : public QObject {
+    Q_OBJECT
+
+  private slots:
+    // ---- DeviceConfig::parse -------------------------------------------------------------
+    void parse_single_choices_data();
+    void parse_single_choices();
+    void parse_two_gpus();
+    void parse_cpu0_names_the_cpu();
+    void to_spec_round_trips();
+    void parse_rejects_bad_specs_data();
+    void parse_rejects_bad_specs();
+
+    // ---- validate() against the machine --------------------------------------------------
+    void registry_has_the_cpu();
+    void validate_accepts_cpu_configurations();
+    void validate_rejects_no_devices();
+    void validate_rejects_missing_gpu();
+    void validate_rejects_limits_above_physical_memory();
+    void validate_rejects_tiny_virtual_device();
+    void validate_rejects_duplicate_device();
+    void validate_rejects_growth_with_limits();
+    void validate_rejects_impossible_hand_built_choices();
+    void fake_gpu_provider_validates_and_creates_devices();
+    void validate_rejects_mixing_cpu_and_gpu();
+
+    // ---- create_logical_devices ----------------------------------------------------------
+    void create_cpu_replicas_without_limits();
+    void create_cpu_virtual_devices_with_limits();
+    void create_validates_first();
+
+    // ---- MemoryArena ---------------------------------------------------------------------
+    void arena_bookkeeping_follows_tensor_lifetimes();
+    void arena_reuses_freed_blocks();
+    void arena_out_of_memory_names_everything();
+    void arena_still_works_after_out_of_memory();
+    void arena_releases_cache_to_stay_under_limit();
+    void arena_unlimited_and_reset_peak();
+    void format_bytes_units();
+
+    // ---- Out of memory at the model level ------------------------------------------------
+    void model_variables_do_not_fit_16mb();
+    void model_activations_do_not_fit_and_nothing_leaks();
+    void reference_model_fits_64mb();
+};
+
+// ---- DeviceConfig::parse -----------------------------------------------------------------
+
+void TestDevices::parse_single_choices_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("index");
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<int>("replicas");
+    QTest::addColumn<QString>("limits");  // "512+512", MiB
+    QTest::addColumn<int>("replica_count");
+    QTest::addColumn<QString>("canonical");
+
+    const int cpu = static_cast<int>(DeviceType::CPU), gpu = static_cast<int>(DeviceType::GPU);
+    const int whole = static_cast<int>(MemoryMode::Whole),
+              virt = static_cast<int>(MemoryMode::Virtual),
+              growth = static_cast<int>(MemoryMode::Growth);
+    QTest::newRow("cpu") << "cpu" << cpu << 0 << whole << 1 << "" << 1 << "cpu";
+    QTest::newRow("cpu:2") << "cpu:2" << cpu << 0 << whole << 2 << "" << 2 << "cpu:2";
+    QTest::newRow("cpu:2x512MB") << "cpu:2x512MB" << cpu << 0 << virt << 1 << "512+512" << 2
+                                 << "cpu:2x512MB";
+    QTest::newRow("cpu:0:2x512MB")
+        << "cpu:0:2x512MB" << cpu << 0 << virt << 1 << "512+512" << 2 << "cpu:2x512MB";
+    QTest::newRow("cpu:0:3") << "cpu:0:3" << cpu << 0 << whole << 3 << "" << 3 << "cpu:3";
+    QTest::newRow("CPU:2X1GiB") << "CPU:2X1GiB" << cpu << 0 << virt << 1 << "1024+1024" << 2
+                                << "cpu:2x1024MB";
+    QTest::newRow("gpu:0") << "gpu:0" << gpu << 0 << whole << 1 << "" << 1 << "gpu:0";
+    QTest::newRow("gpu:3") << "gpu:3" << gpu << 3 << whole << 1 << "" << 1 << "gpu:3";
+    QTest::newRow("gpu:0:2") << "gpu:0:2" << gpu << 0 << whole << 2 << "" << 2 << "gpu:0:2";
+    QTest::newRow("gpu:0:2x1024MB")
+        << "gpu:0:2x1024MB" << gpu << 0 << virt << 1 << "1024+1024" << 2 << "gpu:0:2x1024MB";
+    QTest::newRow("gpu:0:growth") << "gpu:0:growth" << gpu << 0 << growth << 1 << "" << 1
+                                  << "gpu:0:growth";
+    QTest::newRow("gpu:0:1024MB+2048MB") << "gpu:0:1024MB+2048MB" << gpu << 0 << virt << 1
+                                         << "1024+2048" << 2 << "gpu:0:1024MB+2048MB";
+    QTest::newRow("gpu:1:2GB") << "gpu:1:2GB" << gpu << 1 << virt << 1 << "2048" << 1
+                               << "gpu:1:1x2048MB";
+    QTest::newRow("gpu:0:2x2GB") << "gpu:0:2x2GB" << gpu << 0 << virt << 1 << "2048+2048" << 2
+                                 << "gpu:0:2x2048MB";
+    QTest::newRow("gpu:0:512MiB+1g")
+        << "gpu:0:512MiB+1g" << gpu << 0 << virt << 1 << "512+1024" << 2 << "gpu:0:512MB+1024MB";
+    QTest::newRow("spaces") << "  gpu:0 " << gpu << 0 << whole << 1 << "" << 1 << "gpu:0";
+}
+
+void TestDevices::parse_single_choices() {
+    QFETCH(QString, spec);
+    QFETCH(int, type);
+    QFETCH(int, index);
+    QFETCH(int, mode);
+    QFETCH(int, replicas);
+    QFETCH(QString, limits);
+    QFETCH(int, replica_count);
+    QFETCH(QString, canonical);
+
+    const DeviceConfig config = DeviceConfig::parse(spec.toStdString());
+    QCOMPARE(config.devices.size(), std::size_t{1});
+    const DeviceChoice& choice = config.devices.front();
+    QCOMPARE(static_cast<int>(choice.type), type);
+    QCOMPARE(choice.index, index);
+    QCOMPARE(static_cast<int>(choice.mode), mode);
+    if (choice.mode == MemoryMode::Whole) QCOMPARE(choice.replicas, replicas);
+    QStringList parsed_limits;
+    for (auto mb : choice.memory_limits_mb) parsed_limits << QString::number(mb);
+    QCOMPARE(parsed_limits.join('+'), limits);
+    QCOMPARE(config.replica_count(), replica_count);
+    QCOMPARE(QString::fromStdString(config.to_spec()), canonical);
+}
+
+void TestDevices::parse_two_gpus() {
+    for (const char* spec : {"gpu:0,gpu:1", "gpu:0, gpu:1", "GPU:0,GPU:1"}) {
+        const DeviceConfig config = DeviceConfig::parse(spec);
+        QCOMPARE(config.devices.size(), std::size_t{2});
+        QCOMPARE(config.devices[0].type, DeviceType::GPU);
+        QCOMPARE(config.devices[0].index, 0);
+        QCOMPARE(config.devices[1].type, DeviceType::GPU);
+        QCOMPARE(config.devices[1].index, 1);
+        QCOMPARE(config.devices[1].mode, MemoryMode::Whole);
+        QCOMPARE(config.replica_count(), 2);
+        QCOMPARE(config.to_spec(), std::string("gpu:0,gpu:1"));
+    }
+    const DeviceConfig mixed = DeviceConfig::parse("gpu:0:2x1024MB,gpu:1:growth");
+    QCOMPARE(mixed.replica_count(), 3);
+    QCOMPARE(mixed.to_spec(), std::string("gpu:0:2x1024MB,gpu:1:growth"));
+}
+
+void TestDevices::parse_cpu0_names_the_cpu() {
+    // parse() says '"cpu:0" names the CPU', and validate() tells people "the CPU is cpu (or
+    // cpu:0)" — so "cpu:0" must mean one CPU replica, as "gpu:0" means one GPU.
+    bool parsed = false;
+    DeviceConfig config;
+    QString error;
+    try {
+        config = DeviceConfig::parse("cpu:0");
+        parsed = true;
+    } catch (const DeviceConfigError& e) {
+        error = QString::fromUtf8(e.what());
+    }
+    QVERIFY2(parsed, qPrintable(error));
+    QCOMPARE(config.replica_count(), 1);
+    QCOMPARE(config.devices.front().type, DeviceType::CPU);
+}
+
+void TestDevices::to_spec_round_trips() {
+    for (const char* spec : {"cpu", "cpu:2", "cpu:2x512MB", "cpu:0:2x512MB", "cpu:growth", "gpu:0",
+                             "gpu:0,gpu:1", "gpu:0:2x1024MB", "gpu:0:growth", "gpu:0:1024MB+2048MB",
+                             "gpu:0:2x2GB", "gpu:1:4", "gpu:0:256MB+256MB+512MB,gpu:1:3x1GB"}) {
+        const DeviceConfig first = DeviceConfig::parse(spec);
+        const std::string canonical = first.to_spec();
+        const DeviceConfig second = DeviceConfig::parse(canonical);
+        QVERIFY2(second.to_spec() == canonical, spec);
+        QVERIFY2(first.devices.size() == second.devices.size(), spec);
+        for (std::size_t i = 0; i < first.devices.size(); ++i) {
+            QVERIFY2(same_choice(first.devices[i], second.devices[i]), spec);
+        }
+    }
+    // A hand-built configuration (what the GUI's form produces) prints in the CLI grammar.
+    DeviceConfig config;
+    config.devices.push_back({DeviceType::GPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
+    config.devices.push_back({DeviceType::GPU, 2, MemoryMode::Growth, 1, {}});
+    QCOMPARE(config.to_spec(), std::string("gpu:0:2x1024MB,gpu:2:growth"));
+}
+
+void TestDevices::parse_rejects_bad_specs_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("quoted");  // the part the message must name
+
+    QTest::newRow("empty") << ""
+                           << "it is empty";
+    QTest::newRow("blank") << "   "
+                           << "it is empty";
+    QTest::newRow("tpu") << "tpu"
+                         << "'tpu' is not a device type";
+    QTest::newRow("gpu without index") << "gpu"
+                                       << "'gpu' needs an index";
+    QTest::newRow("gpu:x") << "gpu:x"
+                           << "'x' is not a GPU index";
+    QTest::newRow("gpu:-1") << "gpu:-1"
+                            << "'-1' is not a GPU index";
+    QTest::newRow("cpu:0x512MB") << "cpu:0x512MB"
+                                 << "'cpu:0x512MB'";
+    QTest::newRow("cpu:2xMB") << "cpu:2xMB"
+                              << "'MB' is neither a replica count";
+    QTest::newRow("cpu:2x0MB") << "cpu:2x0MB"
+                               << "'0MB' is neither a replica count";
+    QTest::newRow("cpu:2x-5MB") << "cpu:2x-5MB"
+                                << "'-5MB' is neither a replica count";
+    QTest::newRow("cpu:2x512MB:extra") << "cpu:2x512MB:extra"
+                                       << "'cpu:2x512MB:extra' has too many ':' parts";
+    QTest::newRow("cpu:99") << "cpu:99"
+                            << "between 1 and 64";
+    QTest::newRow("cpu:65x16MB") << "cpu:65x16MB"
+                                 << "between 1 and 64";
+    QTest::newRow("gpu:0:lots") << "gpu:0:lots"
+                                << "'lots' is neither a replica count";
+    QTest::newRow("gpu:0:512MB+") << "gpu:0:512MB+"
+                                  << "'' is neither a replica count";
+    QTest::newRow("trailing comma") << "cpu,"
+                                    << "'' is not a device type";
+}
+
+void TestDevices::parse_rejects_bad_specs() {
+    QFETCH(QString, spec);
+    QFETCH(QString, quoted);
+    const QString message = parse_error(spec.toStdString());
+    QVERIFY2(message.contains(quoted), qPrintable(message));
+    // Every message quotes the whole spec and shows the grammar by example.
+    QVERIFY2(message.contains("device spec '" + spec + "'"), qPrintable(message));
+    QVERIFY2(message.contains("Examples:"), qPrintable(message));
+    QVERIFY2(message.contains("cpu:2x512MB") && message.contains("gpu:0:2x1024MB"),
+             qPrintable(message));
+}
+
+// ---- validate() --------------------------------------------------------------------------
+
+void TestDevices::registry_has_the_cpu() {
+    const DeviceRegistry registry;
+    const auto devices = registry.physical_devices();
+    QCOMPARE(devices.size(), std::size_t{1});
+    QCOMPARE(devices[0].type, DeviceType::CPU);
+    QCOMPARE(devices[0].id(), std::string("CPU:0"));
+    QVERIFY(devices[0].total_memory_bytes > 0);
+    QVERIFY(devices[0].cores >= 1);
+    QVERIFY(!devices[0].name.empty());
+    QVERIFY(registry.find(DeviceType::CPU, 0) != nullptr);
+    QVERIFY(registry.find(DeviceType::CPU, 1) == nullptr);
+    QVERIFY(registry.find(DeviceType::GPU, 0) == nullptr);
+    QVERIFY(registry.provider(DeviceType::GPU) == nullptr);
+    QCOMPARE(registry.gpu_status(), std::string("no GPU backend loaded"));
+    QCOMPARE(DeviceConfig::default_for(registry).to_spec(), std::string("cpu"));
+}
+
+void TestDevices::validate_accepts_cpu_configurations() {
+    const DeviceRegistry registry;
+    for (const char* spec :
+         {"cpu", "cpu:2", "cpu:4", "cpu:2x512MB", "cpu:0:2x16MB", "cpu:growth", "cpu:64"}) {
+        try {
+            DeviceConfig::parse(spec).validate(registry);
+        } catch (const DeviceConfigError& error) {
+            QFAIL(qPrintable(QString("%1: %2").arg(spec, error.what())));
+        }
+    }
+}
+
+void TestDevices::validate_rejects_no_devices() {
+    const DeviceRegistry registry;
+    const QString message = config_error([&] { DeviceConfig{}.validate(registry); });
+    QVERIFY2(message.contains("no device is selected"), qPrintable(message));
+    QVERIFY2(message.contains("CPU or GPU"), qPrintable(message));
+}
+
+void TestDevices::validate_rejects_missing_gpu() {
+    const DeviceRegistry registry;
+    for (const char* spec : {"gpu:0", "gpu:0:2x1024MB", "gpu:1"}) {
+        const QString message = config_error([&] { DeviceConfig::parse(spec).validate(registry); });
+        QVERIFY2(message.contains("does not exist"), qPrintable(message));
+        QVERIFY2(message.contains("this machine has 0 GPUs"), qPrintable(message));
+        QVERIFY2(message.contains("no GPU backend loaded"),
+                 qPrintable(message));  // why there are none
+        QVERIFY2(message.contains("--devices cpu"), qPrintable(message));
+    }
+}
+
+void TestDevices::validate_rejects_limits_above_physical_memory() {
+    const DeviceRegistry registry;
+    const PhysicalDevice* cpu = registry.find(DeviceType::CPU, 0);
+    QVERIFY(cpu != nullptr);
+    const std::int64_t total_mb = cpu->total_memory_bytes / kMiB;
+    const std::int64_t each_mb =
+        total_mb / 2 + 1;  // two of them are just over the machine's memory
+    const std::string spec = "cpu:2x" + std::to_string(each_mb) + "MB";
+    const QString message = config_error([&] { DeviceConfig::parse(spec).validate(registry); });
+    QVERIFY2(message.contains(QString("ask for %1 MB in all").arg(2 * each_mb)),
+             qPrintable(message));
+    QVERIFY2(message.contains(QString("has only %1 MB").arg(total_mb)), qPrintable(message));
+    QVERIFY2(message.contains(QString::fromStdString(cpu->name)), qPrintable(message));
+    QVERIFY2(message.contains("lower the limits"), qPrintable(message));
+
+    // Exactly the machine's memory in all is allowed.
+    const std::string fits = "cpu:1x" + std::to_string(total_mb) + "MB";
+    DeviceConfig::parse(fits).validate(registry);
+}
+
+void TestDevices::validate_rejects_tiny_virtual_device() {
+    const DeviceRegistry registry;
+    DeviceConfig::parse("cpu:2x16MB").validate(registry);  // the smallest allowed
+    for (const char* spec : {"cpu:2x15MB", "cpu:512MB+8MB"}) {
+        const QString message = config_error([&] { DeviceConfig::parse(spec).validate(registry); });
+        QVERIFY2(message.contains("too small"), qPrintable(message));
+        QVERIFY2(message.contains("at least 16 MB"), qPrintable(message));
+    }
+}
+
+void TestDevices::validate_rejects_duplicate_device() {
+    const DeviceRegistry registry;
+    for (const char* spec : {"cpu,cpu", "cpu:2,cpu:0:2x512MB"}) {
+        const QString message = config_error([&] { DeviceConfig::parse(spec).validate(registry); });
+        QVERIFY2(message.contains("CPU:0 is listed twice"), qPrintable(message));
+        QVERIFY2(message.contains("cpu:2"),
+                 qPrintable(message));  // how to ask for several replicas
+    }
+}
+
+void TestDevices::validate_rejects_growth_with_limits() {
+    const DeviceRegistry registry;
+    DeviceConfig config;
+    config.devices.push_back({DeviceType::CPU, 0, MemoryMode::Growth, 1, {512, 512}});
+    const QString message = config_error([&] { config.validate(registry); });
+    QVERIFY2(message.contains("memory growth cannot be combined with virtual devices"),
+             qPrintable(message));
+}
+
+void TestDevices::validate_rejects_impossible_hand_built_choices() {
+    const DeviceRegistry registry;
+    struct Case {
+        DeviceChoice choice;
+        const char* expected;
+    };
+    const Case cases[] = {
+        {{DeviceType::Invalid, 0, MemoryMode::Whole, 1, {}}, "no type"},
+        {{DeviceType::CPU, 0, MemoryMode::Invalid, 1, {}}, "no memory mode"},
+        {{DeviceType::CPU, 0, MemoryMode::Whole, 0, {}}, "0 replicas"},
+        {{DeviceType::CPU, 0, MemoryMode::Whole, 65, {}}, "between 1 and 64"},
+        {{DeviceType::CPU, 0, MemoryMode::Virtual, 1, {}}, "0 virtual devices"},
+        {{DeviceType::CPU, 0, MemoryMode::Virtual, 1, std::vector<std::int64_t>(65, 16)},
+         "at most 64 virtual devices"},
+        {{DeviceType::CPU, 1, MemoryMode::Whole, 1, {}}, "CPU:1 does not exist"},
+    };
+    for (const Case& c : cases) {
+        DeviceConfig config;
+        config.devices.push_back(c.choice);
+        const QString message = config_error([&] { config.validate(registry); });
+        QVERIFY2(message.contains(c.expected), qPrintable(message));
+        QVERIFY2(message.startsWith("device configuration: "), qPrintable(message));
+    }
+}
+
+void TestDevices::fake_gpu_provider_validates_and_creates_devices() {
+    DeviceRegistry registry;
+    auto provider = std::make_shared<FakeGpuProvider>();
+    registry.add_provider(provider);
+    QCOMPARE(registry.gpu_status(), std::string("fake provider, 1 GPU"));
+    QCOMPARE(registry.physical_devices().size(), std::size_t{2});
+    QCOMPARE(registry.provider(DeviceType::GPU), provider.get());
+    const PhysicalDevice* gpu = registry.find(DeviceType::GPU, 0);
+    QVERIFY(gpu != nullptr);
+    QCOMPARE(gpu->name, std::string("Fake GPU"));
+    QVERIFY(registry.find(DeviceType::GPU, 1) == nullptr);
+    QCOMPARE(DeviceConfig::default_for(registry).to_spec(), std::string("gpu:0"));
+
+    const DeviceConfig config = DeviceConfig::parse("gpu:0:2x1024MB");
+    config.validate(registry);
+    const auto devices = create_logical_devices(config, registry);
+    QCOMPARE(devices.size(), std::size_t{2});
+    for (int i = 0; i < 2; ++i) {
+        const LogicalDevice& device = *devices[static_cast<std::size_t>(i)];
+        QCOMPARE(device.name(), "/device:GPU:" + std::to_string(i));
+        QCOMPARE(device.memory_limit_bytes(), 1024 * kMiB);
+        QCOMPARE(device.arena().stats().limit_bytes, 1024 * kMiB);
+        QCOMPARE(device.arena().device_name(), device.name());
+        QCOMPARE(device.physical().type, DeviceType::GPU);
+        QCOMPARE(device.physical().name, std::string("Fake GPU"));
+    }
+    QCOMPARE(provider->backend_indices, (std::vector<int>{0, 0}));
+    QCOMPARE(provider->allocator_indices, (std::vector<int>{0, 0}));
+    QCOMPARE(devices[1]->backend().name(), std::string_view("cpu-reference"));
+
+    // The arena of a provider's device draws from the provider's allocator.
+    {
+        Tensor t(devices[1]->arena(), DType::F32, Shape{1000}, "a test tensor");
+        QCOMPARE(provider->allocators[1]->allocations, 1);
+        QCOMPARE(provider->allocators[0]->allocations, 0);
+    }
+    QCOMPARE(provider->allocators[1]->frees, 0);  // cached for reuse, not returned yet
+
+    // The virtual devices together may not exceed the fake GPU's 4 GiB.
+    const QString message =
+        config_error([&] { DeviceConfig::parse("gpu:0:3x2GB").validate(registry); });
+    QVERIFY2(message.contains("6144 MB in all") && message.contains("Fake GPU has only 4096 MB"),
+             qPrintable(message));
+    const QString twice =
+        config_error([&] { DeviceConfig::parse("gpu:0,gpu:0:growth").validate(registry); });
+    QVERIFY2(twice.contains("GPU:0 is listed twice") && twice.contains("gpu:0:2x1024MB"),
+             qPrintable(twice));
+    const QString missing =
+        config_error([&] { DeviceConfig::parse("gpu:0,gpu:1").validate(registry); });
+    QVERIFY2(missing.contains("GPU:1 does not exist: this machine has 1 GPU ("),
+             qPrintable(missing));
+}
+
+void TestDevices::validate_rejects_mixing_cpu_and_gpu() {
+    DeviceRegistry registry;
+    registry.add_provider(std::make_shared<FakeGpuProvider>());
+    for (const char* spec : {"cpu,gpu:0", "gpu:0:2x1024MB,cpu:2"}) {
+        const QString message = config_error([&] { DeviceConfig::parse(spec).validate(registry); });
+        QVERIFY2(message.contains("mixing CPU and GPU replicas is not supported"),
+                 qPrintable(message));
+        QVERIFY2(message.contains("GPUs alone") && message.contains("CPU alone"),
+                 qPrintable(message));
+    }
+}
+
+// ---- create_logical_devices --------------------------------------------------------------
+
+void TestDevices::create_cpu_replicas_without_limits() {
+    DeviceRegistry registry;
+    const auto devices = create_logical_devices(DeviceConfig::parse("cpu:3"), registry);
+    QCOMPARE(devices.size(), std::size_t{3});
+    for (int i = 0; i < 3; ++i) {
+        const LogicalDevice& device = *devices[static_cast<std::size_t>(i)];
+        QCOMPARE(device.name(), "/device:CPU:" + std::to_string(i));
+        QCOMPARE(device.memory_limit_bytes(), std::int64_t{0});
+        QCOMPARE(device.physical().type, DeviceType::CPU);
+        QCOMPARE(device.arena().stats().bytes_in_use, std::int64_t{0});
+    }
+    // Each replica has its own arena and backend.
+    QVERIFY(&devices[0]->arena() != &devices[1]->arena());
+    QVERIFY(&devices[0]->backend() != &devices[1]->backend());
+
+    const auto one = create_logical_devices(DeviceConfig::parse("cpu"), registry);
+    QCOMPARE(one.size(), std::size_t{1});
+    QCOMPARE(one[0]->name(), std::string("/device:CPU:0"));
+    const auto growth = create_logical_devices(DeviceConfig::parse("cpu:growth"), registry);
+    QCOMPARE(growth.size(), std::size_t{1});
+    QCOMPARE(growth[0]->memory_limit_bytes(), std::int64_t{0});
+}
+
+void TestDevices::create_cpu_virtual_devices_with_limits() {
+    DeviceRegistry registry;
+    const auto devices = create_logical_devices(DeviceConfig::parse("cpu:2x512MB"), registry);
+    QCOMPARE(devices.size(), std::size_t{2});
+    QCOMPARE(devices[0]->name(), std::string("/device:CPU:0"));
+    QCOMPARE(devices[1]->name(), std::string("/device:CPU:1"));
+    for (const auto& device : devices) {
+        QCOMPARE(device->memory_limit_bytes(), 512 * kMiB);
+        QCOMPARE(device->arena().stats().limit_bytes, 512 * kMiB);
+    }
+    const auto uneven = create_logical_devices(DeviceConfig::parse("cpu:256MB+128MB"), registry);
+    QCOMPARE(uneven.size(), std::size_t{2});
+    QCOMPARE(uneven[0]->memory_limit_bytes(), 256 * kMiB);
+    QCOMPARE(uneven[1]->memory_limit_bytes(), 128 * kMiB);
+}
+
+void TestDevices::create_validates_first() {
+    DeviceRegistry registry;
+    const QString message =
+        config_error([&] { create_logical_devices(DeviceConfig::parse("gpu:0"), registry); });
+    QVERIFY2(message.contains("this machine has 0 GPUs"), qPrintable(message));
+    const QString tiny =
+        config_error([&] { create_logical_devices(DeviceConfig::parse("cpu:2x8MB"), registry); });
+    QVERIFY2(tiny.contains("too small"), qPrintable(tiny));
+}
+
+// ---- MemoryArena -------------------------------------------------------------------------
+
+void TestDevices::arena_bookkeeping_follows_tensor_lifetimes() {
+    MemoryArena arena("/device:CPU:0", 1 * kMiB);
+    QCOMPARE(arena.stats().limit_bytes, 1 * kMiB);
+    QCOMPARE(arena.stats().bytes_in_use, std::int64_t{0});
+    QCOMPARE(MemoryArena::rounded_size(400), std::int64_t{448});
+    QCOMPARE(MemoryArena::rounded_size(64), std::int64_t{64});
+    QCOMPARE(MemoryArena::rounded_size(0), std::int64_t{64});
+    {
+        Tensor a(arena, DType::F32, Shape{100}, "a");  // 400 bytes -> 448
+        QCOMPARE(a.bytes(), std::int64_t{400});
+        QVERIFY(!a.empty());
+        QVERIFY(reinterpret_cast<std::uintptr_t>(a.f32()) % 64 == 0);
+        QCOMPARE(arena.stats().bytes_in_use, std::int64_t{448});
+        QCOMPARE(arena.stats().allocation_count, std::int64_t{1});
+        {
+            Tensor b(arena, DType::I32, Shape{4, 64}, "b");  // 1024 bytes
+            QCOMPARE(arena.stats().bytes_in_use, std::int64_t{448 + 1024});
+            QCOMPARE(arena.stats().peak_bytes_in_use, std::int64_t{448 + 1024});
+            QCOMPARE(arena.stats().allocation_count, std::int64_t{2});
+        }
+        QCOMPARE(arena.stats().bytes_in_use, std::int64_t{448});
+        QCOMPARE(arena.stats().peak_bytes_in_use, std::int64_t{448 + 1024});
+        QCOMPARE(arena.stats().bytes_reserved, std::int64_t{448 + 1024});  // b's block is cached
+
+        // Moving a tensor moves ownership, not memory.
+        Tensor moved = std::move(a);
+        QVERIFY(a.empty());
+        QCOMPARE(arena.stats().allocation_count, std::int64_t{1});
+        Tensor assigned(arena, DType::F32, Shape{16}, "c");
+        assigned = std::move(moved);  // frees c's block
+        QCOMPARE(arena.stats().allocation_count, std::int64_t{1});
+        QCOMPARE(arena.stats().bytes_in_use, std::int64_t{448});
+    }
+    const MemoryStats stats = arena.stats();
+    QCOMPARE(stats.bytes_in_use, std::int64_t{0});
+    QCOMPARE(stats.allocation_count, std::int64_t{0});
+    QCOMPARE(stats.peak_bytes_in_use, std::int64_t{448 + 1024});
+    QCOMPARE(stats.limit_bytes, 1 * kMiB);
+}
+
+void TestDevices::arena_reuses_freed_blocks() {
+    MemoryArena arena("/device:CPU:1", 0);
+    const std::vector<Shape> step_shapes = {Shape{32, 300}, Shape{32, 296, 64}, Shape{46},
+                                            Shape{7, 3}, Shape{7, 3}};
+    auto one_step = [&] {
+        std::vector<Tensor> tensors;
+        for (const Shape& shape : step_shapes)
+            tensors.emplace_back(arena, DType::F32, shape, "activations");
+        return arena.stats();
+    };
+    const MemoryStats first = one_step();
+    QCOMPARE(first.raw_allocation_calls, std::int64_t{5});
+    const std::int64_t reserved = arena.stats().bytes_reserved;
+    for (int step = 0; step < 10; ++step) {
+        const MemoryStats during = one_step();
+        QCOMPARE(during.raw_allocation_calls,
+                 first.raw_allocation_calls);  // a steady step asks the system for nothing
+        QCOMPARE(during.bytes_in_use, first.bytes_in_use);
+    }
+    QCOMPARE(arena.stats().bytes_reserved, reserved);
+    QCOMPARE(arena.stats().bytes_in_use, std::int64_t{0});
+
+    // Another shape needs a new block; the cache does not hand out a block of the wrong size.
+    { Tensor other(arena, DType::F32, Shape{33, 300}, "bigger"); }
+    QCOMPARE(arena.stats().raw_allocation_calls, std::int64_t{6});
+}
+
+void TestDevices::arena_out_of_memory_names_everything() {
+    MemoryArena arena("/device:GPU:1", 1 * kMiB);
+    Tensor held(arena, DType::F32, Shape{64 * 1024}, "held");  // 256 KiB
+    try {
+        Tensor too_big(arena, DType::F32, Shape{256 * 1024},
+                       "the output of layer 'conv1d'");  // 1 MiB
+        QFAIL("no OutOfMemoryError");
+    } catch (const OutOfMemoryError& error) {
+        const QString message = QString::fromUtf8(error.what());
+        QVERIFY2(message.contains("out of memory on /device:GPU:1"), qPrintable(message));
+        QVERIFY2(message.contains("allocating 1.0 MiB"), qPrintable(message));
+        QVERIFY2(message.contains("for the output of layer 'conv1d'"), qPrintable(message));
+        QVERIFY2(message.contains("limit of 1.0 MiB"), qPrintable(message));
+        QVERIFY2(message.contains("256.0 KiB already in use"), qPrintable(message));
+        QVERIFY2(
+            message.contains("Raise the memory limit") && message.contains("lower the batch size"),
+            qPrintable(message));
+    }
+    // OutOfMemoryError is an engine Error, so callers that catch Error report it too.
+    QVERIFY_THROWS_EXCEPTION(Error, Tensor(arena, DType::F32, Shape{1 << 20}, "x"));
+}
+
+void TestDevices::arena_still_works_after_out_of_memory() {
+    MemoryArena arena("/device:CPU:0", 1 * kMiB);
+    Tensor held(arena, DType::F32, Shape{100 * 1024}, "held");  // 400 KiB
+    { Tensor cached(arena, DType::F32, Shape{1000}, "cached"); }
+    const MemoryStats before = arena.stats();
+    QVERIFY_THROWS_EXCEPTION(OutOfMemoryError,
+                             Tensor(arena, DType::F32, Shape{200 * 1024}, "too much"));
+    const MemoryStats after = arena.stats();
+    QCOMPARE(after.bytes_in_use, before.bytes_in_use);
+    QCOMPARE(after.peak_bytes_in_use, before.peak_bytes_in_use);
+    QCOMPARE(after.bytes_reserved, before.bytes_reserved);
+    QCOMPARE(after.allocation_count, before.allocation_count);
+    QCOMPARE(after.raw_allocation_calls, before.raw_allocation_calls);
+
+    Tensor small(arena, DType::F32, Shape{1000}, "small");
+    small.f32()[999] = 1.0f;
+    QCOMPARE(arena.stats().allocation_count, before.allocation_count + 1);
+    QCOMPARE(arena.stats().raw_allocation_calls, before.raw_allocation_calls);  // the cached block
+    // Up to the limit exactly still fits.
+    const std::int64_t left = 1 * kMiB - arena.stats().bytes_in_use;
+    Tensor rest(arena, DType::F32, Shape{left / 4}, "the rest");
+    QCOMPARE(arena.stats().bytes_in_use, 1 * kMiB);
+    // ... and not one byte more.
+    QVERIFY_THROWS_EXCEPTION(OutOfMemoryError,
+                             Tensor(arena, DType::F32, Shape{1}, "one more float"));
+    QCOMPARE(arena.stats().bytes_in_use, 1 * kMiB);
+}
+
+void TestDevices::arena_releases_cache_to_stay_under_limit() {
+    auto counting = std::make_shared<CountingAllocator>();
+    MemoryArena arena("/device:CPU:0", 1 * kMiB, counting);
+    { Tensor a(arena, DType::F32, Shape{150 * 1024}, "a"); }  // 600 KiB, then cached
+    QCOMPARE(arena.stats().bytes_reserved, std::int64_t{600 * 1024});
+    // 700 KiB fits the limit only if the cached 600 KiB block is given back first.
+    Tensor b(arena, DType::F32, Shape{175 * 1024}, "b");
+    const MemoryStats stats = arena.stats();
+    QCOMPARE(stats.bytes_in_use, std::int64_t{700 * 1024});
+    QCOMPARE(stats.bytes_reserved, std::int64_t{700 * 1024});
+    QVERIFY(stats.bytes_reserved <= stats.limit_bytes);
+    QCOMPARE(counting->allocations, 2);
+    QCOMPARE(counting->frees, 1);
+}
+
+void TestDevices::arena_unlimited_and_reset_peak() {
+    auto counting = std::make_shared<CountingAllocator>();
+    {
+        MemoryArena arena("/device:CPU:0", 0, counting);
+        { Tensor big(arena, DType::F32, Shape{4 * 1024 * 1024}, "16 MiB"); }
+        QCOMPARE(arena.stats().peak_bytes_in_use, 16 * kMiB);
+        Tensor small(arena, DType::F32, Shape{16}, "small");
+        arena.reset_peak();
+        QCOMPARE(arena.stats().peak_bytes_in_use, std::int64_t{64});
+        QCOMPARE(arena.stats().limit_bytes, std::int64_t{0});
+    }
+    // The arena gives every block back when it goes.
+    QCOMPARE(counting->frees, counting->allocations);
+}
+
+void TestDevices::format_bytes_units() {
+    QCOMPARE(format_bytes(0), std::string("0 B"));
+    QCOMPARE(format_bytes(17), std::string("17 B"));
+    QCOMPARE(format_bytes(1023), std::string("1023 B"));
+    QCOMPARE(format_bytes(1024), std::string("1.0 KiB"));
+    QCOMPARE(format_bytes(12595), std::string("12.3 KiB"));
+    QCOMPARE(format_bytes(1024 * 1024), std::string("1.0 MiB"));
+    QCOMPARE(format_bytes(512 * kMiB), std::string("512.0 MiB"));
+    QCOMPARE(format_bytes(1024 * kMiB), std::string("1.00 GiB"));
+    QCOMPARE(format_bytes(2560 * kMiB), std::string("2.50 GiB"));
+    QCOMPARE(format_bytes(141 * 1024 * kMiB), std::string("141.00 GiB"));
+}
+
+// ---- Out of memory at the model level ----------------------------------------------------
+
+void TestDevices::model_variables_do_not_fit_16mb() {
+    DeviceRegistry registry;
+    auto devices = create_logical_devices(DeviceConfig::parse("cpu:1x16MB"), registry);
+    const Model model = embedding_model(2'000'000, 8, 4);  // 16 M floats = 61 MiB of weights alone
+    try {
+        ModelReplica replica(model, *devices[0], 4, 2);
+        QFAIL("no OutOfMemoryError");
+    } catch (const OutOfMemoryError& error) {
+        const QString message = QString::fromUtf8(error.what());
+        QVERIFY2(message.contains("/device:CPU:0"), qPrintable(message));
+        QVERIFY2(message.contains("the model's variables"), qPrintable(message));
+        QVERIFY2(message.contains(QString::fromStdString(format_thousands(model.total_params()))),
+                 qPrintable(message));
+        QVERIFY2(message.contains("limit of 16.0 MiB"), qPrintable(message));
+    }
+    QCOMPARE(devices[0]->arena().stats().bytes_in_use, std::int64_t{0});
+
+    // Through the strategy, the same error reaches whoever builds it.
+    MirroredStrategy strategy(create_logical_devices(DeviceConfig::parse("cpu:2x16MB"), registry),
+                              AllReduceAlgorithm::Auto, [](LogLevel, const std::string&) {});
+    QVERIFY_THROWS_EXCEPTION(
+        OutOfMemoryError,
+        strategy.build(model, 8, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                       std::vector<float>(static_cast<std::size_t>(model.total_params()), 0.0f)));
+}
+
+void TestDevices::model_activations_do_not_fit_and_nothing_leaks() {
+    DeviceRegistry registry;
+    auto devices = create_logical_devices(DeviceConfig::parse("cpu:1x16MB"), registry);
+    // Tiny weights, but [512, 2000, 8] floats of embedding output is 31 MiB.
+    const Model model = embedding_model(100, 8, 2000);
+    try {
+        ModelReplica replica(model, *devices[0], 512, 2);
+        QFAIL("no OutOfMemoryError");
+    } catch (const OutOfMemoryError& error) {
+        const QString message = QString::fromUtf8(error.what());
+        QVERIFY2(message.contains("/device:CPU:0"), qPrintable(message));
+        QVERIFY2(message.contains("layer 'embedding'"), qPrintable(message));
+    }
+    // Whatever the replica had allocated before it failed is freed again.
+    QCOMPARE(devices[0]->arena().stats().bytes_in_use, std::int64_t{0});
+    QCOMPARE(devices[0]->arena().stats().allocation_count, std::int64_t{0});
+    // A smaller batch fits the same device.
+    ModelReplica replica(model, *devices[0], 16, 2);
+    QVERIFY(devices[0]->arena().stats().bytes_in_use > 0);
+}
+
+void TestDevices::reference_model_fits_64mb() {
+    DeviceRegistry registry;
+    const Model model = Model::reference();
+    QCOMPARE(model.total_params(), std::int64_t{332856});
+    MirroredStrategy strategy(create_logical_devices(DeviceConfig::parse("cpu:1x64MB"), registry),
+                              AllReduceAlgorithm::Auto, [](LogLevel, const std::string&) {});
+    const std::int32_t batch = 16;
+    strategy.build(model, batch, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                   initial_weights(model, 7));
+
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<std::int32_t> id(
+        0, static_cast<std::int32_t>(model.vocabulary_size()) - 1);
+    std::uniform_int_distribution<std::int32_t> label(0, model.num_classes() - 1);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(batch) *
+                                  static_cast<std::size_t>(model.input_length()));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+    for (auto& v : ids) v = id(rng);
+    for (auto& v : labels) v = label(rng);
+    const TrainStepResult result = strategy.train_step(ids.data(), labels.data(), batch, 1);
+    QVERIFY(result.finite);
+    QCOMPARE(result.counts.samples, std::int64_t{batch});
+
+    const auto memory = strategy.memory();
+    QCOMPARE(memory.size(), std::size_t{1});
+    QCOMPARE(memory[0].device, std::string("/device:CPU:0"));
+    QCOMPARE(memory[0].limit_bytes, 64 * kMiB);
+    // Weights, gradients and two Nadam slots are at least 4 x 332,856 floats.
+    QVERIFY(memory[0].bytes_in_use >= 4 * 4 * model.total_params());
+    QVERIFY(memory[0].peak_bytes >= memory[0].bytes_in_use);
+    QVERIFY(memory[0].peak_bytes <= memory[0].limit_bytes);
+    qInfo("reference model, batch %d on %s: %s in use, peak %s of %s", batch,
+          memory[0].device.c_str(), format_bytes(memory[0].bytes_in_use).c_str(),
+          format_bytes(memory[0].peak_bytes).c_str(), format_bytes(memory[0].limit_bytes).c_str());
+}
+
+QTEST_APPLESS_MAIN(TestDevices)
+#include "test_devices.moc"

@@ -1,0 +1,747 @@
+// Distribute module: the promise of synchronous data parallelism. Splitting a global batch over N
+// replicas, all-reducing the gradients and applying the same update everywhere must give the
+// single-device step on the same batch, and the mirrored variables must stay bit-identical.
+//
+// The expected values come from independent computations: sums in double for the all-reduce,
+// and a OneDeviceStrategy run on the whole batch for the mirrored step.
+#include <QtTest/QtTest>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/backend/cpu_reference.h"
+#include "core/device/device.h"
+#include "core/distribute/cross_device_ops.h"
+#include "core/distribute/mirrored.h"
+#include "core/distribute/replica_threads.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+// Readable failure messages for std::string comparisons.
+namespace QTest {
+template <>
+inline char* toString(const std::string& text) {
+    return qstrdup(text.c_str());
+}
+}  // namespace QTest
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+constexpr double kTolerance = 1e-5;
+
+// Embedding(200, 6) -> Conv1D(8, 3, relu) -> MaxPooling1D(2) -> Flatten [-> Dropout] -> Dense(5,
+// softmax), 1,717 parameters: small enough for many steps, and every layer kind the tutorial uses.
+Model tiny_model(double dropout_rate = 0.0) {
+    std::string layers =
+        "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"embedding\", \"input_dim\": 200, "
+        "\"output_dim\": 6}},"
+        "{\"class_name\": \"Conv1D\", \"config\": {\"name\": \"conv1d\", \"filters\": 8, "
+        "\"kernel_size\": 3, "
+        "\"activation\": \"relu\"}},"
+        "{\"class_name\": \"MaxPooling1D\", \"config\": {\"name\": \"max_pooling1d\", "
+        "\"pool_size\": 2}},"
+        "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},";
+    if (dropout_rate > 0.0) {
+        layers += "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"dropout\", \"rate\": " +
+                  std::to_string(dropout_rate) + "}},";
+    }
+    layers +=
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 5, "
+        "\"activation\": \"softmax\"}}";
+    return Model::from_json_text(
+        "{\"name\": \"tiny\", \"input_length\": 20, \"layers\": [" + layers + "]}", "tiny model");
+}
+
+struct Batch {
+    std::vector<std::int32_t> ids;     // [size, input_length]
+    std::vector<std::int32_t> labels;  // [size]
+    std::int32_t size = 0;
+};
+
+Batch random_batch(const Model& model, std::int32_t size, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<std::int32_t> id(
+        0, static_cast<std::int32_t>(model.vocabulary_size()) - 1);
+    std::uniform_int_distribution<std::int32_t> label(0, model.num_classes() - 1);
+    Batch batch;
+    batch.size = size;
+    batch.ids.resize(static_cast<std::size_t>(size) *
+                     static_cast<std::size_t>(model.input_length()));
+    batch.labels.resize(static_cast<std::size_t>(size));
+    for (auto& v : batch.ids) v = id(rng);
+    for (auto& v : batch.labels) v = label(rng);
+    return batch;
+}
+
+struct Logged {
+    std::vector<std::pair<LogLevel, std::string>> lines;
+    bool contains(const std::string& text) const {
+        for (const auto& [level, line] : lines) {
+            if (line.find(text) != std::string::npos) return true;
+        }
+        return false;
+    }
+    std::string all() const {
+        std::string text;
+        for (const auto& [level, line] : lines) text += line + "\n";
+        return text;
+    }
+};
+
+std::unique_ptr<MirroredStrategy> make_strategy(const std::string& spec,
+                                                AllReduceAlgorithm algorithm,
+                                                Logged* logged = nullptr) {
+    DeviceRegistry registry;
+    return std::make_unique<MirroredStrategy>(
+        create_logical_devices(DeviceConfig::parse(spec), registry), algorithm,
+        [logged](LogLevel level, const std::string& text) {
+            if (logged != nullptr) logged->lines.emplace_back(level, text);
+        });
+}
+
+bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Empty when every element agrees within `tolerance` (relative above 1), else the first mismatch.
+QString mismatch(const std::vector<float>& actual, const std::vector<float>& expected,
+                 double tolerance) {
+    if (actual.size() != expected.size()) {
+        return QString("sizes differ: %1 vs %2").arg(actual.size()).arg(expected.size());
+    }
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+        const double a = actual[i], e = expected[i];
+        if (!(std::abs(a - e) <= tolerance * std::max(1.0, std::abs(e)))) {
+            return QString("element %1: %2 vs %3 (difference %4)")
+                .arg(i)
+                .arg(a, 0, 'g', 9)
+                .arg(e, 0, 'g', 9)
+                .arg(a - e);
+        }
+    }
+    return {};
+}
+
+bool close(double actual, double expected, double tolerance = kTolerance) {
+    return std::abs(actual - expected) <= tolerance * std::max(1.0, std::abs(expected));
+}
+
+QString sizes_text(const std::vector<std::int32_t>& sizes) {
+    QStringList parts;
+    for (auto size : sizes) parts << QString::number(size);
+    return parts.join('+');
+}
+
+std::unique_ptr<CrossDeviceOps> make_ops(AllReduceAlgorithm algorithm) {
+    if (algorithm == AllReduceAlgorithm::Ring) return std::make_unique<RingAllReduce>();
+    return std::make_unique<ReduceToOneDevice>();
+}
+
+void add_algorithm_rows_by_replicas(const std::vector<int>& replica_counts) {
+    QTest::addColumn<int>("replicas");
+    QTest::addColumn<int>("algorithm");
+    for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::ReduceToOneDevice}) {
+        for (int n : replica_counts) {
+            const std::string row =
+                std::string(all_reduce_name(algorithm)) + "/" + std::to_string(n);
+            QTest::newRow(row.c_str()) << n << static_cast<int>(algorithm);
+        }
+    }
+}
+
+}  // namespace
+
+class TestMirrored : public QObject {
+    Q_OBJECT
+
+  private slots:
+    // ---- Shards and chunks ---------------------------------------------------------------
+    void shard_sizes_split_evenly_data();
+    void shard_sizes_split_evenly();
+    void chunk_range_covers_the_range();
+    void bytes_sent_per_replica();
+    void algorithm_names_and_descriptions();
+
+    // ---- ReplicaThreads ------------------------------------------------------------------
+    void replica_threads_run_concurrently_on_distinct_threads();
+    void replica_threads_rethrow_after_all_finished();
+
+    // ---- All-reduce from real threads ----------------------------------------------------
+    void all_reduce_sums_bit_identically_data();
+    void all_reduce_sums_bit_identically();
+
+    // ---- The mirrored step ---------------------------------------------------------------
+    void mirrored_step_equals_single_step_data();
+    void mirrored_step_equals_single_step();
+    void replicas_stay_bit_identical_data();
+    void replicas_stay_bit_identical();
+    void dropout_masks_differ_per_replica();
+    void batch_smaller_than_replica_count();
+    void non_finite_step_skips_the_update();
+    void set_weights_reaches_every_replica();
+
+    // ---- What people see -----------------------------------------------------------------
+    void log_names_strategy_and_all_reduce();
+    void log_describes_the_reduction();
+    void nccl_on_cpu_is_refused();
+    void memory_reports_every_replica();
+};
+
+// ---- Shards and chunks -------------------------------------------------------------------
+
+void TestMirrored::shard_sizes_split_evenly_data() {
+    QTest::addColumn<int>("global_batch");
+    QTest::addColumn<int>("replicas");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("32/2") << 32 << 2 << "16+16";
+    QTest::newRow("32/3") << 32 << 3 << "11+11+10";
+    QTest::newRow("22/2") << 22 << 2 << "11+11";
+    QTest::newRow("1/2") << 1 << 2 << "1+0";
+    QTest::newRow("5/4") << 5 << 4 << "2+1+1+1";
+    QTest::newRow("7/3") << 7 << 3 << "3+2+2";
+    QTest::newRow("7/1") << 7 << 1 << "7";
+    QTest::newRow("0/3") << 0 << 3 << "0+0+0";
+}
+
+void TestMirrored::shard_sizes_split_evenly() {
+    QFETCH(int, global_batch);
+    QFETCH(int, replicas);
+    QFETCH(QString, expected);
+    const auto sizes = shard_sizes(global_batch, replicas);
+    QCOMPARE(sizes_text(sizes), expected);
+}
+
+void TestMirrored::chunk_range_covers_the_range() {
+    for (std::int64_t count : {0, 1, 2, 3, 4, 7, 10, 1001, 4099}) {
+        for (int parts = 1; parts <= 6; ++parts) {
+            std::int64_t next = 0, smallest = count, largest = 0;
+            for (int chunk = 0; chunk < parts; ++chunk) {
+                const auto [begin, end] = RingAllReduce::chunk_range(count, parts, chunk);
+                QVERIFY2(
+                    begin == next,
+                    qPrintable(
+                        QString("count %1, %2 parts, chunk %3").arg(count).arg(parts).arg(chunk)));
+                QVERIFY(end >= begin);
+                smallest = std::min(smallest, end - begin);
+                largest = std::max(largest, end - begin);
+                next = end;
+            }
+            QCOMPARE(next, count);
+            QVERIFY(largest - smallest <= 1);  // balanced: the ring is as fast as its biggest chunk
+        }
+    }
+}
+
+void TestMirrored::bytes_sent_per_replica() {
+    const RingAllReduce ring;
+    QCOMPARE(ring.bytes_sent_per_replica(4000, 1), std::int64_t{0});
+    QCOMPARE(ring.bytes_sent_per_replica(4000, 2), std::int64_t{4000});  // 2 (N-1)/N = 1
+    QCOMPARE(ring.bytes_sent_per_replica(3000, 3), std::int64_t{4000});  // 4/3
+    QCOMPARE(ring.bytes_sent_per_replica(4000, 4), std::int64_t{6000});  // 3/2
+    QCOMPARE(ring.bytes_sent_per_replica(4000, 5), std::int64_t{6400});  // 8/5
+    const ReduceToOneDevice reduce;
+    QCOMPARE(reduce.bytes_sent_per_replica(4000, 1), std::int64_t{0});
+    QCOMPARE(reduce.bytes_sent_per_replica(4000, 2), std::int64_t{4000});
+
+    // The strategy reports the same for the model's gradient buffer.
+    const Model model = tiny_model();
+    auto strategy = make_strategy("cpu:4", AllReduceAlgorithm::Ring);
+    QCOMPARE(strategy->allreduce_bytes_per_replica(), std::int64_t{0});  // not built yet
+    strategy->build(model, 8, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                    initial_weights(model, 1));
+    QCOMPARE(strategy->allreduce_bytes_per_replica(),
+             ring.bytes_sent_per_replica(model.total_params() * 4, 4));
+}
+
+void TestMirrored::algorithm_names_and_descriptions() {
+    for (auto algorithm : {AllReduceAlgorithm::Auto, AllReduceAlgorithm::ReduceToOneDevice,
+                           AllReduceAlgorithm::Ring, AllReduceAlgorithm::Nccl}) {
+        QCOMPARE(all_reduce_from_name(all_reduce_name(algorithm)), algorithm);
+    }
+    QCOMPARE(all_reduce_from_name("reduce"), AllReduceAlgorithm::ReduceToOneDevice);
+    QCOMPARE(all_reduce_from_name("allreduce"), AllReduceAlgorithm::Invalid);
+
+    DeviceRegistry registry;
+    const auto devices = create_logical_devices(DeviceConfig::parse("cpu:3"), registry);
+    std::vector<LogicalDevice*> raw;
+    for (const auto& device : devices) raw.push_back(device.get());
+    QCOMPARE(ReduceToOneDevice().describe(raw),
+             std::string("Reduce to /device:CPU:0 then broadcast to (/device:CPU:0, /device:CPU:1, "
+                         "/device:CPU:2)."));
+    QCOMPARE(
+        RingAllReduce().describe(raw),
+        std::string(
+            "Ring all-reduce (reduce-scatter then all-gather in 3 chunks) over /device:CPU:0 -> "
+            "/device:CPU:1 -> /device:CPU:2 -> /device:CPU:0."));
+}
+
+// ---- ReplicaThreads ----------------------------------------------------------------------
+
+void TestMirrored::replica_threads_run_concurrently_on_distinct_threads() {
+    constexpr int n = 4;
+    ReplicaThreads threads(n);
+    QCOMPARE(threads.size(), n);
+    std::vector<std::thread::id> first(n), second(n);
+    std::atomic<int> arrived{0};
+    std::vector<int> saw_everyone(n, 0);
+    threads.run([&](int r) {
+        first[static_cast<std::size_t>(r)] = std::this_thread::get_id();
+        // Every replica waits (bounded) until all have started: only possible if they run at once.
+        ++arrived;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (arrived.load() < n && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        saw_everyone[static_cast<std::size_t>(r)] = arrived.load() == n ? 1 : 0;
+    });
+    const std::set<std::thread::id> distinct(first.begin(), first.end());
+    QCOMPARE(distinct.size(), std::size_t{n});
+    QVERIFY(!distinct.count(std::this_thread::get_id()));
+    QCOMPARE(saw_everyone, std::vector<int>(n, 1));
+
+    // Persistent workers: the next run uses the same threads, each replica on its own.
+    threads.run([&](int r) { second[static_cast<std::size_t>(r)] = std::this_thread::get_id(); });
+    QCOMPARE(second, first);
+}
+
+void TestMirrored::replica_threads_rethrow_after_all_finished() {
+    constexpr int n = 4;
+    ReplicaThreads threads(n);
+    std::vector<std::atomic<bool>> finished(n);
+    bool all_finished_at_rethrow = false;
+    try {
+        threads.run([&](int r) {
+            if (r == 1) throw OutOfMemoryError("out of memory on /device:CPU:1: test");
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            finished[static_cast<std::size_t>(r)] = true;
+        });
+        QFAIL("the exception was not rethrown");
+    } catch (const OutOfMemoryError& error) {  // the type survives the trip between threads
+        QCOMPARE(std::string(error.what()), std::string("out of memory on /device:CPU:1: test"));
+        all_finished_at_rethrow = finished[0] && finished[2] && finished[3];
+    }
+    QVERIFY(all_finished_at_rethrow);
+
+    // Usable again afterwards, and the old error does not come back.
+    std::vector<int> ran(n, 0);
+    threads.run([&](int r) { ran[static_cast<std::size_t>(r)] = 1; });
+    QCOMPARE(ran, std::vector<int>(n, 1));
+
+    // Several failing replicas: one exception comes out, and the next run is clean again.
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, threads.run([](int r) {
+        if (r % 2 == 0) throw std::runtime_error("replica " + std::to_string(r));
+    }));
+    threads.run([&](int r) { ran[static_cast<std::size_t>(r)] = 2; });
+    QCOMPARE(ran, std::vector<int>(n, 2));
+}
+
+// ---- All-reduce from real threads --------------------------------------------------------
+
+void TestMirrored::all_reduce_sums_bit_identically_data() {
+    add_algorithm_rows_by_replicas({2, 3, 4, 5});
+}
+
+void TestMirrored::all_reduce_sums_bit_identically() {
+    QFETCH(int, replicas);
+    QFETCH(int, algorithm);
+    const auto n = static_cast<std::size_t>(replicas);
+    const auto ops = make_ops(static_cast<AllReduceAlgorithm>(algorithm));
+    QCOMPARE(static_cast<int>(ops->algorithm()), algorithm);
+
+    std::vector<CpuReferenceBackend> backend_storage(n);
+    std::vector<Backend*> backends;
+    for (auto& backend : backend_storage) backends.push_back(&backend);
+    ReplicaThreads threads(replicas);
+    std::barrier<> barrier(
+        replicas);  // reused: every all-reduce leaves it in the same phase on every thread
+    std::mt19937 rng(static_cast<std::uint32_t>(1000 * replicas + algorithm));
+    std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> exponent(-4, 4);
+
+    // Odd lengths, including fewer elements than replicas (empty ring chunks).
+    for (std::int64_t count : {1, 2, 3, 7, 33, 1001, 4099}) {
+        for (int round = 0; round < 3; ++round) {
+            std::vector<std::vector<float>> host(
+                n, std::vector<float>(static_cast<std::size_t>(count)));
+            std::vector<double> sum(static_cast<std::size_t>(count), 0.0),
+                magnitude(static_cast<std::size_t>(count), 0.0);
+            for (std::size_t r = 0; r < n; ++r) {
+                for (std::size_t i = 0; i < host[r].size(); ++i) {
+                    host[r][i] = mantissa(rng) * std::pow(10.0f, static_cast<float>(exponent(rng)));
+                    sum[i] += host[r][i];
+                    magnitude[i] += std::abs(host[r][i]);
+                }
+            }
+            std::vector<TensorView> buffers;
+            for (auto& h : host) buffers.push_back(TensorView{h.data(), Shape{count}, DType::F32});
+            threads.run([&](int r) { ops->all_reduce(r, buffers, backends, barrier); });
+
+            const QString where = QString("%1 elements, round %2").arg(count).arg(round);
+            for (std::size_t i = 0; i < sum.size(); ++i) {
+                // Float summation of n terms: error at most (n - 1) * eps * sum |x|.
+                const double bound = static_cast<double>(n) * 1.2e-7 * magnitude[i] + 1e-30;
+                QVERIFY2(std::abs(host[0][i] - sum[i]) <= bound,
+                         qPrintable(
+                             where +
+                             QString(", element %1: %2 vs %3").arg(i).arg(host[0][i]).arg(sum[i])));
+            }
+            for (std::size_t r = 1; r < n; ++r) {
+                QVERIFY2(bit_identical(host[r], host[0]),
+                         qPrintable(where + QString(", replica %1 differs").arg(r)));
+            }
+        }
+    }
+}
+
+// ---- The mirrored step -------------------------------------------------------------------
+
+void TestMirrored::mirrored_step_equals_single_step_data() {
+    add_algorithm_rows_by_replicas({2, 3, 4});
+}
+
+void TestMirrored::mirrored_step_equals_single_step() {
+    QFETCH(int, replicas);
+    QFETCH(int, algorithm);
+    const Model model = tiny_model();
+    const std::vector<float> initial = initial_weights(model, 2024);
+    const OptimizerConfig nadam = OptimizerConfig::defaults(OptimizerKind::Nadam);
+    const std::int32_t global_batch = 12;
+
+    auto single = make_strategy("cpu", AllReduceAlgorithm::Auto);
+    auto mirrored = make_strategy("cpu:" + std::to_string(replicas) + "x256MB",
+                                  static_cast<AllReduceAlgorithm>(algorithm));
+    QCOMPARE(single->name(), std::string("OneDeviceStrategy"));
+    QCOMPARE(mirrored->name(), std::string("MirroredStrategy"));
+    QCOMPARE(mirrored->replica_count(), replicas);
+    QCOMPARE(static_cast<int>(mirrored->all_reduce_algorithm()), algorithm);
+    single->build(model, global_batch, nadam, initial);
+    mirrored->build(model, global_batch, nadam, initial);
+
+    // Full batches, uneven ones (10 and 7 do not divide by 3 or 4) and one smaller than N.
+    const std::int32_t sizes[] = {12, 10, 7, 12, 1, 12, 10, 7, 12};
+    for (std::size_t step = 0; step < std::size(sizes); ++step) {
+        const Batch batch =
+            random_batch(model, sizes[step], static_cast<std::uint32_t>(100 + step));
+        const QString where = QString("step %1 (batch %2)").arg(step + 1).arg(batch.size);
+        const TrainStepResult one =
+            single->train_step(batch.ids.data(), batch.labels.data(), batch.size, step + 1);
+        const TrainStepResult many =
+            mirrored->train_step(batch.ids.data(), batch.labels.data(), batch.size, step + 1);
+        QVERIFY(one.finite && many.finite);
+
+        QCOMPARE(many.counts.samples, std::int64_t{batch.size});
+        QCOMPARE(one.counts.samples, std::int64_t{batch.size});
+        QVERIFY2(close(many.counts.loss_sum, one.counts.loss_sum),
+                 qPrintable(where + QString(": loss sum %1 vs %2")
+                                        .arg(many.counts.loss_sum, 0, 'g', 12)
+                                        .arg(one.counts.loss_sum, 0, 'g', 12)));
+        QCOMPARE(many.counts.correct, one.counts.correct);
+        QCOMPARE(many.counts.top_k_correct, one.counts.top_k_correct);
+        QCOMPARE(many.replicas.size(), static_cast<std::size_t>(replicas));
+        const auto shards = shard_sizes(batch.size, replicas);
+        double local_losses = 0.0;
+        for (int r = 0; r < replicas; ++r) {
+            const PhaseTimings& phase = many.replicas[static_cast<std::size_t>(r)];
+            QCOMPARE(phase.shard_size, shards[static_cast<std::size_t>(r)]);
+            local_losses += phase.local_loss * phase.shard_size;
+        }
+        QVERIFY(close(local_losses, one.counts.loss_sum));
+
+        // The all-reduced gradient is the whole batch's mean gradient (a scale error would hide
+        // behind Nadam's normalised update, so compare the gradients themselves).
+        const std::vector<float> expected_gradient = single->replica(0).gradients();
+        const std::vector<float> first_gradient = mirrored->replica(0).gradients();
+        const QString gradient_diff = mismatch(first_gradient, expected_gradient, kTolerance);
+        QVERIFY2(gradient_diff.isEmpty(),
+                 qPrintable(where + ": gradient of replica 0 vs one device: " + gradient_diff));
+        for (int r = 1; r < replicas; ++r) {
+            QVERIFY2(
+                bit_identical(mirrored->replica(r).gradients(), first_gradient),
+                qPrintable(where + QString(": all-reduced gradient of replica %1 differs").arg(r)));
+        }
+
+        const std::vector<float> expected = single->weights(0);
+        const std::vector<float> first = mirrored->weights(0);
+        const QString diff = mismatch(first, expected, kTolerance);
+        QVERIFY2(diff.isEmpty(), qPrintable(where + ": replica 0 vs one device: " + diff));
+        for (int r = 1; r < replicas; ++r) {
+            QVERIFY2(bit_identical(mirrored->weights(r), first),
+                     qPrintable(where + QString(": replica %1 differs").arg(r)));
+        }
+    }
+    QCOMPARE(mirrored->optimizer_state().iterations, single->optimizer_state().iterations);
+    const QString slot_diff =
+        mismatch(mirrored->optimizer_slots(), single->optimizer_slots(), kTolerance);
+    QVERIFY2(slot_diff.isEmpty(), qPrintable("optimizer slots: " + slot_diff));
+
+    // Evaluation over more samples than a replica was built for: chunked, same totals.
+    const Batch held_out = random_batch(model, 31, 999);
+    const LossCounts eval_one =
+        single->evaluate(held_out.ids.data(), held_out.labels.data(), held_out.size);
+    const LossCounts eval_many =
+        mirrored->evaluate(held_out.ids.data(), held_out.labels.data(), held_out.size);
+    QCOMPARE(eval_many.samples, std::int64_t{31});
+    QCOMPARE(eval_one.samples, std::int64_t{31});
+    QVERIFY(close(eval_many.loss_sum, eval_one.loss_sum));
+    QCOMPARE(eval_many.correct, eval_one.correct);
+    QCOMPARE(eval_many.top_k_correct, eval_one.top_k_correct);
+}
+
+void TestMirrored::replicas_stay_bit_identical_data() {
+    QTest::addColumn<int>("replicas");
+    QTest::addColumn<int>("algorithm");
+    QTest::addColumn<double>("dropout");
+    const int ring = static_cast<int>(AllReduceAlgorithm::Ring);
+    const int reduce = static_cast<int>(AllReduceAlgorithm::ReduceToOneDevice);
+    QTest::newRow("ring/2") << 2 << ring << 0.0;
+    QTest::newRow("reduce_to_one_device/2") << 2 << reduce << 0.0;
+    QTest::newRow("ring/4") << 4 << ring << 0.0;
+    QTest::newRow("ring/2/dropout") << 2 << ring << 0.3;
+    QTest::newRow("ring/3/dropout") << 3 << ring << 0.3;
+    QTest::newRow("reduce_to_one_device/3/dropout") << 3 << reduce << 0.3;
+    QTest::newRow("reduce_to_one_device/4/dropout") << 4 << reduce << 0.3;
+}
+
+void TestMirrored::replicas_stay_bit_identical() {
+    QFETCH(int, replicas);
+    QFETCH(int, algorithm);
+    QFETCH(double, dropout);
+    const Model model = tiny_model(dropout);
+    auto strategy = make_strategy("cpu:" + std::to_string(replicas),
+                                  static_cast<AllReduceAlgorithm>(algorithm));
+    strategy->build(model, 12, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                    initial_weights(model, 5));
+    const std::vector<float> initial = strategy->weights(0);
+    const std::int32_t sizes[] = {12, 11, 10, 7, 5};
+    for (int step = 1; step <= 50; ++step) {
+        const Batch batch =
+            random_batch(model, sizes[step % 5], static_cast<std::uint32_t>(7 * step));
+        const TrainStepResult result = strategy->train_step(
+            batch.ids.data(), batch.labels.data(), batch.size, static_cast<std::uint64_t>(step));
+        QVERIFY(result.finite);
+        const std::vector<float> first = strategy->weights(0);
+        for (int r = 1; r < replicas; ++r) {
+            QVERIFY2(bit_identical(strategy->weights(r), first),
+                     qPrintable(QString("step %1: replica %2 differs").arg(step).arg(r)));
+        }
+    }
+    QVERIFY(!bit_identical(strategy->weights(0), initial));  // it did train
+    const std::vector<float> first_slots = strategy->replica(0).optimizer_slots();
+    for (int r = 1; r < replicas; ++r) {
+        QVERIFY2(bit_identical(strategy->replica(r).optimizer_slots(), first_slots),
+                 qPrintable(QString("slots of replica %1 differ").arg(r)));
+    }
+}
+
+void TestMirrored::dropout_masks_differ_per_replica() {
+    // Two replicas get the same six samples. Without dropout their local losses agree; with
+    // dropout each replica draws its own mask, so they differ — and the variables still agree.
+    for (double rate : {0.0, 0.3}) {
+        const Model model = tiny_model(rate);
+        auto strategy = make_strategy("cpu:2", AllReduceAlgorithm::Ring);
+        strategy->build(model, 12, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                        initial_weights(model, 11));
+        Batch batch = random_batch(model, 12, 77);
+        const std::size_t half_ids = batch.ids.size() / 2;
+        std::copy(batch.ids.begin(), batch.ids.begin() + static_cast<std::ptrdiff_t>(half_ids),
+                  batch.ids.begin() + static_cast<std::ptrdiff_t>(half_ids));
+        std::copy(batch.labels.begin(), batch.labels.begin() + 6, batch.labels.begin() + 6);
+        const TrainStepResult result =
+            strategy->train_step(batch.ids.data(), batch.labels.data(), batch.size, 3);
+        QVERIFY(result.finite);
+        const double first = result.replicas[0].local_loss, second = result.replicas[1].local_loss;
+        if (rate == 0.0) {
+            QCOMPARE(first, second);
+        } else {
+            QVERIFY2(first != second, "both replicas used the same dropout mask");
+        }
+        QVERIFY(bit_identical(strategy->weights(1), strategy->weights(0)));
+    }
+}
+
+void TestMirrored::batch_smaller_than_replica_count() {
+    const Model model = tiny_model();
+    const std::vector<float> initial = initial_weights(model, 3);
+    const OptimizerConfig nadam = OptimizerConfig::defaults(OptimizerKind::Nadam);
+    auto single = make_strategy("cpu", AllReduceAlgorithm::Auto);
+    single->build(model, 1, nadam, initial);
+    for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::ReduceToOneDevice}) {
+        auto mirrored = make_strategy("cpu:2", algorithm);
+        mirrored->build(model, 1, nadam, initial);  // shards 1 + 0
+        single->set_weights(initial);
+        single->restore_optimizer({}, std::vector<float>(single->optimizer_slots().size(), 0.0f));
+        for (int step = 1; step <= 10; ++step) {
+            const Batch batch = random_batch(model, 1, static_cast<std::uint32_t>(500 + step));
+            const TrainStepResult one =
+                single->train_step(batch.ids.data(), batch.labels.data(), 1, step);
+            const TrainStepResult many =
+                mirrored->train_step(batch.ids.data(), batch.labels.data(), 1, step);
+            QVERIFY(one.finite && many.finite);
+            QCOMPARE(many.counts.samples, std::int64_t{1});
+            QCOMPARE(many.replicas[0].shard_size, 1);
+            QCOMPARE(many.replicas[1].shard_size, 0);
+            QCOMPARE(many.replicas[1].local_loss, 0.0);
+            QVERIFY(close(many.counts.loss_sum, one.counts.loss_sum));
+            const std::vector<float> first = mirrored->weights(0);
+            QVERIFY2(bit_identical(mirrored->weights(1), first),
+                     qPrintable(QString("step %1").arg(step)));
+            const QString diff = mismatch(first, single->weights(0), kTolerance);
+            QVERIFY2(diff.isEmpty(), qPrintable(QString("step %1: ").arg(step) + diff));
+        }
+    }
+}
+
+void TestMirrored::non_finite_step_skips_the_update() {
+    const Model model = tiny_model();
+    OptimizerConfig sgd = OptimizerConfig::defaults(OptimizerKind::SGD);
+    sgd.learning_rate = 1e30;
+    for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::ReduceToOneDevice}) {
+        auto strategy = make_strategy("cpu:2", algorithm);
+        strategy->build(model, 12, sgd, initial_weights(model, 9));
+        bool skipped = false;
+        int finite_steps = 0;
+        for (int step = 1; step <= 30 && !skipped; ++step) {
+            const Batch batch = random_batch(model, 12, static_cast<std::uint32_t>(step));
+            const std::vector<float> before = strategy->weights(0);
+            const auto iterations = strategy->optimizer_state().iterations;
+            const TrainStepResult result =
+                strategy->train_step(batch.ids.data(), batch.labels.data(), batch.size, step);
+            if (result.finite) {
+                ++finite_steps;
+                QCOMPARE(strategy->optimizer_state().iterations, iterations + 1);
+                continue;
+            }
+            skipped = true;
+            for (int r = 0; r < 2; ++r) {
+                QVERIFY2(bit_identical(strategy->weights(r), before),
+                         qPrintable(QString("step %1: replica %2 changed in a non-finite step")
+                                        .arg(step)
+                                        .arg(r)));
+            }
+            QCOMPARE(strategy->optimizer_state().iterations,
+                     iterations);  // no optimizer step either
+        }
+        QVERIFY2(skipped, "a learning rate of 1e30 never produced a non-finite step");
+        QVERIFY(finite_steps >= 1);  // the first step, from sane weights, was finite
+    }
+}
+
+void TestMirrored::set_weights_reaches_every_replica() {
+    const Model model = tiny_model();
+    auto strategy = make_strategy("cpu:3", AllReduceAlgorithm::Ring);
+    strategy->build(model, 9, OptimizerConfig::defaults(OptimizerKind::Adam),
+                    initial_weights(model, 1));
+    for (int r = 0; r < 3; ++r)
+        QVERIFY(bit_identical(strategy->weights(r), initial_weights(model, 1)));
+    const std::vector<float> other = initial_weights(model, 2);
+    strategy->set_weights(other);
+    for (int r = 0; r < 3; ++r) QVERIFY(bit_identical(strategy->weights(r), other));
+    QVERIFY_THROWS_EXCEPTION(ModelError, strategy->set_weights(std::vector<float>(10, 0.0f)));
+}
+
+// ---- What people see ---------------------------------------------------------------------
+
+void TestMirrored::log_names_strategy_and_all_reduce() {
+    {
+        Logged logged;
+        auto strategy = make_strategy("cpu:2", AllReduceAlgorithm::Auto, &logged);
+        QVERIFY2(
+            logged.contains("Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)"),
+            logged.all().c_str());
+        // Both replicas live on the one CPU: TensorFlow's choice for virtual devices.
+        QVERIFY2(logged.contains("All-reduce: reduce_to_one_device"), logged.all().c_str());
+        QCOMPARE(strategy->all_reduce_algorithm(), AllReduceAlgorithm::ReduceToOneDevice);
+        QCOMPARE(strategy->device_names(),
+                 (std::vector<std::string>{"/device:CPU:0", "/device:CPU:1"}));
+        for (const auto& [level, line] : logged.lines) QCOMPARE(level, LogLevel::Info);
+    }
+    {
+        Logged logged;
+        auto strategy = make_strategy("cpu:3", AllReduceAlgorithm::Ring, &logged);
+        QVERIFY2(logged.contains("Using MirroredStrategy with devices (/device:CPU:0, "
+                                 "/device:CPU:1, /device:CPU:2)"),
+                 logged.all().c_str());
+        QVERIFY2(logged.contains("All-reduce: ring (chosen explicitly)"), logged.all().c_str());
+    }
+    {
+        Logged logged;
+        auto strategy = make_strategy("cpu", AllReduceAlgorithm::Auto, &logged);
+        QVERIFY2(logged.contains("Using OneDeviceStrategy"), logged.all().c_str());
+        QVERIFY2(logged.contains("/device:CPU:0"), logged.all().c_str());
+        QVERIFY(!logged.contains("MirroredStrategy"));
+        QCOMPARE(strategy->name(), std::string("OneDeviceStrategy"));
+        QCOMPARE(strategy->all_reduce_algorithm(), AllReduceAlgorithm::Invalid);
+    }
+}
+
+void TestMirrored::log_describes_the_reduction() {
+    // ARCHITECTURE.md: "each implementation states its algorithm in the log, as TensorFlow does"
+    // ("Reduce to .../GPU:0 then broadcast to (...)"); CrossDeviceOps::describe() is that line.
+    Logged logged;
+    auto strategy = make_strategy("cpu:2", AllReduceAlgorithm::ReduceToOneDevice, &logged);
+    const Model model = tiny_model();
+    strategy->build(model, 4, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                    initial_weights(model, 1));
+    const Batch batch = random_batch(model, 4, 1);
+    strategy->train_step(batch.ids.data(), batch.labels.data(), batch.size, 1);
+    QVERIFY2(logged.contains(
+                 "Reduce to /device:CPU:0 then broadcast to (/device:CPU:0, /device:CPU:1)."),
+             logged.all().c_str());
+}
+
+void TestMirrored::nccl_on_cpu_is_refused() {
+    try {
+        auto strategy = make_strategy("cpu:2", AllReduceAlgorithm::Nccl);
+        QFAIL("NCCL on CPU devices was accepted");
+    } catch (const DeviceConfigError& error) {
+        QVERIFY2(QString(error.what()).contains("NCCL all-reduce needs GPUs"), error.what());
+    }
+    // One device needs no all-reduce at all, so the choice does not matter there.
+    auto one = make_strategy("cpu", AllReduceAlgorithm::Nccl);
+    QCOMPARE(one->replica_count(), 1);
+}
+
+void TestMirrored::memory_reports_every_replica() {
+    const Model model = tiny_model();
+    auto strategy = make_strategy("cpu:3x256MB", AllReduceAlgorithm::Auto);
+    auto before = strategy->memory();
+    QCOMPARE(before.size(), std::size_t{3});
+    for (const auto& entry : before) QCOMPARE(entry.bytes_in_use, std::int64_t{0});
+
+    strategy->build(model, 12, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                    initial_weights(model, 1));
+    const Batch batch = random_batch(model, 12, 4);
+    strategy->train_step(batch.ids.data(), batch.labels.data(), batch.size, 1);
+    const auto memory = strategy->memory();
+    QCOMPARE(memory.size(), std::size_t{3});
+    for (std::size_t r = 0; r < memory.size(); ++r) {
+        QCOMPARE(memory[r].device, "/device:CPU:" + std::to_string(r));
+        QCOMPARE(memory[r].limit_bytes, 256 * kMiB);
+        // At least the variables, their gradients and Nadam's two slots.
+        QVERIFY(memory[r].bytes_in_use >= 4 * 4 * model.total_params());
+        QVERIFY(memory[r].peak_bytes >= memory[r].bytes_in_use);
+        QVERIFY(memory[r].peak_bytes <= memory[r].limit_bytes);
+        QCOMPARE(memory[r].bytes_in_use, memory[0].bytes_in_use);  // every replica holds the same
+    }
+    // Unlimited devices report a limit of 0.
+    auto unlimited = make_strategy("cpu:2", AllReduceAlgorithm::Auto);
+    for (const auto& entry : unlimited->memory()) QCOMPARE(entry.limit_bytes, std::int64_t{0});
+}
+
+QTEST_APPLESS_MAIN(TestMirrored)
+#include "test_mirrored.moc"

@@ -53,7 +53,7 @@ constexpr int32_t kMinLength = 10;
 constexpr int32_t kMaxLength = 2400;
 constexpr double kTopicStrengthLow = 0.015;
 constexpr double kTopicStrengthHigh = 0.14;
-constexpr double kOwnShare = 0.65;
+constexpr double kOwnShare = 0.75;
 constexpr double kFamilyShare = 0.20;  // the rest goes to the mentioned topic
 constexpr double kPhraseProbability = 0.5;
 // Topic focus: strength multiplier 0.6 + 0.8 * sqrt(size / largest size).

@@ -65,6 +65,10 @@ std::int64_t parse_size_mb(std::string_view spec, std::string_view text) {
         }
     }
     std::int64_t value = 0;
+    constexpr std::int64_t kMaxMb = std::int64_t{1} << 30;  // 1 PiB: far above any device, far below overflow
+    if (parse_int(number, value) && value > kMaxMb / scale) {
+        bad_spec(spec, "'" + std::string(text) + "' is larger than any device's memory");
+    }
     if (!parse_int(number, value) || value <= 0) {
         bad_spec(spec, "'" + std::string(text) +
                              "' is neither a replica count (2), a split into virtual devices (2x512MB, 512MB+1024MB) "
@@ -111,27 +115,19 @@ PhysicalDevice detect_cpu() {
     return cpu;
 }
 
-DeviceRegistry::DeviceRegistry() : cpu_(detect_cpu()) {}
+DeviceRegistry::DeviceRegistry() : cpu_(detect_cpu()), devices_{cpu_} {}
 
 void DeviceRegistry::add_provider(std::shared_ptr<DeviceProvider> provider) {
     gpu_status_ = provider->status();
+    auto devices = provider->devices();
+    devices_.insert(devices_.end(), devices.begin(), devices.end());
     providers_.push_back(std::move(provider));
 }
 
-std::vector<PhysicalDevice> DeviceRegistry::physical_devices() const {
-    std::vector<PhysicalDevice> all{cpu_};
-    for (const auto& provider : providers_) {
-        auto devices = provider->devices();
-        all.insert(all.end(), devices.begin(), devices.end());
-    }
-    return all;
-}
+std::vector<PhysicalDevice> DeviceRegistry::physical_devices() const { return devices_; }
 
 const PhysicalDevice* DeviceRegistry::find(DeviceType type, int index) const {
-    if (type == DeviceType::CPU) return index == 0 ? &cpu_ : nullptr;
-    static thread_local std::vector<PhysicalDevice> found;
-    found = physical_devices();
-    for (const auto& device : found) {
+    for (const auto& device : devices_) {
         if (device.type == type && device.index == index) return &device;
     }
     return nullptr;
@@ -156,7 +152,7 @@ DeviceConfig DeviceConfig::parse(std::string_view spec) {
         if (kind == "cpu") {
             choice.type = DeviceType::CPU;
             // "cpu:0" names the CPU; "cpu:2" asks for two replicas (there is only one CPU).
-            if (fields.size() == 3 && fields[1] == "0") next = 2;
+            if (fields.size() >= 2 && fields[1] == "0") next = 2;
         } else if (kind == "gpu") {
             choice.type = DeviceType::GPU;
             if (fields.size() < 2) bad_spec(spec, "'gpu' needs an index, e.g. gpu:0");
@@ -169,7 +165,12 @@ DeviceConfig DeviceConfig::parse(std::string_view spec) {
         }
         if (fields.size() > next + 1) bad_spec(spec, "'" + part + "' has too many ':' parts");
         if (fields.size() == next + 1) {
-            const std::string& option = fields[next];
+            std::string option = fields[next];
+            if (option.size() == 6) {
+                std::string lower;
+                for (char c : option) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                if (lower == "growth") option = lower;
+            }
             std::int64_t count = 0;
             const auto x = option.find_first_of("xX");
             if (option == "growth") {
@@ -290,9 +291,10 @@ void DeviceConfig::validate(const DeviceRegistry& registry) const {
                         fail(id + ": a virtual device of " + std::to_string(limit) + " MB is too small; give each at least " +
                              std::to_string(kMinVirtualLimitMb) + " MB");
                     }
-                    total_mb += limit;
+                    // Capping each limit keeps the sum and the byte counts far from overflow.
+                    total_mb += std::min<std::int64_t>(limit, std::int64_t{1} << 30);
                 }
-                if (physical->total_memory_bytes > 0 && total_mb * kMiB > physical->total_memory_bytes) {
+                if (physical->total_memory_bytes > 0 && total_mb > physical->total_memory_bytes / kMiB) {
                     fail(id + ": the virtual devices ask for " + std::to_string(total_mb) + " MB in all, but " + physical->name +
                          " has only " + std::to_string(physical->total_memory_bytes / kMiB) +
                          " MB; lower the limits or use fewer virtual devices");

@@ -55,6 +55,7 @@ public:
 private:
     PhysicalDevice cpu_;
     std::vector<std::shared_ptr<DeviceProvider>> providers_;
+    std::vector<PhysicalDevice> devices_;  // the CPU, then every provider's; rebuilt by add_provider
     std::string gpu_status_ = "no GPU backend loaded";
 };
 

@@ -42,6 +42,8 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
     }
     barrier.arrive_and_wait();
     if (replica != 0) backends[static_cast<std::size_t>(replica)]->copy(buffers[static_cast<std::size_t>(replica)], buffers[0]);
+    // Nobody may touch replica 0's buffer again until every copy of it is done.
+    barrier.arrive_and_wait();
 }
 
 std::int64_t ReduceToOneDevice::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {

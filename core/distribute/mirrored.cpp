@@ -68,6 +68,7 @@ MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> d
         }
         log(LogLevel::Info, "Using MirroredStrategy with devices (" + names + ")");
         log(LogLevel::Info, "All-reduce: " + std::string(all_reduce_name(chosen)) + " (" + why + ")");
+        log(LogLevel::Info, cross_device_ops_->describe(raw));
     }
     threads_ = std::make_unique<ReplicaThreads>(replica_count());
 }

@@ -1,0 +1,622 @@
+#include "core/data/corpus.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "core/util/error.h"
+
+namespace mirrorlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& problem) { throw DataError("[corpus] " + problem); }
+
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+bool is_blank(std::string_view s) { return trim(s).empty(); }
+
+std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return out;
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<int64_t> parse_integer(std::string_view s) {
+    s = trim(s);
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    const std::string_view digits = (!s.empty() && s.front() == '-') ? s.substr(1) : s;
+    if (!all_digits(digits)) return std::nullopt;
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return value;
+}
+
+std::string plural(int64_t n, const std::string& one, const std::string& many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The byte length of the valid (shortest-form, non-surrogate) UTF-8 sequence at `i`, or 0.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) return 1;
+    size_t length = 0;
+    uint32_t cp = 0;
+    uint32_t min = 0;
+    if ((b0 & 0xE0) == 0xC0) {
+        length = 2, cp = b0 & 0x1Fu, min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        length = 3, cp = b0 & 0x0Fu, min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        length = 4, cp = b0 & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (i + length > s.size()) return 0;
+    for (size_t k = 1; k < length; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return length;
+}
+
+std::string read_bytes(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) fail("file " + in_quotes(path.string()) + " does not exist");
+    if (fs::is_directory(path, ec)) fail(in_quotes(path.string()) + " is a folder, not a file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot open file " + in_quotes(path.string()) + " for reading (check its permissions)");
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) fail("reading file " + in_quotes(path.string()) + " failed");
+    return bytes;
+}
+
+// Bytes to UTF-8 text: BOM dropped, universal newlines, and every byte that is not part of a valid
+// UTF-8 sequence read as Latin-1 (so a Latin-1 file decodes as Latin-1, and a UTF-8 file with a few
+// stray Latin-1 bytes keeps its UTF-8 characters). Returns whether any byte needed the fallback.
+bool decode_text(std::string_view bytes, std::string& text) {
+    if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+    bool latin1 = false;
+    text.clear();
+    text.reserve(bytes.size());
+    for (size_t i = 0; i < bytes.size();) {
+        const size_t length = utf8_sequence_length(bytes, i);
+        if (length == 0) {
+            text += latin1_to_utf8(bytes.substr(i, 1));
+            latin1 = true;
+            ++i;
+        } else if (bytes[i] == '\r') {
+            text += '\n';
+            i += (i + 1 < bytes.size() && bytes[i + 1] == '\n') ? 2 : 1;
+        } else {
+            text.append(bytes.substr(i, length));
+            i += length;
+        }
+    }
+    return latin1;
+}
+
+std::string latin1_warning(const std::string& path) { return "file " + path + " is not UTF-8; read as Latin-1"; }
+
+// Labels to class ids: integers in numeric order when every label is one, else strings in byte order.
+void assign_classes(const std::vector<std::string>& raw_labels, LabelledTexts& out) {
+    bool integers = !raw_labels.empty();
+    std::vector<int64_t> values;
+    values.reserve(raw_labels.size());
+    for (const auto& label : raw_labels) {
+        const auto value = parse_integer(label);
+        if (!value) {
+            integers = false;
+            break;
+        }
+        values.push_back(*value);
+    }
+    out.labels.clear();
+    out.class_names.clear();
+    if (integers) {
+        const std::set<int64_t> distinct(values.begin(), values.end());
+        std::map<int64_t, int32_t> ids;
+        for (int64_t v : distinct) {
+            ids.emplace(v, static_cast<int32_t>(out.class_names.size()));
+            out.class_names.push_back(std::to_string(v));
+        }
+        for (int64_t v : values) out.labels.push_back(ids.at(v));
+    } else {
+        const std::set<std::string> distinct(raw_labels.begin(), raw_labels.end());
+        std::map<std::string, int32_t> ids;
+        for (const auto& name : distinct) {
+            ids.emplace(name, static_cast<int32_t>(out.class_names.size()));
+            out.class_names.push_back(name);
+        }
+        for (const auto& label : raw_labels) out.labels.push_back(ids.at(label));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV / TSV
+
+struct Row {
+    std::vector<std::string> fields;
+    int64_t line = 0;  // 1-based line where the row starts
+    bool blank = false;
+};
+
+std::string delimiter_name(char d) {
+    if (d == '\t') return "tab";
+    if (d == ',') return "comma";
+    return in_quotes(std::string(1, d));
+}
+
+std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting, const std::string& path) {
+    std::vector<Row> rows;
+    size_t i = 0;
+    int64_t line = 1;
+    const size_t n = text.size();
+    while (i < n) {
+        Row row;
+        row.line = line;
+        bool any_quoted = false;
+        while (true) {  // one field per pass
+            std::string field;
+            if (quoting && i < n && text[i] == '"') {
+                any_quoted = true;
+                const int64_t opened = line;
+                ++i;
+                while (true) {
+                    if (i >= n) {
+                        fail(path + ":" + std::to_string(opened) +
+                             ": a quoted field opened on this line is never closed (the file ends inside "
+                             "the quotes); close it with '\"', and write a quote inside a quoted field as \"\"");
+                    }
+                    const char c = text[i];
+                    if (c == '"') {
+                        if (i + 1 < n && text[i + 1] == '"') {
+                            field += '"';
+                            i += 2;
+                            continue;
+                        }
+                        ++i;
+                        break;
+                    }
+                    if (c == '\n') ++line;
+                    field += c;
+                    ++i;
+                }
+            }
+            // Unquoted text, or (leniently, as Python's csv) text after a closing quote.
+            while (i < n && text[i] != delimiter && text[i] != '\n') field += text[i++];
+            row.fields.push_back(std::move(field));
+            if (i < n && text[i] == delimiter) {
+                ++i;
+                continue;  // a delimiter at the end of a line still starts an (empty) field
+            }
+            if (i < n) {  // '\n'
+                ++i;
+                ++line;
+            }
+            break;
+        }
+        row.blank = !any_quoted && row.fields.size() == 1 && is_blank(row.fields[0]);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::string join_header(const std::vector<std::string>& header) {
+    std::string out;
+    for (size_t i = 0; i < header.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += std::string(trim(header[i]));
+    }
+    return out;
+}
+
+std::optional<size_t> find_column(const std::vector<std::string>& header, std::string_view name) {
+    for (size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == name) return i;
+    }
+    const std::string wanted = ascii_lower(trim(name));
+    for (size_t i = 0; i < header.size(); ++i) {
+        if (ascii_lower(trim(header[i])) == wanted) return i;
+    }
+    return std::nullopt;
+}
+
+struct Column {
+    size_t index = 0;
+    std::string what;  // "label" / "text", for messages
+};
+
+Column resolve_column(const std::string& spec, const std::string& what, size_t default_index,
+                      const std::vector<std::string>* header, const std::string& path, int64_t header_line,
+                      const std::string& header_reason) {
+    Column column;
+    column.what = what;
+    const bool by_default = spec.empty();
+    const std::string name = by_default ? what : spec;
+    if (header == nullptr) {
+        if (by_default) {
+            column.index = default_index;
+            return column;
+        }
+        if (all_digits(spec)) {
+            column.index = static_cast<size_t>(std::stoull(spec));
+            return column;
+        }
+        fail(path + ": the " + what + " column is named " + in_quotes(spec) +
+             " but the file is read without a header row; give a 0-based column index instead, or let the "
+             "first row be the header");
+    }
+    if (auto found = find_column(*header, name)) {
+        column.index = *found;
+        return column;
+    }
+    if (!by_default && all_digits(spec)) {
+        column.index = static_cast<size_t>(std::stoull(spec));
+        return column;
+    }
+    std::string message = path + ":" + std::to_string(header_line) + ": column " + in_quotes(name) +
+                          " not found; the header has: " + join_header(*header);
+    if (!header_reason.empty()) message += " (" + header_reason + ")";
+    message += by_default ? "; choose the " + what + " column by name or 0-based index"
+                          : "; check the spelling, or give a 0-based column index";
+    fail(message);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+bool is_valid_utf8(std::string_view bytes) {
+    for (size_t i = 0; i < bytes.size();) {
+        const size_t length = utf8_sequence_length(bytes, i);
+        if (length == 0) return false;
+        i += length;
+    }
+    return true;
+}
+
+std::string latin1_to_utf8(std::string_view bytes) {
+    static constexpr uint16_t kWindows1252[32] = {
+        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+        0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+        0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
+    std::string out;
+    out.reserve(bytes.size() + bytes.size() / 4);
+    for (char ch : bytes) {
+        const auto b = static_cast<unsigned char>(ch);
+        const uint32_t cp = (b >= 0x80 && b < 0xA0) ? kWindows1252[b - 0x80] : b;
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LabelledTexts read_text_folder(const std::string& dir) {
+    const fs::path root(dir);
+    std::error_code ec;
+    if (!fs::exists(root, ec)) fail("folder " + in_quotes(dir) + " does not exist");
+    if (!fs::is_directory(root, ec)) {
+        fail(in_quotes(dir) + " is not a folder; a text corpus is a folder with one subfolder of .txt files per class");
+    }
+
+    std::vector<fs::path> class_dirs;
+    int64_t loose_files = 0;
+    for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string entry_name = it->path().filename().string();
+        if (entry_name.empty() || entry_name.front() == '.') continue;
+        std::error_code type_ec;
+        if (it->is_directory(type_ec)) class_dirs.push_back(it->path());
+        else ++loose_files;
+    }
+    if (ec) fail("cannot list folder " + in_quotes(dir) + ": " + ec.message());
+    if (class_dirs.empty()) {
+        fail("folder " + in_quotes(dir) +
+             " has no subfolders; put each class's .txt files in a subfolder named after the class (e.g. " +
+             (root / "positive" / "0001.txt").string() + ")");
+    }
+    std::sort(class_dirs.begin(), class_dirs.end(),
+              [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
+
+    LabelledTexts out;
+    out.source = dir;
+    int64_t empty_files = 0;
+    int64_t other_files = 0;
+    std::vector<std::string> latin1_files;
+    for (const auto& class_dir : class_dirs) {
+        std::vector<fs::path> files;
+        std::error_code walk_ec;
+        for (fs::recursive_directory_iterator it(class_dir, fs::directory_options::follow_directory_symlink, walk_ec), end;
+             !walk_ec && it != end; it.increment(walk_ec)) {
+            const std::string entry_name = it->path().filename().string();
+            std::error_code type_ec;
+            if (!entry_name.empty() && entry_name.front() == '.') {
+                if (it->is_directory(type_ec)) it.disable_recursion_pending();
+                continue;
+            }
+            if (!it->is_regular_file(type_ec)) continue;
+            if (ascii_lower(it->path().extension().string()) == ".txt") files.push_back(it->path());
+            else ++other_files;
+        }
+        if (walk_ec) fail("cannot list folder " + in_quotes(class_dir.string()) + ": " + walk_ec.message());
+        std::sort(files.begin(), files.end());
+
+        std::vector<std::string> texts;
+        for (const auto& file : files) {
+            std::string text;
+            if (decode_text(read_bytes(file), text)) latin1_files.push_back(file.string());
+            if (is_blank(text)) {
+                ++empty_files;
+                continue;
+            }
+            texts.push_back(std::move(text));
+        }
+        const std::string class_name = class_dir.filename().string();
+        if (texts.empty()) {
+            out.warnings.push_back("folder " + in_quotes(class_dir.string()) + " has no " +
+                                   (files.empty() ? "" : "non-empty ") + ".txt files; it is not used as a class");
+            continue;
+        }
+        const auto label = static_cast<int32_t>(out.class_names.size());
+        out.class_names.push_back(class_name);
+        for (auto& text : texts) {
+            out.texts.push_back(std::move(text));
+            out.labels.push_back(label);
+        }
+    }
+
+    constexpr size_t kListed = 10;
+    for (size_t i = 0; i < latin1_files.size() && i < kListed; ++i) out.warnings.push_back(latin1_warning(latin1_files[i]));
+    if (latin1_files.size() > kListed) {
+        out.warnings.push_back("… and " + plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
+                               " are not UTF-8 and were read as Latin-1");
+    }
+    if (empty_files > 0) out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
+    if (other_files > 0) {
+        out.warnings.push_back("ignored " + plural(other_files, "file", "files") + " in class folders that do not end in .txt");
+    }
+    if (loose_files > 0) {
+        out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " + in_quotes(dir) +
+                               "; only files inside class folders are read");
+    }
+    if (out.class_names.size() < 2) {
+        fail("folder " + in_quotes(dir) + " needs at least two classes (subfolders with .txt files); found " +
+             (out.class_names.empty() ? std::string("none") : "only " + in_quotes(out.class_names.front())));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
+    std::string text;
+    const bool latin1 = decode_text(read_bytes(path), text);
+
+    char delimiter = ',';
+    if (options.delimiter) {
+        delimiter = *options.delimiter;
+    } else {
+        const std::string ext = ascii_lower(fs::path(path).extension().string());
+        if (ext == ".tsv" || ext == ".tab") delimiter = '\t';
+    }
+    if (delimiter == '\n' || delimiter == '\r' || (options.quoting && delimiter == '"')) {
+        fail(path + ": " + delimiter_name(delimiter) + " cannot be the field delimiter");
+    }
+
+    LabelledTexts out;
+    out.source = path;
+    if (latin1) out.warnings.push_back(latin1_warning(path));
+
+    std::vector<Row> rows;
+    for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
+        if (!row.blank) rows.push_back(std::move(row));
+    }
+    if (rows.empty()) fail(path + ": the file is empty; expected one row per sample with a label and a text column");
+
+    // Header decision.
+    const bool label_named = !options.label_column.empty() && !all_digits(options.label_column);
+    const bool text_named = !options.text_column.empty() && !all_digits(options.text_column);
+    const size_t label_guess = all_digits(options.label_column) ? static_cast<size_t>(std::stoull(options.label_column)) : 0;
+    bool has_header = false;
+    std::string reason;  // why a header was assumed (only for the heuristic rules)
+    switch (options.header) {
+        case HeaderMode::Present: has_header = true; break;
+        case HeaderMode::Absent: has_header = false; break;
+        case HeaderMode::Auto: {
+            const Row& first = rows.front();
+            const bool names_default = std::any_of(first.fields.begin(), first.fields.end(), [](const std::string& f) {
+                const std::string lower = ascii_lower(trim(f));
+                return lower == "label" || lower == "text";
+            });
+            if (label_named || text_named || names_default) {
+                has_header = true;
+                break;
+            }
+            std::vector<std::string> later;  // label fields of the other rows
+            for (size_t r = 1; r < rows.size(); ++r) {
+                if (label_guess < rows[r].fields.size()) later.emplace_back(trim(rows[r].fields[label_guess]));
+            }
+            if (label_guess >= first.fields.size() || later.empty()) break;
+            const std::string first_label(trim(first.fields[label_guess]));
+            const bool later_integers = std::all_of(later.begin(), later.end(),
+                                                    [](const std::string& l) { return parse_integer(l).has_value(); });
+            if (!parse_integer(first_label) && later_integers) {
+                has_header = true;
+                reason = "the first row was taken as a header because its label " + in_quotes(first_label) +
+                         " is not an integer while all other labels are";
+                break;
+            }
+            std::map<std::string, int64_t> counts;
+            for (const auto& l : later) ++counts[l];
+            const bool repeated = std::all_of(counts.begin(), counts.end(), [](const auto& kv) { return kv.second >= 2; });
+            if (later.size() >= 4 && counts.size() >= 2 && repeated && counts.count(first_label) == 0) {
+                has_header = true;
+                reason = "the first row was taken as a header because its label " + in_quotes(first_label) +
+                         " occurs nowhere else while every other label occurs at least twice";
+            }
+            break;
+        }
+    }
+    if (options.header == HeaderMode::Auto) {
+        if (!reason.empty()) out.warnings.push_back(reason + "; set the header option if that is wrong");
+        else if (!has_header) out.warnings.push_back("no header row found; the first row is read as data");
+    }
+
+    const std::vector<std::string>* header = has_header ? &rows.front().fields : nullptr;
+    const int64_t header_line = rows.front().line;
+    const Column label = resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
+    const Column text_column = resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
+    if (label.index == text_column.index) {
+        fail(path + ": the label and the text column are the same column (" + std::to_string(label.index) +
+             "); choose two different columns");
+    }
+    const size_t needed = std::max(label.index, text_column.index) + 1;
+    const Column& widest = label.index > text_column.index ? label : text_column;
+
+    std::vector<std::string> raw_labels;
+    int64_t empty_texts = 0;
+    const size_t first_data = has_header ? 1 : 0;
+    if (rows.size() <= first_data) fail(path + ": the file has a header row but no data rows");
+    for (size_t r = first_data; r < rows.size(); ++r) {
+        Row& row = rows[r];
+        const std::string where = path + ":" + std::to_string(row.line) + ": ";
+        if (row.fields.size() < needed) {
+            fail(where + "the row has " + plural(static_cast<int64_t>(row.fields.size()), "field", "fields") +
+                 ", but the " + widest.what + " column is column " + std::to_string(widest.index) +
+                 " (0-based), so it needs at least " + std::to_string(needed) + "; the delimiter is " +
+                 delimiter_name(delimiter) + (options.quoting ? ", and fields containing it must be quoted" : ""));
+        }
+        const std::string label_value(trim(row.fields[label.index]));
+        if (label_value.empty()) fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
+        std::string& sample = row.fields[text_column.index];
+        if (is_blank(sample)) {
+            ++empty_texts;
+            continue;
+        }
+        raw_labels.push_back(label_value);
+        out.texts.push_back(std::move(sample));
+    }
+    if (empty_texts > 0) out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") + " with an empty text");
+    if (out.texts.empty()) fail(path + ": no row has a text");
+    assign_classes(raw_labels, out);
+    if (out.class_names.size() < 2) {
+        fail(path + ": needs at least two classes; every row has the label " + in_quotes(out.class_names.front()));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
+                           double validation_split, uint64_t seed, std::string name, Tokenizer* tokenizer_out) {
+    const std::string who = corpus.source.empty() ? std::string("the corpus") : in_quotes(corpus.source);
+    if (!(validation_split >= 0.0 && validation_split < 1.0)) {
+        std::ostringstream value;
+        value << validation_split;
+        fail("validation_split is " + value.str() + "; it must be at least 0 and less than 1 (e.g. 0.2)");
+    }
+    if (corpus.texts.size() != corpus.labels.size()) {
+        fail(who + " has " + std::to_string(corpus.texts.size()) + " texts but " + std::to_string(corpus.labels.size()) +
+             " labels; they must match");
+    }
+    if (corpus.texts.empty()) fail(who + " has no texts");
+    if (corpus.class_names.empty()) fail(who + " has no class names");
+    const auto num_classes = static_cast<int32_t>(corpus.class_names.size());
+    for (size_t i = 0; i < corpus.labels.size(); ++i) {
+        if (corpus.labels[i] < 0 || corpus.labels[i] >= num_classes) {
+            fail(who + ": sample " + std::to_string(i) + " has label " + std::to_string(corpus.labels[i]) +
+                 ", outside [0, " + std::to_string(num_classes) + ")");
+        }
+    }
+
+    const size_t n = corpus.texts.size();
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    DataRandom random(seed);
+    for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(random.below(i))]);
+
+    auto validation_count = static_cast<size_t>(std::floor(validation_split * static_cast<double>(n)));
+    if (validation_split > 0.0 && validation_count == 0 && n >= 2) validation_count = 1;
+    const size_t train_count = n - validation_count;
+
+    std::vector<std::string> train_texts;
+    std::vector<std::string> validation_texts;
+    DatasetSplit split;
+    for (size_t k = 0; k < n; ++k) {
+        const size_t i = order[k];
+        if (k < train_count) {
+            train_texts.push_back(corpus.texts[i]);
+            split.train.labels.push_back(corpus.labels[i]);
+        } else {
+            validation_texts.push_back(corpus.texts[i]);
+            split.validation.labels.push_back(corpus.labels[i]);
+        }
+    }
+
+    std::vector<int64_t> train_counts(static_cast<size_t>(num_classes), 0);
+    for (int32_t label : split.train.labels) ++train_counts[static_cast<size_t>(label)];
+    for (int32_t c = 0; c < num_classes; ++c) {
+        if (train_counts[static_cast<size_t>(c)] > 0) continue;
+        const auto total = std::count(corpus.labels.begin(), corpus.labels.end(), c);
+        fail(who + ": class " + in_quotes(corpus.class_names[static_cast<size_t>(c)]) + " has no training sample (" +
+             (total == 0 ? std::string("it has no samples at all")
+                         : "its " + plural(total, "sample went", "samples went") + " to validation") +
+             "); add samples or lower validation_split");
+    }
+
+    Tokenizer tokenizer(tokenizer_options);
+    tokenizer.fit_on_texts(train_texts);
+    split.train.sequences = tokenizer.texts_to_sequences(train_texts);
+    split.validation.sequences = tokenizer.texts_to_sequences(validation_texts);
+    for (TextDataset* part : {&split.train, &split.validation}) {
+        part->name = name;
+        part->synthetic = false;
+        part->num_classes = num_classes;
+        part->vocabulary_size = tokenizer.vocabulary_size();
+        part->class_names = corpus.class_names;
+    }
+    split.train.validate();
+    if (!split.validation.sequences.empty()) split.validation.validate();
+    if (tokenizer_out != nullptr) *tokenizer_out = std::move(tokenizer);
+    return split;
+}
+
+}  // namespace mirrorlab

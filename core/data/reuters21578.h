@@ -1,0 +1,76 @@
+#pragma once
+// Builds Keras' Reuters newswire data set (`reuters.npz`: 11,228 wires, 46 topics, a vocabulary
+// of 30,979 words) from the raw UCI Reuters-21578 "Distribution 1.0" SGML files
+// (reut2-000.sgm ... reut2-021.sgm), offline.
+//
+// The recipe is Keras' original `make_reuters_dataset()` script, quirks included. Applied to the
+// 22 UCI files it gives exactly Keras' numbers (label 3 = 'earn', 3,972 wires, the largest class;
+// per-class counts 67, 537, 94, 3972, 2423, ... equal Keras' train + test counts):
+//
+//  1. Files: the regular files named `reut2-*.sgm` in the folder, in byte-wise name order
+//     (Keras listed the folder; name order is what gives label 3 = 'earn'). Each file is read as
+//     raw bytes, i.e. Latin-1: the files are ASCII except for one 0xFC byte ('ü') in
+//     reut2-017.sgm, which is not valid UTF-8. No SGML entity is decoded: `&lt;` becomes the word
+//     "lt", `&amp;` "amp", and the end-of-text mark `&#3;` after "Reuter" at the end of nearly
+//     every body becomes the word "3" (rank 9 of the vocabulary, as in Keras' word index).
+//  2. Wires: find `<TOPICS>`; its content is what follows, up to the next `</`. For
+//     `<TOPICS><D>earn</D><D>acq</D></TOPICS>` that is `<D>earn`, so a wire with several topics
+//     counts under its first one (1,873 of the 11,367 wires with topics). Empty content
+//     (`<TOPICS></TOPICS>`) skips the wire. The topic name is the content with every `<D>`
+//     removed. The next search for `<TOPICS>` starts right after this tag.
+//  3. Text: whatever follows the next `<BODY>` after the `<TOPICS>` tag, up to the next `</`.
+//     The 990 topic wires without a body of their own (TEXT TYPE="BRIEF"/"UNPROC") therefore
+//     take the body of a later wire of the same file (one whose own topics may be empty). When
+//     no `<BODY>` follows at all (one wire: the last topic wire of reut2-006.sgm), Python's
+//     `find` returned -1 and the text starts 5 bytes after the `<TOPICS>` tag (-1 + len("<BODY>")),
+//     again up to the next `</`: for `<D>earn</D>` that text is "rn".
+//  4. Topics: count wires per topic over all wires with topics; keep the topics with at least
+//     `min_wires_per_topic` (15) wires and the wires that carry them (11,228). Labels are
+//     numbered by first appearance among the kept wires, in file order.
+//  5. Tokens (Keras' Tokenizer defaults, text_to_word_sequence): lower-case (ASCII A-Z and the
+//     Latin-1 capitals 0xC0-0xDE except 0xD7, as Python 3's str.lower on Latin-1 text), replace
+//     each of !"#$%&()*+,-./:;<=>?@[\]^_`{|}~ (Python's string.punctuation without the
+//     apostrophe) and tab and newline by a space, split on single spaces, drop empty pieces.
+//     Other bytes (apostrophe, digits, other control bytes) stay inside words.
+//  6. Vocabulary: words counted over the kept wires only (counting over all 11,367 topic wires
+//     would give 31,224 words); ranked by count, most frequent first, ties in order of first
+//     appearance (Python's stable sort over an insertion-ordered dict). Rank 1 = "the"; xs hold
+//     the ranks (1-based, no start/OOV offsets: Keras' load_data adds those later).
+//
+// Where Python would have silently sliced with -1 (a `<TOPICS>` or a text without a following
+// `</`, i.e. a truncated file) this reader throws DataError naming the file instead.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mirrorlab {
+
+struct Reuters21578Options {
+    // Topics with fewer wires are dropped along with their wires (Keras: 15).
+    int min_wires_per_topic = 15;
+};
+
+struct Reuters21578Corpus {
+    std::vector<std::vector<int64_t>> xs;  // per kept wire: word ranks (1 = most frequent word)
+    std::vector<int64_t> labels;           // per kept wire: index into `topics`
+    std::vector<std::string> topics;       // label -> topic name
+    std::vector<std::string> words;        // rank - 1 -> word (UTF-8; index 0 holds rank 1)
+    // Diagnostics over all files, before the topic filter:
+    int64_t wires_with_topics = 0;   // wires whose <TOPICS> is not empty (11,367)
+    int64_t multi_topic_wires = 0;   // of those, wires with more than one topic (1,873)
+    int64_t wires_without_body = 0;  // of those, wires with no <BODY> before the next <TOPICS> (990)
+};
+
+// The `reut2-*.sgm` files of `directory` (full paths), in name order. Throws DataError when the
+// folder does not exist or holds no such file.
+std::vector<std::string> reuters21578_file_names(const std::string& directory);
+
+// Reads and converts all files (see the recipe above). Throws DataError naming the folder or the
+// file for a missing folder, no reut2-*.sgm files, an unreadable file or a truncated file.
+Reuters21578Corpus read_reuters21578(const std::string& directory, const Reuters21578Options& options = {});
+
+// Step 5 on one text: the words, as Latin-1 bytes (not converted to UTF-8).
+std::vector<std::string> reuters21578_tokenize(std::string_view text);
+
+}  // namespace mirrorlab
