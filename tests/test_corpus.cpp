@@ -1,0 +1,640 @@
+// People's own corpora: the Keras Tokenizer, the text-folder and CSV/TSV loaders, build_dataset,
+// and the data statistics and lints. Fixtures are written into a QTemporaryDir at run time.
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/data/corpus.h"
+#include "core/data/dataset.h"
+#include "core/data/statistics.h"
+#include "core/data/tokenizer.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+using Ids = std::vector<std::vector<int32_t>>;
+using Strings = std::vector<std::string>;
+
+// Writes bytes to dir/relative, creating folders on the way; returns the full path.
+std::string write_file(const QTemporaryDir& dir, const QString& relative, const QByteArray& bytes) {
+    const QString path = dir.filePath(relative);
+    if (!QDir().mkpath(QFileInfo(path).absolutePath())) throw std::runtime_error("mkpath failed");
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) throw std::runtime_error("write failed");
+    return path.toStdString();
+}
+
+std::string make_dir(const QTemporaryDir& dir, const QString& relative) {
+    const QString path = dir.filePath(relative);
+    if (!QDir().mkpath(path)) throw std::runtime_error("mkpath failed");
+    return path.toStdString();
+}
+
+template <class F>
+QString error_of(F&& f) {
+    try {
+        f();
+    } catch (const DataError& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+bool has_warning(const LabelledTexts& texts, const std::string& part) {
+    for (const auto& w : texts.warnings) {
+        if (w.find(part) != std::string::npos) return true;
+    }
+    return false;
+}
+
+QString joined(const Strings& warnings) {
+    QStringList list;
+    for (const auto& w : warnings) list << QString::fromStdString(w);
+    return list.join(" | ");
+}
+
+// The Keras parity sentences; the expected values below come from the real Keras 2.15 source.
+const Strings kTexts = {"The cat sat on the mat.", "The dog ate my homework!", "A cat, a dog; and THE bird?",
+                        "Ünïcode Straße: ÉCOLE école", "tabs\tand\nnewlines--dashes_underscores"};
+const Strings kQueries = {"The cat sat on the mat.",
+                          "The dog ate my homework!",
+                          "A cat, a dog; and THE bird?",
+                          "Ünïcode Straße: ÉCOLE école",
+                          "tabs\tand\nnewlines--dashes_underscores",
+                          "unknown words the cat"};
+
+TextDataset hand_made(const std::vector<int32_t>& lengths, const std::vector<int32_t>& labels, int32_t classes) {
+    TextDataset data;
+    data.name = "hand-made";
+    data.num_classes = classes;
+    data.vocabulary_size = 50;
+    for (int32_t length : lengths) data.sequences.emplace_back(static_cast<size_t>(length), 7);
+    data.labels = labels;
+    return data;
+}
+
+LabelledTexts numbered_corpus(int count) {
+    LabelledTexts corpus;
+    corpus.source = "numbered";
+    corpus.class_names = {"even", "odd"};
+    for (int i = 0; i < count; ++i) {
+        corpus.texts.push_back("common word" + std::string(i % 3 == 0 ? " frequent" : "") + " uniq" + std::to_string(i));
+        corpus.labels.push_back(i % 2);
+    }
+    return corpus;
+}
+
+}  // namespace
+
+class TestCorpus : public QObject {
+    Q_OBJECT
+
+private slots:
+    // ---- tokenizer ----------------------------------------------------------------------------
+
+    void tokenizerMatchesKeras() {
+        // Expected values printed by keras 2.15.0's keras/src/preprocessing/text.py (run with a
+        // stub for tensorflow's keras_export; `pip download --no-deps keras==2.15.0`):
+        //   t = Tokenizer(); t.fit_on_texts(texts); t.word_index; t.texts_to_sequences(queries)
+        Tokenizer tokenizer;
+        tokenizer.fit_on_texts(kTexts);
+        const Strings expected_words = {"",         "the",      "cat",    "dog",    "a",           "and",     "école",
+                                        "sat",      "on",       "mat",    "ate",    "my",          "homework", "bird",
+                                        "ünïcode",  "straße",   "tabs",   "newlines", "dashes",    "underscores"};
+        QCOMPARE(tokenizer.index_word(), expected_words);
+        QCOMPARE(tokenizer.word_count(), int64_t{19});
+        QCOMPARE(tokenizer.vocabulary_size(), 20);
+        QCOMPARE(tokenizer.document_count(), int64_t{5});
+        const Ids expected = {{1, 2, 7, 8, 1, 9}, {1, 3, 10, 11, 12}, {4, 2, 4, 3, 5, 1, 13},
+                              {14, 15, 6, 6},     {16, 5, 17, 18, 19}, {1, 2}};
+        QCOMPARE(tokenizer.texts_to_sequences(kQueries), expected);
+        QCOMPARE(tokenizer.index_of("école"), 6);
+        QCOMPARE(tokenizer.index_of("missing"), 0);
+        QCOMPARE(tokenizer.count_of("the"), int64_t{4});
+        QCOMPARE(tokenizer.decode({1, 2, 0, 99, 9}), std::string("the cat mat"));
+    }
+
+    void tokenizerNumWordsAndOov() {
+        // Keras: Tokenizer(num_words=5, oov_token="<unk>") on the same texts.
+        Tokenizer with_oov(TokenizerOptions{5, std::string("<unk>")});
+        with_oov.fit_on_texts(kTexts);
+        QCOMPARE(with_oov.index_word()[1], std::string("<unk>"));
+        QCOMPARE(with_oov.index_word()[2], std::string("the"));
+        QCOMPARE(with_oov.index_word().size(), size_t{21});  // every word keeps an index
+        QCOMPARE(with_oov.vocabulary_size(), 5);
+        const Ids expected_oov = {{2, 3, 1, 1, 2, 1}, {2, 4, 1, 1, 1}, {1, 3, 1, 4, 1, 2, 1},
+                                  {1, 1, 1, 1},       {1, 1, 1, 1, 1}, {1, 1, 2, 3}};
+        QCOMPARE(with_oov.texts_to_sequences(kQueries), expected_oov);
+        // Keras sequences_to_texts([[2, 3, 4, 5, 6, 99, 1]]) -> 'the cat dog <unk> <unk> <unk> <unk>'
+        QCOMPARE(with_oov.decode({2, 3, 4, 5, 6, 99, 1}), std::string("the cat dog <unk> <unk> <unk> <unk>"));
+
+        // Keras: Tokenizer(num_words=5): words with index >= 5 are dropped.
+        Tokenizer cut(TokenizerOptions{5, std::nullopt});
+        cut.fit_on_texts(kTexts);
+        const Ids expected_cut = {{1, 2, 1}, {1, 3}, {4, 2, 4, 3, 1}, {}, {}, {1, 2}};
+        QCOMPARE(cut.texts_to_sequences(kQueries), expected_cut);
+        QCOMPARE(cut.vocabulary_size(), 5);
+
+        // num_words larger than the vocabulary: the vocabulary decides.
+        Tokenizer roomy(TokenizerOptions{1000, std::nullopt});
+        roomy.fit_on_texts(kTexts);
+        QCOMPARE(roomy.vocabulary_size(), 20);
+
+        // Before fitting: padding (and OOV) only.
+        QCOMPARE(Tokenizer().vocabulary_size(), 1);
+        QCOMPARE(Tokenizer(TokenizerOptions{0, std::string("oov")}).vocabulary_size(), 2);
+        QVERIFY(error_of([] { Tokenizer(TokenizerOptions{-1, std::nullopt}); }).contains("num_words is -1"));
+    }
+
+    void tokenizerTiesAndRepeatedFits() {
+        // Ties keep the order of first appearance; counts add up over fit_on_texts calls (as Keras).
+        Tokenizer tokenizer;
+        tokenizer.fit_on_texts({"b a c", "c"});
+        QCOMPARE(tokenizer.index_word(), (Strings{"", "c", "b", "a"}));
+        tokenizer.fit_on_texts({"a a"});
+        QCOMPARE(tokenizer.index_word(), (Strings{"", "a", "c", "b"}));
+        QCOMPARE(tokenizer.document_count(), int64_t{3});
+
+        // A word equal to the OOV token is the OOV token (index 1), not a second entry.
+        Tokenizer oov(TokenizerOptions{0, std::string("unk")});
+        oov.fit_on_texts({"unk cat unk dog cat"});
+        QCOMPARE(oov.index_word(), (Strings{"", "unk", "cat", "dog"}));
+        QCOMPARE(oov.text_to_sequence("unk cat bird"), (std::vector<int32_t>{1, 2, 1}));
+    }
+
+    void tokenizerSplitting() {
+        // Keras: text_to_word_sequence("Hello, World!  x\r\ny İstanbul") ->
+        //   ['hello', 'world', 'x\r', 'y', 'i̇stanbul']  ('\r' is not a filter; 'İ' -> 'i' + U+0307)
+        QCOMPARE(text_to_word_sequence("Hello, World!  x\r\ny İstanbul"),
+                 (Strings{"hello", "world", "x\r", "y", "i\xCC\x87stanbul"}));
+        QCOMPARE(text_to_word_sequence("KEEP Case", kKerasDefaultFilters, false), (Strings{"KEEP", "Case"}));
+        QCOMPARE(text_to_word_sequence("a-b c", ""), (Strings{"a-b", "c"}));
+        QCOMPARE(text_to_word_sequence("x→y z", "→"), (Strings{"x", "y", "z"}));  // non-ASCII filter
+        QCOMPARE(text_to_word_sequence("   "), Strings{});
+        // Greek, Cyrillic, Latin-1 and Latin Extended-A as Python's str.lower().
+        QCOMPARE(utf8_to_lower("ΑΒΓ ПРИВЕТ ÀÉÎÕÜ ŸŁŒ Ж"), std::string("αβγ привет àéîõü ÿłœ ж"));
+        // Invalid UTF-8 bytes pass through untouched (never mangled, never split).
+        QCOMPARE(text_to_word_sequence("CAF\xE9 Ok\xFF!"), (Strings{"caf\xE9", "ok\xFF"}));
+        QCOMPARE(utf8_to_lower("A\xC3"), std::string("a\xC3"));
+    }
+
+    // ---- text folder --------------------------------------------------------------------------
+
+    void folderHappyPath() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        write_file(tmp, "corpus/neg/a.txt", "Bad movie.\r\nReally bad.");
+        write_file(tmp, "corpus/neg/b.txt", "awful");
+        write_file(tmp, "corpus/neg/empty.txt", "");
+        write_file(tmp, "corpus/neg/blank.TXT", "  \n ");
+        write_file(tmp, "corpus/neg/notes.md", "not a sample");
+        write_file(tmp, "corpus/neg/sub/c.txt", "nested bad");
+        write_file(tmp, "corpus/pos/a.TXT", "\xEF\xBB\xBFGreat film");
+        write_file(tmp, "corpus/pos/latin.txt", "caf\xE9 cr\xE8me \x93quoted\x94");
+        write_file(tmp, "corpus/pos/mixed.txt", "na\xC3\xAFve caf\xE9");
+        write_file(tmp, "corpus/pos/.hidden.txt", "hidden");
+        write_file(tmp, "corpus/.git/x.txt", "ignored");
+        write_file(tmp, "corpus/unsup/readme.md", "stray folder");
+        write_file(tmp, "corpus/README.md", "loose");
+        const std::string dir = tmp.filePath("corpus").toStdString();
+
+        const LabelledTexts corpus = read_text_folder(dir);
+        QCOMPARE(corpus.source, dir);
+        QCOMPARE(corpus.class_names, (Strings{"neg", "pos"}));
+        QCOMPARE(corpus.texts, (Strings{"Bad movie.\nReally bad.", "awful", "nested bad", "Great film",
+                                        "café crème “quoted”", "naïve café"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
+        const QString warnings = joined(corpus.warnings);
+        QVERIFY2(has_warning(corpus, "file " + dir + "/pos/latin.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "file " + dir + "/pos/mixed.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "skipped 2 empty files"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "ignored 2 files in class folders that do not end in .txt"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "/unsup' has no .txt files; it is not used as a class"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "ignored 1 file directly in"), qPrintable(warnings));
+        QCOMPARE(corpus.warnings.size(), size_t{6});
+    }
+
+    void folderErrors() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string missing = tmp.filePath("nope").toStdString();
+        QString e = error_of([&] { read_text_folder(missing); });
+        QVERIFY2(e.contains(QString::fromStdString("folder '" + missing + "' does not exist")), qPrintable(e));
+
+        const std::string file = write_file(tmp, "file.txt", "x");
+        e = error_of([&] { read_text_folder(file); });
+        QVERIFY2(e.contains(QString::fromStdString("'" + file + "' is not a folder")), qPrintable(e));
+
+        write_file(tmp, "flat/a.txt", "no class folders");
+        const std::string flat = tmp.filePath("flat").toStdString();
+        e = error_of([&] { read_text_folder(flat); });
+        QVERIFY2(e.contains(QString::fromStdString("folder '" + flat + "' has no subfolders")), qPrintable(e));
+
+        write_file(tmp, "one/pos/a.txt", "only one class");
+        write_file(tmp, "one/neg/empty.txt", "");
+        const std::string one = tmp.filePath("one").toStdString();
+        e = error_of([&] { read_text_folder(one); });
+        QVERIFY2(e.contains(QString::fromStdString("folder '" + one + "' needs at least two classes")), qPrintable(e));
+        QVERIFY2(e.contains("found only 'pos'"), qPrintable(e));
+
+        make_dir(tmp, "none/a");
+        make_dir(tmp, "none/b");
+        e = error_of([&] { read_text_folder(tmp.filePath("none").toStdString()); });
+        QVERIFY2(e.contains("needs at least two classes") && e.contains("found none"), qPrintable(e));
+    }
+
+    void folderManyLatin1FilesAreSummarised() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        for (int i = 0; i < 12; ++i) write_file(tmp, QString("c/a/%1.txt").arg(i, 2, 10, QChar('0')), "r\xE9sum\xE9");
+        write_file(tmp, "c/b/x.txt", "plain");
+        const LabelledTexts corpus = read_text_folder(tmp.filePath("c").toStdString());
+        QCOMPARE(corpus.texts.front(), std::string("résumé"));
+        QVERIFY2(has_warning(corpus, "… and 2 more files are not UTF-8 and were read as Latin-1"),
+                 qPrintable(joined(corpus.warnings)));
+        QCOMPARE(corpus.warnings.size(), size_t{11});
+    }
+
+    // ---- CSV / TSV ----------------------------------------------------------------------------
+
+    void csvQuotingAndHeader() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string path = write_file(tmp, "quotes.csv",
+                                            "\xEF\xBB\xBFLabel,Text\r\n"
+                                            "pos,\"Hello, world\"\r\n"
+                                            "neg,\"She said \"\"no\"\"\"\r\n"
+                                            "pos,\"line one\r\nline two\"\r\n"
+                                            "\r\n"
+                                            "neg, plain text ,extra,fields\r\n"
+                                            "neg,\"   \"\r\n"
+                                            "pos,\"\"\"quoted\"\" start\",");
+        const LabelledTexts corpus = read_delimited(path);
+        QCOMPARE(corpus.source, path);
+        QCOMPARE(corpus.class_names, (Strings{"neg", "pos"}));
+        QCOMPARE(corpus.texts, (Strings{"Hello, world", "She said \"no\"", "line one\nline two", " plain text ",
+                                        "\"quoted\" start"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{1, 0, 1, 0, 1}));
+        QCOMPARE(corpus.warnings, (Strings{"skipped 1 row with an empty text"}));
+    }
+
+    void csvIntegerLabelsWithoutHeader() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string path = write_file(tmp, "ints.csv", "3,alpha beta\n1,gamma\n10,delta\n 3 ,epsilon\n");
+        const LabelledTexts corpus = read_delimited(path);
+        QCOMPARE(corpus.class_names, (Strings{"1", "3", "10"}));  // numeric order, not "1" < "10" < "3"
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{1, 0, 2, 1}));
+        QCOMPARE(corpus.texts.front(), std::string("alpha beta"));
+        QVERIFY(has_warning(corpus, "no header row found"));
+
+        // Forcing a header drops the first row.
+        DelimitedOptions forced;
+        forced.header = HeaderMode::Present;
+        forced.label_column = "0";
+        forced.text_column = "1";
+        const LabelledTexts skipped = read_delimited(path, forced);
+        QCOMPARE(skipped.texts.size(), size_t{3});
+        QVERIFY(skipped.warnings.empty());
+    }
+
+    void tsvAndNamedColumns() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string path = write_file(tmp, "news.tsv",
+                                            "id\tbody\ttopic\n"
+                                            "1\tstocks rally, again\tmarkets\n"
+                                            "2\t\"quoted\ttab\"\tsports\n"
+                                            "3\tgoal!\tsports\n");
+        DelimitedOptions named;
+        named.label_column = "topic";
+        named.text_column = "BODY ";  // case and spaces are forgiven
+        const LabelledTexts corpus = read_delimited(path, named);
+        QCOMPARE(corpus.class_names, (Strings{"markets", "sports"}));
+        QCOMPARE(corpus.texts, (Strings{"stocks rally, again", "quoted\ttab", "goal!"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 1, 1}));
+        QVERIFY(corpus.warnings.empty());
+
+        // The same columns by index, with the header forced.
+        DelimitedOptions indexed;
+        indexed.label_column = "2";
+        indexed.text_column = "1";
+        indexed.header = HeaderMode::Present;
+        QCOMPARE(read_delimited(path, indexed).texts, corpus.texts);
+
+        // An explicit delimiter, and quoting switched off (quotes are ordinary characters).
+        const std::string semi = write_file(tmp, "semi.txt", "a;\"x\n b;y\nb;z\n");
+        DelimitedOptions semicolon;
+        semicolon.delimiter = ';';
+        semicolon.quoting = false;
+        const LabelledTexts plain = read_delimited(semi, semicolon);
+        QCOMPARE(plain.texts, (Strings{"\"x", "y", "z"}));
+        QCOMPARE(plain.class_names, (Strings{"a", "b"}));
+    }
+
+    void csvHeaderHeuristics() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        // Rule 3: a non-integer first label over integer labels is a header.
+        const std::string ints = write_file(tmp, "category.csv", "category,headline\n1,a\n2,b\n1,c\n");
+        QString e = error_of([&] { read_delimited(ints); });
+        QVERIFY2(e.contains(QString::fromStdString(ints + ":1: column 'label' not found; the header has: category, headline")),
+                 qPrintable(e));
+        QVERIFY2(e.contains("is not an integer while all other labels are"), qPrintable(e));
+        DelimitedOptions by_index;
+        by_index.label_column = "0";
+        by_index.text_column = "1";
+        LabelledTexts corpus = read_delimited(ints, by_index);
+        QCOMPARE(corpus.texts, (Strings{"a", "b", "c"}));
+        QVERIFY(has_warning(corpus, "the first row was taken as a header"));
+
+        // Rule 4: a first label that never recurs over repeated labels is a header.
+        const std::string topics =
+            write_file(tmp, "topics.csv", "topic,headline\nsports,a\nsports,b\npolitics,c\npolitics,d\n");
+        corpus = read_delimited(topics, by_index);
+        QCOMPARE(corpus.class_names, (Strings{"politics", "sports"}));
+        QCOMPARE(corpus.texts.size(), size_t{4});
+        QVERIFY(has_warning(corpus, "occurs nowhere else"));
+
+        // Without those signs, the first row is data; forcing "absent" keeps it too.
+        const std::string data = write_file(tmp, "data.csv", "spam,buy now\nham,hello\nspam,cheap\n");
+        QCOMPARE(read_delimited(data).texts.size(), size_t{3});
+        DelimitedOptions absent;
+        absent.header = HeaderMode::Absent;
+        QCOMPARE(read_delimited(ints, absent).class_names, (Strings{"1", "2", "category"}));
+        absent.text_column = "headline";
+        e = error_of([&] { read_delimited(ints, absent); });
+        QVERIFY2(e.contains("the text column is named 'headline' but the file is read without a header row"), qPrintable(e));
+    }
+
+    void csvErrors() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string missing = tmp.filePath("missing.csv").toStdString();
+        QString e = error_of([&] { read_delimited(missing); });
+        QVERIFY2(e.contains(QString::fromStdString("file '" + missing + "' does not exist")), qPrintable(e));
+
+        const std::string columns = write_file(tmp, "columns.csv", "id,body,topic\n1,hello,a\n2,bye,b\n");
+        DelimitedOptions topic;
+        topic.label_column = "topic";
+        e = error_of([&] { read_delimited(columns, topic); });
+        QVERIFY2(e.contains(QString::fromStdString(columns + ":1: column 'text' not found; the header has: id, body, topic")),
+                 qPrintable(e));
+        topic.text_column = "bdy";
+        e = error_of([&] { read_delimited(columns, topic); });
+        QVERIFY2(e.contains("column 'bdy' not found; the header has: id, body, topic; check the spelling"), qPrintable(e));
+
+        const std::string short_row = write_file(tmp, "short.csv", "label,text\npos,good\nneg\n");
+        e = error_of([&] { read_delimited(short_row); });
+        QVERIFY2(e.contains(QString::fromStdString(short_row + ":3: the row has 1 field, but the text column is column 1")),
+                 qPrintable(e));
+
+        const std::string open_quote = write_file(tmp, "open.csv", "label,text\npos,fine\nneg,\"never closed\nneg,bad\n");
+        e = error_of([&] { read_delimited(open_quote); });
+        QVERIFY2(e.contains(QString::fromStdString(open_quote + ":3: a quoted field opened on this line is never closed")),
+                 qPrintable(e));
+
+        for (const char* bytes : {"", "\n\n  \r\n", "\xEF\xBB\xBF"}) {
+            const std::string empty = write_file(tmp, "empty.csv", bytes);
+            e = error_of([&] { read_delimited(empty); });
+            QVERIFY2(e.contains(QString::fromStdString(empty + ": the file is empty")), qPrintable(e));
+        }
+
+        const std::string header_only = write_file(tmp, "header.csv", "label,text\n");
+        e = error_of([&] { read_delimited(header_only); });
+        QVERIFY2(e.contains("has a header row but no data rows"), qPrintable(e));
+
+        const std::string one_class = write_file(tmp, "one.csv", "label,text\nspam,a\nspam,b\n");
+        e = error_of([&] { read_delimited(one_class); });
+        QVERIFY2(e.contains(QString::fromStdString(one_class + ": needs at least two classes; every row has the label 'spam'")),
+                 qPrintable(e));
+
+        const std::string empty_label = write_file(tmp, "nolabel.csv", "label,text\nspam,a\n ,b\n");
+        e = error_of([&] { read_delimited(empty_label); });
+        QVERIFY2(e.contains(QString::fromStdString(empty_label + ":3: the label (column 0) is empty")), qPrintable(e));
+
+        const std::string same = write_file(tmp, "same.csv", "a,b\nc,d\n");
+        DelimitedOptions twice;
+        twice.label_column = "1";
+        twice.text_column = "1";
+        e = error_of([&] { read_delimited(same, twice); });
+        QVERIFY2(e.contains("the label and the text column are the same column"), qPrintable(e));
+    }
+
+    void csvLatin1() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string path = write_file(tmp, "latin.csv", "label,text\nfr,caf\xE9\nde,Stra\xDF" "e\n");
+        const LabelledTexts corpus = read_delimited(path);
+        QCOMPARE(corpus.texts, (Strings{"café", "Straße"}));
+        QCOMPARE(corpus.warnings, (Strings{"file " + path + " is not UTF-8; read as Latin-1"}));
+        QVERIFY(is_valid_utf8("naïve"));
+        QVERIFY(!is_valid_utf8("\xC0\x80"));      // overlong
+        QVERIFY(!is_valid_utf8("\xED\xA0\x80"));  // surrogate
+        QCOMPARE(latin1_to_utf8("\x80\xA0\xFF"), std::string("€\xC2\xA0ÿ"));
+    }
+
+    // ---- build_dataset ------------------------------------------------------------------------
+
+    void buildDatasetSplits() {
+        const LabelledTexts corpus = numbered_corpus(20);
+        Tokenizer tokenizer;
+        const DatasetSplit split = build_dataset(corpus, TokenizerOptions{0, std::string("<oov>")}, 0.25, 7, "mine", &tokenizer);
+        QCOMPARE(split.train.size(), size_t{15});
+        QCOMPARE(split.validation.size(), size_t{5});
+        for (const TextDataset* part : {&split.train, &split.validation}) {
+            QCOMPARE(part->name, std::string("mine"));
+            QVERIFY(!part->synthetic);
+            QCOMPARE(part->num_classes, 2);
+            QCOMPARE(part->class_names, (Strings{"even", "odd"}));
+            QCOMPARE(part->vocabulary_size, tokenizer.vocabulary_size());
+            part->validate();
+        }
+        // 1 OOV + "common", "word", "frequent" + 15 unique training words, + padding.
+        QCOMPARE(tokenizer.vocabulary_size(), 20);
+        QCOMPARE(tokenizer.document_count(), int64_t{15});
+        QCOMPARE(tokenizer.index_word()[2], std::string("common"));
+
+        // The tokenizer saw the training texts only: each validation text's unique word is OOV.
+        for (size_t i = 0; i < split.train.size(); ++i) {
+            const std::string text = tokenizer.decode(split.train.sequences[i]);
+            QVERIFY2(text.find("<oov>") == std::string::npos, text.c_str());
+            const std::string uniq = text.substr(text.rfind(' ') + 1);
+            const int number = std::stoi(uniq.substr(4));
+            QCOMPARE(split.train.labels[i], number % 2);  // labels travelled with their texts
+        }
+        for (size_t i = 0; i < split.validation.size(); ++i) {
+            QCOMPARE(split.validation.sequences[i].back(), 1);
+            QCOMPARE(tokenizer.decode(split.validation.sequences[i]).substr(0, 11), std::string("common word"));
+        }
+
+        // Deterministic for a seed, different for another.
+        const DatasetSplit again = build_dataset(corpus, TokenizerOptions{0, std::string("<oov>")}, 0.25, 7, "mine");
+        QCOMPARE(again.train.sequences, split.train.sequences);
+        QCOMPARE(again.validation.labels, split.validation.labels);
+        const DatasetSplit other = build_dataset(corpus, TokenizerOptions{0, std::string("<oov>")}, 0.25, 8, "mine");
+        QVERIFY(other.train.sequences != split.train.sequences);
+
+        // No validation; and a tiny share still gives one validation sample.
+        const DatasetSplit all = build_dataset(corpus, TokenizerOptions{}, 0.0, 1, "all");
+        QCOMPARE(all.train.size(), size_t{20});
+        QCOMPARE(all.validation.size(), size_t{0});
+        QCOMPARE(all.train.vocabulary_size, 24);  // padding + 3 shared words + 20 unique
+        QCOMPARE(build_dataset(corpus, TokenizerOptions{}, 0.01, 1, "tiny").validation.size(), size_t{1});
+        // num_words caps the ids.
+        const DatasetSplit capped = build_dataset(corpus, TokenizerOptions{3, std::nullopt}, 0.5, 1, "capped");
+        QCOMPARE(capped.train.vocabulary_size, 3);
+        for (const auto& seq : capped.validation.sequences) QCOMPARE(seq, (std::vector<int32_t>{1, 2}));
+    }
+
+    void buildDatasetErrors() {
+        const LabelledTexts corpus = numbered_corpus(6);
+        for (double bad : {1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+            const QString e = error_of([&] { build_dataset(corpus, TokenizerOptions{}, bad, 1, "x"); });
+            QVERIFY2(e.contains("validation_split is") && e.contains("at least 0 and less than 1"), qPrintable(e));
+        }
+
+        LabelledTexts unused = corpus;
+        unused.class_names.push_back("rare");
+        QString e = error_of([&] { build_dataset(unused, TokenizerOptions{}, 0.0, 1, "x"); });
+        QVERIFY2(e.contains("class 'rare' has no training sample (it has no samples at all)"), qPrintable(e));
+
+        // One 'rare' sample: for some seeds it lands in validation, which must be reported.
+        LabelledTexts single = numbered_corpus(20);
+        single.class_names.push_back("rare");
+        single.texts.push_back("rare text");
+        single.labels.push_back(2);
+        int reported = 0;
+        for (uint64_t seed = 0; seed < 40; ++seed) {
+            e = error_of([&] {
+                const DatasetSplit s = build_dataset(single, TokenizerOptions{}, 0.2, seed, "x");
+                QCOMPARE(s.train.class_counts()[2], int64_t{1});
+            });
+            if (!e.isEmpty()) {
+                QVERIFY2(e.contains("class 'rare' has no training sample (its 1 sample went to validation)"), qPrintable(e));
+                ++reported;
+            }
+        }
+        QVERIFY(reported > 0 && reported < 40);
+
+        LabelledTexts mismatch = corpus;
+        mismatch.labels.pop_back();
+        QVERIFY(error_of([&] { build_dataset(mismatch, TokenizerOptions{}, 0.0, 1, "x"); }).contains("6 texts but 5 labels"));
+        LabelledTexts out_of_range = corpus;
+        out_of_range.labels[3] = 5;
+        QVERIFY(error_of([&] { build_dataset(out_of_range, TokenizerOptions{}, 0.0, 1, "x"); }).contains("sample 3 has label 5"));
+    }
+
+    void buildDatasetFromFolder() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        for (int i = 0; i < 5; ++i) {
+            write_file(tmp, QString("c/neg/%1.txt").arg(i), QByteArray("bad awful film ") + QByteArray::number(i));
+            write_file(tmp, QString("c/pos/%1.txt").arg(i), QByteArray("great lovely film ") + QByteArray::number(i));
+        }
+        const DatasetSplit split = build_dataset(read_text_folder(tmp.filePath("c").toStdString()), TokenizerOptions{}, 0.2, 3, "folder");
+        QCOMPARE(split.train.size(), size_t{8});
+        QCOMPARE(split.validation.size(), size_t{2});
+        QCOMPARE(split.train.class_names, (Strings{"neg", "pos"}));
+    }
+
+    // ---- statistics and lints -----------------------------------------------------------------
+
+    void statisticsNumbers() {
+        TextDataset data = hand_made({1, 2, 3, 4, 10}, {0, 0, 1, 1, 0}, 3);
+        data.class_names = {"a", "b", "c"};
+        const DatasetStatistics stats = compute_statistics(data, 3, 4);
+        QCOMPARE(stats.samples, int64_t{5});
+        QCOMPARE(stats.classes, 3);
+        QCOMPARE(stats.class_counts, (std::vector<int64_t>{3, 2, 0}));
+        QCOMPARE(stats.class_names, (Strings{"a", "b", "c"}));
+        QCOMPARE(stats.vocabulary_size, 50);
+        QCOMPARE(stats.tokens, int64_t{20});
+        QCOMPARE(stats.min_length, 1);
+        QCOMPARE(stats.median_length, 3);
+        QCOMPARE(stats.max_length, 10);
+        QCOMPARE(stats.mean_length, 4.0);
+        QCOMPARE(stats.histogram_bin_width, 3);  // ceil(11 / 4)
+        QCOMPARE(stats.length_histogram, (std::vector<int64_t>{2, 2, 0, 1}));
+        QCOMPARE(stats.truncated_share, 0.4);
+        QCOMPARE(stats.sequence_length, 3);
+
+        const QString text = QString::fromStdString(format_statistics(stats));
+        QVERIFY2(text.contains("Samples:     5\n"), qPrintable(text));
+        QVERIFY2(text.contains("Classes:     3\n"), qPrintable(text));
+        QVERIFY2(text.contains("  a  3   60.0 %\n"), qPrintable(text));
+        QVERIFY2(text.contains("Vocabulary:  50 ids\n"), qPrintable(text));
+        QVERIFY2(text.contains("Length:      min 1 · median 3 · mean 4.0 · max 10 tokens\n"), qPrintable(text));
+        QVERIFY2(text.contains("Lengths (bins of 3 tokens):\n"), qPrintable(text));
+        QVERIFY2(text.contains("  9–11  ###############                 1\n"), qPrintable(text));
+        QVERIFY2(text.contains("40.0 % of samples are longer than 3 tokens and will be truncated."), qPrintable(text));
+
+        // Even count: the median is the mean of the middle two, rounded down; no names -> numbers.
+        const DatasetStatistics even = compute_statistics(hand_made({9, 2, 5, 4}, {0, 1, 0, 1}, 2), 300);
+        QCOMPARE(even.median_length, 4);
+        QCOMPARE(even.class_names, (Strings{"0", "1"}));
+        QCOMPARE(even.histogram_bin_width, 1);
+        QCOMPARE(even.length_histogram.size(), size_t{10});
+        QVERIFY(format_statistics(even).find("No sample is longer than 300 tokens") != std::string::npos);
+
+        // Many classes: the ten largest, then a summary line.
+        std::vector<int32_t> labels;
+        for (int32_t c = 0; c < 12; ++c) labels.insert(labels.end(), static_cast<size_t>(c + 1), c);
+        const DatasetStatistics many = compute_statistics(
+            hand_made(std::vector<int32_t>(labels.size(), 3), labels, 12), 300);
+        const std::string many_text = format_statistics(many);
+        QVERIFY2(many_text.find("  … 2 more classes with 3 samples\n") != std::string::npos, many_text.c_str());
+        QVERIFY2(many_text.find("  11  12") != std::string::npos, many_text.c_str());  // largest first
+
+        const DatasetStatistics empty = compute_statistics(TextDataset{}, 300);
+        QCOMPARE(empty.samples, int64_t{0});
+        QVERIFY(empty.length_histogram.empty());
+        QVERIFY(error_of([&] { compute_statistics(data, 0); }).contains("sequence_length is 0"));
+        QVERIFY(error_of([&] { compute_statistics(data, 3, 0); }).contains("histogram_bins is 0"));
+    }
+
+    void lints() {
+        DatasetStatistics stats;
+        stats.samples = 100;
+        stats.sequence_length = 300;
+        stats.median_length = 412;
+        stats.max_length = 2376;
+        stats.truncated_share = 0.62;
+        const std::string truncation = lint_truncation(stats);
+        QVERIFY2(truncation.rfind("most sequences are truncated at 300 tokens (62 %); consider a longer sequence length", 0) == 0,
+                 truncation.c_str());
+        QVERIFY(truncation.find("412") != std::string::npos);
+        stats.truncated_share = 0.5;
+        QCOMPARE(lint_truncation(stats), std::string());
+
+        const std::string uneven = lint_uneven_batch(33, 2);
+        QVERIFY2(uneven.rfind("the global batch of 33 does not divide evenly over 2 replicas (17 + 16); ", 0) == 0, uneven.c_str());
+        QVERIFY2(uneven.find("e.g. 32 or 34") != std::string::npos, uneven.c_str());
+        QVERIFY(lint_uneven_batch(32, 3).find("(11 + 11 + 10)") != std::string::npos);
+        QVERIFY(lint_uneven_batch(1, 2).find("(1 + 0); 1 of them get no samples") != std::string::npos);
+        QVERIFY(lint_uneven_batch(33, 10).find("(3 × 4 + 7 × 3)") != std::string::npos);
+        QCOMPARE(lint_uneven_batch(32, 2), std::string());
+        QCOMPARE(lint_uneven_batch(33, 1), std::string());
+
+        const std::string cache = lint_cache_after_shuffle(true);
+        QVERIFY(cache.find("cache() is placed after shuffle()") != std::string::npos);
+        QVERIFY(cache.find("first epoch's shuffled order") != std::string::npos);
+        QVERIFY(cache.find("tutorial") != std::string::npos);
+        QVERIFY(cache.find("MirrorLab always reshuffles every epoch") != std::string::npos);
+        QCOMPARE(lint_cache_after_shuffle(false), std::string());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCorpus)
+#include "test_corpus.moc"
