@@ -21,11 +21,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& problem) { throw DataError("[corpus] " + problem); }
+[[noreturn]] void fail(const std::string& problem) {
+    throw DataError("[corpus] " + problem);
+}
 
-std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) {
+    return "'" + std::string(s) + "'";
+}
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -33,7 +39,9 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool is_blank(std::string_view s) { return trim(s).empty(); }
+bool is_blank(std::string_view s) {
+    return trim(s).empty();
+}
 
 std::string ascii_lower(std::string_view s) {
     std::string out(s);
@@ -44,7 +52,8 @@ std::string ascii_lower(std::string_view s) {
 }
 
 bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::optional<int64_t> parse_integer(std::string_view s) {
@@ -93,7 +102,9 @@ std::string read_bytes(const fs::path& path) {
     if (!fs::exists(path, ec)) fail("file " + in_quotes(path.string()) + " does not exist");
     if (fs::is_directory(path, ec)) fail(in_quotes(path.string()) + " is a folder, not a file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) fail("cannot open file " + in_quotes(path.string()) + " for reading (check its permissions)");
+    if (!in)
+        fail("cannot open file " + in_quotes(path.string()) +
+             " for reading (check its permissions)");
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) fail("reading file " + in_quotes(path.string()) + " failed");
     return bytes;
@@ -124,9 +135,12 @@ bool decode_text(std::string_view bytes, std::string& text) {
     return latin1;
 }
 
-std::string latin1_warning(const std::string& path) { return "file " + path + " is not UTF-8; read as Latin-1"; }
+std::string latin1_warning(const std::string& path) {
+    return "file " + path + " is not UTF-8; read as Latin-1";
+}
 
-// Labels to class ids: integers in numeric order when every label is one, else strings in byte order.
+// Labels to class ids: integers in numeric order when every label is one, else strings in byte
+// order.
 void assign_classes(const std::vector<std::string>& raw_labels, LabelledTexts& out) {
     bool integers = !raw_labels.empty();
     std::vector<int64_t> values;
@@ -175,7 +189,8 @@ std::string delimiter_name(char d) {
     return in_quotes(std::string(1, d));
 }
 
-std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting, const std::string& path) {
+std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting,
+                            const std::string& path) {
     std::vector<Row> rows;
     size_t i = 0;
     int64_t line = 1;
@@ -193,8 +208,10 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
                 while (true) {
                     if (i >= n) {
                         fail(path + ":" + std::to_string(opened) +
-                             ": a quoted field opened on this line is never closed (the file ends inside "
-                             "the quotes); close it with '\"', and write a quote inside a quoted field as \"\"");
+                             ": a quoted field opened on this line is never closed (the file ends "
+                             "inside "
+                             "the quotes); close it with '\"', and write a quote inside a quoted "
+                             "field as \"\"");
                     }
                     const char c = text[i];
                     if (c == '"') {
@@ -256,8 +273,8 @@ struct Column {
 };
 
 Column resolve_column(const std::string& spec, const std::string& what, size_t default_index,
-                      const std::vector<std::string>* header, const std::string& path, int64_t header_line,
-                      const std::string& header_reason) {
+                      const std::vector<std::string>* header, const std::string& path,
+                      int64_t header_line, const std::string& header_reason) {
     Column column;
     column.what = what;
     const bool by_default = spec.empty();
@@ -272,7 +289,8 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
             return column;
         }
         fail(path + ": the " + what + " column is named " + in_quotes(spec) +
-             " but the file is read without a header row; give a 0-based column index instead, or let the "
+             " but the file is read without a header row; give a 0-based column index instead, or "
+             "let the "
              "first row be the header");
     }
     if (auto found = find_column(*header, name)) {
@@ -335,7 +353,9 @@ LabelledTexts read_text_folder(const std::string& dir) {
     std::error_code ec;
     if (!fs::exists(root, ec)) fail("folder " + in_quotes(dir) + " does not exist");
     if (!fs::is_directory(root, ec)) {
-        fail(in_quotes(dir) + " is not a folder; a text corpus is a folder with one subfolder of .txt files per class");
+        fail(in_quotes(dir) +
+             " is not a folder; a text corpus is a folder with one subfolder of .txt files per "
+             "class");
     }
 
     std::vector<fs::path> class_dirs;
@@ -344,17 +364,21 @@ LabelledTexts read_text_folder(const std::string& dir) {
         const std::string entry_name = it->path().filename().string();
         if (entry_name.empty() || entry_name.front() == '.') continue;
         std::error_code type_ec;
-        if (it->is_directory(type_ec)) class_dirs.push_back(it->path());
-        else ++loose_files;
+        if (it->is_directory(type_ec))
+            class_dirs.push_back(it->path());
+        else
+            ++loose_files;
     }
     if (ec) fail("cannot list folder " + in_quotes(dir) + ": " + ec.message());
     if (class_dirs.empty()) {
         fail("folder " + in_quotes(dir) +
-             " has no subfolders; put each class's .txt files in a subfolder named after the class (e.g. " +
+             " has no subfolders; put each class's .txt files in a subfolder named after the class "
+             "(e.g. " +
              (root / "positive" / "0001.txt").string() + ")");
     }
-    std::sort(class_dirs.begin(), class_dirs.end(),
-              [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
+    std::sort(class_dirs.begin(), class_dirs.end(), [](const fs::path& a, const fs::path& b) {
+        return a.filename().string() < b.filename().string();
+    });
 
     LabelledTexts out;
     out.source = dir;
@@ -364,7 +388,9 @@ LabelledTexts read_text_folder(const std::string& dir) {
     for (const auto& class_dir : class_dirs) {
         std::vector<fs::path> files;
         std::error_code walk_ec;
-        for (fs::recursive_directory_iterator it(class_dir, fs::directory_options::follow_directory_symlink, walk_ec), end;
+        for (fs::recursive_directory_iterator
+                 it(class_dir, fs::directory_options::follow_directory_symlink, walk_ec),
+             end;
              !walk_ec && it != end; it.increment(walk_ec)) {
             const std::string entry_name = it->path().filename().string();
             std::error_code type_ec;
@@ -373,10 +399,13 @@ LabelledTexts read_text_folder(const std::string& dir) {
                 continue;
             }
             if (!it->is_regular_file(type_ec)) continue;
-            if (ascii_lower(it->path().extension().string()) == ".txt") files.push_back(it->path());
-            else ++other_files;
+            if (ascii_lower(it->path().extension().string()) == ".txt")
+                files.push_back(it->path());
+            else
+                ++other_files;
         }
-        if (walk_ec) fail("cannot list folder " + in_quotes(class_dir.string()) + ": " + walk_ec.message());
+        if (walk_ec)
+            fail("cannot list folder " + in_quotes(class_dir.string()) + ": " + walk_ec.message());
         std::sort(files.begin(), files.end());
 
         std::vector<std::string> texts;
@@ -392,7 +421,8 @@ LabelledTexts read_text_folder(const std::string& dir) {
         const std::string class_name = class_dir.filename().string();
         if (texts.empty()) {
             out.warnings.push_back("folder " + in_quotes(class_dir.string()) + " has no " +
-                                   (files.empty() ? "" : "non-empty ") + ".txt files; it is not used as a class");
+                                   (files.empty() ? "" : "non-empty ") +
+                                   ".txt files; it is not used as a class");
             continue;
         }
         const auto label = static_cast<int32_t>(out.class_names.size());
@@ -404,22 +434,29 @@ LabelledTexts read_text_folder(const std::string& dir) {
     }
 
     constexpr size_t kListed = 10;
-    for (size_t i = 0; i < latin1_files.size() && i < kListed; ++i) out.warnings.push_back(latin1_warning(latin1_files[i]));
+    for (size_t i = 0; i < latin1_files.size() && i < kListed; ++i)
+        out.warnings.push_back(latin1_warning(latin1_files[i]));
     if (latin1_files.size() > kListed) {
-        out.warnings.push_back("… and " + plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
-                               " are not UTF-8 and were read as Latin-1");
+        out.warnings.push_back(
+            "… and " +
+            plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
+            " are not UTF-8 and were read as Latin-1");
     }
-    if (empty_files > 0) out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
+    if (empty_files > 0)
+        out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
     if (other_files > 0) {
-        out.warnings.push_back("ignored " + plural(other_files, "file", "files") + " in class folders that do not end in .txt");
+        out.warnings.push_back("ignored " + plural(other_files, "file", "files") +
+                               " in class folders that do not end in .txt");
     }
     if (loose_files > 0) {
-        out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " + in_quotes(dir) +
-                               "; only files inside class folders are read");
+        out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " +
+                               in_quotes(dir) + "; only files inside class folders are read");
     }
     if (out.class_names.size() < 2) {
-        fail("folder " + in_quotes(dir) + " needs at least two classes (subfolders with .txt files); found " +
-             (out.class_names.empty() ? std::string("none") : "only " + in_quotes(out.class_names.front())));
+        fail("folder " + in_quotes(dir) +
+             " needs at least two classes (subfolders with .txt files); found " +
+             (out.class_names.empty() ? std::string("none")
+                                      : "only " + in_quotes(out.class_names.front())));
     }
     return out;
 }
@@ -449,64 +486,82 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
         if (!row.blank) rows.push_back(std::move(row));
     }
-    if (rows.empty()) fail(path + ": the file is empty; expected one row per sample with a label and a text column");
+    if (rows.empty())
+        fail(path +
+             ": the file is empty; expected one row per sample with a label and a text column");
 
     // Header decision.
     const bool label_named = !options.label_column.empty() && !all_digits(options.label_column);
     const bool text_named = !options.text_column.empty() && !all_digits(options.text_column);
-    const size_t label_guess = all_digits(options.label_column) ? static_cast<size_t>(std::stoull(options.label_column)) : 0;
+    const size_t label_guess = all_digits(options.label_column)
+                                   ? static_cast<size_t>(std::stoull(options.label_column))
+                                   : 0;
     bool has_header = false;
     std::string reason;  // why a header was assumed (only for the heuristic rules)
     switch (options.header) {
-        case HeaderMode::Present: has_header = true; break;
-        case HeaderMode::Absent: has_header = false; break;
+        case HeaderMode::Present:
+            has_header = true;
+            break;
+        case HeaderMode::Absent:
+            has_header = false;
+            break;
         case HeaderMode::Auto: {
             const Row& first = rows.front();
-            const bool names_default = std::any_of(first.fields.begin(), first.fields.end(), [](const std::string& f) {
-                const std::string lower = ascii_lower(trim(f));
-                return lower == "label" || lower == "text";
-            });
+            const bool names_default =
+                std::any_of(first.fields.begin(), first.fields.end(), [](const std::string& f) {
+                    const std::string lower = ascii_lower(trim(f));
+                    return lower == "label" || lower == "text";
+                });
             if (label_named || text_named || names_default) {
                 has_header = true;
                 break;
             }
             std::vector<std::string> later;  // label fields of the other rows
             for (size_t r = 1; r < rows.size(); ++r) {
-                if (label_guess < rows[r].fields.size()) later.emplace_back(trim(rows[r].fields[label_guess]));
+                if (label_guess < rows[r].fields.size())
+                    later.emplace_back(trim(rows[r].fields[label_guess]));
             }
             if (label_guess >= first.fields.size() || later.empty()) break;
             const std::string first_label(trim(first.fields[label_guess]));
-            const bool later_integers = std::all_of(later.begin(), later.end(),
-                                                    [](const std::string& l) { return parse_integer(l).has_value(); });
+            const bool later_integers =
+                std::all_of(later.begin(), later.end(),
+                            [](const std::string& l) { return parse_integer(l).has_value(); });
             if (!parse_integer(first_label) && later_integers) {
                 has_header = true;
-                reason = "the first row was taken as a header because its label " + in_quotes(first_label) +
-                         " is not an integer while all other labels are";
+                reason = "the first row was taken as a header because its label " +
+                         in_quotes(first_label) + " is not an integer while all other labels are";
                 break;
             }
             std::map<std::string, int64_t> counts;
             for (const auto& l : later) ++counts[l];
-            const bool repeated = std::all_of(counts.begin(), counts.end(), [](const auto& kv) { return kv.second >= 2; });
-            if (later.size() >= 4 && counts.size() >= 2 && repeated && counts.count(first_label) == 0) {
+            const bool repeated = std::all_of(counts.begin(), counts.end(),
+                                              [](const auto& kv) { return kv.second >= 2; });
+            if (later.size() >= 4 && counts.size() >= 2 && repeated &&
+                counts.count(first_label) == 0) {
                 has_header = true;
-                reason = "the first row was taken as a header because its label " + in_quotes(first_label) +
+                reason = "the first row was taken as a header because its label " +
+                         in_quotes(first_label) +
                          " occurs nowhere else while every other label occurs at least twice";
             }
             break;
         }
     }
     if (options.header == HeaderMode::Auto) {
-        if (!reason.empty()) out.warnings.push_back(reason + "; set the header option if that is wrong");
-        else if (!has_header) out.warnings.push_back("no header row found; the first row is read as data");
+        if (!reason.empty())
+            out.warnings.push_back(reason + "; set the header option if that is wrong");
+        else if (!has_header)
+            out.warnings.push_back("no header row found; the first row is read as data");
     }
 
     const std::vector<std::string>* header = has_header ? &rows.front().fields : nullptr;
     const int64_t header_line = rows.front().line;
-    const Column label = resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
-    const Column text_column = resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
+    const Column label =
+        resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
+    const Column text_column =
+        resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
     if (label.index == text_column.index) {
-        fail(path + ": the label and the text column are the same column (" + std::to_string(label.index) +
-             "); choose two different columns");
+        fail(path + ": the label and the text column are the same column (" +
+             std::to_string(label.index) + "); choose two different columns");
     }
     const size_t needed = std::max(label.index, text_column.index) + 1;
     const Column& widest = label.index > text_column.index ? label : text_column;
@@ -519,13 +574,16 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         Row& row = rows[r];
         const std::string where = path + ":" + std::to_string(row.line) + ": ";
         if (row.fields.size() < needed) {
-            fail(where + "the row has " + plural(static_cast<int64_t>(row.fields.size()), "field", "fields") +
-                 ", but the " + widest.what + " column is column " + std::to_string(widest.index) +
-                 " (0-based), so it needs at least " + std::to_string(needed) + "; the delimiter is " +
-                 delimiter_name(delimiter) + (options.quoting ? ", and fields containing it must be quoted" : ""));
+            fail(where + "the row has " +
+                 plural(static_cast<int64_t>(row.fields.size()), "field", "fields") + ", but the " +
+                 widest.what + " column is column " + std::to_string(widest.index) +
+                 " (0-based), so it needs at least " + std::to_string(needed) +
+                 "; the delimiter is " + delimiter_name(delimiter) +
+                 (options.quoting ? ", and fields containing it must be quoted" : ""));
         }
         const std::string label_value(trim(row.fields[label.index]));
-        if (label_value.empty()) fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
+        if (label_value.empty())
+            fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
         std::string& sample = row.fields[text_column.index];
         if (is_blank(sample)) {
             ++empty_texts;
@@ -534,11 +592,14 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         raw_labels.push_back(label_value);
         out.texts.push_back(std::move(sample));
     }
-    if (empty_texts > 0) out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") + " with an empty text");
+    if (empty_texts > 0)
+        out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") +
+                               " with an empty text");
     if (out.texts.empty()) fail(path + ": no row has a text");
     assign_classes(raw_labels, out);
     if (out.class_names.size() < 2) {
-        fail(path + ": needs at least two classes; every row has the label " + in_quotes(out.class_names.front()));
+        fail(path + ": needs at least two classes; every row has the label " +
+             in_quotes(out.class_names.front()));
     }
     return out;
 }
@@ -546,24 +607,28 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
 // ---------------------------------------------------------------------------------------------
 
 DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
-                           double validation_split, uint64_t seed, std::string name, Tokenizer* tokenizer_out) {
-    const std::string who = corpus.source.empty() ? std::string("the corpus") : in_quotes(corpus.source);
+                           double validation_split, uint64_t seed, std::string name,
+                           Tokenizer* tokenizer_out) {
+    const std::string who =
+        corpus.source.empty() ? std::string("the corpus") : in_quotes(corpus.source);
     if (!(validation_split >= 0.0 && validation_split < 1.0)) {
         std::ostringstream value;
         value << validation_split;
-        fail("validation_split is " + value.str() + "; it must be at least 0 and less than 1 (e.g. 0.2)");
+        fail("validation_split is " + value.str() +
+             "; it must be at least 0 and less than 1 (e.g. 0.2)");
     }
     if (corpus.texts.size() != corpus.labels.size()) {
-        fail(who + " has " + std::to_string(corpus.texts.size()) + " texts but " + std::to_string(corpus.labels.size()) +
-             " labels; they must match");
+        fail(who + " has " + std::to_string(corpus.texts.size()) + " texts but " +
+             std::to_string(corpus.labels.size()) + " labels; they must match");
     }
     if (corpus.texts.empty()) fail(who + " has no texts");
     if (corpus.class_names.empty()) fail(who + " has no class names");
     const auto num_classes = static_cast<int32_t>(corpus.class_names.size());
     for (size_t i = 0; i < corpus.labels.size(); ++i) {
         if (corpus.labels[i] < 0 || corpus.labels[i] >= num_classes) {
-            fail(who + ": sample " + std::to_string(i) + " has label " + std::to_string(corpus.labels[i]) +
-                 ", outside [0, " + std::to_string(num_classes) + ")");
+            fail(who + ": sample " + std::to_string(i) + " has label " +
+                 std::to_string(corpus.labels[i]) + ", outside [0, " + std::to_string(num_classes) +
+                 ")");
         }
     }
 
@@ -571,9 +636,11 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
     DataRandom random(seed);
-    for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(random.below(i))]);
+    for (size_t i = n; i > 1; --i)
+        std::swap(order[i - 1], order[static_cast<size_t>(random.below(i))]);
 
-    auto validation_count = static_cast<size_t>(std::floor(validation_split * static_cast<double>(n)));
+    auto validation_count =
+        static_cast<size_t>(std::floor(validation_split * static_cast<double>(n)));
     if (validation_split > 0.0 && validation_count == 0 && n >= 2) validation_count = 1;
     const size_t train_count = n - validation_count;
 
@@ -596,9 +663,11 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     for (int32_t c = 0; c < num_classes; ++c) {
         if (train_counts[static_cast<size_t>(c)] > 0) continue;
         const auto total = std::count(corpus.labels.begin(), corpus.labels.end(), c);
-        fail(who + ": class " + in_quotes(corpus.class_names[static_cast<size_t>(c)]) + " has no training sample (" +
-             (total == 0 ? std::string("it has no samples at all")
-                         : "its " + plural(total, "sample went", "samples went") + " to validation") +
+        fail(who + ": class " + in_quotes(corpus.class_names[static_cast<size_t>(c)]) +
+             " has no training sample (" +
+             (total == 0
+                  ? std::string("it has no samples at all")
+                  : "its " + plural(total, "sample went", "samples went") + " to validation") +
              "); add samples or lower validation_split");
     }
 

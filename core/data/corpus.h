@@ -6,9 +6,9 @@
 // a valid UTF-8 sequence is read as Latin-1 (0x80..0x9F as Windows-1252, which is what "Latin-1"
 // files almost always are) and a warning names the file ("file X is not UTF-8; read as Latin-1"):
 // a Latin-1 file decodes as Latin-1, a UTF-8 file with stray Latin-1 bytes keeps its UTF-8
-// characters, and mixed encodings never fail. A leading UTF-8 byte-order mark is dropped, and line ends are
-// normalised as Python's text mode does ("\r\n" and "\r" become "\n"). Errors are DataError with a
-// message that names the path (and the line for CSV/TSV) and how to fix it.
+// characters, and mixed encodings never fail. A leading UTF-8 byte-order mark is dropped, and line
+// ends are normalised as Python's text mode does ("\r\n" and "\r" become "\n"). Errors are
+// DataError with a message that names the path (and the line for CSV/TSV) and how to fix it.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,10 +22,10 @@ namespace mirrorlab {
 
 struct LabelledTexts {
     std::vector<std::string> texts;
-    std::vector<int32_t> labels;            // index into class_names
-    std::vector<std::string> class_names;   // sorted (see the loaders)
-    std::vector<std::string> warnings;      // for people: skipped files, encodings, header guesses
-    std::string source;                     // the folder or file read
+    std::vector<int32_t> labels;           // index into class_names
+    std::vector<std::string> class_names;  // sorted (see the loaders)
+    std::vector<std::string> warnings;     // for people: skipped files, encodings, header guesses
+    std::string source;                    // the folder or file read
 };
 
 // One folder per class (class names = subfolder names, sorted by bytes), with .txt files inside

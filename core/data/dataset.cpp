@@ -11,7 +11,8 @@ namespace mirrorlab {
 namespace {
 
 [[noreturn]] void fail(const TextDataset& data, const std::string& problem) {
-    const std::string who = data.name.empty() ? std::string("data set") : "data set '" + data.name + "'";
+    const std::string who =
+        data.name.empty() ? std::string("data set") : "data set '" + data.name + "'";
     throw DataError("[data] " + who + ": " + problem);
 }
 
@@ -31,7 +32,8 @@ void TextDataset::validate() const {
         fail(*this, "has " + std::to_string(sequences.size()) + " sequences but " +
                         std::to_string(labels.size()) + " labels; they must match");
     }
-    if (num_classes <= 0) fail(*this, "num_classes is " + std::to_string(num_classes) + ", must be > 0");
+    if (num_classes <= 0)
+        fail(*this, "num_classes is " + std::to_string(num_classes) + ", must be > 0");
     if (vocabulary_size <= 0) {
         fail(*this, "vocabulary_size is " + std::to_string(vocabulary_size) + ", must be > 0");
     }
@@ -53,9 +55,10 @@ void TextDataset::validate() const {
                                 std::to_string(seq[j]) + " at position " + std::to_string(j));
             }
             if (seq[j] >= vocabulary_size) {
-                fail(*this, "sample " + std::to_string(i) + " has token id " + std::to_string(seq[j]) +
-                                " at position " + std::to_string(j) + ", outside the vocabulary of " +
-                                std::to_string(vocabulary_size) + " (an embedding would read past its table)");
+                fail(*this, "sample " + std::to_string(i) + " has token id " +
+                                std::to_string(seq[j]) + " at position " + std::to_string(j) +
+                                ", outside the vocabulary of " + std::to_string(vocabulary_size) +
+                                " (an embedding would read past its table)");
             }
         }
     }
@@ -89,7 +92,9 @@ uint64_t DataRandom::next_u64() {
     return result;
 }
 
-double DataRandom::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double DataRandom::uniform() {
+    return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 uint64_t DataRandom::below(uint64_t n) {
     __extension__ typedef unsigned __int128 u128;  // __extension__: no -Wpedantic noise

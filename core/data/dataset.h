@@ -37,7 +37,7 @@ struct DatasetSplit {
 // their output differs between standard libraries, and a seed must give the same data set and
 // the same batch order on every machine (checkpoints, bug reports, mirrored replicas).
 class DataRandom {
-public:
+  public:
     explicit DataRandom(uint64_t seed);
 
     uint64_t next_u64();
@@ -51,7 +51,7 @@ public:
     // splitmix64's output function: a good 64-bit mixer, used to derive independent seeds.
     static uint64_t mix(uint64_t x);
 
-private:
+  private:
     uint64_t s_[4] = {};
     double spare_normal_ = 0.0;
     bool has_spare_ = false;

@@ -22,25 +22,32 @@ Pipeline::Pipeline(std::shared_ptr<const PaddedSequences> ids,
     : ids_(std::move(ids)), labels_(std::move(labels)), options_(options) {
     check(ids_ != nullptr, "no token ids given");
     check(labels_ != nullptr, "no labels given");
-    check(options_.batch_size > 0, "batch_size is " + std::to_string(options_.batch_size) + ", must be > 0");
-    check(options_.shuffle_buffer_size >= 0,
-          "shuffle_buffer_size is " + std::to_string(options_.shuffle_buffer_size) +
-              ", must be >= 0 (0 = the whole data set)");
+    check(options_.batch_size > 0,
+          "batch_size is " + std::to_string(options_.batch_size) + ", must be > 0");
+    check(options_.shuffle_buffer_size >= 0, "shuffle_buffer_size is " +
+                                                 std::to_string(options_.shuffle_buffer_size) +
+                                                 ", must be >= 0 (0 = the whole data set)");
     check(options_.prefetch_batches >= 0,
           "prefetch_batches is " + std::to_string(options_.prefetch_batches) + ", must be >= 0");
-    check(ids_->count >= 0 && ids_->length > 0, "padded sequences have count " + std::to_string(ids_->count) +
-                                                   " and length " + std::to_string(ids_->length));
+    check(ids_->count >= 0 && ids_->length > 0, "padded sequences have count " +
+                                                    std::to_string(ids_->count) + " and length " +
+                                                    std::to_string(ids_->length));
     check(ids_->ids.size() == static_cast<size_t>(ids_->count) * static_cast<size_t>(ids_->length),
-          "padded sequences hold " + std::to_string(ids_->ids.size()) + " ids, expected count x length = " +
-              std::to_string(ids_->count) + " x " + std::to_string(ids_->length));
+          "padded sequences hold " + std::to_string(ids_->ids.size()) +
+              " ids, expected count x length = " + std::to_string(ids_->count) + " x " +
+              std::to_string(ids_->length));
     check(labels_->size() == static_cast<size_t>(ids_->count),
           std::to_string(ids_->count) + " sequences but " + std::to_string(labels_->size()) +
               " labels; they must match");
 }
 
-Pipeline::~Pipeline() { stop_producer(); }
+Pipeline::~Pipeline() {
+    stop_producer();
+}
 
-int64_t Pipeline::sample_count() const { return ids_->count; }
+int64_t Pipeline::sample_count() const {
+    return ids_->count;
+}
 
 int64_t Pipeline::steps_per_epoch() const {
     return (ids_->count + options_.batch_size - 1) / options_.batch_size;
@@ -62,7 +69,8 @@ std::vector<int64_t> Pipeline::epoch_order(int32_t epoch) const {
     std::vector<int64_t> buffer;
     buffer.reserve(static_cast<size_t>(capacity));
     int64_t next_in = 0;
-    while (next_in < n && static_cast<int64_t>(buffer.size()) < capacity) buffer.push_back(next_in++);
+    while (next_in < n && static_cast<int64_t>(buffer.size()) < capacity)
+        buffer.push_back(next_in++);
     while (!buffer.empty()) {
         const size_t slot = rng.below(buffer.size());
         order.push_back(buffer[slot]);

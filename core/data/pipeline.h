@@ -40,7 +40,7 @@ struct PipelineOptions {
 // position, and K >= count gives a uniform shuffle. The order is a function of (seed, epoch)
 // alone, so a run can be repeated and mirrored replicas agree.
 class Pipeline {
-public:
+  public:
     // Throws DataError for a missing input, sizes that do not match, batch_size <= 0,
     // a negative shuffle buffer or prefetch count.
     Pipeline(std::shared_ptr<const PaddedSequences> ids,
@@ -66,7 +66,7 @@ public:
     // The sample order of an epoch (indices into the data), as next() will deliver it.
     std::vector<int64_t> epoch_order(int32_t epoch) const;
 
-private:
+  private:
     Batch make_batch(int64_t step) const;
     void produce();
     void stop_producer();

@@ -18,7 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void fail(const std::string& problem) { throw DataError("[reuters21578] " + problem); }
+[[noreturn]] void fail(const std::string& problem) {
+    throw DataError("[reuters21578] " + problem);
+}
 
 // One wire with topics: where its text lies in its file.
 struct TopicWire {
@@ -140,12 +142,13 @@ void scan_file(const std::string& text, size_t file_index, const std::string& fi
             ++corpus.wires_without_body;
         }
         // Python: s[s.find('<BODY>') + 6:] with find == -1 starts 5 bytes into s.
-        const size_t begin = body == std::string::npos ? std::min(content + kBodyTag.size() - 1, text.size())
-                                                       : body + kBodyTag.size();
+        const size_t begin = body == std::string::npos
+                                 ? std::min(content + kBodyTag.size() - 1, text.size())
+                                 : body + kBodyTag.size();
         const size_t end = text.find(kClose, begin);
         if (end == std::string::npos) {
-            fail(file_name + ": the text of the wire whose <TOPICS> is at byte " + std::to_string(tag) +
-                 " has no closing tag (truncated file?)");
+            fail(file_name + ": the text of the wire whose <TOPICS> is at byte " +
+                 std::to_string(tag) + " has no closing tag (truncated file?)");
         }
         wire.begin = begin;
         wire.end = end;
@@ -168,7 +171,8 @@ std::vector<std::string> reuters21578_file_names(const std::string& directory) {
     for (; it != fs::directory_iterator(); it.increment(ec)) {
         if (ec) break;
         const std::string name = it->path().filename().string();
-        if (name.size() > 10 && name.starts_with("reut2-") && name.ends_with(".sgm")) names.push_back(name);
+        if (name.size() > 10 && name.starts_with("reut2-") && name.ends_with(".sgm"))
+            names.push_back(name);
     }
     if (ec) fail("cannot list the Reuters-21578 folder '" + directory + "': " + ec.message());
     if (names.empty()) {
@@ -189,7 +193,8 @@ std::vector<std::string> reuters21578_tokenize(std::string_view text) {
     return words;
 }
 
-Reuters21578Corpus read_reuters21578(const std::string& directory, const Reuters21578Options& options) {
+Reuters21578Corpus read_reuters21578(const std::string& directory,
+                                     const Reuters21578Options& options) {
     Reuters21578Corpus corpus;
     const std::vector<std::string> paths = reuters21578_file_names(directory);
 
@@ -209,7 +214,8 @@ Reuters21578Corpus read_reuters21578(const std::string& directory, const Reuters
     kept.reserve(wires.size());
     for (const auto& wire : wires) {
         if (wires_per_topic[wire.topic] < options.min_wires_per_topic) continue;
-        auto [slot, inserted] = label_of.try_emplace(wire.topic, static_cast<int64_t>(corpus.topics.size()));
+        auto [slot, inserted] =
+            label_of.try_emplace(wire.topic, static_cast<int64_t>(corpus.topics.size()));
         if (inserted) corpus.topics.push_back(latin1_to_utf8(wire.topic));
         corpus.labels.push_back(slot->second);
         kept.push_back(&wire);
@@ -223,7 +229,8 @@ Reuters21578Corpus read_reuters21578(const std::string& directory, const Reuters
     std::string buffer;
     corpus.xs.reserve(kept.size());
     for (const TopicWire* wire : kept) {
-        const std::string_view text(texts[wire->file].data() + wire->begin, wire->end - wire->begin);
+        const std::string_view text(texts[wire->file].data() + wire->begin,
+                                    wire->end - wire->begin);
         std::vector<int64_t> ids;
         for_each_word(text, buffer, [&](const std::string& word) {
             auto [slot, inserted] = id_of.try_emplace(word, static_cast<int64_t>(counts.size()));

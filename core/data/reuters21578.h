@@ -57,9 +57,10 @@ struct Reuters21578Corpus {
     std::vector<std::string> topics;       // label -> topic name
     std::vector<std::string> words;        // rank - 1 -> word (UTF-8; index 0 holds rank 1)
     // Diagnostics over all files, before the topic filter:
-    int64_t wires_with_topics = 0;   // wires whose <TOPICS> is not empty (11,367)
-    int64_t multi_topic_wires = 0;   // of those, wires with more than one topic (1,873)
-    int64_t wires_without_body = 0;  // of those, wires with no <BODY> before the next <TOPICS> (990)
+    int64_t wires_with_topics = 0;  // wires whose <TOPICS> is not empty (11,367)
+    int64_t multi_topic_wires = 0;  // of those, wires with more than one topic (1,873)
+    int64_t wires_without_body =
+        0;  // of those, wires with no <BODY> before the next <TOPICS> (990)
 };
 
 // The `reut2-*.sgm` files of `directory` (full paths), in name order. Throws DataError when the
@@ -68,7 +69,8 @@ std::vector<std::string> reuters21578_file_names(const std::string& directory);
 
 // Reads and converts all files (see the recipe above). Throws DataError naming the folder or the
 // file for a missing folder, no reut2-*.sgm files, an unreadable file or a truncated file.
-Reuters21578Corpus read_reuters21578(const std::string& directory, const Reuters21578Options& options = {});
+Reuters21578Corpus read_reuters21578(const std::string& directory,
+                                     const Reuters21578Options& options = {});
 
 // Step 5 on one text: the words, as Latin-1 bytes (not converted to UTF-8).
 std::vector<std::string> reuters21578_tokenize(std::string_view text);

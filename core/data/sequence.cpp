@@ -21,7 +21,8 @@ PaddedSequences pad_sequences(const std::vector<std::vector<int32_t>>& sequences
         const auto& seq = sequences[i];
         const size_t kept = std::min(seq.size(), width);
         if (seq.size() > width) ++out.truncated_count;
-        const auto from = seq.begin() + static_cast<std::ptrdiff_t>(truncating == PadSide::Pre ? seq.size() - kept : 0);
+        const auto from = seq.begin() + static_cast<std::ptrdiff_t>(
+                                            truncating == PadSide::Pre ? seq.size() - kept : 0);
         auto row = out.ids.begin() + static_cast<std::ptrdiff_t>(i * width);
         std::copy(from, from + static_cast<std::ptrdiff_t>(kept),
                   row + static_cast<std::ptrdiff_t>(padding == PadSide::Pre ? width - kept : 0));

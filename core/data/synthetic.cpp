@@ -15,27 +15,27 @@ namespace {
 
 // Class sizes of Keras' reuters.npz, train + test (8,982 + 2,246 = 11,228 wires).
 constexpr std::array<int32_t, 46> kReutersClassSizes = {
-    67,  537, 94, 3972, 2423, 22, 62, 19, 177, 126, 154, 473, 62, 209, 28, 29,
-    543, 51,  86, 682,  339,  127, 22, 53, 81, 123, 32, 19, 58, 23, 57, 52,
-    42,  16,  57, 16,   60,   21,  22, 29, 46, 38, 16, 27, 17, 19};
+    67,  537, 94, 3972, 2423, 22,  62, 19, 177, 126, 154, 473, 62, 209, 28, 29,
+    543, 51,  86, 682,  339,  127, 22, 53, 81,  123, 32,  19,  58, 23,  57, 52,
+    42,  16,  57, 16,   60,   21,  22, 29, 46,  38,  16,  27,  17, 19};
 
 // The topic names commonly given to Keras' label ids (the npz file itself has none).
 constexpr std::array<const char*, 46> kReutersClassNames = {
-    "cocoa",  "grain",      "veg-oil", "earn",     "acq",       "wheat",           "copper",
-    "housing", "money-supply", "coffee", "sugar",  "trade",     "reserves",        "ship",
-    "cotton", "carcass",    "crude",   "nat-gas",  "cpi",       "money-fx",        "interest",
-    "gnp",    "meal-feed",  "alum",    "oilseed",  "gold",      "tin",             "strategic-metal",
-    "livestock", "retail",  "ipi",     "iron-steel", "rubber",  "heat",            "jobs",
-    "lei",    "bop",        "zinc",    "orange",   "pet-chem",  "dlr",             "gas",
-    "silver", "wpi",        "hog",     "lead"};
+    "cocoa",     "grain",        "veg-oil", "earn",       "acq",      "wheat",    "copper",
+    "housing",   "money-supply", "coffee",  "sugar",      "trade",    "reserves", "ship",
+    "cotton",    "carcass",      "crude",   "nat-gas",    "cpi",      "money-fx", "interest",
+    "gnp",       "meal-feed",    "alum",    "oilseed",    "gold",     "tin",      "strategic-metal",
+    "livestock", "retail",       "ipi",     "iron-steel", "rubber",   "heat",     "jobs",
+    "lei",       "bop",          "zinc",    "orange",     "pet-chem", "dlr",      "gas",
+    "silver",    "wpi",          "hog",     "lead"};
 
 // Families of related Reuters topics; they share keywords, which is where real classifiers
 // confuse topics (wheat vs grain, money-fx vs interest). 0 agriculture, 1 corporate,
 // 2 money markets, 3 economic indicators, 4 energy, 5 metals, 6 shipping.
 constexpr int32_t kFamilies = 7;
-constexpr std::array<int32_t, 46> kReutersFamily = {
-    0, 0, 0, 1, 1, 0, 5, 3, 2, 0, 0, 3, 2, 6, 0, 0, 4, 4, 3, 2, 2, 3, 0,
-    5, 0, 5, 5, 5, 0, 3, 3, 5, 0, 4, 3, 3, 2, 5, 0, 4, 2, 4, 5, 3, 0, 5};
+constexpr std::array<int32_t, 46> kReutersFamily = {0, 0, 0, 1, 1, 0, 5, 3, 2, 0, 0, 3, 2, 6, 0, 0,
+                                                    4, 4, 3, 2, 2, 3, 0, 5, 0, 5, 5, 5, 0, 3, 3, 5,
+                                                    0, 4, 3, 3, 2, 5, 0, 4, 2, 4, 5, 3, 0, 5};
 
 // Generative model parameters (documented in synthetic.h).
 constexpr int32_t kFirstWordId = 4;  // Keras index_from = 3: words start at id 4
@@ -64,7 +64,7 @@ constexpr double kFocusGain = 0.8;
 // Built and sampled with plain double arithmetic, so it is deterministic across platforms
 // (std::discrete_distribution is not).
 class Discrete {
-public:
+  public:
     explicit Discrete(const std::vector<double>& weights)
         : probability_(weights.size(), 1.0), alias_(weights.size()) {
         const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
@@ -94,7 +94,7 @@ public:
         return rng.uniform() < probability_[slot] ? slot : alias_[slot];
     }
 
-private:
+  private:
     std::vector<double> probability_;
     std::vector<uint32_t> alias_;
 };
@@ -118,7 +118,8 @@ std::vector<int32_t> draw_ranks(DataRandom& rng, int32_t count, int32_t low, int
     std::vector<int32_t> ranks;
     ranks.reserve(static_cast<size_t>(count));
     while (static_cast<int32_t>(ranks.size()) < count) {
-        const auto r = static_cast<int32_t>(low + static_cast<int32_t>(rng.below(static_cast<uint64_t>(high - low))));
+        const auto r = static_cast<int32_t>(
+            low + static_cast<int32_t>(rng.below(static_cast<uint64_t>(high - low))));
         if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
     }
     return ranks;
@@ -141,9 +142,11 @@ std::vector<int32_t> class_sizes(int32_t num_classes, int64_t total) {
         remainders.emplace_back(exact - sizes[c], static_cast<int32_t>(c));
     }
     // Larger remainders first; ties to the lower class id, so the result is well defined.
-    std::sort(remainders.begin(), remainders.end(),
-              [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-    for (size_t k = 0; assigned < total; ++k, ++assigned) ++sizes[static_cast<size_t>(remainders[k].second)];
+    std::sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (size_t k = 0; assigned < total; ++k, ++assigned)
+        ++sizes[static_cast<size_t>(remainders[k].second)];
     return sizes;
 }
 
@@ -154,12 +157,16 @@ void check(bool ok, const std::string& problem) {
 }  // namespace
 
 DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
-    check(options.num_classes >= 2, "num_classes is " + std::to_string(options.num_classes) + ", needs at least 2");
-    check(options.train_samples >= 1, "train_samples is " + std::to_string(options.train_samples) + ", needs at least 1");
-    check(options.validation_samples >= 0,
-          "validation_samples is " + std::to_string(options.validation_samples) + ", must not be negative");
-    check(options.vocabulary_size >= 1000,
-          "vocabulary_size is " + std::to_string(options.vocabulary_size) + ", needs at least 1,000 words for the topic model");
+    check(options.num_classes >= 2,
+          "num_classes is " + std::to_string(options.num_classes) + ", needs at least 2");
+    check(options.train_samples >= 1,
+          "train_samples is " + std::to_string(options.train_samples) + ", needs at least 1");
+    check(options.validation_samples >= 0, "validation_samples is " +
+                                               std::to_string(options.validation_samples) +
+                                               ", must not be negative");
+    check(options.vocabulary_size >= 1000, "vocabulary_size is " +
+                                               std::to_string(options.vocabulary_size) +
+                                               ", needs at least 1,000 words for the topic model");
 
     const int32_t num_classes = options.num_classes;
     const int32_t vocabulary = options.vocabulary_size;
@@ -170,16 +177,20 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
 
     // Common words: one Zipf-Mandelbrot law over all ranks.
     std::vector<double> zipf(static_cast<size_t>(words));
-    for (int32_t r = 0; r < words; ++r) zipf[static_cast<size_t>(r)] = 1.0 / std::pow(r + kZipfOffset, kZipfExponent);
+    for (int32_t r = 0; r < words; ++r)
+        zipf[static_cast<size_t>(r)] = 1.0 / std::pow(r + kZipfOffset, kZipfExponent);
     const Discrete common(zipf);
 
     // Topic and family keyword lists.
     const bool reuters_shape = num_classes == 46;
     const int32_t families = reuters_shape ? kFamilies : std::min(kFamilies, num_classes);
-    auto family_of = [&](int32_t c) { return reuters_shape ? kReutersFamily[static_cast<size_t>(c)] : c % families; };
+    auto family_of = [&](int32_t c) {
+        return reuters_shape ? kReutersFamily[static_cast<size_t>(c)] : c % families;
+    };
     std::vector<Keywords> family_words;
     for (int32_t f = 0; f < families; ++f) {
-        family_words.push_back(make_keywords(draw_ranks(rng, kFamilyKeywords, kKeywordRankLow, keyword_high)));
+        family_words.push_back(
+            make_keywords(draw_ranks(rng, kFamilyKeywords, kKeywordRankLow, keyword_high)));
     }
     std::vector<std::vector<int32_t>> topic_ranks;
     for (int32_t c = 0; c < num_classes; ++c) {
@@ -194,7 +205,8 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
         if (other >= c) ++other;
         auto& mine = topic_ranks[static_cast<size_t>(c)];
         for (int32_t k = 0; k < kSharedTopicKeywords; ++k) {
-            mine[static_cast<size_t>(kTopicKeywords - 1 - k)] = drawn[static_cast<size_t>(other)][static_cast<size_t>(k)];
+            mine[static_cast<size_t>(kTopicKeywords - 1 - k)] =
+                drawn[static_cast<size_t>(other)][static_cast<size_t>(k)];
         }
     }
     std::vector<Keywords> topic_words;
@@ -204,7 +216,8 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
     const std::vector<int32_t> sizes = class_sizes(num_classes, total);
     std::vector<int32_t> labels;
     labels.reserve(static_cast<size_t>(total));
-    for (int32_t c = 0; c < num_classes; ++c) labels.insert(labels.end(), static_cast<size_t>(sizes[static_cast<size_t>(c)]), c);
+    for (int32_t c = 0; c < num_classes; ++c)
+        labels.insert(labels.end(), static_cast<size_t>(sizes[static_cast<size_t>(c)]), c);
     for (size_t i = labels.size(); i > 1; --i) std::swap(labels[i - 1], labels[rng.below(i)]);
     std::vector<double> prior(sizes.begin(), sizes.end());
     const Discrete class_prior(prior);
@@ -215,7 +228,8 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
     const int32_t largest = *std::max_element(sizes.begin(), sizes.end());
     std::vector<double> focus(sizes.size());
     for (size_t c = 0; c < sizes.size(); ++c) {
-        focus[c] = kFocusBase + kFocusGain * std::sqrt(static_cast<double>(sizes[c]) / std::max(largest, 1));
+        focus[c] = kFocusBase +
+                   kFocusGain * std::sqrt(static_cast<double>(sizes[c]) / std::max(largest, 1));
     }
 
     const double mu = std::log(kMedianLength);
@@ -225,8 +239,9 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
         const double raw_length = std::exp(mu + kLengthSigma * rng.normal());
         const auto length = static_cast<int32_t>(
             std::clamp(std::lround(raw_length), long{kMinLength}, long{kMaxLength}));
-        const double strength = focus[static_cast<size_t>(label)] *
-                                (kTopicStrengthLow + (kTopicStrengthHigh - kTopicStrengthLow) * rng.uniform());
+        const double strength =
+            focus[static_cast<size_t>(label)] *
+            (kTopicStrengthLow + (kTopicStrengthHigh - kTopicStrengthLow) * rng.uniform());
         const auto mentioned = static_cast<int32_t>(class_prior.sample(rng));
         const Keywords& own = topic_words[static_cast<size_t>(label)];
         const Keywords& family = family_words[static_cast<size_t>(family_of(label))];
@@ -238,17 +253,20 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
         for (int32_t t = 1; t < length; ++t) {
             if (rng.uniform() < strength) {
                 const double u = rng.uniform();
-                const Keywords& k = u < kOwnShare ? own : (u < kOwnShare + kFamilyShare ? family : other);
+                const Keywords& k =
+                    u < kOwnShare ? own : (u < kOwnShare + kFamilyShare ? family : other);
                 const size_t j = k.law.sample(rng);
                 seq[static_cast<size_t>(t)] = kFirstWordId + k.ranks[j];
                 // Collocations ("crude oil", "net profit"): a keyword is often followed by its
                 // companion, the next word of the same list. Local structure that a
                 // convolution can pick up and a bag of words cannot.
                 if (t + 1 < length && rng.uniform() < kPhraseProbability) {
-                    seq[static_cast<size_t>(++t)] = kFirstWordId + k.ranks[(j + 1) % k.ranks.size()];
+                    seq[static_cast<size_t>(++t)] =
+                        kFirstWordId + k.ranks[(j + 1) % k.ranks.size()];
                 }
             } else {
-                seq[static_cast<size_t>(t)] = kFirstWordId + static_cast<int32_t>(common.sample(rng));
+                seq[static_cast<size_t>(t)] =
+                    kFirstWordId + static_cast<int32_t>(common.sample(rng));
             }
         }
     }
@@ -272,16 +290,21 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
         part->num_classes = num_classes;
         part->vocabulary_size = vocabulary;
         for (int32_t c = 0; c < num_classes; ++c) {
-            part->class_names.push_back(reuters_shape ? std::string(kReutersClassNames[static_cast<size_t>(c)])
-                                                      : "topic-" + std::to_string(c));
+            part->class_names.push_back(
+                reuters_shape ? std::string(kReutersClassNames[static_cast<size_t>(c)])
+                              : "topic-" + std::to_string(c));
         }
     }
-    split.train.sequences.assign(std::make_move_iterator(sequences.begin()),
-                                 std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)));
-    split.validation.sequences.assign(std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)),
-                                      std::make_move_iterator(sequences.end()));
-    split.train.labels.assign(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(train_count));
-    split.validation.labels.assign(labels.begin() + static_cast<std::ptrdiff_t>(train_count), labels.end());
+    split.train.sequences.assign(
+        std::make_move_iterator(sequences.begin()),
+        std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)));
+    split.validation.sequences.assign(
+        std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)),
+        std::make_move_iterator(sequences.end()));
+    split.train.labels.assign(labels.begin(),
+                              labels.begin() + static_cast<std::ptrdiff_t>(train_count));
+    split.validation.labels.assign(labels.begin() + static_cast<std::ptrdiff_t>(train_count),
+                                   labels.end());
     return split;
 }
 

@@ -99,7 +99,8 @@ char32_t lower_code_point(char32_t c) {
     if (c >= 0x400 && c < 0x500) {  // Cyrillic
         if (c <= 0x40F) return c + 80;
         if (c <= 0x42F) return c + 32;
-        if ((c >= 0x460 && c <= 0x481) || (c >= 0x48A && c <= 0x4BF) || (c >= 0x4D0 && c <= 0x4FF)) {
+        if ((c >= 0x460 && c <= 0x481) || (c >= 0x48A && c <= 0x4BF) ||
+            (c >= 0x4D0 && c <= 0x4FF)) {
             return (c % 2 == 0) ? c + 1 : c;
         }
         if (c == 0x4C0) return 0x4CF;
@@ -111,7 +112,7 @@ char32_t lower_code_point(char32_t c) {
 
 // The filter characters as a set of code points (ASCII in a table, the rest in a short list).
 class FilterSet {
-public:
+  public:
     explicit FilterSet(std::string_view filters) {
         size_t pos = 0;
         while (pos < filters.size()) {
@@ -120,8 +121,10 @@ public:
                 ++pos;
                 continue;
             }
-            if (d.cp < 0x80) ascii_[d.cp] = true;
-            else other_.push_back(d.cp);
+            if (d.cp < 0x80)
+                ascii_[d.cp] = true;
+            else
+                other_.push_back(d.cp);
             pos += d.length;
         }
     }
@@ -130,7 +133,7 @@ public:
         return std::find(other_.begin(), other_.end(), cp) != other_.end();
     }
 
-private:
+  private:
     std::array<bool, 128> ascii_{};
     std::vector<char32_t> other_;
 };
@@ -171,11 +174,14 @@ std::vector<std::string> split_words(std::string_view text, const FilterSet& fil
     return words;
 }
 
-[[noreturn]] void fail(const std::string& problem) { throw DataError("[tokenizer] " + problem); }
+[[noreturn]] void fail(const std::string& problem) {
+    throw DataError("[tokenizer] " + problem);
+}
 
 }  // namespace
 
-std::vector<std::string> text_to_word_sequence(std::string_view text, std::string_view filters, bool lower) {
+std::vector<std::string> text_to_word_sequence(std::string_view text, std::string_view filters,
+                                               bool lower) {
     return split_words(text, FilterSet(filters), lower);
 }
 
@@ -206,7 +212,8 @@ Tokenizer::Tokenizer() : Tokenizer(TokenizerOptions{}) {}
 
 Tokenizer::Tokenizer(TokenizerOptions options) : options_(std::move(options)) {
     if (options_.num_words < 0) {
-        fail("num_words is " + std::to_string(options_.num_words) + "; use 0 to keep every word or a positive limit");
+        fail("num_words is " + std::to_string(options_.num_words) +
+             "; use 0 to keep every word or a positive limit");
     }
     rebuild_index();
 }
@@ -231,11 +238,13 @@ void Tokenizer::rebuild_index() {
         if (options_.oov_token && word == *options_.oov_token) continue;
         ranked.push_back(&word);
     }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const std::string* a, const std::string* b) { return counts_.at(*a) > counts_.at(*b); });
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const std::string* a, const std::string* b) {
+        return counts_.at(*a) > counts_.at(*b);
+    });
     const size_t total = ranked.size() + 1 + (options_.oov_token ? 1 : 0);
     if (total > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-        fail("the vocabulary has " + std::to_string(total) + " words, more than 32-bit ids can hold");
+        fail("the vocabulary has " + std::to_string(total) +
+             " words, more than 32-bit ids can hold");
     }
     index_word_.clear();
     word_index_.clear();
@@ -270,7 +279,8 @@ std::vector<int32_t> Tokenizer::text_to_sequence(std::string_view text) const {
     return texts_to_sequences({std::string(text)}).front();
 }
 
-std::vector<std::vector<int32_t>> Tokenizer::texts_to_sequences(const std::vector<std::string>& texts) const {
+std::vector<std::vector<int32_t>> Tokenizer::texts_to_sequences(
+    const std::vector<std::string>& texts) const {
     const FilterSet filters(options_.filters);
     const int32_t limit = vocabulary_size();
     const bool oov = options_.oov_token.has_value();
@@ -280,8 +290,10 @@ std::vector<std::vector<int32_t>> Tokenizer::texts_to_sequences(const std::vecto
         std::vector<int32_t> ids;
         for (const auto& word : split_words(text, filters, options_.lower)) {
             const auto it = word_index_.find(word);
-            if (it != word_index_.end() && it->second < limit) ids.push_back(it->second);
-            else if (oov) ids.push_back(1);
+            if (it != word_index_.end() && it->second < limit)
+                ids.push_back(it->second);
+            else if (oov)
+                ids.push_back(1);
         }
         sequences.push_back(std::move(ids));
     }
@@ -294,8 +306,10 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
     for (int32_t id : ids) {
         if (id == 0) continue;
         const std::string* word = nullptr;
-        if (id > 0 && id < limit) word = &index_word_[static_cast<size_t>(id)];
-        else if (options_.oov_token) word = &*options_.oov_token;
+        if (id > 0 && id < limit)
+            word = &index_word_[static_cast<size_t>(id)];
+        else if (options_.oov_token)
+            word = &*options_.oov_token;
         if (word == nullptr) continue;
         if (!text.empty()) text += ' ';
         text += *word;

@@ -11,9 +11,9 @@
 // Extended-A, IPA, Greek, Cyrillic) except Latin Extended-B (U+0180..U+024F) lower-cases exactly as
 // Python's str.lower() (checked code point by code point; U+0130 'İ' becomes "i\u0307" as in
 // Python). Differences from Python: Latin Extended-B and scripts above U+04FF (Armenian, Georgian,
-// fullwidth Latin, ...) keep their case, and a word-final capital sigma becomes 'σ', not 'ς'. Bytes that
-// are not valid UTF-8 are passed through unchanged (never split, lower-cased or filtered), so no
-// input is mangled.
+// fullwidth Latin, ...) keep their case, and a word-final capital sigma becomes 'σ', not 'ς'. Bytes
+// that are not valid UTF-8 are passed through unchanged (never split, lower-cased or filtered), so
+// no input is mangled.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,8 +27,8 @@ namespace mirrorlab {
 inline constexpr const char* kKerasDefaultFilters = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n";
 
 struct TokenizerOptions {
-    // 0 = keep every word; else, as in Keras, only words with index < num_words are kept (the others
-    // are dropped, or become the OOV id when oov_token is set). Must be >= 0.
+    // 0 = keep every word; else, as in Keras, only words with index < num_words are kept (the
+    // others are dropped, or become the OOV id when oov_token is set). Must be >= 0.
     int64_t num_words = 0;
     // When set, the OOV word gets index 1 and replaces words outside the vocabulary.
     std::optional<std::string> oov_token;
@@ -45,23 +45,24 @@ std::vector<std::string> text_to_word_sequence(std::string_view text,
 std::string utf8_to_lower(std::string_view text);
 
 class Tokenizer {
-public:
+  public:
     Tokenizer();
     // Throws DataError when num_words < 0.
     explicit Tokenizer(TokenizerOptions options);
 
     const TokenizerOptions& options() const { return options_; }
 
-    // Counts words; may be called several times (counts add up, as in Keras) and rebuilds the index:
-    // ranked by count, ties in order of first appearance (Keras sorts its insertion-ordered counts
-    // with Python's stable sort). Index 0 is never a word (padding); 1 is the OOV token when set.
-    // A word equal to the OOV token counts as the OOV token and gets no index of its own (Keras
-    // would give it a second index and leave a hole at 1).
+    // Counts words; may be called several times (counts add up, as in Keras) and rebuilds the
+    // index: ranked by count, ties in order of first appearance (Keras sorts its insertion-ordered
+    // counts with Python's stable sort). Index 0 is never a word (padding); 1 is the OOV token when
+    // set. A word equal to the OOV token counts as the OOV token and gets no index of its own
+    // (Keras would give it a second index and leave a hole at 1).
     void fit_on_texts(const std::vector<std::string>& texts);
 
     // Keras `texts_to_sequences`: unknown words and words with index >= num_words are dropped, or
     // become 1 when oov_token is set. Every id is < vocabulary_size().
-    std::vector<std::vector<int32_t>> texts_to_sequences(const std::vector<std::string>& texts) const;
+    std::vector<std::vector<int32_t>> texts_to_sequences(
+        const std::vector<std::string>& texts) const;
     std::vector<int32_t> text_to_sequence(std::string_view text) const;
 
     // index -> word for every word seen (not cut by num_words); [0] is "" (padding), [1] the OOV
@@ -83,7 +84,7 @@ public:
     // are skipped otherwise.
     std::string decode(const std::vector<int32_t>& ids) const;
 
-private:
+  private:
     void rebuild_index();
 
     TokenizerOptions options_;
