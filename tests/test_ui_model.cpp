@@ -1,0 +1,450 @@
+// The model form: presets, live shape inference and errors naming the layer, layer editing and
+// reordering, model files, compile options and their lints, settings.
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/model/model.h"
+#include "ui/model_panel.h"
+
+using mirrorlab::ActivationKind;
+using mirrorlab::Model;
+using mirrorlab::OptimizerKind;
+using mirrorlab::ui::ModelPanel;
+
+namespace {
+
+template <typename T>
+T* child(const QWidget& parent, const char* name) {
+    T* widget = parent.findChild<T*>(QString::fromLatin1(name));
+    if (widget == nullptr) qFatal("no child named %s", name);
+    return widget;
+}
+
+QString summary(const ModelPanel& panel) {
+    return child<QPlainTextEdit>(panel, "summaryText")->toPlainText();
+}
+
+int row_named(const ModelPanel& panel, const QString& name) {
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    for (int r = 0; r < table->rowCount(); ++r) {
+        if (table->item(r, 0)->text() == name) return r;
+    }
+    return -1;
+}
+
+QStringList row_names(const ModelPanel& panel) {
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QStringList names;
+    for (int r = 0; r < table->rowCount(); ++r) names << table->item(r, 0)->text();
+    return names;
+}
+
+void select_row(ModelPanel& panel, int row) {
+    child<QTableWidget>(panel, "layerTable")->selectRow(row);
+}
+
+void set_combo_data(QComboBox* combo, const QVariant& data) {
+    const int index = combo->findData(data);
+    QVERIFY2(index >= 0, qPrintable(data.toString()));
+    combo->setCurrentIndex(index);
+}
+
+}  // namespace
+
+class TestUiModel : public QObject {
+    Q_OBJECT
+  private slots:
+    void tutorialPresetSummary();
+    void presetsAreValidForReuters();
+    void editingDenseUnitsUpdatesParams();
+    void impossibleShapeNamesTheLayer();
+    void moveUpAndDownReorders();
+    void saveLoadRoundTrip();
+    void malformedFileKeepsTheModel();
+    void optimizerChangeResetsLearningRate();
+    void trainConfigCarriesTheForm();
+    void fromLogitsLint();
+    void unevenBatchLint();
+    void highLearningRateLint();
+    void settingsRoundTrip();
+    void screenshot();
+};
+
+void TestUiModel::tutorialPresetSummary() {
+    ModelPanel panel;
+    QVERIFY(panel.presetCount() >= 3);
+    QCOMPARE(panel.presetName(0), QStringLiteral("Keras tutorial (Reuters, 332,856 params)"));
+    panel.selectPreset(0);
+    QVERIFY(panel.model() != nullptr);
+    QVERIFY(panel.modelError().isEmpty());
+    QVERIFY(summary(panel).contains(QStringLiteral("Total params: 332,856")));
+    QCOMPARE(summary(panel), QString::fromStdString(Model::reference().summary()));
+    const int embedding = row_named(panel, QStringLiteral("embedding"));
+    QCOMPARE(embedding, 0);
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QCOMPARE(table->rowCount(), 7);
+    QCOMPARE(table->item(embedding, 4)->text(), QStringLiteral("216874"));
+    QCOMPARE(table->item(embedding, 3)->text(), QStringLiteral("(None, 300, 7)"));
+    QCOMPARE(child<QLabel>(panel, "totalParams")->text(), QStringLiteral("Total params: 332,856"));
+    QCOMPARE(child<QSpinBox>(panel, "sequenceLength")->value(), 300);
+}
+
+void TestUiModel::presetsAreValidForReuters() {
+    ModelPanel panel;
+    QSet<QString> summaries;
+    for (int i = 0; i < panel.presetCount(); ++i) {
+        panel.selectPreset(i);
+        const auto model = panel.model();
+        QVERIFY2(model != nullptr, qPrintable(panel.modelError()));
+        QCOMPARE(model->input_length(), 300);
+        QCOMPARE(model->num_classes(), 46);
+        QCOMPARE(model->vocabulary_size(), std::int64_t{30'982});
+        QCOMPARE(model->output_activation(), ActivationKind::Softmax);
+        // The label states the real count.
+        QVERIFY2(panel.presetName(i).contains(
+                     QString::fromStdString(mirrorlab::format_thousands(model->total_params()))),
+                 qPrintable(panel.presetName(i)));
+        summaries.insert(summary(panel));
+    }
+    QCOMPARE(summaries.size(), panel.presetCount());
+}
+
+void TestUiModel::editingDenseUnitsUpdatesParams() {
+    ModelPanel panel;
+    QSignalSpy changed(&panel, &ModelPanel::modelChanged);
+    select_row(panel, row_named(panel, QStringLiteral("dense")));
+    auto* units = child<QSpinBox>(panel, "units");
+    QCOMPARE(units->value(), 46);
+    units->setValue(10);
+    QVERIFY(changed.count() >= 1);
+    // Flatten gives 2336 features: 2336 * 10 + 10 instead of 2336 * 46 + 46.
+    const std::int64_t expected = 332'856 - 107'502 + 23'370;
+    QVERIFY(panel.model() != nullptr);
+    QCOMPARE(panel.model()->total_params(), expected);
+    QVERIFY(summary(panel).contains(QStringLiteral("Total params: 248,724")));
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QCOMPARE(table->item(6, 4)->text(), QStringLiteral("23370"));
+    QCOMPARE(table->item(6, 3)->text(), QStringLiteral("(None, 10)"));
+    QCOMPARE(child<QComboBox>(panel, "preset")->currentText(), QStringLiteral("Custom model"));
+}
+
+void TestUiModel::impossibleShapeNamesTheLayer() {
+    ModelPanel panel;
+    panel.show();
+    select_row(panel, row_named(panel, QStringLiteral("max_pooling1d_1")));  // (None, 73, 32)
+    auto* add = panel.findChild<QAction*>(QStringLiteral("addConv1D"));
+    QVERIFY(add != nullptr);
+    add->trigger();
+    QCOMPARE(row_named(panel, QStringLiteral("conv1d_2")), 5);  // inserted after the selection
+    QVERIFY(panel.model() != nullptr);
+    child<QSpinBox>(panel, "kernelSize")->setValue(100);
+
+    QVERIFY(panel.model() == nullptr);
+    QVERIFY(panel.modelError().contains(QStringLiteral("conv1d_2")));
+    QVERIFY(panel.modelError().contains(QStringLiteral("kernel_size 100")));
+    QVERIFY(panel.modelError().contains(QStringLiteral("73 steps")));
+    auto* error = child<QLabel>(panel, "modelError");
+    QVERIFY(error->isVisible());
+    QVERIFY(error->text().contains(QStringLiteral("conv1d_2")));
+    QVERIFY(!child<QLabel>(panel, "totalParams")->isVisible());
+    QVERIFY(!summary(panel).contains(QStringLiteral("Total params")));
+    QVERIFY(summary(panel).contains(QStringLiteral("kernel_size 100")));
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QVERIFY(table->item(5, 0)->data(Qt::BackgroundRole).isValid());  // highlighted
+    QVERIFY(!table->item(4, 0)->data(Qt::BackgroundRole).isValid());
+    QCOMPARE(table->item(4, 3)->text(),
+             QStringLiteral("(None, 73, 32)"));  // layers before it still infer
+    QCOMPARE(table->item(6, 3)->text(), QStringLiteral("?"));
+    QVERIFY(!child<QPushButton>(panel, "saveModel")->isEnabled());
+
+    QTest::mouseClick(child<QPushButton>(panel, "removeLayer"), Qt::LeftButton);
+    QVERIFY(panel.model() != nullptr);
+    QVERIFY(panel.modelError().isEmpty());
+    QVERIFY(!error->isVisible());
+    QVERIFY(summary(panel).contains(QStringLiteral("Total params: 332,856")));
+    QVERIFY(!table->item(5, 0)->data(Qt::BackgroundRole).isValid());
+}
+
+void TestUiModel::moveUpAndDownReorders() {
+    ModelPanel panel;
+    const QStringList original = row_names(panel);
+    select_row(panel, row_named(panel, QStringLiteral("flatten")));
+    QTest::mouseClick(child<QPushButton>(panel, "moveUp"), Qt::LeftButton);
+    QStringList moved = original;
+    moved.swapItemsAt(4, 5);
+    QCOMPARE(row_names(panel), moved);
+    // Flatten before a pooling layer: the pooling layer now gets a vector and says so.
+    QVERIFY(panel.model() == nullptr);
+    QVERIFY(panel.modelError().contains(QStringLiteral("max_pooling1d_1")));
+    QTest::mouseClick(child<QPushButton>(panel, "moveDown"), Qt::LeftButton);
+    QCOMPARE(row_names(panel), original);
+    QVERIFY(panel.model() != nullptr);
+    QCOMPARE(panel.model()->total_params(), std::int64_t{332'856});
+
+    select_row(panel, 0);
+    QVERIFY(!child<QPushButton>(panel, "moveUp")->isEnabled());
+    QVERIFY(child<QPushButton>(panel, "moveDown")->isEnabled());
+    select_row(panel, 6);
+    QVERIFY(!child<QPushButton>(panel, "moveDown")->isEnabled());
+}
+
+void TestUiModel::saveLoadRoundTrip() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("model.json"));
+    ModelPanel panel;
+    select_row(panel, row_named(panel, QStringLiteral("conv1d")));
+    child<QSpinBox>(panel, "filters")->setValue(48);
+    child<QComboBox>(panel, "padding")->setCurrentIndex(1);  // same
+    child<QSpinBox>(panel, "sequenceLength")->setValue(200);
+    QVERIFY(panel.model() != nullptr);
+    const QString saved = summary(panel);
+    QString error;
+    QVERIFY2(panel.saveFile(path, &error), qPrintable(error));
+    QVERIFY(error.isEmpty());
+
+    panel.selectPreset(1);
+    QVERIFY(summary(panel) != saved);
+    QVERIFY2(panel.loadFile(path, &error), qPrintable(error));
+    QCOMPARE(summary(panel), saved);
+    QCOMPARE(child<QSpinBox>(panel, "sequenceLength")->value(), 200);
+    QCOMPARE(panel.model()->layers()[1].config.filters, 48);
+
+    ModelPanel other;
+    QVERIFY(other.loadFile(path, &error));
+    QCOMPARE(summary(other), saved);
+}
+
+void TestUiModel::malformedFileKeepsTheModel() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("broken.json"));
+    {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"input_length\": 300, \"layers\": [ {\"class_name\": \"Dense\", ");
+    }
+    ModelPanel panel;
+    panel.show();
+    const QString before = summary(panel);
+    QString error;
+    QVERIFY(!panel.loadFile(path, &error));
+    QVERIFY(!error.isEmpty());
+    QVERIFY2(error.contains(QStringLiteral("broken.json")), qPrintable(error));
+    QCOMPARE(summary(panel), before);
+    QVERIFY(panel.model() != nullptr);
+    auto* status = child<QLabel>(panel, "fileStatus");
+    QVERIFY(status->isVisible());
+    QCOMPARE(status->text(), error);
+
+    // A well-formed file with an impossible model is refused the same way.
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    {
+        QFile file(bad);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(
+            R"({"input_length": 10, "layers": [{"class_name": "Embedding", "config": {"input_dim": 5, "output_dim": 2}},)"
+            R"( {"class_name": "Conv1D", "config": {"filters": 4, "kernel_size": 20}}]})");
+    }
+    QVERIFY(!panel.loadFile(bad, &error));
+    QVERIFY2(error.contains(QStringLiteral("kernel_size 20")), qPrintable(error));
+    QCOMPARE(summary(panel), before);
+    QVERIFY(!panel.loadFile(dir.filePath(QStringLiteral("missing.json")), &error));
+    QCOMPARE(summary(panel), before);
+}
+
+void TestUiModel::optimizerChangeResetsLearningRate() {
+    ModelPanel panel;
+    auto* optimizer = child<QComboBox>(panel, "optimizer");
+    auto* learning_rate = child<QDoubleSpinBox>(panel, "learningRate");
+    QCOMPARE(optimizer->currentText(), QStringLiteral("Nadam"));
+    QCOMPARE(learning_rate->value(), 0.001);
+    learning_rate->setValue(0.003);
+    QCOMPARE(panel.trainConfig().optimizer.learning_rate, 0.003);
+
+    set_combo_data(optimizer, static_cast<int>(OptimizerKind::SGD));
+    QCOMPARE(learning_rate->value(), 0.01);
+    QCOMPARE(panel.trainConfig().optimizer.kind, OptimizerKind::SGD);
+    QCOMPARE(panel.trainConfig().optimizer.learning_rate, 0.01);
+    auto* momentum = child<QDoubleSpinBox>(panel, "momentum");
+    momentum->setValue(0.9);
+    QCOMPARE(panel.trainConfig().optimizer.momentum, 0.9);
+
+    set_combo_data(optimizer, static_cast<int>(OptimizerKind::Adam));
+    QCOMPARE(learning_rate->value(), 0.001);
+    QCOMPARE(panel.trainConfig().optimizer.kind, OptimizerKind::Adam);
+    QCOMPARE(panel.trainConfig().optimizer.momentum, 0.0);
+    learning_rate->setValue(0.0002);
+    QCOMPARE(learning_rate->text(), QStringLiteral("0.0002"));
+    learning_rate->stepBy(1);
+    QCOMPARE(learning_rate->value(), 0.0005);
+    set_combo_data(optimizer, static_cast<int>(OptimizerKind::RMSprop));
+    QCOMPARE(learning_rate->value(), 0.001);
+}
+
+void TestUiModel::trainConfigCarriesTheForm() {
+    ModelPanel panel;
+    QSignalSpy changed(&panel, &ModelPanel::trainConfigChanged);
+    child<QSpinBox>(panel, "batchSize")->setValue(64);
+    child<QSpinBox>(panel, "epochs")->setValue(3);
+    child<QSpinBox>(panel, "seed")->setValue(1234);
+    child<QCheckBox>(panel, "earlyStopping")->setChecked(true);
+    set_combo_data(child<QComboBox>(panel, "monitor"), QStringLiteral("val_accuracy"));
+    child<QSpinBox>(panel, "patience")->setValue(2);
+    child<QDoubleSpinBox>(panel, "minDelta")->setValue(0.01);
+    child<QCheckBox>(panel, "restoreBestWeights")->setChecked(true);
+    QVERIFY(changed.count() >= 8);
+    const mirrorlab::TrainConfig config = panel.trainConfig();
+    QCOMPARE(config.batch_size, 64);
+    QCOMPARE(config.epochs, 3);
+    QCOMPARE(config.seed, std::uint64_t{1234});
+    QVERIFY(config.early_stopping.enabled);
+    QCOMPARE(config.early_stopping.monitor, std::string("val_accuracy"));
+    QCOMPARE(config.early_stopping.patience, 2);
+    QCOMPARE(config.early_stopping.min_delta, 0.01);
+    QVERIFY(config.early_stopping.restore_best_weights);
+    QCOMPARE(config.optimizer.kind, OptimizerKind::Nadam);
+    QVERIFY(!config.from_logits);
+    // Top-k is fixed at 5 (the engine's metric) and says so.
+    auto* top_k = child<QSpinBox>(panel, "topK");
+    QCOMPARE(top_k->value(), 5);
+    QVERIFY(!top_k->isEnabled());
+    QVERIFY(top_k->toolTip().contains(QStringLiteral("top-5")));
+}
+
+void TestUiModel::fromLogitsLint() {
+    ModelPanel panel;
+    panel.show();
+    QVERIFY(panel.lints().isEmpty());
+    child<QCheckBox>(panel, "fromLogits")->setChecked(true);
+    QVERIFY(panel.trainConfig().from_logits);
+    QCOMPARE(panel.lints().size(), 1);
+    QVERIFY(panel.lints().front().contains(QStringLiteral("already applies softmax")));
+    QVERIFY(
+        panel.lints().front().contains(QStringLiteral("from_logits=True would apply it twice")));
+    QVERIFY(child<QLabel>(panel, "lossLint")->isVisible());
+    // A linear output is what from_logits is for.
+    select_row(panel, row_named(panel, QStringLiteral("dense")));
+    set_combo_data(child<QComboBox>(panel, "activation"), static_cast<int>(ActivationKind::Linear));
+    QVERIFY(panel.lints().isEmpty());
+    QVERIFY(!child<QLabel>(panel, "lossLint")->isVisible());
+    child<QCheckBox>(panel, "fromLogits")->setChecked(false);
+    QCOMPARE(panel.lints().size(), 1);
+    QVERIFY(panel.lints().front().contains(QStringLiteral("logits")));
+}
+
+void TestUiModel::unevenBatchLint() {
+    ModelPanel panel;
+    panel.show();
+    panel.setTrainingSamples(8'982);
+    panel.setReplicaCount(2);
+    auto* split = child<QLabel>(panel, "batchSplit");
+    QCOMPARE(split->text(),
+             QStringLiteral("32 global = 16 per replica × 2 replicas · 281 steps per epoch"));
+    QVERIFY(panel.lints().isEmpty());
+    child<QSpinBox>(panel, "batchSize")->setValue(33);
+    QVERIFY(split->text().contains(QStringLiteral("17 + 16")));
+    QVERIFY(split->text().contains(QStringLiteral("273 steps per epoch")));
+    QCOMPARE(panel.lints().size(), 1);
+    QVERIFY2(panel.lints().front().contains(QStringLiteral("33 over 2 replicas: 17 + 16")),
+             qPrintable(panel.lints().front()));
+    QVERIFY(panel.lints().front().contains(QStringLiteral("32 or 34")));
+    QVERIFY(child<QLabel>(panel, "batchLint")->isVisible());
+    panel.setReplicaCount(1);
+    QVERIFY(panel.lints().isEmpty());
+    QCOMPARE(split->text(),
+             QStringLiteral("33 global = 33 per replica × 1 replica · 273 steps per epoch"));
+}
+
+void TestUiModel::highLearningRateLint() {
+    ModelPanel panel;
+    auto* learning_rate = child<QDoubleSpinBox>(panel, "learningRate");
+    learning_rate->setValue(0.1);
+    QVERIFY(panel.lints().isEmpty());
+    learning_rate->setValue(0.5);
+    QCOMPARE(panel.lints().size(), 1);
+    QVERIFY(panel.lints().front().contains(QStringLiteral("unusually high for Nadam")));
+    set_combo_data(child<QComboBox>(panel, "optimizer"), static_cast<int>(OptimizerKind::SGD));
+    QVERIFY(panel.lints().isEmpty());  // reset to 0.01
+}
+
+void TestUiModel::settingsRoundTrip() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("settings.ini"));
+    QString saved_summary;
+    {
+        ModelPanel panel;
+        select_row(panel, row_named(panel, QStringLiteral("dense")));
+        child<QSpinBox>(panel, "units")->setValue(46);
+        select_row(panel, row_named(panel, QStringLiteral("conv1d_1")));
+        child<QSpinBox>(panel, "kernelSize")->setValue(7);
+        set_combo_data(child<QComboBox>(panel, "optimizer"), static_cast<int>(OptimizerKind::Adam));
+        child<QDoubleSpinBox>(panel, "learningRate")->setValue(0.0005);
+        child<QSpinBox>(panel, "batchSize")->setValue(48);
+        child<QCheckBox>(panel, "earlyStopping")->setChecked(true);
+        child<QSpinBox>(panel, "patience")->setValue(3);
+        saved_summary = summary(panel);
+        QSettings settings(path, QSettings::IniFormat);
+        panel.saveSettings(settings);
+    }
+    const QSettings settings(path, QSettings::IniFormat);
+    ModelPanel restored;
+    restored.restoreSettings(settings);
+    QCOMPARE(summary(restored), saved_summary);
+    const auto config = restored.trainConfig();
+    QCOMPARE(config.optimizer.kind, OptimizerKind::Adam);
+    QCOMPARE(config.optimizer.learning_rate, 0.0005);
+    QCOMPARE(config.batch_size, 48);
+    QVERIFY(config.early_stopping.enabled);
+    QCOMPARE(config.early_stopping.patience, 3);
+
+    ModelPanel preset;
+    QSettings preset_settings(dir.filePath(QStringLiteral("preset.ini")), QSettings::IniFormat);
+    preset.selectPreset(2);
+    preset.saveSettings(preset_settings);
+    ModelPanel preset_restored;
+    preset_restored.restoreSettings(preset_settings);
+    QCOMPARE(child<QComboBox>(preset_restored, "preset")->currentIndex(), 2);
+    QCOMPARE(summary(preset_restored), summary(preset));
+}
+
+void TestUiModel::screenshot() {
+    ModelPanel panel;
+    panel.setTrainingSamples(8'982);
+    panel.setReplicaCount(2);
+    select_row(panel, row_named(panel, QStringLiteral("conv1d")));
+    child<QCheckBox>(panel, "fromLogits")->setChecked(true);
+    child<QSpinBox>(panel, "batchSize")->setValue(33);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    // The whole form at its natural height, as a tall dock shows it.
+    auto* content = panel.findChild<QScrollArea*>()->widget();
+    QCoreApplication::processEvents();
+    panel.resize(760, content->sizeHint().height() + 8);
+    QCoreApplication::processEvents();
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/model_panel.png")));
+
+    select_row(panel, row_named(panel, QStringLiteral("max_pooling1d_1")));
+    panel.findChild<QAction*>(QStringLiteral("addConv1D"))->trigger();
+    child<QSpinBox>(panel, "kernelSize")->setValue(100);
+    QVERIFY(!panel.modelError().isEmpty());
+    QCoreApplication::processEvents();
+    panel.resize(760, content->sizeHint().height() + 8);
+    QCoreApplication::processEvents();
+    QVERIFY(panel.grab().save(QStringLiteral("/tmp/model_panel_error.png")));
+}
+
+QTEST_MAIN(TestUiModel)
+#include "test_ui_model.moc"

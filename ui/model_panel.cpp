@@ -1,0 +1,687 @@
+#include "ui/model_panel.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStyledItemDelegate>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <set>
+
+#include "core/util/error.h"
+#include "ui/compile_options.h"
+#include "ui/layer_editor.h"
+
+namespace mirrorlab::ui {
+
+namespace {
+
+constexpr LayerKind kAddableKinds[] = {
+    LayerKind::Embedding, LayerKind::Conv1D, LayerKind::MaxPooling1D, LayerKind::GlobalMaxPooling1D,
+    LayerKind::Flatten,   LayerKind::Dense,  LayerKind::Dropout,      LayerKind::Activation};
+
+enum Column { kName = 0, kType, kArguments, kOutputShape, kParams, kColumnCount };
+
+constexpr int kErrorRole = Qt::UserRole + 1;
+
+// Selection paints over an item's background, and a freshly added (so selected) layer is often
+// the one in error: the error row keeps a red look when selected too.
+class ErrorRowDelegate : public QStyledItemDelegate {
+  public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override {
+        QStyleOptionViewItem styled(option);
+        if (index.data(kErrorRole).toBool()) {
+            styled.palette.setColor(QPalette::Highlight, QColor(0xb0, 0x00, 0x20));
+            styled.palette.setColor(QPalette::HighlightedText, Qt::white);
+        }
+        QStyledItemDelegate::paint(painter, styled, index);
+    }
+};
+
+const QString kSettingsPrefix = QStringLiteral("model/");
+
+QString qstr(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+// Keras 2's print_summary row: columns end at 29, 55 and 65, cells are cut to their column.
+std::string summary_row(const std::string (&fields)[3]) {
+    const int positions[3] = {29, 55, 65};
+    std::string line;
+    for (int i = 0; i < 3; ++i) {
+        if (i > 0) line = line.substr(0, line.size() - 1) + " ";
+        line += fields[i];
+        if (static_cast<int>(line.size()) > positions[i])
+            line.resize(static_cast<std::size_t>(positions[i]));
+        line.append(static_cast<std::size_t>(positions[i]) - line.size(), ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + "\n";
+}
+
+QString word_wrap(const QString& text, int width) {
+    QStringList lines;
+    QString line;
+    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+            lines << line;
+            line.clear();
+        }
+        line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace
+
+ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("modelPanel"));
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    outer->addWidget(scroll);
+    auto* content = new QWidget(scroll);
+    scroll->setWidget(content);
+    auto* layout = new QVBoxLayout(content);
+
+    // Presets and files.
+    auto* preset_row = new QHBoxLayout;
+    auto* preset_label = new QLabel(tr("Preset:"), content);
+    preset_row->addWidget(preset_label);
+    preset_ = new QComboBox(content);
+    preset_->setObjectName(QStringLiteral("preset"));
+    preset_label->setBuddy(preset_);
+    preset_row->addWidget(preset_, 1);
+    load_ = new QPushButton(tr("Load…"), content);
+    load_->setObjectName(QStringLiteral("loadModel"));
+    load_->setToolTip(tr("Load a model JSON file (ours, or Keras' model.to_json())"));
+    preset_row->addWidget(load_);
+    save_ = new QPushButton(tr("Save…"), content);
+    save_->setObjectName(QStringLiteral("saveModel"));
+    save_->setToolTip(tr("Save the model's layers as JSON"));
+    preset_row->addWidget(save_);
+    layout->addLayout(preset_row);
+    file_status_ = new QLabel(content);
+    file_status_->setObjectName(QStringLiteral("fileStatus"));
+    file_status_->setWordWrap(true);
+    file_status_->setTextFormat(Qt::PlainText);
+    file_status_->setVisible(false);
+    layout->addWidget(file_status_);
+
+    auto* length_row = new QHBoxLayout;
+    auto* length_label = new QLabel(tr("Sequence length:"), content);
+    length_row->addWidget(length_label);
+    sequence_length_ = new QSpinBox(content);
+    sequence_length_->setObjectName(QStringLiteral("sequenceLength"));
+    sequence_length_->setRange(1, 1'000'000);
+    sequence_length_->setKeyboardTracking(false);
+    sequence_length_->setToolTip(
+        tr("Tokens per sample (input_length); the data is padded or truncated to it"));
+    length_label->setBuddy(sequence_length_);
+    length_row->addWidget(sequence_length_);
+    length_row->addWidget(new QLabel(tr("tokens per sample"), content), 1);
+    layout->addLayout(length_row);
+
+    // Layers.
+    auto* layers_box = new QGroupBox(tr("Layers"), content);
+    auto* layers_layout = new QHBoxLayout(layers_box);
+    table_ = new QTableWidget(0, kColumnCount, layers_box);
+    table_->setObjectName(QStringLiteral("layerTable"));
+    table_->setHorizontalHeaderLabels(
+        {tr("Name"), tr("Type"), tr("Arguments"), tr("Output shape"), tr("Params")});
+    table_->verticalHeader()->setVisible(false);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setWordWrap(false);
+    table_->setItemDelegate(new ErrorRowDelegate(table_));
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(kArguments, QHeaderView::Stretch);
+    table_->setMinimumHeight(table_->verticalHeader()->defaultSectionSize() * 9);
+    layers_layout->addWidget(table_, 1);
+    auto* buttons = new QVBoxLayout;
+    add_ = new QToolButton(layers_box);
+    add_->setObjectName(QStringLiteral("addLayer"));
+    add_->setText(tr("Add"));
+    add_->setToolTip(tr("Insert a layer after the selected one"));
+    add_->setPopupMode(QToolButton::InstantPopup);
+    add_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    add_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    buttons->addWidget(add_);
+    remove_ = new QPushButton(tr("Remove"), layers_box);
+    remove_->setObjectName(QStringLiteral("removeLayer"));
+    buttons->addWidget(remove_);
+    move_up_ = new QPushButton(tr("Move up"), layers_box);
+    move_up_->setObjectName(QStringLiteral("moveUp"));
+    buttons->addWidget(move_up_);
+    move_down_ = new QPushButton(tr("Move down"), layers_box);
+    move_down_->setObjectName(QStringLiteral("moveDown"));
+    buttons->addWidget(move_down_);
+    buttons->addStretch(1);
+    layers_layout->addLayout(buttons);
+    layout->addWidget(layers_box, 1);  // a tall dock shows more layers
+
+    auto* editor_box = new QGroupBox(tr("Layer arguments"), content);
+    auto* editor_layout = new QVBoxLayout(editor_box);
+    editor_ = new LayerEditor(editor_box);
+    editor_->setObjectName(QStringLiteral("layerEditor"));
+    editor_layout->addWidget(editor_);
+    layout->addWidget(editor_box);
+
+    // The summary, exactly as model.summary() prints it.
+    auto* summary_box = new QGroupBox(tr("Summary"), content);
+    auto* summary_layout = new QVBoxLayout(summary_box);
+    summary_ = new QPlainTextEdit(summary_box);
+    summary_->setObjectName(QStringLiteral("summaryText"));
+    summary_->setReadOnly(true);
+    summary_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    mono.setStyleHint(QFont::Monospace);
+    summary_->setFont(mono);
+    const QFontMetrics metrics(mono);
+    summary_->setMinimumWidth(metrics.horizontalAdvance(QString(67, QLatin1Char('_'))) + 24);
+    summary_->setMinimumHeight(metrics.lineSpacing() * 23 + 12);
+    summary_layout->addWidget(summary_);
+    total_params_ = new QLabel(summary_box);
+    total_params_->setObjectName(QStringLiteral("totalParams"));
+    QFont big = total_params_->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.3);
+    total_params_->setFont(big);
+    summary_layout->addWidget(total_params_);
+    error_label_ = new QLabel(summary_box);
+    error_label_->setObjectName(QStringLiteral("modelError"));
+    error_label_->setWordWrap(true);
+    error_label_->setTextFormat(Qt::PlainText);
+    error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    error_label_->setStyleSheet(
+        QStringLiteral("QLabel { color: #b00020; background: #fde7e9; border-left: 3px solid "
+                       "#d03040; padding: 4px 6px; }"));
+    error_label_->setVisible(false);
+    summary_layout->addWidget(error_label_);
+    layout->addWidget(summary_box);
+
+    compile_ = new CompileOptions(content);
+    layout->addWidget(compile_);
+
+    buildPresets();
+    buildMenu();
+
+    connect(preset_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (!updating_) applyPreset(index);
+    });
+    connect(load_, &QPushButton::clicked, this, &ModelPanel::browseLoad);
+    connect(save_, &QPushButton::clicked, this, &ModelPanel::browseSave);
+    connect(sequence_length_, &QSpinBox::valueChanged, this, [this](int value) {
+        if (updating_) return;
+        input_length_ = value;
+        markCustom();
+        rebuild();
+    });
+    connect(remove_, &QPushButton::clicked, this, &ModelPanel::removeLayer);
+    connect(move_up_, &QPushButton::clicked, this, [this] { moveLayer(-1); });
+    connect(move_down_, &QPushButton::clicked, this, [this] { moveLayer(+1); });
+    connect(table_, &QTableWidget::itemSelectionChanged, this, &ModelPanel::onSelectionChanged);
+    connect(editor_, &LayerEditor::layerEdited, this, &ModelPanel::onLayerEdited);
+    connect(compile_, &CompileOptions::trainConfigChanged, this, &ModelPanel::trainConfigChanged);
+
+    selectPreset(0);
+}
+
+ModelPanel::~ModelPanel() = default;
+
+void ModelPanel::buildPresets() {
+    const std::int64_t vocabulary = 30'982;  // Reuters, as the tutorial loads it
+    const int classes = 46;
+    auto add = [this](const QString& label_format, Model model) {
+        auto shared = std::make_shared<const Model>(std::move(model));
+        presets_.push_back(
+            {label_format.arg(qstr(format_thousands(shared->total_params()))), shared});
+    };
+    add(tr("Keras tutorial (Reuters, %1 params)"), Model::reference());
+    // One convolution, then the strongest response of each filter anywhere in the text: cheaper
+    // than the tutorial and insensitive to where in the wire a phrase occurs.
+    add(tr("Small CNN with global max pooling (%1 params)"),
+        Model("sequential", 300,
+              {embedding_layer("embedding", vocabulary, 8),
+               conv1d_layer("conv1d", 64, 5, Padding::Valid),
+               default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+               dense_layer("dense", classes, ActivationKind::Softmax)}));
+    // More capacity with dropout against the overfitting the tutorial shows from epoch 4 on.
+    add(tr("Wider CNN with dropout (%1 params)"),
+        Model(
+            "sequential", 300,
+            {embedding_layer("embedding", vocabulary, 32), dropout_layer("dropout", 0.2),
+             conv1d_layer("conv1d", 128, 5, Padding::Same), max_pooling1d_layer("max_pooling1d", 2),
+             conv1d_layer("conv1d_1", 64, 5, Padding::Same),
+             default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+             dropout_layer("dropout_1", 0.5),
+             dense_layer("dense", classes, ActivationKind::Softmax)}));
+    // No convolution: which words occur matters, their order does not. A baseline to beat.
+    add(tr("Baseline: embedding + global max pooling (%1 params)"),
+        Model("sequential", 300,
+              {embedding_layer("embedding", vocabulary, 16),
+               default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+               dense_layer("dense", classes, ActivationKind::Softmax)}));
+
+    for (const Preset& preset : presets_) preset_->addItem(preset.label);
+    preset_->addItem(tr("Custom model"));
+    if (auto* items = qobject_cast<QStandardItemModel*>(preset_->model())) {
+        items->item(preset_->count() - 1)->setEnabled(false);  // shown after edits, not chosen
+    }
+}
+
+void ModelPanel::buildMenu() {
+    add_menu_ = new QMenu(this);
+    add_menu_->setObjectName(QStringLiteral("addLayerMenu"));
+    for (LayerKind kind : kAddableKinds) {
+        const QString name = qstr(layer_class_name(kind));
+        QAction* action = add_menu_->addAction(name);
+        action->setObjectName(QStringLiteral("add") + name);
+        connect(action, &QAction::triggered, this, [this, kind] { addLayer(kind); });
+    }
+    add_->setMenu(add_menu_);
+}
+
+QString ModelPanel::presetName(int index) const {
+    if (index < 0 || index >= presetCount()) return {};
+    return presets_[static_cast<std::size_t>(index)].label;
+}
+
+void ModelPanel::selectPreset(int index) {
+    if (index < 0 || index >= presetCount()) return;
+    updating_ = true;
+    preset_->setCurrentIndex(index);
+    updating_ = false;
+    applyPreset(index);
+}
+
+void ModelPanel::applyPreset(int index) {
+    if (index < 0 || index >= presetCount()) return;
+    setModel(*presets_[static_cast<std::size_t>(index)].model);
+    updating_ = true;
+    preset_->setCurrentIndex(index);  // setModel() marked the form custom
+    updating_ = false;
+}
+
+void ModelPanel::markCustom() {
+    updating_ = true;
+    preset_->setCurrentIndex(preset_->count() - 1);
+    updating_ = false;
+}
+
+void ModelPanel::setModel(const Model& model) {
+    name_ = model.name();
+    input_length_ = model.input_length();
+    configs_.clear();
+    for (const LayerInfo& layer : model.layers()) configs_.push_back(layer.config);
+    updating_ = true;
+    sequence_length_->setValue(input_length_);
+    updating_ = false;
+    markCustom();
+    rebuild();
+    selectRow(configs_.empty() ? -1 : 0);
+}
+
+std::string ModelPanel::uniqueName(LayerKind kind) const {
+    std::set<std::string> used;
+    for (const LayerConfig& config : configs_) used.insert(config.name);
+    const std::string stem = layer_name_stem(kind);
+    if (!used.count(stem)) return stem;
+    for (int i = 1;; ++i) {
+        std::string candidate = stem + "_" + std::to_string(i);
+        if (!used.count(candidate)) return candidate;
+    }
+}
+
+int ModelPanel::currentRow() const {
+    const auto selected = table_->selectionModel()->selectedRows();
+    return selected.isEmpty() ? -1 : selected.front().row();
+}
+
+void ModelPanel::selectRow(int row) {
+    if (row < 0 || row >= table_->rowCount()) {
+        table_->clearSelection();
+    } else {
+        table_->selectRow(row);
+        table_->scrollToItem(table_->item(row, kName));
+    }
+    onSelectionChanged();
+}
+
+void ModelPanel::onSelectionChanged() {
+    if (updating_) return;
+    const int row = currentRow();
+    editor_->setLayer(row >= 0 && row < static_cast<int>(configs_.size())
+                          ? &configs_[static_cast<std::size_t>(row)]
+                          : nullptr);
+    updateButtons();
+}
+
+void ModelPanel::updateButtons() {
+    const int row = currentRow();
+    const int count = static_cast<int>(configs_.size());
+    remove_->setEnabled(row >= 0);
+    move_up_->setEnabled(row > 0);
+    move_down_->setEnabled(row >= 0 && row + 1 < count);
+    save_->setEnabled(model_ != nullptr);
+    save_->setToolTip(model_ ? tr("Save the model's layers as JSON")
+                             : tr("Fix the model before saving it"));
+}
+
+void ModelPanel::addLayer(LayerKind kind) {
+    const int row = currentRow();
+    const int at = row >= 0 ? row + 1 : static_cast<int>(configs_.size());
+    LayerConfig config = default_layer(kind);
+    config.name = uniqueName(kind);
+    configs_.insert(configs_.begin() + at, std::move(config));
+    markCustom();
+    rebuild();
+    selectRow(at);
+}
+
+void ModelPanel::removeLayer() {
+    const int row = currentRow();
+    if (row < 0 || row >= static_cast<int>(configs_.size())) return;
+    configs_.erase(configs_.begin() + row);
+    markCustom();
+    rebuild();
+    selectRow(std::min(row, static_cast<int>(configs_.size()) - 1));
+}
+
+void ModelPanel::moveLayer(int delta) {
+    const int row = currentRow();
+    const int to = row + delta;
+    if (row < 0 || to < 0 || to >= static_cast<int>(configs_.size())) return;
+    std::swap(configs_[static_cast<std::size_t>(row)], configs_[static_cast<std::size_t>(to)]);
+    markCustom();
+    rebuild();
+    selectRow(to);
+}
+
+void ModelPanel::onLayerEdited(const LayerConfig& config) {
+    const int row = currentRow();
+    if (row < 0 || row >= static_cast<int>(configs_.size())) return;
+    LayerConfig& target = configs_[static_cast<std::size_t>(row)];
+    target = config;
+    const bool renamed = target.name.empty();
+    if (renamed) target.name = uniqueName(target.kind);
+    markCustom();
+    rebuild();
+    if (renamed) editor_->setLayer(&target);
+}
+
+std::vector<ModelPanel::RowInfo> ModelPanel::inferRows() const {
+    std::vector<RowInfo> rows(configs_.size());
+    if (model_) {
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            rows[i] = {true, model_->layers()[i].output_shape, model_->layers()[i].param_count};
+        }
+        return rows;
+    }
+    // The layers before the failing one are fine: build them alone, closed with a throwaway
+    // classifier head, to show their shapes and counts while the person fixes the rest.
+    const std::size_t known = probe_count_;
+    if (known == 0) return rows;
+    std::vector<LayerConfig> probe(configs_.begin(),
+                                   configs_.begin() + static_cast<std::ptrdiff_t>(known));
+    if (probe.back().activation == ActivationKind::Softmax)
+        probe.back().activation = ActivationKind::Linear;
+    LayerConfig flatten = default_layer(LayerKind::Flatten, "mirrorlab_probe_flatten");
+    LayerConfig head = dense_layer("mirrorlab_probe_dense", 2, ActivationKind::Linear);
+    probe.push_back(flatten);
+    probe.push_back(head);
+    try {
+        const Model partial(name_, input_length_, std::move(probe));
+        for (std::size_t i = 0; i < known; ++i) {
+            rows[i] = {true, partial.layers()[i].output_shape, partial.layers()[i].param_count};
+        }
+    } catch (const std::exception&) {
+        // Nothing more to show; the error message says what is wrong.
+    }
+    return rows;
+}
+
+void ModelPanel::rebuild() {
+    try {
+        model_ = std::make_shared<const Model>(name_, input_length_, configs_);
+        error_.clear();
+        error_row_ = -1;
+        probe_count_ = 0;
+        last_valid_ = model_;
+    } catch (const std::exception& error) {
+        model_.reset();
+        error_ = QString::fromUtf8(error.what());
+        // The message names the layer: "layer 'conv1d_2' (Conv1D) has kernel_size 100 but ...".
+        // The layers before it are fine, and inferRows() shows their shapes.
+        error_row_ = -1;
+        probe_count_ = 0;
+        for (std::size_t i = 0; i < configs_.size() && error_row_ < 0; ++i) {
+            const LayerConfig& c = configs_[i];
+            const QString named =
+                QStringLiteral("layer '%1' (%2)").arg(qstr(c.name), qstr(layer_class_name(c.kind)));
+            if (error_.contains(named)) {
+                error_row_ = static_cast<int>(i);
+                probe_count_ = i;
+            }
+        }
+        // "two layers are named 'x'": the second one is the culprit; nothing was inferred.
+        for (std::size_t i = configs_.size(); error_row_ < 0 && i-- > 0;) {
+            if (error_.contains(QStringLiteral("named '%1'").arg(qstr(configs_[i].name))))
+                error_row_ = static_cast<int>(i);
+        }
+        // Otherwise it is about the output ("the model's output is ...", "no Dense layer"): every
+        // layer was built, and the last one is where to fix it.
+        if (error_row_ < 0 && !configs_.empty()) {
+            error_row_ = static_cast<int>(configs_.size()) - 1;
+            probe_count_ = configs_.size();
+        }
+    }
+    const std::vector<RowInfo> rows = inferRows();
+    refreshTable(rows);
+    refreshSummary(rows);
+    compile_->setOutputActivation(
+        model_ ? std::optional<ActivationKind>(model_->output_activation()) : std::nullopt);
+    updateButtons();
+    emit modelChanged();
+}
+
+void ModelPanel::refreshTable(const std::vector<RowInfo>& rows) {
+    updating_ = true;
+    const int selected = currentRow();
+    table_->setRowCount(static_cast<int>(configs_.size()));
+    const QColor error_background(0xfd, 0xd7, 0xdb);
+    const QColor error_text(0x8a, 0x00, 0x10);
+    for (int r = 0; r < static_cast<int>(configs_.size()); ++r) {
+        const LayerConfig& c = configs_[static_cast<std::size_t>(r)];
+        const RowInfo& info = rows[static_cast<std::size_t>(r)];
+        const QString cells[kColumnCount] = {
+            qstr(c.name), qstr(layer_class_name(c.kind)), layer_arguments_text(c),
+            info.known ? qstr(output_shape_text(info.output_shape)) : QStringLiteral("?"),
+            info.known ? QString::number(info.params) : QStringLiteral("?")};
+        for (int column = 0; column < kColumnCount; ++column) {
+            QTableWidgetItem* item = table_->item(r, column);
+            if (item == nullptr) {
+                item = new QTableWidgetItem;
+                table_->setItem(r, column, item);
+            }
+            item->setText(cells[column]);
+            item->setTextAlignment(column == kParams ? (Qt::AlignRight | Qt::AlignVCenter)
+                                                     : (Qt::AlignLeft | Qt::AlignVCenter));
+            const bool bad = r == error_row_;
+            item->setData(Qt::BackgroundRole, bad ? QVariant(error_background) : QVariant());
+            item->setData(Qt::ForegroundRole, bad ? QVariant(error_text) : QVariant());
+            item->setData(kErrorRole, bad);
+            item->setToolTip(bad ? error_ : QString());
+        }
+    }
+    if (selected >= 0 && selected < table_->rowCount()) table_->selectRow(selected);
+    updating_ = false;
+}
+
+void ModelPanel::refreshSummary(const std::vector<RowInfo>& rows) {
+    if (model_) {
+        summary_->setPlainText(QString::fromStdString(model_->summary()));
+        total_params_->setText(
+            tr("Total params: %1").arg(qstr(format_thousands(model_->total_params()))));
+        total_params_->setVisible(true);
+        error_label_->clear();
+        error_label_->setVisible(false);
+        return;
+    }
+    // The same table with what is known, and the reason in place of the totals.
+    const std::string thin(65, '_'), thick(65, '=');
+    std::string text = "Model: \"" + name_ + "\"\n" + thin + "\n";
+    text += summary_row({"Layer (type)", "Output Shape", "Param #"});
+    text += thick + "\n";
+    for (std::size_t i = 0; i < configs_.size(); ++i) {
+        const LayerConfig& c = configs_[i];
+        const RowInfo& info = rows[i];
+        const bool bad = static_cast<int>(i) == error_row_;
+        text += summary_row({c.name + " (" + std::string(layer_class_name(c.kind)) + ")",
+                             bad          ? tr("<-- error, see below").toStdString()
+                             : info.known ? output_shape_text(info.output_shape)
+                                          : "?",
+                             info.known ? std::to_string(info.params) : "?"});
+        text += (i + 1 == configs_.size() ? thick : thin) + "\n";
+    }
+    if (configs_.empty()) text += thick + "\n";
+    summary_->setPlainText(QString::fromStdString(text) + word_wrap(error_, 65) +
+                           QStringLiteral("\n") + QString::fromStdString(thin) +
+                           QStringLiteral("\n"));
+    total_params_->setVisible(false);
+    error_label_->setText(tr("Cannot build this model: %1").arg(error_));
+    error_label_->setVisible(true);
+}
+
+TrainConfig ModelPanel::trainConfig() const {
+    return compile_->trainConfig();
+}
+
+QStringList ModelPanel::lints() const {
+    return compile_->lints();
+}
+
+void ModelPanel::setReplicaCount(int replicas) {
+    compile_->setReplicaCount(replicas);
+}
+
+void ModelPanel::setTrainingSamples(std::int64_t samples) {
+    compile_->setTrainingSamples(samples);
+}
+
+void ModelPanel::showFileStatus(const QString& text, bool error) {
+    file_status_->setText(text);
+    file_status_->setStyleSheet(error ? QStringLiteral("QLabel { color: #b00020; }")
+                                      : QStringLiteral("QLabel { color: palette(dark); }"));
+    file_status_->setVisible(!text.isEmpty());
+}
+
+bool ModelPanel::loadFile(const QString& path, QString* error) {
+    try {
+        const Model model = Model::from_json_file(QDir::toNativeSeparators(path).toStdString());
+        setModel(model);
+        showFileStatus(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
+        last_dir_ = QFileInfo(path).absolutePath();
+        if (error != nullptr) error->clear();
+        return true;
+    } catch (const std::exception& failure) {
+        const QString message = tr("Could not load the model (the current one is kept): %1")
+                                    .arg(QString::fromUtf8(failure.what()));
+        showFileStatus(message, true);
+        if (error != nullptr) *error = message;
+        return false;
+    }
+}
+
+bool ModelPanel::saveFile(const QString& path, QString* error) {
+    QString message;
+    if (!model_) {
+        message = tr("Cannot save: the model is invalid (%1)").arg(error_);
+    } else {
+        QSaveFile file(path);
+        const QByteArray bytes = QByteArray::fromStdString(model_->to_json_text());
+        if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() ||
+            !file.commit()) {
+            message = tr("Cannot save the model to %1: %2")
+                          .arg(QDir::toNativeSeparators(path), file.errorString());
+        }
+    }
+    if (error != nullptr) *error = message;
+    if (!message.isEmpty()) {
+        showFileStatus(message, true);
+        return false;
+    }
+    showFileStatus(tr("Saved %1").arg(QDir::toNativeSeparators(path)), false);
+    last_dir_ = QFileInfo(path).absolutePath();
+    return true;
+}
+
+void ModelPanel::browseLoad() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_,
+                                                      tr("Model JSON (*.json);;All files (*)"));
+    if (!path.isEmpty()) loadFile(path, nullptr);
+}
+
+void ModelPanel::browseSave() {
+    const QString start = QDir(last_dir_.isEmpty() ? QDir::homePath() : last_dir_)
+                              .filePath(QStringLiteral("model.json"));
+    QString path = QFileDialog::getSaveFileName(this, tr("Save model"), start,
+                                                tr("Model JSON (*.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
+    saveFile(path, nullptr);
+}
+
+void ModelPanel::saveSettings(QSettings& settings) const {
+    const int preset = preset_->currentIndex();
+    settings.setValue(kSettingsPrefix + QStringLiteral("preset"),
+                      preset < presetCount() ? preset : -1);
+    if (last_valid_)
+        settings.setValue(kSettingsPrefix + QStringLiteral("json"),
+                          QString::fromStdString(last_valid_->to_json_text()));
+    settings.setValue(kSettingsPrefix + QStringLiteral("directory"), last_dir_);
+    compile_->saveSettings(settings, kSettingsPrefix + QStringLiteral("compile/"));
+}
+
+void ModelPanel::restoreSettings(const QSettings& settings) {
+    last_dir_ = settings.value(kSettingsPrefix + QStringLiteral("directory"), last_dir_).toString();
+    const int preset = settings.value(kSettingsPrefix + QStringLiteral("preset"), -1).toInt();
+    const QString json = settings.value(kSettingsPrefix + QStringLiteral("json")).toString();
+    if (preset >= 0 && preset < presetCount()) {
+        selectPreset(preset);
+    } else if (!json.isEmpty()) {
+        try {
+            setModel(Model::from_json_text(json.toStdString(), "saved settings"));
+        } catch (const std::exception& failure) {
+            showFileStatus(tr("The saved model could not be restored: %1")
+                               .arg(QString::fromUtf8(failure.what())),
+                           true);
+        }
+    }
+    compile_->restoreSettings(settings, kSettingsPrefix + QStringLiteral("compile/"));
+}
+
+}  // namespace mirrorlab::ui
