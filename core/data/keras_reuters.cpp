@@ -17,15 +17,19 @@ namespace mirrorlab {
 
 namespace {
 
-[[noreturn]] void fail_load(const std::string& problem) { throw DataError("[keras_load_data] " + problem); }
+[[noreturn]] void fail_load(const std::string& problem) {
+    throw DataError("[keras_load_data] " + problem);
+}
 
 NpyArray read_member(const ZipReader& zip, const char* entry) {
     const std::string member = std::string(entry) + ".npy";
     const ZipEntry* e = zip.find(member);
     if (e == nullptr) {
         std::string listing;
-        for (const auto& other : zip.entries()) listing += (listing.empty() ? "'" : ", '") + other.name + "'";
-        throw DataError(zip.source_name() + ": has no '" + member + "' entry, so it is not Keras' reuters.npz (entries: " +
+        for (const auto& other : zip.entries())
+            listing += (listing.empty() ? "'" : ", '") + other.name + "'";
+        throw DataError(zip.source_name() + ": has no '" + member +
+                        "' entry, so it is not Keras' reuters.npz (entries: " +
                         (listing.empty() ? std::string("none") : listing) + ")");
     }
     return parse_npy(zip.read(*e), zip.source_name() + ": entry '" + member + "'");
@@ -47,7 +51,8 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
     NpyArray x = read_member(zip, "x");
     const NpyArray y = read_member(zip, "y");
     if (x.kind != NpyKind::Object || x.shape.size() != 1) {
-        throw DataError(x.source + ": holds a '" + x.descr + "' array of " + std::to_string(x.shape.size()) +
+        throw DataError(x.source + ": holds a '" + x.descr + "' array of " +
+                        std::to_string(x.shape.size()) +
                         " dimensions, expected a 1-D object array of word-id lists");
     }
     if (y.shape.size() != 1) {
@@ -58,13 +63,14 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
     raw.labels = y.to_int64();
     raw.xs = std::move(x.objects);
     if (raw.xs.size() != raw.labels.size()) {
-        throw DataError(source_name + ": x has " + std::to_string(raw.xs.size()) + " wires but y has " +
-                        std::to_string(raw.labels.size()) + " labels; they must match");
+        throw DataError(source_name + ": x has " + std::to_string(raw.xs.size()) +
+                        " wires but y has " + std::to_string(raw.labels.size()) +
+                        " labels; they must match");
     }
     for (size_t i = 0; i < raw.labels.size(); ++i) {
         if (raw.labels[i] < 0) {
-            throw DataError(source_name + ": label " + std::to_string(raw.labels[i]) + " at index " +
-                            std::to_string(i) + " is negative");
+            throw DataError(source_name + ": label " + std::to_string(raw.labels[i]) +
+                            " at index " + std::to_string(i) + " is negative");
         }
     }
     return raw;
@@ -72,16 +78,18 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
 
 DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, std::string name) {
     if (raw.xs.size() != raw.labels.size()) {
-        fail_load(std::to_string(raw.xs.size()) + " wires but " + std::to_string(raw.labels.size()) +
-                  " labels; they must match");
+        fail_load(std::to_string(raw.xs.size()) + " wires but " +
+                  std::to_string(raw.labels.size()) + " labels; they must match");
     }
     if (o.num_words < 0 || o.skip_top < 0 || o.maxlen < 0) {
-        fail_load("num_words, skip_top and maxlen must be >= 0 (0 = None for num_words and maxlen)");
+        fail_load(
+            "num_words, skip_top and maxlen must be >= 0 (0 = None for num_words and maxlen)");
     }
     if (!(o.test_split >= 0.0 && o.test_split <= 1.0)) {
         fail_load("test_split must be between 0 and 1, got " + std::to_string(o.test_split));
     }
-    if (o.seed > 0xffffffffu) fail_load("seed must be between 0 and 2**32 - 1, as numpy's RandomState requires");
+    if (o.seed > 0xffffffffu)
+        fail_load("seed must be between 0 and 2**32 - 1, as numpy's RandomState requires");
 
     // rng = np.random.RandomState(seed); indices = np.arange(len(xs)); rng.shuffle(indices)
     NumpyRandomState rng(static_cast<uint32_t>(o.seed));
@@ -113,11 +121,16 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
     // if not num_words: num_words = max(max(x) for x in xs)
     int64_t num_words = o.num_words;
     if (num_words == 0) {
-        if (xs.empty()) fail_load("no wire is left to take the largest id from (Keras fails here too: max() of an empty sequence)");
+        if (xs.empty())
+            fail_load(
+                "no wire is left to take the largest id from (Keras fails here too: max() of an "
+                "empty sequence)");
         num_words = std::numeric_limits<int64_t>::min();
         for (size_t i = 0; i < xs.size(); ++i) {
             if (xs[i].empty()) {
-                fail_load("a wire is empty and num_words is None (Keras fails here too: max() of an empty sequence)");
+                fail_load(
+                    "a wire is empty and num_words is None (Keras fails here too: max() of an "
+                    "empty sequence)");
             }
             num_words = std::max(num_words, *std::max_element(xs[i].begin(), xs[i].end()));
         }
@@ -150,7 +163,8 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
         seq.reserve(xs[i].size());
         for (int64_t w : xs[i]) {
             // Every id left is >= 0: it passed skip_top <= w, or it is oov_char >= 0.
-            if (w > std::numeric_limits<int32_t>::max()) fail_load("word id " + std::to_string(w) + " does not fit in 32 bits");
+            if (w > std::numeric_limits<int32_t>::max())
+                fail_load("word id " + std::to_string(w) + " does not fit in 32 bits");
             seq.push_back(static_cast<int32_t>(w));
             largest_id = std::max(largest_id, w);
             if (i < split) largest_train_id = std::max(largest_train_id, w);
@@ -169,12 +183,18 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
 
 const std::vector<std::string>& keras_reuters_label_names() {
     static const std::vector<std::string> names = {
-        "cocoa",  "grain",     "veg-oil",  "earn",      "acq",       "wheat",   "copper",          "housing",
-        "money-supply", "coffee", "sugar", "trade",     "reserves",  "ship",    "cotton",          "carcass",
-        "crude",  "nat-gas",   "cpi",      "money-fx",  "interest",  "gnp",     "meal-feed",       "alum",
-        "oilseed", "gold",     "tin",      "strategic-metal", "livestock", "retail", "ipi",        "iron-steel",
-        "rubber", "heat",      "jobs",     "lei",       "bop",       "zinc",    "orange",          "pet-chem",
-        "dlr",    "gas",       "silver",   "wpi",       "hog",       "lead"};
+        "cocoa",        "grain",   "veg-oil",   "earn",
+        "acq",          "wheat",   "copper",    "housing",
+        "money-supply", "coffee",  "sugar",     "trade",
+        "reserves",     "ship",    "cotton",    "carcass",
+        "crude",        "nat-gas", "cpi",       "money-fx",
+        "interest",     "gnp",     "meal-feed", "alum",
+        "oilseed",      "gold",    "tin",       "strategic-metal",
+        "livestock",    "retail",  "ipi",       "iron-steel",
+        "rubber",       "heat",    "jobs",      "lei",
+        "bop",          "zinc",    "orange",    "pet-chem",
+        "dlr",          "gas",     "silver",    "wpi",
+        "hog",          "lead"};
     return names;
 }
 
@@ -186,7 +206,8 @@ std::vector<std::string> find_keras_reuters_candidates() {
     };
     const std::string home = home_dir();
     const char* keras_home = std::getenv("KERAS_HOME");
-    if (keras_home != nullptr && *keras_home != '\0') add(std::filesystem::path(keras_home) / "datasets" / "reuters.npz");
+    if (keras_home != nullptr && *keras_home != '\0')
+        add(std::filesystem::path(keras_home) / "datasets" / "reuters.npz");
     if (!home.empty()) add(std::filesystem::path(home) / ".keras" / "datasets" / "reuters.npz");
     // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
     const char* xdg_cache = std::getenv("XDG_CACHE_HOME");
@@ -216,7 +237,8 @@ WordIndex read_reuters_word_index(const std::string& json_path) {
         throw DataError(e.what());  // parse errors already name the file, line and column
     }
     if (!doc.is_object()) {
-        throw DataError(json_path + ": is a JSON " + doc.type_name() + ", expected an object of word -> index");
+        throw DataError(json_path + ": is a JSON " + doc.type_name() +
+                        ", expected an object of word -> index");
     }
     WordIndex index;
     index.reserve(doc.size());
@@ -230,7 +252,8 @@ WordIndex read_reuters_word_index(const std::string& json_path) {
     return index;
 }
 
-std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_index, int32_t index_from) {
+std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_index,
+                        int32_t index_from) {
     std::unordered_map<int64_t, const std::string*> reverse;
     reverse.reserve(word_index.size());
     for (const auto& [word, rank] : word_index) {
@@ -246,8 +269,10 @@ std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_i
     return out;
 }
 
-OovReport map_ids_to_oov(TextDataset& data, int32_t vocabulary_size, int32_t oov_id, bool error_instead) {
-    const std::string who = data.name.empty() ? std::string("data set") : "data set '" + data.name + "'";
+OovReport map_ids_to_oov(TextDataset& data, int32_t vocabulary_size, int32_t oov_id,
+                         bool error_instead) {
+    const std::string who =
+        data.name.empty() ? std::string("data set") : "data set '" + data.name + "'";
     if (vocabulary_size <= 0 || oov_id < 0 || oov_id >= vocabulary_size) {
         throw DataError("[data] " + who + ": cannot map ids to OOV id " + std::to_string(oov_id) +
                         " with a vocabulary of " + std::to_string(vocabulary_size) +
@@ -265,8 +290,9 @@ OovReport map_ids_to_oov(TextDataset& data, int32_t vocabulary_size, int32_t oov
     if (report.replaced > 0 && error_instead) {
         throw DataError("[data] " + who + ": " + std::to_string(report.replaced) + " token id" +
                         (report.replaced == 1 ? " is" : "s are") + " outside the vocabulary of " +
-                        std::to_string(vocabulary_size) + " (largest id " + std::to_string(report.largest_id) +
-                        "); an Embedding with input_dim " + std::to_string(vocabulary_size) +
+                        std::to_string(vocabulary_size) + " (largest id " +
+                        std::to_string(report.largest_id) + "); an Embedding with input_dim " +
+                        std::to_string(vocabulary_size) +
                         " cannot look them up. Map them to the OOV id or enlarge the vocabulary.");
     }
     if (report.replaced > 0) {

@@ -69,7 +69,8 @@ WordIndex read_reuters_word_index(const std::string& json_path);
 // The Keras tutorial's decoding, ' '.join(reverse_word_index.get(i - index_from, '?')): "? word
 // word ...". Pad, start and OOV ids (below index_from) and unknown ranks read '?'. When two
 // words share a rank, the alphabetically first is shown.
-std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_index, int32_t index_from = 3);
+std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_index,
+                        int32_t index_from = 3);
 
 // Ids >= vocabulary_size (the Embedding's input_dim) become oov_id, and data.vocabulary_size is
 // set to vocabulary_size; or, with error_instead, DataError naming the count, the largest id and
@@ -78,6 +79,7 @@ struct OovReport {
     int64_t replaced = 0;
     int32_t largest_id = 0;
 };
-OovReport map_ids_to_oov(TextDataset& data, int32_t vocabulary_size, int32_t oov_id, bool error_instead);
+OovReport map_ids_to_oov(TextDataset& data, int32_t vocabulary_size, int32_t oov_id,
+                         bool error_instead);
 
 }  // namespace mirrorlab

@@ -17,7 +17,7 @@ namespace {
 // The header dict as numpy writes it: str keys; values are str, True/False or a tuple of ints
 // (Python 2 on some platforms wrote longs as "3L"). Nothing else is accepted.
 class HeaderParser {
-public:
+  public:
     HeaderParser(std::string_view text, const std::string& source) : s_(text), source_(source) {}
 
     void parse(NpyArray& out) {
@@ -32,7 +32,8 @@ public:
             expect(':');
             skip_space();
             if (key == "descr") {
-                if (peek() == '[') fail("has a structured dtype (a list 'descr'), which is not supported");
+                if (peek() == '[')
+                    fail("has a structured dtype (a list 'descr'), which is not supported");
                 out.descr = string_literal();
                 have_descr = true;
             } else if (key == "fortran_order") {
@@ -50,7 +51,8 @@ public:
                 continue;
             }
             skip_space();
-            if (peek() != '}') fail("is malformed: expected ',' or '}' at position " + std::to_string(pos_));
+            if (peek() != '}')
+                fail("is malformed: expected ',' or '}' at position " + std::to_string(pos_));
         }
         ++pos_;
         skip_space();
@@ -60,25 +62,31 @@ public:
         }
     }
 
-private:
+  private:
     [[noreturn]] void fail(const std::string& problem) const {
         throw DataError(source_ + ": .npy header " + problem);
     }
     char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
     void skip_space() {
-        while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
+        while (pos_ < s_.size() &&
+               (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
+            ++pos_;
     }
     void expect(char c) {
-        if (peek() != c) fail(std::string("is malformed: expected '") + c + "' at position " + std::to_string(pos_));
+        if (peek() != c)
+            fail(std::string("is malformed: expected '") + c + "' at position " +
+                 std::to_string(pos_));
         ++pos_;
     }
     std::string string_literal() {
         const char quote = peek();
-        if (quote != '\'' && quote != '"') fail("is malformed: expected a string at position " + std::to_string(pos_));
+        if (quote != '\'' && quote != '"')
+            fail("is malformed: expected a string at position " + std::to_string(pos_));
         ++pos_;
         std::string out;
         while (pos_ < s_.size() && s_[pos_] != quote) {
-            if (s_[pos_] == '\\' || s_[pos_] == '\n') fail("has an escaped or multi-line string, which numpy never writes");
+            if (s_[pos_] == '\\' || s_[pos_] == '\n')
+                fail("has an escaped or multi-line string, which numpy never writes");
             out += s_[pos_++];
         }
         expect(quote);
@@ -101,11 +109,13 @@ private:
         for (;;) {
             skip_space();
             if (peek() == ')') break;
-            if (peek() < '0' || peek() > '9') fail("has a 'shape' that is not a tuple of non-negative ints");
+            if (peek() < '0' || peek() > '9')
+                fail("has a 'shape' that is not a tuple of non-negative ints");
             int64_t v = 0;
             while (peek() >= '0' && peek() <= '9') {
                 const int digit = peek() - '0';
-                if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) fail("has a dimension that overflows");
+                if (v > (std::numeric_limits<int64_t>::max() - digit) / 10)
+                    fail("has a dimension that overflows");
                 v = v * 10 + digit;
                 ++pos_;
             }
@@ -132,7 +142,8 @@ private:
 void parse_descr(NpyArray& a) {
     const std::string& d = a.descr;
     auto bad = [&]() -> void {
-        throw DataError(a.source + ": dtype '" + d + "' is not supported (integer, bool, float or object arrays only)");
+        throw DataError(a.source + ": dtype '" + d +
+                        "' is not supported (integer, bool, float or object arrays only)");
     };
     if (d.size() < 2) bad();
     const char order = d[0];
@@ -156,7 +167,8 @@ void parse_descr(NpyArray& a) {
         case 'i':
         case 'u':
             a.kind = type == 'i' ? NpyKind::Int : NpyKind::UInt;
-            if (a.item_bytes != 1 && a.item_bytes != 2 && a.item_bytes != 4 && a.item_bytes != 8) bad();
+            if (a.item_bytes != 1 && a.item_bytes != 2 && a.item_bytes != 4 && a.item_bytes != 8)
+                bad();
             break;
         case 'f':
             a.kind = NpyKind::Float;
@@ -193,8 +205,8 @@ std::vector<int64_t> NpyArray::to_int64() const {
             v |= ~uint64_t{0} << (bytes * 8);  // sign-extend
         }
         if (kind == NpyKind::UInt && bytes == 8 && (v >> 63) != 0) {
-            throw DataError(source + ": value " + std::to_string(v) + " at index " + std::to_string(i) +
-                            " does not fit in int64");
+            throw DataError(source + ": value " + std::to_string(v) + " at index " +
+                            std::to_string(i) + " does not fit in int64");
         }
         out[i] = static_cast<int64_t>(v);
     }
@@ -204,7 +216,9 @@ std::vector<int64_t> NpyArray::to_int64() const {
 NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& source_name) {
     NpyArray a;
     a.source = source_name;
-    auto fail = [&](const std::string& problem) -> void { throw DataError(source_name + ": " + problem); };
+    auto fail = [&](const std::string& problem) -> void {
+        throw DataError(source_name + ": " + problem);
+    };
     if (bytes.empty()) fail("is empty (0 bytes), not a .npy array");
     if (bytes.size() < 6 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
         fail("is not a .npy array (wrong magic; expected \\x93NUMPY)");
@@ -223,24 +237,28 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& source_nam
     } else {
         if (bytes.size() < 12) fail("is truncated inside the .npy preamble");
         header_len = static_cast<uint64_t>(bytes[8]) | (static_cast<uint64_t>(bytes[9]) << 8) |
-                     (static_cast<uint64_t>(bytes[10]) << 16) | (static_cast<uint64_t>(bytes[11]) << 24);
+                     (static_cast<uint64_t>(bytes[10]) << 16) |
+                     (static_cast<uint64_t>(bytes[11]) << 24);
         header_start = 12;
     }
     if (header_len > bytes.size() - header_start) {
         fail(".npy header is truncated (expected " + std::to_string(header_len) + " bytes, found " +
              std::to_string(bytes.size() - header_start) + ")");
     }
-    const std::string_view header(reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
+    const std::string_view header(reinterpret_cast<const char*>(bytes.data() + header_start),
+                                  header_len);
     HeaderParser(header, source_name).parse(a);
     parse_descr(a);
 
     uint64_t count = 1;
     for (int64_t d : a.shape) {
         const auto dim = static_cast<uint64_t>(d);
-        if (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim) fail("has a shape whose size overflows");
+        if (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim)
+            fail("has a shape whose size overflows");
         count *= dim;
     }
-    const std::span<const uint8_t> payload = bytes.subspan(static_cast<size_t>(header_start + header_len));
+    const std::span<const uint8_t> payload =
+        bytes.subspan(static_cast<size_t>(header_start + header_len));
     if (a.kind == NpyKind::Object) {
         PickledObjectArray p = unpickle_object_array(payload, source_name);
         if (p.items.size() != count) {
@@ -257,7 +275,8 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& source_nam
         const std::string expected = count > std::numeric_limits<uint64_t>::max() / item
                                          ? std::string("more than 2^64")
                                          : std::to_string(count * item);
-        fail("data is truncated (expected " + expected + " bytes, found " + std::to_string(payload.size()) + ")");
+        fail("data is truncated (expected " + expected + " bytes, found " +
+             std::to_string(payload.size()) + ")");
     }
     a.data.assign(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(count * item));
     return a;

@@ -15,7 +15,7 @@ enum class NpyKind { Invalid = 0, Bool, Int, UInt, Float, Object };
 struct NpyArray {
     std::string source;  // file or "archive: entry 'x.npy'", for error messages
     int version_major = 0;
-    std::string descr;   // as written: "<i8", "|u1", "|O"
+    std::string descr;  // as written: "<i8", "|u1", "|O"
     NpyKind kind = NpyKind::Invalid;
     int item_bytes = 0;  // 0 for Object
     bool big_endian = false;

@@ -12,7 +12,7 @@
 namespace mirrorlab {
 
 class NumpyRandomState {
-public:
+  public:
     // np.random.RandomState(seed) for an int seed (numpy accepts 0 to 2**32 - 1).
     explicit NumpyRandomState(uint32_t seed);
 
@@ -36,7 +36,7 @@ public:
     // indices = np.arange(n); rng.shuffle(indices)
     std::vector<int64_t> shuffled_indices(size_t n);
 
-private:
+  private:
     void generate();
 
     std::array<uint32_t, 624> key_{};

@@ -31,6 +31,7 @@ struct PickledObjectArray {
 
 // `source_name` starts every error message ("reuters.npz: entry 'x.npy'"). Bytes after STOP are
 // ignored, as pickle.load does.
-PickledObjectArray unpickle_object_array(std::span<const uint8_t> bytes, const std::string& source_name);
+PickledObjectArray unpickle_object_array(std::span<const uint8_t> bytes,
+                                         const std::string& source_name);
 
 }  // namespace mirrorlab

@@ -29,7 +29,9 @@ constexpr size_t kZip64LocatorBytes = 20;
 // more is corrupt, so this bounds what a small file can make us allocate.
 constexpr uint64_t kDeflateMaxRatio = 1032;
 
-uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint16_t le16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 uint32_t le32(const uint8_t* p) {
     return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
            (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
@@ -70,7 +72,8 @@ uint32_t zip_crc32(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> read_binary_file(const std::string& path, uint64_t max_bytes) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                         &std::fclose);
     if (!file) throw DataError(path + ": cannot open (" + std::strerror(errno) + ")");
     std::vector<uint8_t> bytes;
     uint8_t buffer[1 << 16];
@@ -84,7 +87,8 @@ std::vector<uint8_t> read_binary_file(const std::string& path, uint64_t max_byte
             bytes.insert(bytes.end(), buffer, buffer + got);
         }
         if (got < sizeof buffer) {
-            if (std::ferror(file.get())) throw DataError(path + ": read error (" + std::strerror(errno) + ")");
+            if (std::ferror(file.get()))
+                throw DataError(path + ": read error (" + std::strerror(errno) + ")");
             break;
         }
     }
@@ -100,7 +104,9 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes, std::string source_name)
     parse_central_directory();
 }
 
-void ZipReader::fail(const std::string& problem) const { throw DataError(source_ + ": " + problem); }
+void ZipReader::fail(const std::string& problem) const {
+    throw DataError(source_ + ": " + problem);
+}
 
 void ZipReader::parse_central_directory() {
     const uint64_t size = bytes_.size();
@@ -125,10 +131,13 @@ void ZipReader::parse_central_directory() {
         }
     }
     if (end_pos == std::numeric_limits<uint64_t>::max()) {
-        fail("has no zip end-of-central-directory record: the file is truncated or not a .npz archive");
+        fail(
+            "has no zip end-of-central-directory record: the file is truncated or not a .npz "
+            "archive");
     }
     const uint8_t* end = bytes_.data() + end_pos;
-    if (le16(end + 4) != 0 || le16(end + 6) != 0) fail("is a multi-disk zip archive, which is not supported");
+    if (le16(end + 4) != 0 || le16(end + 6) != 0)
+        fail("is a multi-disk zip archive, which is not supported");
     uint64_t entry_count = le16(end + 10);
     uint64_t cd_size = le32(end + 12);
     uint64_t cd_offset = le32(end + 16);
@@ -141,11 +150,14 @@ void ZipReader::parse_central_directory() {
         const uint64_t z64_pos = le64(locator + 8);
         if (z64_pos > end_pos - kZip64LocatorBytes ||
             end_pos - kZip64LocatorBytes - z64_pos < kZip64EndBytes) {
-            fail("has a zip64 locator pointing outside the file (offset " + std::to_string(z64_pos) + ")");
+            fail("has a zip64 locator pointing outside the file (offset " +
+                 std::to_string(z64_pos) + ")");
         }
         const uint8_t* z64 = bytes_.data() + z64_pos;
-        if (le32(z64) != kZip64EndSignature) fail("has a corrupt zip64 end-of-central-directory record");
-        if (le32(z64 + 16) != 0 || le32(z64 + 20) != 0) fail("is a multi-disk zip archive, which is not supported");
+        if (le32(z64) != kZip64EndSignature)
+            fail("has a corrupt zip64 end-of-central-directory record");
+        if (le32(z64 + 16) != 0 || le32(z64 + 20) != 0)
+            fail("is a multi-disk zip archive, which is not supported");
         entry_count = le64(z64 + 32);
         cd_size = le64(z64 + 40);
         cd_offset = le64(z64 + 48);
@@ -170,14 +182,16 @@ void ZipReader::parse_central_directory() {
         const std::string which = "central directory entry " + std::to_string(i);
         if (cd_end - pos < kCentralHeaderBytes) fail(which + " is truncated");
         const uint8_t* h = bytes_.data() + pos;
-        if (le32(h) != kCentralHeaderSignature) fail(which + " has a bad signature (corrupt archive)");
+        if (le32(h) != kCentralHeaderSignature)
+            fail(which + " has a bad signature (corrupt archive)");
         ZipEntry e;
         e.flags = le16(h + 8);
         e.method = le16(h + 10);
         e.crc32 = le32(h + 16);
         e.compressed_size = le32(h + 20);
         e.uncompressed_size = le32(h + 24);
-        const uint64_t name_len = le16(h + 28), extra_len = le16(h + 30), comment_len = le16(h + 32);
+        const uint64_t name_len = le16(h + 28), extra_len = le16(h + 30),
+                       comment_len = le16(h + 32);
         const uint16_t disk = le16(h + 34);
         e.local_header_offset = le32(h + 42);
         if (cd_end - pos - kCentralHeaderBytes < name_len + extra_len + comment_len) {
@@ -195,13 +209,16 @@ void ZipReader::parse_central_directory() {
         for (uint64_t x = 0; x + 4 <= extra_len;) {
             const uint16_t id = le16(extra + x);
             const uint64_t len = le16(extra + x + 2);
-            if (x + 4 + len > extra_len) fail("entry " + quoted(e.name) + " has a truncated extra field");
+            if (x + 4 + len > extra_len)
+                fail("entry " + quoted(e.name) + " has a truncated extra field");
             if (id == 0x0001) {
                 found_zip64 = true;
                 const uint8_t* f = extra + x + 4;
                 uint64_t used = 0;
                 auto take = [&](uint64_t& field) {
-                    if (used + 8 > len) fail("entry " + quoted(e.name) + " has a zip64 extra field that is too short");
+                    if (used + 8 > len)
+                        fail("entry " + quoted(e.name) +
+                             " has a zip64 extra field that is too short");
                     field = le64(f + used);
                     used += 8;
                 };
@@ -214,7 +231,9 @@ void ZipReader::parse_central_directory() {
         if ((want_usize || want_csize || want_offset) && !found_zip64) {
             fail("entry " + quoted(e.name) + " needs a zip64 extra field but has none (corrupt)");
         }
-        if (disk != 0 && disk != 0xffff) fail("entry " + quoted(e.name) + " is on another disk (multi-disk archives are not supported)");
+        if (disk != 0 && disk != 0xffff)
+            fail("entry " + quoted(e.name) +
+                 " is on another disk (multi-disk archives are not supported)");
         if (find(e.name) != nullptr) fail("has two entries named " + quoted(e.name));
         entries_.push_back(std::move(e));
         pos += kCentralHeaderBytes + name_len + extra_len + comment_len;
@@ -232,7 +251,8 @@ std::vector<uint8_t> ZipReader::read(std::string_view name) const {
     if (const ZipEntry* e = find(name)) return read(*e);
     std::string listing;
     for (const auto& e : entries_) listing += (listing.empty() ? "" : ", ") + quoted(e.name);
-    fail("has no entry " + quoted(name) + " (entries: " + (listing.empty() ? "none" : listing) + ")");
+    fail("has no entry " + quoted(name) + " (entries: " + (listing.empty() ? "none" : listing) +
+         ")");
 }
 
 std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
@@ -248,11 +268,13 @@ std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
              " outside the archive (corrupt)");
     }
     const uint8_t* h = bytes_.data() + e.local_header_offset;
-    if (le32(h) != kLocalHeaderSignature) fail(who + " has a bad local header signature (corrupt archive)");
+    if (le32(h) != kLocalHeaderSignature)
+        fail(who + " has a bad local header signature (corrupt archive)");
     const uint64_t name_len = le16(h + 26), extra_len = le16(h + 28);
     const uint64_t header_end = e.local_header_offset + kLocalHeaderBytes + name_len + extra_len;
     if (header_end > limit) fail(who + " has a truncated local header");
-    if (std::string_view(reinterpret_cast<const char*>(h + kLocalHeaderBytes), name_len) != e.name) {
+    if (std::string_view(reinterpret_cast<const char*>(h + kLocalHeaderBytes), name_len) !=
+        e.name) {
         fail(who + ": the local header names a different file (corrupt archive)");
     }
     const uint64_t available = limit - header_end;
@@ -272,9 +294,10 @@ std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
     } else {
         if (e.uncompressed_size > kZipMaxEntryBytes ||
             e.uncompressed_size > e.compressed_size * kDeflateMaxRatio + 1024) {
-            fail(who + " claims " + std::to_string(e.uncompressed_size) + " bytes from " +
-                 std::to_string(e.compressed_size) +
-                 " compressed ones, more than deflate can produce or this reader accepts (corrupt)");
+            fail(
+                who + " claims " + std::to_string(e.uncompressed_size) + " bytes from " +
+                std::to_string(e.compressed_size) +
+                " compressed ones, more than deflate can produce or this reader accepts (corrupt)");
         }
         z_stream zs{};
         if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail(who + ": zlib could not start inflating");
@@ -284,16 +307,20 @@ std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
         uint64_t in_pos = 0, produced = 0;
         for (;;) {
             if (produced == out.size() && out.size() < e.uncompressed_size) {
-                out.resize(static_cast<size_t>(std::min<uint64_t>(e.uncompressed_size, produced * 2)));
+                out.resize(
+                    static_cast<size_t>(std::min<uint64_t>(e.uncompressed_size, produced * 2)));
             }
             // Once the declared size is reached the stream must end: inflate into a one-byte
             // probe, and any byte that comes out is one too many.
             uint8_t probe = 0;
             const bool probing = produced == out.size();
             zs.next_out = probing ? &probe : out.data() + produced;
-            zs.avail_out = probing ? 1u : static_cast<uInt>(std::min<uint64_t>(out.size() - produced, 1u << 30));
+            zs.avail_out =
+                probing ? 1u
+                        : static_cast<uInt>(std::min<uint64_t>(out.size() - produced, 1u << 30));
             zs.next_in = const_cast<Bytef*>(data + in_pos);
-            zs.avail_in = static_cast<uInt>(std::min<uint64_t>(e.compressed_size - in_pos, 1u << 30));
+            zs.avail_in =
+                static_cast<uInt>(std::min<uint64_t>(e.compressed_size - in_pos, 1u << 30));
             const uInt before_in = zs.avail_in, before_out = zs.avail_out;
             const int rc = inflate(&zs, Z_NO_FLUSH);
             const uInt consumed = before_in - zs.avail_in, made = before_out - zs.avail_out;
@@ -309,7 +336,8 @@ std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
             }
             // No progress: the compressed bytes ran out before the deflate stream ended.
             if (consumed == 0 && made == 0) {
-                if (produced == e.uncompressed_size) fail(who + "'s deflate stream does not end (corrupt)");
+                if (produced == e.uncompressed_size)
+                    fail(who + "'s deflate stream does not end (corrupt)");
                 fail(who + " is truncated (expected " + std::to_string(e.uncompressed_size) +
                      " bytes, found " + std::to_string(produced) + ")");
             }

@@ -32,7 +32,7 @@ struct ZipEntry {
 };
 
 class ZipReader {
-public:
+  public:
     // Reads the whole file. Errors name `path`.
     static ZipReader open_file(const std::string& path);
     // An archive already in memory; `source_name` starts every error message.
@@ -48,7 +48,7 @@ public:
     // Throws DataError listing the entries there are when `name` is missing.
     std::vector<uint8_t> read(std::string_view name) const;
 
-private:
+  private:
     void parse_central_directory();
     [[noreturn]] void fail(const std::string& problem) const;
 
