@@ -1,0 +1,429 @@
+// The devices panel (choosing and carving devices, validation, the strategy that will run,
+// settings) and the device monitor (memory, phase timings and throughput of a real run), driven
+// through their child widgets as a person would.
+#include <QtTest/QtTest>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTextDocument>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu_reference.h"
+#include "core/data/synthetic.h"
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "ui/device_carving_view.h"
+#include "ui/devices_panel.h"
+#include "ui/monitor_panel.h"
+#include "ui/training_controller.h"
+
+using namespace mirrorlab;
+using namespace mirrorlab::ui;
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+class FakeGpuProvider final : public DeviceProvider {
+public:
+    explicit FakeGpuProvider(int count, bool collectives = false) : count_(count), collectives_(collectives) {}
+    bool supports_collectives() const override { return collectives_; }
+    DeviceType type() const override { return DeviceType::GPU; }
+    std::vector<PhysicalDevice> devices() const override {
+        std::vector<PhysicalDevice> gpus;
+        for (int i = 0; i < count_; ++i) {
+            PhysicalDevice gpu;
+            gpu.type = DeviceType::GPU;
+            gpu.index = i;
+            gpu.name = "Fake H200";
+            gpu.total_memory_bytes = 16384 * kMiB;
+            gpu.free_memory_bytes = 16000 * kMiB;
+            gpu.cores = 132;
+            gpu.compute_capability = "9.0";
+            gpu.bus_id = "0000:0" + std::to_string(i + 1) + ":00.0";
+            gpus.push_back(gpu);
+        }
+        return gpus;
+    }
+    std::string status() const override { return "fake CUDA, " + std::to_string(count_) + " GPUs"; }
+    std::unique_ptr<Backend> create_backend(int) override { return std::make_unique<CpuReferenceBackend>(); }
+    std::shared_ptr<RawAllocator> create_allocator(int) override { return std::make_shared<HostAllocator>(); }
+
+private:
+    int count_ = 0;
+    bool collectives_ = false;
+};
+
+template <typename T>
+T* child(QWidget& parent, const QString& name) {
+    T* widget = parent.findChild<T*>(name);
+    if (widget == nullptr) qFatal("no child widget named %s", qPrintable(name));
+    return widget;
+}
+
+void typeInto(QSpinBox* spin, const QString& text) {
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+}
+
+void chooseMode(QComboBox* combo, const QString& text) {
+    const int index = combo->findText(text);
+    QVERIFY2(index >= 0, qPrintable(text));
+    combo->setCurrentIndex(index);
+}
+
+// What a label shows, without its markup.
+QString shown(QWidget& parent, const QString& name) {
+    QTextDocument document;
+    document.setHtml(child<QLabel>(parent, name)->text());
+    return document.toPlainText().remove(QChar(0x2060));  // word joiners keep device names whole
+}
+
+QString spec(const DevicesPanel& panel) { return QString::fromStdString(panel.config().to_spec()); }
+
+// Embedding -> Conv1D -> GlobalMaxPooling1D -> Dense, as in test_trainer.cpp.
+std::shared_ptr<const Model> small_model() {
+    const std::string json =
+        "{\"name\": \"small\", \"input_length\": 60, \"layers\": ["
+        "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 2000, \"output_dim\": 8}},"
+        "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 16, \"kernel_size\": 5, \"activation\": \"relu\"}},"
+        "{\"class_name\": \"GlobalMaxPooling1D\", \"config\": {}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}";
+    return std::make_shared<const Model>(Model::from_json_text(json, "small model"));
+}
+
+RunSettings small_run(const std::string& devices) {
+    SyntheticReutersOptions options;
+    options.train_samples = 400;
+    options.validation_samples = 100;
+    options.vocabulary_size = 2000;
+    RunSettings settings;
+    settings.model = small_model();
+    settings.devices = DeviceConfig::parse(devices);
+    settings.config.epochs = 2;
+    settings.config.batch_size = 32;
+    settings.config.seed = 7;
+    settings.config.optimizer = OptimizerConfig::defaults(OptimizerKind::Adam);
+    settings.config.optimizer.learning_rate = 0.01;
+    settings.config.prefetch_batches = 1;
+    settings.data = std::make_shared<const DatasetSplit>(make_synthetic_reuters(options));
+    settings.data_name = QStringLiteral("synthetic");
+    return settings;
+}
+
+}  // namespace
+
+class TestUiDevices : public QObject {
+    Q_OBJECT
+
+private slots:
+    void defaultIsTwoVirtualCpuDevices() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x1024MB"));
+        QCOMPARE(panel.validationError(), QString());
+        QCOMPARE(panel.replicaCount(), 2);
+        QCOMPARE(panel.allReduce(), AllReduceAlgorithm::Auto);
+        QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 2 replicas"));
+        QVERIFY2(panel.strategyDescription().contains("reduce to /device:CPU:0 then broadcast"),
+                 qPrintable(panel.strategyDescription()));
+        QVERIFY(child<QLabel>(panel, "gpuStatus")->text().contains("no GPU backend loaded"));
+        QVERIFY(child<QLabel>(panel, "cpuFacts")->text().contains("cores"));
+    }
+
+    void twoVirtualDevicesOf512MbThroughTheWidgets() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        panel.resize(560, 900);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QSignalSpy changed(&panel, &DevicesPanel::configChanged);
+
+        chooseMode(child<QComboBox>(panel, "cpuMode"), "One logical device");
+        QCOMPARE(spec(panel), QStringLiteral("cpu"));
+        QVERIFY(panel.strategyDescription().startsWith("One device: /device:CPU:0 (no all-reduce)"));
+        QVERIFY(child<QSpinBox>(panel, "cpuReplicas")->isVisible());
+        QVERIFY(!child<QSpinBox>(panel, "cpuVirtualCount")->isVisible());
+
+        chooseMode(child<QComboBox>(panel, "cpuMode"), "Split into N virtual devices");
+        typeInto(child<QSpinBox>(panel, "cpuVirtualCount"), "2");
+        typeInto(child<QSpinBox>(panel, "cpuMemoryLimitMb"), "512");
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x512MB"));
+        QCOMPARE(panel.validationError(), QString());
+        QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 2 replicas"));
+        QVERIFY2(panel.strategyDescription().contains("reduce to /device:CPU:0"), qPrintable(panel.strategyDescription()));
+        QVERIFY(panel.strategyDescription().contains("virtual devices share one physical device"));
+        QCOMPARE(shown(panel, "strategyLabel"), panel.strategyDescription());
+        QVERIFY(changed.count() >= 3);
+
+        // The drawing carves the CPU into two 512 MB segments.
+        auto* carving = child<DeviceCarvingView>(panel, "deviceCarving");
+        QCOMPARE(carving->devices().size(), std::size_t{1});
+        const CarvedDevice& cpu = carving->devices().front();
+        QVERIFY(cpu.used);
+        QCOMPARE(cpu.logical_names, QStringList({"/device:CPU:0", "/device:CPU:1"}));
+        QCOMPARE(cpu.limit_bytes, std::vector<std::int64_t>({512 * kMiB, 512 * kMiB}));
+
+        // The all-reduce combo overrides Auto, and the description says so.
+        child<QComboBox>(panel, "allReduce")->setCurrentIndex(2);
+        QCOMPARE(panel.allReduce(), AllReduceAlgorithm::Ring);
+        QVERIFY(panel.strategyDescription().contains("ring"));
+        QVERIFY(panel.strategyDescription().contains("chosen explicitly"));
+
+        // Several whole-CPU replicas share one physical device too.
+        chooseMode(child<QComboBox>(panel, "cpuMode"), "One logical device");
+        child<QComboBox>(panel, "allReduce")->setCurrentIndex(0);
+        typeInto(child<QSpinBox>(panel, "cpuReplicas"), "3");
+        QCOMPARE(spec(panel), QStringLiteral("cpu:3"));
+        QVERIFY(panel.strategyDescription().contains("replicas share one physical device"));
+        QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 3 replicas"));
+
+        chooseMode(child<QComboBox>(panel, "cpuMode"), "Memory growth");
+        QCOMPARE(spec(panel), QStringLiteral("cpu:growth"));
+    }
+
+    void limitsSetOneByOne() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* table = child<QTableWidget>(panel, "cpuLimitTable");
+        QVERIFY(!table->isVisible());
+        QTest::mouseClick(child<QCheckBox>(panel, "cpuEditEachLimit"), Qt::LeftButton);
+        QVERIFY(table->isVisible());
+        QCOMPARE(table->rowCount(), 2);
+        QCOMPARE(table->item(1, 0)->text(), QStringLiteral("/device:CPU:1"));
+        QVERIFY(!child<QSpinBox>(panel, "cpuMemoryLimitMb")->isEnabled());
+        typeInto(child<QSpinBox>(panel, "cpuLimit1"), "256");
+        QCOMPARE(spec(panel), QStringLiteral("cpu:1024MB+256MB"));
+        typeInto(child<QSpinBox>(panel, "cpuVirtualCount"), "3");
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(spec(panel), QStringLiteral("cpu:1024MB+256MB+1024MB"));
+        QCOMPARE(child<DeviceCarvingView>(panel, "deviceCarving")->devices().front().limit_bytes,
+                 std::vector<std::int64_t>({1024 * kMiB, 256 * kMiB, 1024 * kMiB}));
+        // Back to one limit for all.
+        QTest::mouseClick(child<QCheckBox>(panel, "cpuEditEachLimit"), Qt::LeftButton);
+        QCOMPARE(spec(panel), QStringLiteral("cpu:3x1024MB"));
+    }
+
+    void impossibleLimitsAreExplained() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        DevicesPanel panel(registry);
+        auto* label = child<QLabel>(panel, "validationLabel");
+        auto label_text = [&] { return shown(panel, "validationLabel"); };
+        typeInto(child<QSpinBox>(panel, "cpuMemoryLimitMb"), "10");
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x10MB"));
+        QVERIFY2(panel.validationError().contains("10 MB is too small"), qPrintable(panel.validationError()));
+        QVERIFY(panel.validationError().contains("at least 16 MB"));
+        QVERIFY(label_text().contains(panel.validationError()));
+        QVERIFY(label->styleSheet().contains("#b00020"));
+        QVERIFY(panel.strategyDescription().contains("not valid"));
+
+        // More than the machine has: each virtual device asks for all of it.
+        const std::int64_t total_mb = registry->find(DeviceType::CPU, 0)->total_memory_bytes / kMiB;
+        QVERIFY(total_mb > 0);
+        typeInto(child<QSpinBox>(panel, "cpuMemoryLimitMb"), QString::number(total_mb));
+        QVERIFY2(panel.validationError().contains("lower the limits or use fewer virtual devices"),
+                 qPrintable(panel.validationError()));
+        QVERIFY(label_text().contains("lower the limits"));
+
+        typeInto(child<QSpinBox>(panel, "cpuMemoryLimitMb"), "512");
+        QCOMPARE(panel.validationError(), QString());
+        QVERIFY(label->styleSheet().contains("#1b7a1b"));
+    }
+
+    void noDeviceSelected() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTest::mouseClick(child<QCheckBox>(panel, "cpuUse"), Qt::LeftButton);
+        QVERIFY(!child<QCheckBox>(panel, "cpuUse")->isChecked());
+        QVERIFY2(panel.validationError().contains("no device is selected"), qPrintable(panel.validationError()));
+        QVERIFY(shown(panel, "validationLabel").contains("no device is selected"));
+        QCOMPARE(panel.replicaCount(), 0);
+        QVERIFY(!child<QComboBox>(panel, "cpuMode")->isEnabled());
+        QVERIFY(!child<DeviceCarvingView>(panel, "deviceCarving")->devices().front().used);
+        QTest::mouseClick(child<QCheckBox>(panel, "cpuUse"), Qt::LeftButton);
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x1024MB"));
+    }
+
+    void setConfigAndSettingsRoundTrip() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        for (const char* text : {"cpu:2x512MB", "cpu:512MB+256MB+128MB", "cpu:3", "cpu:growth", "cpu"}) {
+            panel.setConfig(DeviceConfig::parse(text));
+            QCOMPARE(spec(panel), QString::fromLatin1(text));
+            QCOMPARE(panel.validationError(), QString());
+        }
+        panel.setConfig(DeviceConfig::parse("cpu:512MB+256MB+128MB"));
+        QVERIFY(child<QCheckBox>(panel, "cpuEditEachLimit")->isChecked());
+        QCOMPARE(child<QSpinBox>(panel, "cpuLimit2")->value(), 128);
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath("settings.ini");
+        {
+            QSettings settings(path, QSettings::IniFormat);
+            panel.setConfig(DeviceConfig::parse("cpu:2x512MB"));
+            panel.setAllReduce(AllReduceAlgorithm::Ring);
+            panel.saveSettings(settings);
+        }
+        {
+            QSettings settings(path, QSettings::IniFormat);
+            QCOMPARE(settings.value("devices/spec").toString(), QStringLiteral("cpu:2x512MB"));
+            DevicesPanel restored(std::make_shared<DeviceRegistry>());
+            QSignalSpy changed(&restored, &DevicesPanel::configChanged);
+            restored.restoreSettings(settings);
+            QCOMPARE(spec(restored), QStringLiteral("cpu:2x512MB"));
+            QCOMPARE(restored.allReduce(), AllReduceAlgorithm::Ring);
+            QVERIFY(changed.count() >= 1);
+        }
+        {
+            // Nothing selected is restored as nothing selected; an unreadable spec is ignored.
+            QSettings settings(path, QSettings::IniFormat);
+            panel.setConfig(DeviceConfig{});
+            panel.saveSettings(settings);
+            DevicesPanel restored(std::make_shared<DeviceRegistry>());
+            restored.restoreSettings(settings);
+            QVERIFY(restored.validationError().contains("no device is selected"));
+            settings.setValue("devices/spec", "tpu:9");
+            restored.setConfig(DeviceConfig::parse("cpu:2"));
+            restored.restoreSettings(settings);
+            QCOMPARE(spec(restored), QStringLiteral("cpu:2"));
+        }
+    }
+
+    void gpusFromAProvider() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        registry->add_provider(std::make_shared<FakeGpuProvider>(2));
+        DevicesPanel panel(registry);
+        panel.resize(560, 1100);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(child<QLabel>(panel, "gpuStatus")->text().contains("fake CUDA, 2 GPUs"));
+        QVERIFY(child<QLabel>(panel, "gpu1Facts")->text().contains("compute capability 9.0"));
+        QVERIFY(child<QLabel>(panel, "gpu1Facts")->text().contains("0000:02:00.0"));
+        QCOMPARE(child<DeviceCarvingView>(panel, "deviceCarving")->devices().size(), std::size_t{3});
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x1024MB"));
+
+        QTest::mouseClick(child<QCheckBox>(panel, "gpu0Use"), Qt::LeftButton);
+        QVERIFY(panel.validationError().contains("mixing CPU and GPU"));
+        QTest::mouseClick(child<QCheckBox>(panel, "cpuUse"), Qt::LeftButton);
+        chooseMode(child<QComboBox>(panel, "gpu0Mode"), "Split into N virtual devices");
+        QCOMPARE(spec(panel), QStringLiteral("gpu:0:2x1024MB"));
+        QCOMPARE(panel.validationError(), QString());
+        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
+        QTest::qWait(20);  // let the layout settle before looking
+        child<QWidget>(panel, "devicesScroll")->grab().save("/tmp/devices_panel_gpus.png");
+
+        panel.setConfig(DeviceConfig::parse("gpu:0,gpu:1"));
+        QCOMPARE(panel.validationError(), QString());
+        QVERIFY2(panel.strategyDescription().contains("ring"), qPrintable(panel.strategyDescription()));
+        QVERIFY(panel.strategyDescription().contains("each replica has its own device"));
+
+        // A configuration naming a GPU this machine lacks is explained, and can be dropped.
+        panel.setConfig(DeviceConfig::parse("gpu:3"));
+        QVERIFY(child<QLabel>(panel, "missingDevices")->isVisible());
+        QVERIFY2(panel.validationError().contains("GPU:3 does not exist"), qPrintable(panel.validationError()));
+        QTest::mouseClick(child<QWidget>(panel, "removeMissing"), Qt::LeftButton);
+        QVERIFY(panel.validationError().contains("no device is selected"));
+        QVERIFY(!child<QLabel>(panel, "missingDevices")->isVisible());
+    }
+
+    void ncclBetweenSeparateGpus() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        registry->add_provider(std::make_shared<FakeGpuProvider>(2, true));
+        DevicesPanel panel(registry);
+        panel.setConfig(DeviceConfig::parse("gpu:0,gpu:1"));
+        QVERIFY2(panel.strategyDescription().contains("all-reduce: NCCL"), qPrintable(panel.strategyDescription()));
+        panel.setConfig(DeviceConfig::parse("gpu:0:2x1024MB"));
+        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
+        QVERIFY(panel.strategyDescription().contains("NCCL cannot run between virtual GPUs"));
+    }
+
+    void reloadKeepsTheConfiguration() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        DevicesPanel panel(registry);
+        panel.setConfig(DeviceConfig::parse("cpu:2x512MB"));
+        registry->add_provider(std::make_shared<FakeGpuProvider>(1));
+        panel.reloadDevices();
+        QVERIFY(panel.findChild<QGroupBox*>("gpu0Box") != nullptr);
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x512MB"));
+    }
+
+    void devicesScreenshot() {
+        DevicesPanel panel(std::make_shared<DeviceRegistry>());
+        panel.setConfig(DeviceConfig::parse("cpu:2x512MB"));
+        panel.resize(560, 860);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTest::qWait(20);
+        QVERIFY(panel.grab().save("/tmp/devices_panel.png"));
+        // A narrow dock: everything wraps instead of being clipped.
+        panel.setConfig(DeviceConfig::parse("cpu:1024MB+512MB+256MB"));
+        panel.resize(360, 900);
+        QTest::qWait(20);
+        QVERIFY(panel.grab().save("/tmp/devices_panel_narrow.png"));
+        // Limits beyond the machine: the drawing marks the end of the physical memory, the label says why.
+        const std::int64_t total_mb = DeviceRegistry().find(DeviceType::CPU, 0)->total_memory_bytes / kMiB;
+        panel.setConfig(DeviceConfig::parse("cpu:2x" + std::to_string(total_mb * 3 / 4) + "MB"));
+        QVERIFY(!panel.validationError().isEmpty());
+        QTest::qWait(20);
+        QVERIFY(panel.grab().save("/tmp/devices_panel_error.png"));
+    }
+
+    void monitorShowsARealRun() {
+        TrainingController controller;
+        MonitorPanel monitor(&controller);
+        monitor.resize(640, 820);
+        monitor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&monitor));
+        QCOMPARE(monitor.deviceRowCount(), 0);
+
+        controller.start(small_run("cpu:2x512MB"));
+        QVERIFY(controller.waitForFinished(60000));
+        QVERIFY2(!controller.currentRun()->failed,
+                 controller.currentRun()->failed ? controller.currentRun()->failed->reason.c_str() : "");
+        monitor.refreshNow();
+        QCOMPARE(monitor.deviceRowCount(), 2);
+        QVERIFY(monitor.shownBytesInUse(0) > 0);
+        QVERIFY(monitor.shownBytesInUse(1) > 0);
+        QCOMPARE(monitor.shownBytesInUse(2), std::int64_t{-1});
+        QVERIFY(monitor.phaseSampleCount() > 0);
+        QVERIFY(monitor.samplesPerSecond() > 0.0);
+        auto* replicas = child<QComboBox>(monitor, "replicaSelector");
+        QCOMPARE(replicas->count(), 2);
+        QVERIFY(replicas->itemText(1).contains("/device:CPU:1"));
+        replicas->setCurrentIndex(1);
+        QVERIFY(monitor.phaseSampleCount() > 0);
+        QVERIFY(shown(monitor, "phaseSummary").contains("replica 1"));
+        replicas->setCurrentIndex(0);
+        QVERIFY(child<QLabel>(monitor, "samplesPerSecond")->text() != QStringLiteral("—"));
+        QTest::qWait(50);
+        QVERIFY(monitor.grab().save("/tmp/monitor_panel.png"));
+        monitor.resize(380, 820);
+        QTest::qWait(50);
+        QVERIFY(monitor.grab().save("/tmp/monitor_panel_narrow.png"));
+        monitor.resize(640, 820);
+
+        // A new run starts from a clean slate.
+        controller.start(small_run("cpu"));
+        QCOMPARE(monitor.deviceRowCount(), 0);
+        QCOMPARE(monitor.phaseSampleCount(), 0);
+        QCOMPARE(monitor.samplesPerSecond(), 0.0);
+        QVERIFY(controller.waitForFinished(60000));
+        monitor.refreshNow();
+        QCOMPARE(monitor.deviceRowCount(), 1);
+        QCOMPARE(replicas->count(), 1);
+    }
+};
+
+QTEST_MAIN(TestUiDevices)
+#include "test_ui_devices.moc"

@@ -1,0 +1,487 @@
+// The training panel and the runs panel driven by real (small) runs through the controller: one
+// chart point per step and per epoch, the step/epoch axis switch, smoothing, the overfitting and
+// early-stopping markers and banner, overlays of earlier runs, the runs table and its CSV / PNG
+// exports. Set MIRRORLAB_SCREENSHOT_DIR to keep a PNG of the panel to look at.
+#include <QtTest/QtTest>
+
+#include <QAreaSeries>
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QImage>
+#include <QLineSeries>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QSet>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QValueAxis>
+
+#include <memory>
+#include <string>
+
+#include "core/data/synthetic.h"
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "ui/runs_panel.h"
+#include "ui/training_controller.h"
+#include "ui/training_panel.h"
+
+using namespace mirrorlab;
+using namespace mirrorlab::ui;
+
+namespace {
+
+constexpr std::int32_t kVocabulary = 2000;
+
+// Embedding(2000, 8) -> Conv1D(16, 5, relu) -> GlobalMaxPooling1D -> Dense(46, softmax), as in test_trainer.
+std::shared_ptr<const Model> smallModel() {
+    const std::string json =
+        "{\"name\": \"small\", \"input_length\": 60, \"layers\": ["
+        "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 2000, \"output_dim\": 8}},"
+        "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 16, \"kernel_size\": 5, \"activation\": \"relu\"}},"
+        "{\"class_name\": \"GlobalMaxPooling1D\", \"config\": {}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}";
+    return std::make_shared<const Model>(Model::from_json_text(json, "small model"));
+}
+
+std::shared_ptr<const DatasetSplit> syntheticData(std::int32_t train, std::int32_t validation) {
+    SyntheticReutersOptions options;
+    options.seed = 113;
+    options.train_samples = train;
+    options.validation_samples = validation;
+    options.num_classes = 46;
+    options.vocabulary_size = kVocabulary;
+    return std::make_shared<const DatasetSplit>(make_synthetic_reuters(options));
+}
+
+RunSettings smallRun(int epochs) {
+    RunSettings settings;
+    settings.model = smallModel();
+    settings.devices = DeviceConfig::parse("cpu:2");
+    settings.config.epochs = epochs;
+    settings.config.batch_size = 32;
+    settings.config.seed = 7;
+    settings.config.optimizer = OptimizerConfig::defaults(OptimizerKind::Adam);
+    settings.config.optimizer.learning_rate = 0.01;
+    settings.config.prefetch_batches = 1;
+    settings.data = syntheticData(400, 100);
+    settings.data_name = QStringLiteral("synthetic 400/100");
+    return settings;
+}
+
+// test_trainer's setting that memorises its 64 training wires, so validation loss turns up.
+RunSettings overfittingRun(int epochs) {
+    RunSettings settings = smallRun(epochs);
+    settings.config.batch_size = 16;
+    settings.config.optimizer.learning_rate = 0.02;
+    settings.data = syntheticData(64, 100);
+    settings.data_name = QStringLiteral("synthetic 64/100");
+    return settings;
+}
+
+QLineSeries* lineSeries(QChart* chart, const QString& name) {
+    for (QAbstractSeries* series : chart->series()) {
+        if (series->name() == name) return qobject_cast<QLineSeries*>(series);
+    }
+    return nullptr;
+}
+
+QAreaSeries* areaSeries(QChart* chart) {
+    for (QAbstractSeries* series : chart->series()) {
+        if (auto* area = qobject_cast<QAreaSeries*>(series)) return area;
+    }
+    return nullptr;
+}
+
+QLineSeries* seriesStartingWith(QChart* chart, const QString& prefix) {
+    for (QAbstractSeries* series : chart->series()) {
+        if (series->isVisible() && series->name().startsWith(prefix)) return qobject_cast<QLineSeries*>(series);
+    }
+    return nullptr;
+}
+
+// A picture of the charts has many colours (curves, text, shading), not one flat background.
+int distinctColours(const QImage& image) {
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 3) {
+        for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+    }
+    return static_cast<int>(colours.size());
+}
+
+}  // namespace
+
+class TestUiTraining : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void stepAxisFollowsRealRun();
+    void epochAxisShowsOnePointPerEpoch();
+    void smoothingAddsSeriesAndKeepsRaw();
+    void overfittingWarningShadesCharts();
+    void realOverfittingRunShowsBanner();
+    void runsTableAndCsvExport();
+    void overlayDrawsEarlierRun();
+    void earlyStoppingMarksStopAndRestoredEpochs();
+    void chartsExportAsPng();
+    void zoomStopsAutoRangeUntilReset();
+
+private:
+    bool runToEnd(const RunSettings& settings);
+
+    std::unique_ptr<TrainingController> controller_;
+    std::unique_ptr<TrainingPanel> panel_;
+    std::unique_ptr<RunsPanel> runs_;
+    QTemporaryDir dir_;
+};
+
+bool TestUiTraining::runToEnd(const RunSettings& settings) {
+    controller_->start(settings);
+    const bool finished = controller_->waitForFinished(60000);
+    panel_->refreshNow();
+    return finished;
+}
+
+void TestUiTraining::initTestCase() {
+    QVERIFY(dir_.isValid());
+    controller_ = std::make_unique<TrainingController>();
+    panel_ = std::make_unique<TrainingPanel>(controller_.get());
+    runs_ = std::make_unique<RunsPanel>(controller_.get());
+    runs_->setTrainingPanel(panel_.get());
+    connect(runs_.get(), &RunsPanel::overlayRunsChanged, panel_.get(), &TrainingPanel::setOverlayRuns);
+    panel_->resize(1400, 900);
+    panel_->show();
+}
+
+void TestUiTraining::cleanupTestCase() {
+    runs_.reset();
+    panel_.reset();
+    controller_.reset();
+}
+
+void TestUiTraining::stepAxisFollowsRealRun() {
+    QVERIFY(runToEnd(smallRun(3)));
+    const RunRecord* record = controller_->currentRun();
+    QVERIFY(record != nullptr);
+    QVERIFY2(record->finished.has_value(), record->failed ? record->failed->reason.c_str() : "no end");
+    QCOMPARE(record->steps_per_epoch, std::int64_t{13});  // ceil(400 / 32)
+    QCOMPARE(record->steps.size(), std::size_t{39});
+    QCOMPARE(record->epochs.size(), std::size_t{3});
+
+    for (QChart* chart : {panel_->lossChart(), panel_->accuracyChart(), panel_->top5Chart()}) {
+        QLineSeries* train = lineSeries(chart, QStringLiteral("training"));
+        QLineSeries* validation = lineSeries(chart, QStringLiteral("validation"));
+        QVERIFY(train != nullptr);
+        QVERIFY(validation != nullptr);
+        QCOMPARE(train->count(), 39);  // one point per step
+        QCOMPARE(validation->count(), 3);  // one per epoch
+        QVERIFY(validation->pointsVisible());
+    }
+    QCOMPARE(panel_->trainingPointCount(), 39);
+    QCOMPARE(panel_->validationPointCount(), 3);
+
+    // Training points are the running means at each global step; validation sits where its epoch ended.
+    QLineSeries* train = lineSeries(panel_->lossChart(), QStringLiteral("training"));
+    QLineSeries* validation = lineSeries(panel_->lossChart(), QStringLiteral("validation"));
+    QCOMPARE(train->at(20).x(), double(record->steps[20].global_step));
+    QCOMPARE(train->at(20).y(), record->steps[20].running.loss);
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(validation->at(i).x(), 13.0 * (i + 1));
+        QCOMPARE(validation->at(i).y(), record->epochs[static_cast<std::size_t>(i)].validation.loss);
+    }
+    auto* x_axis = qobject_cast<QValueAxis*>(panel_->lossChart()->axes(Qt::Horizontal).value(0));
+    QVERIFY(x_axis != nullptr);
+    QCOMPARE(x_axis->titleText(), QStringLiteral("Step"));
+    QVERIFY(x_axis->max() >= 39.0);
+
+    QVERIFY2(panel_->progressText().contains(QStringLiteral("13/13")), qPrintable(panel_->progressText()));
+    QVERIFY2(panel_->progressText().contains(QStringLiteral("ms/step")), qPrintable(panel_->progressText()));
+    QVERIFY2(panel_->kerasLineText().contains(QStringLiteral("13/13 - ")), qPrintable(panel_->kerasLineText()));
+    QVERIFY2(panel_->kerasLineText().contains(QStringLiteral("val_loss: ")), qPrintable(panel_->kerasLineText()));
+    QVERIFY2(panel_->statusText().contains(QStringLiteral("Finished")), qPrintable(panel_->statusText()));
+    QVERIFY(!panel_->overfittingShown());
+    QVERIFY(panel_->bannerText().isEmpty());
+    QCOMPARE(runs_->rowCount(), 1);
+}
+
+void TestUiTraining::epochAxisShowsOnePointPerEpoch() {
+    const RunRecord* record = controller_->currentRun();
+    panel_->setAxisMode(TrainingPanel::AxisMode::Epochs);
+    panel_->refreshNow();
+    QCOMPARE(panel_->trainingPointCount(), 3);
+    QCOMPARE(panel_->validationPointCount(), 3);
+    QLineSeries* train = lineSeries(panel_->lossChart(), QStringLiteral("training"));
+    QLineSeries* validation = lineSeries(panel_->accuracyChart(), QStringLiteral("validation"));
+    for (int i = 0; i < 3; ++i) {
+        const EpochRecord& epoch = record->epochs[static_cast<std::size_t>(i)];
+        QCOMPARE(train->at(i), QPointF(i + 1, epoch.train.loss));  // per-epoch train metrics, not step means
+        QCOMPARE(validation->at(i), QPointF(i + 1, epoch.validation.accuracy));
+    }
+    auto* x_axis = qobject_cast<QValueAxis*>(panel_->lossChart()->axes(Qt::Horizontal).value(0));
+    QCOMPARE(x_axis->titleText(), QStringLiteral("Epoch"));
+    QVERIFY(x_axis->max() >= 3.0 && x_axis->max() < 13.0);
+
+    panel_->setAxisMode(TrainingPanel::AxisMode::Steps);
+    panel_->refreshNow();
+    QCOMPARE(panel_->trainingPointCount(), 39);
+}
+
+void TestUiTraining::smoothingAddsSeriesAndKeepsRaw() {
+    panel_->setSmoothing(0.8);
+    panel_->refreshNow();
+    QLineSeries* raw = lineSeries(panel_->lossChart(), QStringLiteral("training"));
+    QLineSeries* smooth = lineSeries(panel_->lossChart(), QStringLiteral("training (smoothed)"));
+    QVERIFY(smooth != nullptr);
+    QVERIFY(smooth->isVisible());
+    QVERIFY(raw->isVisible());
+    QCOMPARE(smooth->count(), raw->count());
+    QCOMPARE(smooth->at(0).y(), raw->at(0).y());  // debiased: the first point is the first value
+    QVERIFY(smooth->at(30).y() != raw->at(30).y());
+    QVERIFY(raw->pen().color().alpha() < 255);  // raw stays, lighter
+    panel_->setSmoothing(0.0);
+    panel_->refreshNow();
+    QVERIFY(!smooth->isVisible());
+    QCOMPARE(raw->pen().color().alpha(), 255);
+}
+
+void TestUiTraining::overfittingWarningShadesCharts() {
+    // Fed directly: the situation "validation loss rose at epoch 4, best epoch 3".
+    panel_->handleWarning(WarningEvent{"overfitting", "Epoch 4: validation loss rose", 4, 3});
+    panel_->refreshNow();
+    QVERIFY(panel_->overfittingShown());
+    const QString banner = panel_->bannerText();
+    QVERIFY2(banner.contains(QStringLiteral("since epoch 4")), qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("best epoch so far is 3")), qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("early stopping with restore best weights")), qPrintable(banner));
+    for (QChart* chart : {panel_->lossChart(), panel_->accuracyChart(), panel_->top5Chart()}) {
+        QAreaSeries* area = areaSeries(chart);
+        QVERIFY(area != nullptr);
+        QVERIFY(area->isVisible());
+        QCOMPARE(area->upperSeries()->at(0).x(), 39.0);  // epoch 4 begins after step 39
+        QLineSeries* best = seriesStartingWith(chart, QStringLiteral("best epoch 3"));
+        QVERIFY(best != nullptr);
+        QCOMPARE(best->count(), 2);
+        QCOMPARE(best->at(0).x(), 39.0);  // the end of epoch 3
+        QCOMPARE(best->pen().style(), Qt::DashLine);
+    }
+    // Epoch axis: the shading begins where epoch 4 begins (at epoch 3's point).
+    panel_->setAxisMode(TrainingPanel::AxisMode::Epochs);
+    panel_->refreshNow();
+    QCOMPARE(areaSeries(panel_->lossChart())->upperSeries()->at(0).x(), 3.0);
+    panel_->setAxisMode(TrainingPanel::AxisMode::Steps);
+
+    panel_->clear();
+    panel_->refreshNow();
+    QVERIFY(!panel_->overfittingShown());
+    QVERIFY(panel_->bannerText().isEmpty());
+    QVERIFY(!areaSeries(panel_->lossChart())->isVisible());
+    QCOMPARE(panel_->trainingPointCount(), 0);
+}
+
+void TestUiTraining::realOverfittingRunShowsBanner() {
+    QVERIFY(runToEnd(overfittingRun(12)));
+    const RunRecord* record = controller_->currentRun();
+    QVERIFY(record->finished.has_value());
+    QCOMPARE(record->epochs.size(), std::size_t{12});
+    QCOMPARE(panel_->validationPointCount(), 12);
+    QCOMPARE(panel_->trainingPointCount(), 12 * 4);  // 64 / 16 steps per epoch
+    // test_trainer shows this setting overfits within 12 epochs.
+    QVERIFY2(record->overfitting_epoch > 0, "the setting should overfit");
+    QVERIFY(panel_->overfittingShown());
+    int best = 0;
+    for (const WarningEvent& warning : record->warnings) {
+        if (warning.code == "overfitting") best = warning.best_epoch;
+    }
+    const QString banner = panel_->bannerText();
+    QVERIFY2(banner.contains(QStringLiteral("The best epoch so far is %1.").arg(best)), qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("the model is overfitting")), qPrintable(banner));
+    QVERIFY(areaSeries(panel_->lossChart())->isVisible());
+}
+
+void TestUiTraining::runsTableAndCsvExport() {
+    QCOMPARE(controller_->runs().size(), std::size_t{2});
+    QCOMPARE(runs_->rowCount(), 2);
+    QTableWidget* table = runs_->table();
+    QCOMPARE(table->item(0, RunsPanel::RunColumn)->text(), QStringLiteral("1"));
+    QCOMPARE(table->item(1, RunsPanel::RunColumn)->text(), QStringLiteral("2"));
+    QCOMPARE(table->item(0, RunsPanel::EpochsColumn)->text(), QStringLiteral("3/3"));
+    QCOMPARE(table->item(1, RunsPanel::EpochsColumn)->text(), QStringLiteral("12/12"));
+    QCOMPARE(table->item(0, RunsPanel::StatusColumn)->text(), QStringLiteral("finished"));
+    QVERIFY(table->item(0, RunsPanel::DevicesColumn)->text().contains(QStringLiteral("cpu")));
+    QCOMPARE(table->item(1, RunsPanel::DataColumn)->text(), QStringLiteral("synthetic 64/100"));
+    QVERIFY(table->item(1, RunsPanel::OptimizerColumn)->text().contains(QStringLiteral("0.02")));
+    QVERIFY(table->item(1, RunsPanel::BestValLossColumn)->text().contains(QStringLiteral("(epoch ")));
+
+    const RunRecord& run = controller_->runs().front();
+    const QString csv = RunsPanel::historyCsv(run);
+    QStringList lines = csv.split(QLatin1Char('\n'));
+    QCOMPARE(lines.takeLast(), QString());  // ends with a newline
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(lines[0], QStringLiteral("epoch,accuracy,loss,top5,val_accuracy,val_loss,val_top5"));
+    for (int i = 0; i < 3; ++i) {
+        const QStringList fields = lines[i + 1].split(QLatin1Char(','));
+        QCOMPARE(fields.size(), 7);
+        const EpochRecord& epoch = run.epochs[static_cast<std::size_t>(i)];
+        QCOMPARE(fields[0], QString::number(i));  // 0-based, as CSVLogger
+        // Shortest exact digits: the numbers read back bit for bit.
+        QCOMPARE(fields[1].toDouble(), epoch.train.accuracy);
+        QCOMPARE(fields[2].toDouble(), epoch.train.loss);
+        QCOMPARE(fields[3].toDouble(), epoch.train.top5);
+        QCOMPARE(fields[4].toDouble(), epoch.validation.accuracy);
+        QCOMPARE(fields[5].toDouble(), epoch.validation.loss);
+        QCOMPARE(fields[6].toDouble(), epoch.validation.top5);
+    }
+
+    const QString path = dir_.filePath(QStringLiteral("history.csv"));
+    QString error;
+    QVERIFY2(runs_->exportCsv(1, path, &error), qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(file.readAll()), csv);
+    QVERIFY(!runs_->exportCsv(99, dir_.filePath(QStringLiteral("none.csv")), &error));
+    QVERIFY(error.contains(QStringLiteral("99")));
+}
+
+void TestUiTraining::overlayDrawsEarlierRun() {
+    QSignalSpy spy(runs_.get(), &RunsPanel::overlayRunsChanged);
+    runs_->setOverlayChecked(1, true);
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.takeFirst().at(0).value<QList<int>>(), QList<int>{1});
+    QCOMPARE(panel_->overlayRuns(), QList<int>{1});
+    for (QChart* chart : {panel_->lossChart(), panel_->accuracyChart(), panel_->top5Chart()}) {
+        QLineSeries* train = lineSeries(chart, QStringLiteral("run 1 training"));
+        QLineSeries* validation = lineSeries(chart, QStringLiteral("run 1 validation"));
+        QVERIFY(train != nullptr);
+        QVERIFY(validation != nullptr);
+        QCOMPARE(train->count(), 39);
+        QCOMPARE(validation->count(), 3);
+        // Muted, not the live run's colours.
+        QVERIFY(train->pen().color() != lineSeries(chart, QStringLiteral("training"))->pen().color());
+    }
+    panel_->setAxisMode(TrainingPanel::AxisMode::Epochs);
+    QCOMPARE(lineSeries(panel_->lossChart(), QStringLiteral("run 1 training"))->count(), 3);
+    panel_->setAxisMode(TrainingPanel::AxisMode::Steps);
+    // The live series stay on top and keep their data.
+    QCOMPARE(panel_->trainingPointCount(), 48);
+}
+
+void TestUiTraining::earlyStoppingMarksStopAndRestoredEpochs() {
+    RunSettings settings = overfittingRun(40);
+    settings.config.early_stopping.enabled = true;
+    settings.config.early_stopping.patience = 2;
+    settings.config.early_stopping.restore_best_weights = true;
+    QVERIFY(runToEnd(settings));
+    const RunRecord* record = controller_->currentRun();
+    QCOMPARE(record->id, 3);
+    QVERIFY(record->finished.has_value());
+    QCOMPARE(record->finished->reason, FinishReason::EarlyStopping);
+    const int stop = record->finished->epochs_completed;
+    const int restored = record->finished->restored_epoch;
+    QVERIFY(restored >= 1 && restored < stop);
+    const QString banner = panel_->bannerText();
+    QVERIFY2(banner.contains(QStringLiteral("Early stopping ended the run after epoch %1").arg(stop)), qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("restored from epoch %1").arg(restored)), qPrintable(banner));
+    QVERIFY2(!banner.contains(QStringLiteral("Turn on early stopping")), qPrintable(banner));
+    QLineSeries* stop_line = seriesStartingWith(panel_->lossChart(), QStringLiteral("early stop at epoch %1").arg(stop));
+    QVERIFY(stop_line != nullptr);
+    QCOMPARE(stop_line->at(0).x(), 4.0 * stop);
+    QLineSeries* best_line = seriesStartingWith(panel_->lossChart(), QStringLiteral("best epoch %1").arg(restored));
+    QVERIFY(best_line != nullptr);
+    QVERIFY(best_line->name().contains(QStringLiteral("restored")));
+    QCOMPARE(best_line->at(0).x(), 4.0 * restored);
+    QCOMPARE(runs_->rowCount(), 3);
+    QVERIFY(runs_->table()->item(2, RunsPanel::StatusColumn)->text().contains(QStringLiteral("early stopping")));
+
+    // A picture to look at: run 3 live, run 1 overlaid, smoothing on. (Run 2 is run 3 without early
+    // stopping: same seed, same curves.)
+    panel_->setSmoothing(0.6);
+    panel_->refreshNow();
+    QCoreApplication::sendPostedEvents();  // chart legends and the banner lay out from posted events
+    for (QChart* chart : {panel_->lossChart(), panel_->accuracyChart(), panel_->top5Chart()}) {
+        QCOMPARE(lineSeries(chart, QStringLiteral("training"))->count(), 4 * stop);
+        QCOMPARE(lineSeries(chart, QStringLiteral("training (smoothed)"))->count(), 4 * stop);
+        QCOMPARE(lineSeries(chart, QStringLiteral("validation"))->count(), stop);
+    }
+    const QImage image = panel_->grab().toImage();
+    QVERIFY(image.save(dir_.filePath(QStringLiteral("training_panel.png"))));
+    // One legend, on the loss chart, naming the live run, the overlays and the markers.
+    QStringList shown;
+    for (QLegendMarker* marker : panel_->lossChart()->legend()->markers()) {
+        if (marker->isVisible()) shown << marker->label();
+    }
+    for (const QString& label : {QStringLiteral("training"), QStringLiteral("training (smoothed)"), QStringLiteral("validation"),
+                                 QStringLiteral("run 1 training"), QStringLiteral("run 1 validation"),
+                                 QStringLiteral("early stop at epoch %1").arg(stop)}) {
+        QVERIFY2(shown.contains(label), qPrintable(shown.join(QStringLiteral(", "))));
+    }
+    QVERIFY(!panel_->accuracyChart()->legend()->isVisible());
+    const QByteArray keep = qgetenv("MIRRORLAB_SCREENSHOT_DIR");
+    if (!keep.isEmpty()) {
+        const QDir out(QString::fromLocal8Bit(keep));
+        QVERIFY(image.save(out.filePath(QStringLiteral("training_panel.png"))));
+        panel_->setAxisMode(TrainingPanel::AxisMode::Epochs);
+        panel_->refreshNow();
+        QCoreApplication::sendPostedEvents();
+        QVERIFY(panel_->grab().save(out.filePath(QStringLiteral("training_panel_epochs.png"))));
+        panel_->setAxisMode(TrainingPanel::AxisMode::Steps);
+        panel_->refreshNow();
+    }
+}
+
+void TestUiTraining::chartsExportAsPng() {
+    const QString path = dir_.filePath(QStringLiteral("charts.png"));
+    QString error;
+    QVERIFY2(runs_->exportChartsPng(path, &error), qPrintable(error));
+    QVERIFY(QFileInfo(path).size() > 0);
+    QImage image;
+    QVERIFY(image.load(path, "PNG"));
+    QCOMPARE(image.size(), panel_->size());
+    QVERIFY2(distinctColours(image) > 20, "the exported charts look blank");
+
+    RunsPanel no_panel(controller_.get());
+    QVERIFY(!no_panel.exportChartsPng(dir_.filePath(QStringLiteral("none.png")), &error));
+    QVERIFY(!error.isEmpty());
+}
+
+void TestUiTraining::zoomStopsAutoRangeUntilReset() {
+    QChart* chart = panel_->lossChart();
+    auto* x_axis = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).value(0));
+    const double full_max = x_axis->max();
+
+    // Mouse wheel up over the plot zooms in around the cursor.
+    auto* view = qobject_cast<QChartView*>(panel_->findChildren<QChartView*>().value(0));
+    QVERIFY(view != nullptr);
+    QCOMPARE(view->chart(), chart);
+    const QPointF centre = view->mapFromScene(chart->mapToScene(chart->plotArea().center()));
+    QWheelEvent wheel(centre, view->viewport()->mapToGlobal(centre), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view->viewport(), &wheel);
+    const double zoomed_min = x_axis->min();
+    const double zoomed_max = x_axis->max();
+    QVERIFY2(zoomed_max - zoomed_min < full_max * 0.9, qPrintable(QStringLiteral("%1..%2").arg(zoomed_min).arg(zoomed_max)));
+
+    // New data does not move a zoomed chart...
+    StepEndEvent step;
+    step.epoch = 6;
+    step.step = 1;
+    step.steps = 4;
+    step.global_step = 200;
+    step.running.loss = 1.0;
+    step.running.accuracy = 0.5;
+    step.running.top5 = 0.9;
+    panel_->handleStepsEnded({step});
+    panel_->refreshNow();
+    QCOMPARE(x_axis->min(), zoomed_min);
+    QCOMPARE(x_axis->max(), zoomed_max);
+    // ...until "Reset zoom", which auto-ranges over all data again.
+    panel_->resetZoom();
+    QCOMPARE(x_axis->min(), 0.0);
+    QVERIFY(x_axis->max() >= 200.0);
+}
+
+QTEST_MAIN(TestUiTraining)
+#include "test_ui_training.moc"

@@ -1,0 +1,81 @@
+#pragma once
+// Choosing the devices to train on: every physical device the registry knows (the CPU, and the
+// GPUs a provider registered), each either one logical device, split into N memory-limited
+// virtual devices, or growing on demand; a to-scale drawing of the carving; the configuration
+// validated by the engine on every change (the message says what is wrong and how to fix it);
+// and the strategy and all-reduce that will run, chosen by the same rule as MirroredStrategy.
+// Nothing is locked after a run: the engine is rebuilt from config() at every start.
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "core/device/device.h"
+#include "core/distribute/cross_device_ops.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSettings;
+class QVBoxLayout;
+
+namespace mirrorlab::ui {
+
+class DeviceCarvingView;
+
+class DevicesPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* parent = nullptr);
+    ~DevicesPanel() override;
+
+    DeviceConfig config() const;
+    // Shows `config`; choices naming a device this machine lacks are kept (validation explains).
+    void setConfig(const DeviceConfig& config);
+    int replicaCount() const;  // of config(), whether or not it is valid
+    QString strategyDescription() const;
+    QString validationError() const;  // empty when the configuration is valid
+    AllReduceAlgorithm allReduce() const;
+    void setAllReduce(AllReduceAlgorithm algorithm);
+
+    // Keys "devices/spec" (DeviceConfig::to_spec()) and "devices/allReduce".
+    void saveSettings(QSettings& settings) const;
+    void restoreSettings(const QSettings& settings);
+
+    // Re-reads the registry's devices (a GPU provider registered after the panel was built),
+    // keeping the configuration.
+    void reloadDevices();
+
+signals:
+    void configChanged();
+
+private:
+    struct Editor;
+
+    void buildEditors();
+    Editor* addEditor(const PhysicalDevice& device);
+    DeviceChoice choiceFor(const Editor& editor) const;
+    void showChoice(Editor& editor, const DeviceChoice* choice);
+    void syncLimitTable(Editor& editor);
+    void edited();
+    void refresh();
+
+    std::shared_ptr<DeviceRegistry> registry_;
+    std::vector<std::unique_ptr<Editor>> editors_;
+    std::vector<DeviceChoice> missing_;  // chosen, but not a device this panel shows
+    bool updating_ = false;
+    QString error_;
+    QString strategy_;
+
+    QLabel* gpu_status_ = nullptr;
+    QVBoxLayout* device_list_ = nullptr;
+    QLabel* missing_label_ = nullptr;
+    QPushButton* remove_missing_ = nullptr;
+    DeviceCarvingView* carving_ = nullptr;
+    QComboBox* all_reduce_ = nullptr;
+    QLabel* strategy_label_ = nullptr;
+    QLabel* validation_label_ = nullptr;
+};
+
+}  // namespace mirrorlab::ui
