@@ -72,6 +72,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     buildActions();
 
     connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
+    runs_->setTrainingPanel(training_);
     connect(devices_, &DevicesPanel::configChanged, this, [this] {
         model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
         updateActions();

@@ -114,4 +114,21 @@ double DataRandom::normal() {
     return r * std::cos(theta);
 }
 
+std::string decode_sequence(const TextDataset& data, const std::vector<int32_t>& ids, size_t max_words) {
+    std::string text;
+    size_t shown = 0;
+    for (int32_t id : ids) {
+        if (id == 0) continue;
+        if (shown == max_words) {
+            text += " ...";
+            break;
+        }
+        if (!text.empty()) text += ' ';
+        const auto index = static_cast<size_t>(id);
+        text += index < data.words.size() && !data.words[index].empty() ? data.words[index] : "<" + std::to_string(id) + ">";
+        ++shown;
+    }
+    return text;
+}
+
 }  // namespace mirrorlab

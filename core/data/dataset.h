@@ -19,6 +19,8 @@ struct TextDataset {
     // Every id is < vocabulary_size; 0 = padding, 1 = start, 2 = out of vocabulary.
     int32_t vocabulary_size = 0;
     std::vector<std::string> class_names;  // may be empty; else one per class
+    int32_t oov_id = 2;                    // where ids beyond a model's vocabulary are mapped
+    std::vector<std::string> words;        // id -> word for previews; may be empty (synthetic, npz)
 
     size_t size() const { return sequences.size(); }
     // Samples per class (num_classes entries); labels out of range are not counted.
@@ -30,7 +32,12 @@ struct TextDataset {
 struct DatasetSplit {
     TextDataset train;
     TextDataset validation;
+    std::vector<std::string> warnings;  // for people: skipped files, encodings, guesses made
 };
+
+// "? the wheat harvest ..." for previews: ids without a word (or with no word list) print as
+// "<id>", padding is skipped.
+std::string decode_sequence(const TextDataset& data, const std::vector<int32_t>& ids, size_t max_words = 40);
 
 // Deterministic pseudo-random numbers for shuffles and synthetic data: xoshiro256** seeded
 // through splitmix64. The std:: distributions are not used anywhere in the data module because

@@ -1,7 +1,12 @@
 #include "core/data/source.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <filesystem>
 
+#include "core/data/corpus.h"
+#include "core/data/keras_reuters.h"
+#include "core/data/reuters21578.h"
 #include "core/data/sequence.h"
 #include "core/data/synthetic.h"
 #include "core/util/error.h"
@@ -9,53 +14,175 @@
 namespace mirrorlab {
 
 namespace {
+
+constexpr const char* kChoices =
+    "use default, synthetic, synthetic:TRAIN[:VALIDATION], keras[:PATH], reuters21578:DIR, folder:DIR, csv:FILE or tsv:FILE";
+
 std::int32_t parse_count(std::string_view spec, std::string_view text) {
     std::int32_t value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || value < 0) {
-        throw DataError("data spec '" + std::string(spec) + "': '" + std::string(text) +
-                        "' is not a sample count");
+        throw DataError("data spec '" + std::string(spec) + "': '" + std::string(text) + "' is not a sample count");
     }
     return value;
 }
+
+void set_class_names(DatasetSplit& split, const std::vector<std::string>& names) {
+    if (static_cast<std::int32_t>(names.size()) < split.train.num_classes) return;
+    split.train.class_names.assign(names.begin(), names.begin() + split.train.num_classes);
+    split.validation.class_names = split.train.class_names;
+}
+
+DatasetSplit load_keras(const std::string& path) {
+    DatasetSplit split = keras_load_data(read_reuters_npz(path), KerasLoadOptions{});
+    set_class_names(split, keras_reuters_label_names());
+    return split;
+}
+
+DatasetSplit load_reuters21578(const std::string& directory) {
+    const Reuters21578Corpus corpus = read_reuters21578(directory);
+    RawReuters raw;
+    raw.xs = corpus.xs;
+    raw.labels = corpus.labels;
+    DatasetSplit split = keras_load_data(raw, KerasLoadOptions{}, "Reuters-21578 (UCI files, Keras' recipe)");
+    set_class_names(split, corpus.topics);
+    // Keras' ids: 0 padding, 1 start, 2 out of vocabulary, 3 unused, then word rank + 3 (rank 1
+    // is the most frequent word, so it is id 4).
+    std::vector<std::string> words{"", "<start>", "<oov>", "<unused>"};
+    words.insert(words.end(), corpus.words.begin(), corpus.words.end());
+    split.train.words = words;
+    split.validation.words = std::move(words);
+    return split;
+}
+
+DatasetSplit load_corpus(const LabelledTexts& texts, std::uint64_t seed) {
+    TokenizerOptions options;
+    options.oov_token = "<oov>";
+    Tokenizer tokenizer;
+    DatasetSplit split = build_dataset(texts, options, 0.2, seed, texts.source, &tokenizer);
+    for (TextDataset* part : {&split.train, &split.validation}) {
+        part->oov_id = 1;
+        part->words = tokenizer.index_word();
+    }
+    split.warnings = texts.warnings;
+    return split;
+}
+
+std::string from_environment(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::string(value) : std::string();
+}
+
 }  // namespace
 
+std::vector<std::string> reuters21578_candidates() {
+    std::vector<std::string> candidates;
+    if (auto dir = from_environment("MIRRORLAB_REUTERS21578_DIR"); !dir.empty()) candidates.push_back(dir);
+    if (auto cache = from_environment("XDG_CACHE_HOME"); !cache.empty() && cache.front() == '/') {
+        candidates.push_back(cache + "/mirrorlab/reuters21578");
+    } else if (auto home = from_environment("HOME"); !home.empty()) {
+        candidates.push_back(home + "/.cache/mirrorlab/reuters21578");
+    }
+    // The project's shared data folder beside the source tree (where the team keeps the files).
+    candidates.push_back(std::string(MIRRORLAB_SOURCE_DIR) + "/../shared/data/reuters21578");
+    return candidates;
+}
+
+std::string resolve_default_data_spec() {
+    if (auto npz = find_keras_reuters()) return "keras:" + *npz;
+    for (const auto& dir : reuters21578_candidates()) {
+        std::error_code error;
+        if (std::filesystem::exists(dir + "/reut2-000.sgm", error)) return "reuters21578:" + dir;
+    }
+    return "synthetic";
+}
+
 DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
-    const std::string_view kind = spec.substr(0, spec.find(':'));
+    const auto colon = spec.find(':');
+    const std::string_view kind = spec.substr(0, colon);
+    const std::string argument = colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
+    auto need_argument = [&](const char* what) {
+        if (argument.empty()) {
+            throw DataError("data spec '" + std::string(spec) + "' needs " + what + " after the colon, e.g. " +
+                            std::string(kind) + ":/path");
+        }
+    };
+    if (kind.empty() || kind == "default") return load_dataset(resolve_default_data_spec(), seed);
     if (kind == "synthetic") {
         SyntheticReutersOptions options;
         options.seed = seed;
-        if (spec.size() > kind.size()) {
-            std::string_view rest = spec.substr(kind.size() + 1);
-            const auto colon = rest.find(':');
-            options.train_samples = parse_count(spec, rest.substr(0, colon));
-            if (colon != std::string_view::npos) {
-                options.validation_samples = parse_count(spec, rest.substr(colon + 1));
-            } else {
-                options.validation_samples = options.train_samples / 4;
-            }
+        if (!argument.empty()) {
+            const auto second = argument.find(':');
+            options.train_samples = parse_count(spec, std::string_view(argument).substr(0, second));
+            options.validation_samples = second == std::string::npos
+                                             ? options.train_samples / 4
+                                             : parse_count(spec, std::string_view(argument).substr(second + 1));
         }
         return make_synthetic_reuters(options);
     }
-    throw DataError(
-        "data spec '" + std::string(spec) +
-        "' is not supported; use synthetic, synthetic:TRAIN or synthetic:TRAIN:VALIDATION");
+    if (kind == "keras") {
+        if (!argument.empty()) return load_keras(argument);
+        if (auto found = find_keras_reuters()) return load_keras(*found);
+        std::string searched;
+        for (const auto& candidate : find_keras_reuters_candidates()) searched += "\n  " + candidate;
+        throw DataError("reuters.npz was not found; searched:" + searched +
+                        "\nDownload it in the app (Data panel), copy it to one of these places, or use "
+                        "--data reuters21578:DIR (the UCI files) or --data synthetic");
+    }
+    if (kind == "reuters21578") {
+        need_argument("the folder holding reut2-000.sgm ... reut2-021.sgm");
+        return load_reuters21578(argument);
+    }
+    if (kind == "folder") {
+        need_argument("a folder with one subfolder of .txt files per class");
+        return load_corpus(read_text_folder(argument), seed);
+    }
+    if (kind == "csv" || kind == "tsv") {
+        need_argument("a CSV or TSV file");
+        DelimitedOptions options;
+        if (kind == "tsv") options.delimiter = '\t';
+        return load_corpus(read_delimited(argument, options), seed);
+    }
+    throw DataError("data spec '" + std::string(spec) + "' is not supported; " + kChoices);
 }
 
-TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_length) {
+TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_length, std::int64_t vocabulary_size,
+                          OovPolicy policy) {
     split.train.validate();
     TrainData data;
     data.name = split.train.name;
     data.num_classes = split.train.num_classes;
-    data.train_ids = std::make_shared<const PaddedSequences>(
-        pad_sequences(split.train.sequences, sequence_length));
+    data.warnings = split.warnings;
+    auto pad = [&](const TextDataset& part, const char* which) {
+        PaddedSequences padded = pad_sequences(part.sequences, sequence_length);
+        if (vocabulary_size <= 0) return padded;
+        std::int64_t replaced = 0;
+        std::int32_t largest = 0;
+        for (auto& id : padded.ids) {
+            if (id >= vocabulary_size) {
+                largest = std::max(largest, id);
+                ++replaced;
+                id = part.oov_id;
+            }
+        }
+        if (replaced > 0) {
+            const std::string counts = std::to_string(replaced) + " token" + (replaced == 1 ? "" : "s") + " in the " + which +
+                                       " data (largest id " + std::to_string(largest) + ") are beyond the Embedding's input_dim of " +
+                                       std::to_string(vocabulary_size);
+            if (policy == OovPolicy::Error) {
+                throw DataError(counts + "; raise input_dim to " + std::to_string(largest + 1) + " or allow mapping them to the OOV id");
+            }
+            data.warnings.push_back(counts + "; they are mapped to the out-of-vocabulary id " + std::to_string(part.oov_id) +
+                                    " (TensorFlow would embed zeros on a GPU and fail on a CPU)");
+        }
+        return padded;
+    };
+    data.train_ids = std::make_shared<const PaddedSequences>(pad(split.train, "training"));
     data.train_labels = std::make_shared<const std::vector<std::int32_t>>(split.train.labels);
     if (split.validation.size() > 0) {
         split.validation.validate();
-        data.validation_ids = std::make_shared<const PaddedSequences>(
-            pad_sequences(split.validation.sequences, sequence_length));
-        data.validation_labels =
-            std::make_shared<const std::vector<std::int32_t>>(split.validation.labels);
+        data.validation_ids = std::make_shared<const PaddedSequences>(pad(split.validation, "validation"));
+        data.validation_labels = std::make_shared<const std::vector<std::int32_t>>(split.validation.labels);
     }
     return data;
 }

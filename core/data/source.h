@@ -4,17 +4,35 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/data/dataset.h"
 #include "core/train/trainer.h"
 
 namespace mirrorlab {
 
-// "synthetic" (the Reuters-shaped default), "synthetic:TRAIN" or "synthetic:TRAIN:VALIDATION"
-// (smaller synthetic sets for quick runs). Throws DataError naming the spec and the choices.
+// Specs:
+//   default                 Reuters when found locally (reuters.npz where Keras keeps it, else a
+//                           Reuters-21578 folder), otherwise the synthetic corpus
+//   synthetic[:TRAIN[:VAL]] the built-in Reuters-shaped synthetic newswire corpus
+//   keras[:PATH]            Keras' reuters.npz (without PATH: where Keras downloads it)
+//   reuters21578:DIR        the UCI Reuters-21578 SGML files, built with Keras' recipe
+//   folder:DIR              one subfolder of .txt files per class
+//   csv:FILE / tsv:FILE     a label column and a text column
+// Throws DataError naming the spec (and the file) and the choices.
 DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
 
+// The spec "default" resolves to, and the folders searched for Reuters-21578.
+std::string resolve_default_data_spec();
+std::vector<std::string> reuters21578_candidates();
+
+enum class OovPolicy { Invalid = 0, MapToOov, Error };
+
 // Pads (pre-padding and pre-truncation, as Keras' pad_sequences) to the model's input length.
-TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_length);
+// Ids at or beyond `vocabulary_size` (the model's Embedding input_dim; 0 = no check) are mapped to
+// the data set's OOV id with a warning, or rejected with DataError under OovPolicy::Error: the
+// tutorial sizes its Embedding from x_train alone.
+TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_length, std::int64_t vocabulary_size = 0,
+                          OovPolicy policy = OovPolicy::MapToOov);
 
 }  // namespace mirrorlab

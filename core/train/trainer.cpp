@@ -246,6 +246,10 @@ FitResult Trainer::fit() {
                 "such; set from_logits=True (or add activation='softmax') to say so.");
         }
 
+        for (const std::string& warning : data_.warnings) {
+            publish(WarningEvent{"data", warning, 0, 0});
+            log(LogLevel::Warning, warning);
+        }
         auto devices = create_logical_devices(device_config_, *registry_);
         strategy = std::make_unique<MirroredStrategy>(std::move(devices), config_.all_reduce,
                                                       [this](LogLevel level, const std::string& text) { log(level, text); });

@@ -56,6 +56,7 @@ struct TrainData {
     std::shared_ptr<const PaddedSequences> validation_ids;  // may be null
     std::shared_ptr<const std::vector<std::int32_t>> validation_labels;
     std::int32_t num_classes = 0;
+    std::vector<std::string> warnings;  // shown when the run starts (e.g. ids mapped to OOV)
 };
 
 struct EpochRecord {
