@@ -185,7 +185,7 @@ void MainWindow::showMessage(const QString& text, bool error) {
     message_->setVisible(true);
 }
 
-QString MainWindow::messageText() const { return message_->isVisible() ? message_->text() : QString(); }
+QString MainWindow::messageText() const { return message_->isHidden() ? QString() : message_->text(); }
 
 void MainWindow::saveSettings() const {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);

@@ -1,0 +1,132 @@
+// The whole window, as a person uses it: configure devices, pick a model and data, train, see the
+// charts, the monitor, the runs and the log fill; an out-of-memory run shows its error while the
+// window stays usable and the earlier run is kept; settings persist between launches.
+#include <QtTest>
+
+#include <QApplication>
+#include <QSettings>
+#include <QSpinBox>
+
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "ui/data_panel.h"
+#include "ui/devices_panel.h"
+#include "ui/log_panel.h"
+#include "ui/main_window.h"
+#include "ui/model_panel.h"
+#include "ui/monitor_panel.h"
+#include "ui/runs_panel.h"
+#include "ui/training_panel.h"
+
+using namespace mirrorlab;
+using namespace mirrorlab::ui;
+
+namespace {
+
+std::string small_model(std::int64_t vocabulary) {
+    return "{\"name\": \"small\", \"input_length\": 60, \"layers\": ["
+           "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": " + std::to_string(vocabulary) + ", \"output_dim\": 8}},"
+           "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 16, \"kernel_size\": 5, \"activation\": \"relu\"}},"
+           "{\"class_name\": \"GlobalMaxPooling1D\"},"
+           "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}";
+}
+
+QString scope() { return QStringLiteral("MirrorLab-test-%1").arg(QCoreApplication::applicationPid()); }
+
+void prepare(MainWindow& window, const std::string& model_json, const char* devices, int epochs) {
+    window.modelPanel()->setModel(Model::from_json_text(model_json));
+    window.devicesPanel()->setConfig(DeviceConfig::parse(devices));
+    auto* epochs_box = window.modelPanel()->findChild<QSpinBox*>(QStringLiteral("epochs"));
+    QVERIFY(epochs_box != nullptr);
+    epochs_box->setValue(epochs);
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void cleanupTestCase() { QSettings(QStringLiteral("MirrorLab"), scope()).clear(); }
+
+    void trainsAndShowsEverything() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:400:100"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY2(window.dataPanel()->dataName().contains(QStringLiteral("ynthetic")), qPrintable(window.dataPanel()->dataName()));
+        prepare(window, small_model(30982), "cpu:2x512MB", 2);
+        QVERIFY2(window.startBlocker().isEmpty(), qPrintable(window.startBlocker()));
+
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        window.trainingPanel()->refreshNow();
+        window.monitorPanel()->refreshNow();
+        QVERIFY(window.trainingPanel()->trainingPointCount() > 0);
+        QCOMPARE(window.trainingPanel()->validationPointCount(), 2);
+        QCOMPARE(window.monitorPanel()->deviceRowCount(), 2);
+        QVERIFY(window.monitorPanel()->shownBytesInUse(0) > 0);
+        QCOMPARE(window.runsPanel()->rowCount(), 1);
+        const QString log = window.logPanel()->plainText();
+        QVERIFY2(log.contains(QStringLiteral("Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)")), qPrintable(log));
+        QVERIFY(log.contains(QStringLiteral("Reduce to /device:CPU:0 then broadcast")));
+        QVERIFY(window.messageText().isEmpty() || !window.messageText().contains(QStringLiteral("failed")));
+    }
+
+    void outOfMemoryIsShownAndTheWindowStaysUsable() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:300:60"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+
+        // A first run that works, so there is history to keep.
+        prepare(window, small_model(30982), "cpu:2x512MB", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        QCOMPARE(window.runsPanel()->rowCount(), 1);
+
+        // 2,000,000 x 8 floats = 61 MiB of variables on a 16 MB virtual device.
+        prepare(window, small_model(2000000), "cpu:2x16MB", 1);
+        QVERIFY2(window.startBlocker().isEmpty(), qPrintable(window.startBlocker()));
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        const QString message = window.messageText();
+        QVERIFY2(message.contains(QStringLiteral("out of memory on /device:CPU:0")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("16.0 MiB")), qPrintable(message));
+        QVERIFY(window.trainingPanel()->statusText().contains(QStringLiteral("memory"), Qt::CaseInsensitive));
+        QCOMPARE(window.runsPanel()->rowCount(), 2);
+        const RunRecord* first = window.controller()->run(1);
+        QVERIFY(first != nullptr && first->epochs.size() == 1);  // nothing already computed is lost
+
+        // Fix the configuration and train again in the same window.
+        prepare(window, small_model(30982), "cpu:2x512MB", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        QVERIFY(window.controller()->currentRun()->finished.has_value());
+        QCOMPARE(window.runsPanel()->rowCount(), 3);
+    }
+
+    void invalidDevicesBlockStartWithAReason() {
+        MainWindow window(nullptr, scope());
+        DeviceConfig none;
+        window.devicesPanel()->setConfig(none);
+        QVERIFY(window.startBlocker().contains(QStringLiteral("no device is selected")));
+        QVERIFY(!window.startTraining());
+        QVERIFY(window.messageText().contains(QStringLiteral("no device is selected")));
+        QCOMPARE(window.controller()->runs().size(), std::size_t{0});
+    }
+
+    void settingsPersistBetweenLaunches() {
+        {
+            MainWindow window(nullptr, scope());
+            window.devicesPanel()->setConfig(DeviceConfig::parse("cpu:3x256MB"));
+            window.close();  // closing saves
+        }
+        MainWindow again(nullptr, scope());
+        QCOMPARE(QString::fromStdString(again.devicesPanel()->config().to_spec()), QStringLiteral("cpu:3x256MB"));
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_ui_main_window.moc"
