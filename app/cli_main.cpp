@@ -13,8 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "app/cli_bench.h"
 #include "core/data/source.h"
+#include "core/data/statistics.h"
 #include "core/device/device.h"
+#include "core/device/plugin_loader.h"
 #include "core/model/model.h"
 #include "core/train/events.h"
 #include "core/train/progress.h"
@@ -35,10 +38,17 @@ commands:
   devices                       list the physical devices
   summary [--model FILE]        print the model's Keras-style summary (default: the tutorial model)
   train   [options]             train and print Keras progress lines
+  bench   [options]             time the reference workload (see 'bench --help')
+  data    [--data SPEC] [--sequence-length N]
+                                print the data set's statistics and a few decoded samples
 
 train options:
   --model FILE                  model JSON (default: the tutorial model, 332,856 parameters)
-  --data SPEC                   synthetic | synthetic:TRAIN[:VALIDATION]   (default: synthetic)
+  --data SPEC                   default | synthetic | synthetic:TRAIN[:VALIDATION] | keras[:PATH]
+                                | reuters21578:DIR | folder:DIR | csv:FILE | tsv:FILE
+                                (default: Reuters when found locally, else synthetic)
+  --oov map|error               token ids beyond the Embedding's input_dim: map them to the
+                                out-of-vocabulary id with a warning (default), or stop
   --devices SPEC                cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB | gpu:0:growth
                                 (default: every GPU, else cpu)
   --epochs N                    (default 10)
@@ -109,6 +119,7 @@ Model load_model(const Options& options) {
 
 int command_devices() {
     DeviceRegistry registry;
+    load_gpu_plugin(registry);
     std::printf("Physical devices:\n");
     for (const auto& device : registry.physical_devices()) {
         std::printf("  %-6s %s", device.id().c_str(), device.name.c_str());
@@ -128,9 +139,35 @@ int command_summary(const Options& options) {
     return 0;
 }
 
+int command_data(const Options& options) {
+    auto data_it = options.values.find("--data");
+    const std::string spec = data_it == options.values.end() ? "default" : data_it->second;
+    const auto length = static_cast<std::int32_t>(integer_option(options, "--sequence-length", 300, 1));
+    const DatasetSplit split = load_dataset(spec);
+    std::printf("Data: %s%s\n", split.train.name.c_str(), split.train.synthetic ? " (synthetic)" : "");
+    if (spec == "default") std::printf("Source: %s (the default)\n", resolve_default_data_spec().c_str());
+    const DatasetStatistics train = compute_statistics(split.train, length);
+    std::printf("\nTraining split\n%s", format_statistics(train).c_str());
+    const DatasetStatistics validation = compute_statistics(split.validation, length);
+    std::printf("\nValidation split: %lld samples, longest %d tokens, %.1f %% longer than %d\n",
+                static_cast<long long>(validation.samples), validation.max_length, 100.0 * validation.truncated_share,
+                length);
+    for (const auto& warning : split.warnings) std::printf("WARNING: %s\n", warning.c_str());
+    if (const std::string lint = lint_truncation(train); !lint.empty()) std::printf("WARNING: %s\n", lint.c_str());
+    std::printf("\nSamples\n");
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, split.train.size()); ++i) {
+        const auto label = static_cast<std::size_t>(split.train.labels[i]);
+        const std::string name =
+            label < split.train.class_names.size() ? split.train.class_names[label] : std::to_string(label);
+        std::printf("  [%s] %s\n", name.c_str(), decode_sequence(split.train, split.train.sequences[i], 30).c_str());
+    }
+    return 0;
+}
+
 int command_train(const Options& options) {
     const Model model = load_model(options);
     auto registry = std::make_shared<DeviceRegistry>();
+    load_gpu_plugin(*registry);
     auto devices_it = options.values.find("--devices");
     const DeviceConfig devices =
         devices_it == options.values.end() ? DeviceConfig::default_for(*registry) : DeviceConfig::parse(devices_it->second);
@@ -161,9 +198,17 @@ int command_train(const Options& options) {
     }
 
     auto data_it = options.values.find("--data");
-    const std::string data_spec = data_it == options.values.end() ? "synthetic" : data_it->second;
+    const std::string data_spec = data_it == options.values.end() ? "default" : data_it->second;
+    OovPolicy oov = OovPolicy::MapToOov;
+    if (auto it = options.values.find("--oov"); it != options.values.end()) {
+        if (it->second == "error") {
+            oov = OovPolicy::Error;
+        } else if (it->second != "map") {
+            usage_error("--oov must be map or error");
+        }
+    }
     const DatasetSplit split = load_dataset(data_spec);
-    TrainData data = make_train_data(split, model.input_length());
+    TrainData data = make_train_data(split, model.input_length(), model.vocabulary_size(), oov);
 
     const bool json = options.json;
     if (!json) {
@@ -223,12 +268,14 @@ int main(int argc, char** argv) {
             parse_options(argc, argv, 2, {});
             return command_devices();
         }
+        if (command == "data") return command_data(parse_options(argc, argv, 2, {"--data", "--sequence-length"}));
+        if (command == "bench") return run_bench_command(argc, argv, 2);
         if (command == "summary") return command_summary(parse_options(argc, argv, 2, {"--model"}));
         if (command == "train") {
             return command_train(parse_options(argc, argv, 2,
                                                {"--model", "--data", "--devices", "--epochs", "--batch-size", "--seed",
                                                 "--optimizer", "--learning-rate", "--all-reduce", "--early-stopping",
-                                                "--steps-per-epoch"}));
+                                                "--steps-per-epoch", "--oov"}));
         }
         usage_error("unknown command '" + command + "'");
     } catch (const Error& error) {

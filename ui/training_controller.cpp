@@ -5,12 +5,14 @@
 #include <QThread>
 
 #include "core/data/source.h"
+#include "core/device/plugin_loader.h"
 #include "core/optim/optimizer.h"
 
 namespace mirrorlab::ui {
 
 TrainingController::TrainingController(QObject* parent)
     : QObject(parent), registry_(std::make_shared<DeviceRegistry>()) {
+    load_gpu_plugin(*registry_);
     drain_timer_.setInterval(50);
     connect(&drain_timer_, &QTimer::timeout, this, &TrainingController::drainEvents);
 }

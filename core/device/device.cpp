@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "core/backend/cpu_fast.h"
 #include "core/backend/cpu_reference.h"
 #include "core/util/error.h"
 
@@ -317,7 +319,13 @@ LogicalDevice::LogicalDevice(std::string name, PhysicalDevice physical, std::int
       backend_(std::move(backend)),
       arena_(name_, memory_limit_bytes, allocator ? std::move(allocator) : std::make_shared<HostAllocator>()) {}
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuReferenceBackend>(); }
+// The fast kernels unless MIRRORLAB_CPU_KERNELS=reference asks for the plain reference ones
+// (to compare speed, or to rule the fast kernels out when hunting a numerical difference).
+std::unique_ptr<Backend> make_cpu_backend() {
+    const char* kernels = std::getenv("MIRRORLAB_CPU_KERNELS");
+    if (kernels != nullptr && std::string_view(kernels) == "reference") return std::make_unique<CpuReferenceBackend>();
+    return std::make_unique<CpuFastBackend>();
+}
 
 std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceConfig& config, DeviceRegistry& registry) {
     config.validate(registry);
@@ -343,6 +351,7 @@ std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceC
                 DeviceProvider* provider = registry.provider(DeviceType::GPU);
                 logical.push_back(std::make_unique<LogicalDevice>(name, physical, limit, provider->create_backend(choice.index),
                                                                   provider->create_allocator(choice.index)));
+                logical.back()->set_provider(provider);
             }
         }
     }

@@ -11,6 +11,7 @@
 
 #include "core/backend/backend.h"
 #include "core/device/arena.h"
+#include "core/distribute/cross_device_ops.h"
 
 namespace mirrorlab {
 
@@ -40,6 +41,18 @@ public:
     virtual std::shared_ptr<RawAllocator> create_allocator(int physical_index) = 0;
     // All-reduce over this provider's devices (NCCL); null when it has none.
     virtual bool supports_collectives() const { return false; }
+    // The all-reduce for replicas that each own one of this provider's physical devices (NCCL);
+    // null when the provider has none for these devices. Throws DeviceConfigError when it has
+    // one but cannot start it (e.g. NCCL fails to create the communicators).
+    virtual std::unique_ptr<CrossDeviceOps> create_all_reduce(const std::vector<LogicalDevice*>& devices) {
+        (void)devices;
+        return nullptr;
+    }
+    // The physical device's free memory now (0 when the provider cannot tell).
+    virtual std::int64_t free_memory_bytes(int physical_index) const {
+        (void)physical_index;
+        return 0;
+    }
 };
 
 class DeviceRegistry {
@@ -104,12 +117,16 @@ public:
     MemoryArena& arena() { return arena_; }
     const MemoryArena& arena() const { return arena_; }
     Backend& backend() { return *backend_; }
+    // The provider that made this device's backend (null for CPU devices): its collectives.
+    DeviceProvider* provider() const { return provider_; }
+    void set_provider(DeviceProvider* provider) { provider_ = provider; }
 
 private:
     std::string name_;
     PhysicalDevice physical_;
     std::unique_ptr<Backend> backend_;
     MemoryArena arena_;
+    DeviceProvider* provider_ = nullptr;
 };
 
 // The CPU backend used for CPU logical devices (the fastest available implementation).

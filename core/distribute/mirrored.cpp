@@ -40,28 +40,52 @@ MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> d
         const bool gpus = raw.front()->physical().type == DeviceType::GPU;
         AllReduceAlgorithm chosen = algorithm;
         std::string why;
+        // NCCL comes from the GPU provider (the CUDA plugin), for replicas on distinct GPUs only.
+        DeviceProvider* provider = raw.front()->provider();
+        std::unique_ptr<CrossDeviceOps> collectives;
         if (chosen == AllReduceAlgorithm::Auto || chosen == AllReduceAlgorithm::Invalid) {
             if (shared_physical) {
+                if (gpus) log(LogLevel::Warning, "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
                 chosen = AllReduceAlgorithm::ReduceToOneDevice;
                 why = "virtual devices share one physical device, so a reduction on one of them moves no data between chips";
             } else {
-                chosen = AllReduceAlgorithm::Ring;
-                why = "each replica has its own device; a ring keeps the traffic per device flat";
+                if (gpus && provider != nullptr) {
+                    try {
+                        collectives = provider->create_all_reduce(raw);
+                    } catch (const std::exception& error) {
+                        log(LogLevel::Warning, std::string("NCCL could not be started (") + error.what() + "); using a ring instead");
+                    }
+                }
+                if (collectives) {
+                    chosen = AllReduceAlgorithm::Nccl;
+                    why = "each replica has its own GPU; NCCL moves the gradients between the GPUs directly";
+                } else {
+                    chosen = AllReduceAlgorithm::Ring;
+                    why = "each replica has its own device; a ring keeps the traffic per device flat";
+                }
             }
         } else {
             why = "chosen explicitly";
         }
-        if (chosen == AllReduceAlgorithm::Nccl) {
+        if (chosen == AllReduceAlgorithm::Nccl && !collectives) {
             if (!gpus) throw DeviceConfigError("device configuration: NCCL all-reduce needs GPUs; use ring or reduce on CPU devices");
             if (shared_physical) {
                 log(LogLevel::Warning, "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
                 chosen = AllReduceAlgorithm::ReduceToOneDevice;
                 why = "NCCL cannot run between virtual devices of one GPU";
             } else {
-                throw DeviceConfigError("device configuration: NCCL all-reduce is provided by the CUDA backend, which is not loaded");
+                if (provider != nullptr) collectives = provider->create_all_reduce(raw);
+                if (!collectives) {
+                    throw DeviceConfigError(provider == nullptr
+                        ? "device configuration: NCCL all-reduce is provided by the CUDA backend, which is not loaded"
+                        : "device configuration: the CUDA backend offers no NCCL all-reduce for these devices (" +
+                              provider->status() + "); use ring or reduce");
+                }
             }
         }
-        if (chosen == AllReduceAlgorithm::ReduceToOneDevice) {
+        if (collectives) {
+            cross_device_ops_ = std::move(collectives);
+        } else if (chosen == AllReduceAlgorithm::ReduceToOneDevice) {
             cross_device_ops_ = std::make_unique<ReduceToOneDevice>();
         } else {
             cross_device_ops_ = std::make_unique<RingAllReduce>();

@@ -1,0 +1,67 @@
+#pragma once
+// Loads the CUDA backend (libmirrorlab_cuda.so) at run time, as OBS loads its graphics modules:
+// a missing file, a library that will not load (no libcudart, no cuDNN), a plugin built for
+// another version of these headers or a machine without a CUDA driver each end as one status
+// line in the registry, and the program carries on with its CPU devices. Nothing here throws.
+//
+// The plugin ABI: the library exports three C functions (below). The C++ objects it returns
+// (DeviceProvider, Backend, RawAllocator, CrossDeviceOps) cross the boundary as they are, so the
+// plugin must be built from the same headers by the same compiler; the version and the layout
+// fingerprint catch a plugin from another build. A loaded plugin is never unloaded: the
+// vtables of the objects it made live in it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/device/device.h"
+#include "core/optim/optimizer.h"
+
+namespace mirrorlab {
+
+// Bump when a class that crosses the plugin boundary changes its virtual functions.
+inline constexpr int kPluginAbiVersion = 1;
+
+// Sizes of the structures that cross the boundary by value, folded into one number: a plugin
+// built against headers whose structures differ reports another fingerprint.
+constexpr std::uint64_t plugin_abi_fingerprint() {
+    std::uint64_t hash = 1469598103934665603ull;
+    for (std::uint64_t size : {sizeof(TensorView), sizeof(Shape), sizeof(PhysicalDevice), sizeof(LossCounts),
+                               sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OptimizerStep), sizeof(MemoryStats),
+                               sizeof(DeviceChoice), std::uint64_t{kPluginAbiVersion}}) {
+        hash = (hash ^ size) * 1099511628211ull;
+    }
+    return hash;
+}
+
+inline constexpr const char* kGpuPluginFileName = "libmirrorlab_cuda.so";
+
+// What the plugin exports (extern "C"):
+//   int mirrorlab_plugin_abi_version(void);                 // kPluginAbiVersion it was built with
+//   std::uint64_t mirrorlab_plugin_abi_fingerprint(void);   // plugin_abi_fingerprint() it was built with
+//   DeviceProvider* mirrorlab_plugin_create_provider(char* error, std::size_t error_size);
+//       discovers the devices; never throws; null (and a message in `error`) when it cannot start.
+//       The provider's status() is the registry's GPU line ("no CUDA driver found: ...").
+using PluginAbiVersionFn = int (*)();
+using PluginAbiFingerprintFn = std::uint64_t (*)();
+using PluginCreateProviderFn = DeviceProvider* (*)(char* error, std::size_t error_size);
+
+struct PluginLoadResult {
+    std::string path;            // the file that was tried; empty when none was found
+    bool plugin_loaded = false;  // the library loaded and passed the ABI checks
+    int gpu_count = 0;           // GPUs its provider added to the registry
+    std::string status;          // the registry's GPU status line after the attempt
+};
+
+// Where the plugin is looked for, in order: each entry of $MIRRORLAB_PLUGIN_DIR (':'-separated),
+// the executable's directory, ../gpu next to it (the build tree), ../lib/mirrorlab (installed).
+std::vector<std::string> gpu_plugin_search_dirs();
+
+// Loads the first libmirrorlab_cuda.so found in `dirs` and adds its GPUs to `registry`; sets the
+// registry's GPU status line whatever happens. A registry that already has a GPU provider is
+// left as it is. Safe to call from several threads; each library is opened once per process.
+PluginLoadResult load_gpu_plugin(DeviceRegistry& registry, const std::vector<std::string>& dirs);
+PluginLoadResult load_gpu_plugin(DeviceRegistry& registry);  // gpu_plugin_search_dirs()
+
+}  // namespace mirrorlab

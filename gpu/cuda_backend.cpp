@@ -1,0 +1,428 @@
+// Every op but Conv1D (cuda_backend_conv.cpp). Each op starts with the checks of the CPU reference,
+// word for word, so both backends reject a misuse with the same message.
+#include "gpu/cuda_backend.h"
+
+#include <bit>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+#include "gpu/kernels.h"
+
+namespace mirrorlab::cuda {
+
+namespace {
+
+constexpr unsigned long long kNoPosition = ~0ull;
+
+int as_int(std::int64_t value, std::string_view op, std::string_view what) {
+    if (value < 0 || value > INT_MAX) {
+        throw OpError("[" + std::string(op) + "] " + std::string(what) + " of " + std::to_string(value) +
+                      " exceeds what cuBLAS takes (2^31 - 1)");
+    }
+    return static_cast<int>(value);
+}
+
+bool env_is(const char* name, std::string_view value) {
+    const char* text = std::getenv(name);
+    return text != nullptr && std::string_view(text) == value;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device)
+    : device_(device),
+      name_("cuda:" + std::to_string(device)),
+      stream_(device),
+      cublas_(device, stream_.get()),
+      cudnn_(device, stream_.get()),
+      conv_path_(env_is("MIRRORLAB_CUDA_CONV", "direct") ? ConvPath::Direct : ConvPath::Cudnn),
+      workspace_(device),
+      filter_(device),
+      filter_grad_(device),
+      padded_(device),
+      padded_grad_(device),
+      staging_(device),
+      partials_(device),
+      results_(device) {}
+
+CudaBackend::~CudaBackend() {
+    // Nothing may still run on the stream when the buffers and handles go away.
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_.get());
+}
+
+void CudaBackend::synchronize() {
+    use_device(device_, "synchronize");
+    stream_.synchronize("synchronize");
+}
+
+void CudaBackend::upload(const TensorView& dst, const void* host) {
+    if (dst.bytes() == 0) return;
+    use_device(device_, "upload");
+    check(cudaMemcpyAsync(dst.data, host, static_cast<std::size_t>(dst.bytes()), cudaMemcpyHostToDevice, stream()),
+          "upload", "cudaMemcpyAsync", device_);
+    stream_.synchronize("upload");  // the caller may reuse its host buffer at once
+}
+
+void CudaBackend::download(void* host, const TensorView& src) {
+    if (src.bytes() == 0) return;
+    use_device(device_, "download");
+    check(cudaMemcpyAsync(host, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyDeviceToHost, stream()),
+          "download", "cudaMemcpyAsync", device_);
+    stream_.synchronize("download");
+}
+
+void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
+    if (dst.numel() != src.numel() || dst.dtype != src.dtype) {
+        throw OpError("[copy] destination " + dst.shape.to_string() + " does not match source " +
+                      src.shape.to_string());
+    }
+    if (dst.data == src.data || src.bytes() == 0) return;
+    use_device(device_, "copy");
+    // cudaMemcpyDefault follows unified addressing: the source may be on another logical device
+    // of this GPU, on another GPU (peer copy) or in host memory.
+    check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyDefault, stream()),
+          "copy", "cudaMemcpyAsync", device_);
+    // Cross-device ops read the result from other threads right after a barrier.
+    stream_.synchronize("copy");
+}
+
+void CudaBackend::fill(const TensorView& dst, float value) {
+    if (dst.numel() == 0) return;
+    use_device(device_, "fill");
+    if (dst.dtype == DType::I32) {
+        fill_i32(stream(), dst.i32(), dst.numel(), static_cast<std::int32_t>(value));
+    } else if (std::bit_cast<std::uint32_t>(value) == 0) {
+        check(cudaMemsetAsync(dst.data, 0, static_cast<std::size_t>(dst.bytes()), stream()), "fill", "cudaMemsetAsync",
+              device_);
+    } else {
+        fill_f32(stream(), dst.f32(), dst.numel(), value);
+    }
+    check_launch("fill", device_);
+}
+
+void CudaBackend::check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
+                                 std::string_view when) {
+    unsigned long long position = kNoPosition;
+    check(cudaMemcpyAsync(&position, bad_position, sizeof position, cudaMemcpyDeviceToHost, stream()), "embedding",
+          "cudaMemcpyAsync", device_);
+    stream_.synchronize("embedding");
+    if (position == kNoPosition) return;
+    std::int32_t id = 0;
+    check(cudaMemcpyAsync(&id, ids.i32() + position, sizeof id, cudaMemcpyDeviceToHost, stream()), "embedding",
+          "cudaMemcpyAsync", device_);
+    stream_.synchronize("embedding");
+    throw OpError("[embedding] token id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(vocabulary) + " (input_dim)" + std::string(when));
+}
+
+void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+    check_rank(ids, 2, "embedding", "ids");
+    check_rank(table, 2, "embedding", "table");
+    const std::int64_t vocabulary = table.shape[0], width = table.shape[1];
+    const std::int64_t count = ids.numel();
+    if (out.numel() != count * width) {
+        throw OpError("[embedding] output " + out.shape.to_string() + " does not hold " + ids.shape.to_string() +
+                      " ids of width " + std::to_string(width));
+    }
+    if (out.numel() == 0) return;
+    use_device(device_, "embedding");
+    auto* bad_position = results<unsigned long long>(1, "embedding");
+    check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
+          device_);
+    cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32(), bad_position);
+    check_launch("embedding", device_);
+    check_position(bad_position, ids, vocabulary, "; enlarge input_dim or map such ids to OOV");
+}
+
+void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) {
+    const std::int64_t vocabulary = grad_table.shape[0], width = grad_table.shape[1];
+    use_device(device_, "embedding");
+    if (grad_table.bytes() > 0) {
+        check(cudaMemsetAsync(grad_table.data, 0, static_cast<std::size_t>(grad_table.bytes()), stream()), "embedding",
+              "cudaMemsetAsync", device_);
+    }
+    if (ids.numel() == 0 || width == 0) return;
+    auto* bad_position = results<unsigned long long>(1, "embedding");
+    check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
+          device_);
+    cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32(),
+                             bad_position);
+    check_launch("embedding", device_);
+    check_position(bad_position, ids, vocabulary, " in the backward pass");
+}
+
+void CudaBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
+                                    const Pool1DParams& params) {
+    check_rank(x, 3, "max_pooling1d", "input");
+    const std::int64_t batch = x.shape[0], length = x.shape[1], channels = x.shape[2];
+    const std::int64_t out_length = y.shape[1];
+    if (batch * out_length * channels == 0) return;
+    use_device(device_, "max_pooling1d");
+    cuda::maxpool1d_forward(stream(), x.f32(), batch, length, channels, y.f32(), argmax.i32(), out_length,
+                            params.pool_size, params.stride, params.pad_left);
+    check_launch("max_pooling1d", device_);
+}
+
+void CudaBackend::maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax, const TensorView& grad_x) {
+    const std::int64_t batch = grad_x.shape[0], length = grad_x.shape[1], channels = grad_x.shape[2];
+    const std::int64_t out_length = grad_y.shape[1];
+    if (grad_x.bytes() == 0) return;
+    use_device(device_, "max_pooling1d");
+    check(cudaMemsetAsync(grad_x.data, 0, static_cast<std::size_t>(grad_x.bytes()), stream()), "max_pooling1d",
+          "cudaMemsetAsync", device_);
+    if (batch * out_length * channels == 0) return;
+    cuda::maxpool1d_backward(stream(), grad_y.f32(), argmax.i32(), batch, out_length, channels, length, grad_x.f32());
+    check_launch("max_pooling1d", device_);
+}
+
+void CudaBackend::bias_gradient(const TensorView& grad_y, std::int64_t rows, std::int64_t cols,
+                                const TensorView& grad_bias) {
+    auto* partials = static_cast<float*>(
+        partials_.reserve(static_cast<std::size_t>(column_sums_partials(rows, cols)) * sizeof(float), "bias gradient"));
+    column_sums(stream(), grad_y.f32(), rows, cols, partials, grad_bias.f32());
+    check_launch("bias gradient", device_);
+}
+
+void CudaBackend::dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                const TensorView& y) {
+    check_rank(x, 2, "dense", "input");
+    check_rank(kernel, 2, "dense", "kernel");
+    const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
+    if (kernel.shape[0] != inputs) {
+        throw OpError("[dense] input has " + std::to_string(inputs) + " features, kernel expects " +
+                      std::to_string(kernel.shape[0]));
+    }
+    if (batch * units == 0) return;
+    use_device(device_, "dense");
+    const float one = 1.0f, zero = 0.0f;
+    if (inputs == 0) {
+        fill_f32(stream(), y.f32(), batch * units, 0.0f);
+    } else {
+        // Row-major y [B, Out] = x [B, In] W [In, Out] is column-major y^T = W^T x^T: no transposes.
+        check(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, as_int(units, "dense", "units"),
+                          as_int(batch, "dense", "batch"), as_int(inputs, "dense", "inputs"), &one, kernel.f32(),
+                          as_int(units, "dense", "units"), x.f32(), as_int(inputs, "dense", "inputs"), &zero, y.f32(),
+                          as_int(units, "dense", "units")),
+              "dense", "cublasSgemm", device_);
+    }
+    if (bias) cuda::add_bias(stream(), y.f32(), batch, units, bias.f32());
+    check_launch("dense", device_);
+}
+
+void CudaBackend::dense_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                                 const TensorView& grad_x, const TensorView& grad_kernel,
+                                 const TensorView& grad_bias) {
+    const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
+    use_device(device_, "dense");
+    if (batch == 0 || inputs == 0 || units == 0) {
+        if (grad_kernel.bytes() > 0) fill(grad_kernel, 0.0f);
+        if (grad_bias) fill(grad_bias, 0.0f);
+        if (grad_x) fill(grad_x, 0.0f);
+        return;
+    }
+    const int b = as_int(batch, "dense", "batch"), in = as_int(inputs, "dense", "inputs");
+    const int out = as_int(units, "dense", "units");
+    const float one = 1.0f, zero = 0.0f;
+    // grad_kernel [In, Out] = x^T grad_y: column-major grad_kernel^T = grad_y^T x.
+    check(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, out, in, b, &one, grad_y.f32(), out, x.f32(), in, &zero,
+                      grad_kernel.f32(), out),
+          "dense", "cublasSgemm (kernel gradient)", device_);
+    if (grad_x) {
+        // grad_x [B, In] = grad_y W^T: column-major grad_x^T = W grad_y^T.
+        check(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, b, out, &one, kernel.f32(), out, grad_y.f32(),
+                          out, &zero, grad_x.f32(), in),
+              "dense", "cublasSgemm (input gradient)", device_);
+    }
+    if (grad_bias) bias_gradient(grad_y, batch, units, grad_bias);
+}
+
+void CudaBackend::activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) {
+    const std::int64_t count = x.numel();
+    switch (kind) {
+        case ActivationKind::Linear:
+            if (x.data != y.data && count > 0) {
+                use_device(device_, "activation");
+                check(cudaMemcpyAsync(y.data, x.data, static_cast<std::size_t>(count) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream()),
+                      "activation", "cudaMemcpyAsync", device_);
+            }
+            return;
+        case ActivationKind::ReLU:
+        case ActivationKind::Tanh:
+        case ActivationKind::Sigmoid:
+            if (count == 0) return;
+            use_device(device_, "activation");
+            cuda::activation_forward(stream(), kind, x.f32(), y.f32(), count);
+            check_launch("activation", device_);
+            return;
+        case ActivationKind::Softmax:
+        case ActivationKind::Invalid: break;
+    }
+    throw OpError("[activation] " + std::string(activation_name(kind)) +
+                  " is not an elementwise activation (softmax is fused into the loss)");
+}
+
+void CudaBackend::activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
+                                      const TensorView& grad_x) {
+    const std::int64_t count = y.numel();
+    switch (kind) {
+        case ActivationKind::Linear:
+            if (grad_x.data != grad_y.data && count > 0) {
+                use_device(device_, "activation");
+                check(cudaMemcpyAsync(grad_x.data, grad_y.data, static_cast<std::size_t>(count) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream()),
+                      "activation", "cudaMemcpyAsync", device_);
+            }
+            return;
+        case ActivationKind::ReLU:
+        case ActivationKind::Tanh:
+        case ActivationKind::Sigmoid:
+            if (count == 0) return;
+            use_device(device_, "activation");
+            cuda::activation_backward(stream(), kind, y.f32(), grad_y.f32(), grad_x.f32(), count);
+            check_launch("activation", device_);
+            return;
+        case ActivationKind::Softmax:
+        case ActivationKind::Invalid: break;
+    }
+    throw OpError("[activation] no elementwise gradient for " + std::string(activation_name(kind)));
+}
+
+void CudaBackend::dropout_forward(const TensorView& x, const TensorView& y, const TensorView& mask, float rate,
+                                  std::uint64_t seed) {
+    const float keep_scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
+    if (x.numel() == 0) return;
+    use_device(device_, "dropout");
+    cuda::dropout_forward(stream(), x.f32(), y.f32(), mask.f32(), x.numel(), rate, keep_scale, seed);
+    check_launch("dropout", device_);
+}
+
+void CudaBackend::dropout_backward(const TensorView& grad_y, const TensorView& mask, const TensorView& grad_x) {
+    if (grad_y.numel() == 0) return;
+    use_device(device_, "dropout");
+    cuda::dropout_backward(stream(), grad_y.f32(), mask.f32(), grad_x.f32(), grad_y.numel());
+    check_launch("dropout", device_);
+}
+
+LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const TensorView& labels,
+                                              const TensorView& probs, const TensorView& grad_logits, float grad_scale,
+                                              std::int32_t top_k) {
+    check_rank(logits, 2, "sparse_categorical_crossentropy", "logits");
+    const std::int64_t batch = logits.shape[0], classes = logits.shape[1];
+    LossCounts counts;
+    counts.samples = batch;
+    if (batch == 0) return counts;
+    use_device(device_, "sparse_categorical_crossentropy");
+    auto* rows = results<RowLoss>(static_cast<std::size_t>(batch), "sparse_categorical_crossentropy");
+    cuda::softmax_cross_entropy(stream(), logits.f32(), labels.i32(), batch, classes, probs.f32(),
+                                grad_logits ? grad_logits.f32() : nullptr, grad_scale, top_k, rows);
+    check_launch("sparse_categorical_crossentropy", device_);
+    std::vector<RowLoss> host(static_cast<std::size_t>(batch));
+    check(cudaMemcpyAsync(host.data(), rows, host.size() * sizeof(RowLoss), cudaMemcpyDeviceToHost, stream()),
+          "sparse_categorical_crossentropy", "cudaMemcpyAsync", device_);
+    stream_.synchronize("sparse_categorical_crossentropy");
+    // The host adds the samples up in order, exactly as the reference's loop does.
+    for (std::int64_t b = 0; b < batch; ++b) {
+        const RowLoss& row = host[static_cast<std::size_t>(b)];
+        if (row.bad_label != 0) {
+            std::int32_t label = 0;
+            download(&label, labels.slice(b, Shape{1}));
+            throw OpError("[sparse_categorical_crossentropy] label " + std::to_string(label) + " of sample " +
+                          std::to_string(b) + " is outside [0, " + std::to_string(classes) +
+                          "): the model's last layer has " + std::to_string(classes) + " units; it needs one per class");
+        }
+        counts.loss_sum += row.loss;
+        counts.correct += row.correct;
+        counts.top_k_correct += row.top_k_correct;
+    }
+    return counts;
+}
+
+void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                               const TensorView& slot0, const TensorView& slot1) {
+    check_same_shape(weights, grads, "optimizer");
+    // The checks of reference_apply_update, in its order and words.
+    if (weights.numel() == 0) return;
+    const std::string name(optimizer_name(step.kind));
+    if (weights.data == nullptr || grads.data == nullptr)
+        throw OpError("[optimizer] " + name + " update got a null weights or gradients buffer");
+    const bool needs_slot0 = step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam ||
+                             step.kind == OptimizerKind::RMSprop ||
+                             (step.kind == OptimizerKind::SGD && step.use_momentum);
+    const bool needs_slot1 = step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam ||
+                             (step.kind == OptimizerKind::RMSprop && step.use_momentum);
+    if ((needs_slot0 && !slot0) || (needs_slot1 && !slot1))
+        throw OpError("[optimizer] " + name + " update needs " + std::to_string(needs_slot0 + needs_slot1) +
+                      " slot buffer(s) but got a null one");
+    if (step.kind == OptimizerKind::Invalid)
+        throw OpError("[optimizer] update called with an invalid optimizer step (no optimizer chosen)");
+    use_device(device_, "optimizer");
+    cuda::apply_update(stream(), step, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
+                       slot1 ? slot1.f32() : nullptr, weights.numel());
+    check_launch("optimizer", device_);
+}
+
+const void* CudaBackend::readable_source(const TensorView& src, std::string_view op) {
+    cudaPointerAttributes attributes{};
+    check(cudaPointerGetAttributes(&attributes, src.data), op, "cudaPointerGetAttributes", device_);
+    if (attributes.type == cudaMemoryTypeManaged) return src.data;
+    if (attributes.type == cudaMemoryTypeDevice && attributes.device == device_) return src.data;
+    void* staging = staging_.reserve(static_cast<std::size_t>(src.bytes()), op);
+    if (attributes.type == cudaMemoryTypeDevice) {
+        // Another GPU: peer-to-peer when the provider enabled it, else through the host (driver's choice).
+        check(cudaMemcpyPeerAsync(staging, device_, src.data, attributes.device, static_cast<std::size_t>(src.bytes()),
+                                  stream()),
+              op, "cudaMemcpyPeerAsync", device_);
+    } else {
+        check(cudaMemcpyAsync(staging, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyHostToDevice, stream()),
+              op, "cudaMemcpyAsync", device_);
+    }
+    return staging;
+}
+
+void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
+    if (dst.numel() != src.numel()) check_same_shape(dst, src, "add");
+    if (dst.numel() == 0) return;
+    use_device(device_, "add");
+    const auto* source = static_cast<const float*>(readable_source(src, "add"));
+    cuda::add_inplace(stream(), dst.f32(), source, dst.numel());
+    check_launch("add", device_);
+    // The all-reduce hands dst to the other replicas' threads right after this returns.
+    stream_.synchronize("add");
+}
+
+double CudaBackend::sum_of_squares(const TensorView& x) {
+    if (x.numel() == 0) return 0.0;
+    use_device(device_, "sum_of_squares");
+    auto* partials = results<double>(kSumOfSquaresBlocks, "sum_of_squares");
+    cuda::sum_of_squares(stream(), x.f32(), x.numel(), partials);
+    check_launch("sum_of_squares", device_);
+    std::vector<double> host(kSumOfSquaresBlocks);
+    check(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream()),
+          "sum_of_squares", "cudaMemcpyAsync", device_);
+    stream_.synchronize("sum_of_squares");
+    double total = 0.0;
+    for (double partial : host) total += partial;
+    return total;
+}
+
+bool CudaBackend::all_finite(const TensorView& x) {
+    if (x.numel() == 0) return true;
+    use_device(device_, "all_finite");
+    auto* flag = results<std::int32_t>(1, "all_finite");
+    check(cudaMemsetAsync(flag, 0, sizeof(std::int32_t), stream()), "all_finite", "cudaMemsetAsync", device_);
+    cuda::all_finite(stream(), x.f32(), x.numel(), flag);
+    check_launch("all_finite", device_);
+    std::int32_t host = 0;
+    check(cudaMemcpyAsync(&host, flag, sizeof host, cudaMemcpyDeviceToHost, stream()), "all_finite", "cudaMemcpyAsync",
+          device_);
+    stream_.synchronize("all_finite");
+    return host == 0;
+}
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,118 @@
+#pragma once
+// The CUDA backend: the Backend op set on one GPU, one instance (and one stream) per logical
+// device. Function names, argument order and checks are those of CpuReferenceBackend, which
+// every op is tested against (tests/test_gpu_ops.cpp). Conv1D runs through cuDNN as a 2-D
+// convolution of height 1 (algorithm chosen once per shape), Dense through cuBLAS, everything
+// else through the kernels in kernels.cu.
+//
+// Tensors come from the logical device's arena (device memory), so every op works on device
+// pointers, except that add_inplace and copy accept a source on another logical device: virtual
+// devices of one GPU share its address space and are read in place; a source on another GPU is
+// first copied over (peer-to-peer where enabled). Ops that return host values (the loss, sums,
+// finiteness) and the memory movement ops wait for the stream; the others only enqueue.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/backend/backend.h"
+#include "gpu/cuda_handles.h"
+
+namespace mirrorlab::cuda {
+
+class CudaBackend final : public Backend {
+public:
+    // Throws OpError naming the GPU and the library when the stream, cuBLAS or cuDNN cannot start.
+    explicit CudaBackend(int device);
+    ~CudaBackend() override;
+
+    std::string_view name() const override { return name_; }
+    int device() const { return device_; }
+    cudaStream_t stream() const { return stream_.get(); }
+
+    void upload(const TensorView& dst, const void* host) override;
+    void download(void* host, const TensorView& src) override;
+    void copy(const TensorView& dst, const TensorView& src) override;
+    void fill(const TensorView& dst, float value) override;
+    void synchronize() override;
+
+    void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override;
+    void embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) override;
+    void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias, const TensorView& y,
+                        const Conv1DParams& params) override;
+    void conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                         const TensorView& grad_x, const TensorView& grad_kernel, const TensorView& grad_bias,
+                         const Conv1DParams& params) override;
+    void maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
+                           const Pool1DParams& params) override;
+    void maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax, const TensorView& grad_x) override;
+    void dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                       const TensorView& y) override;
+    void dense_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                        const TensorView& grad_x, const TensorView& grad_kernel, const TensorView& grad_bias) override;
+    void activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) override;
+    void activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
+                             const TensorView& grad_x) override;
+    void dropout_forward(const TensorView& x, const TensorView& y, const TensorView& mask, float rate,
+                         std::uint64_t seed) override;
+    void dropout_backward(const TensorView& grad_y, const TensorView& mask, const TensorView& grad_x) override;
+    LossCounts softmax_cross_entropy(const TensorView& logits, const TensorView& labels, const TensorView& probs,
+                                     const TensorView& grad_logits, float grad_scale, std::int32_t top_k) override;
+    void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                      const TensorView& slot0, const TensorView& slot1) override;
+    void add_inplace(const TensorView& dst, const TensorView& src) override;
+    double sum_of_squares(const TensorView& x) override;
+    bool all_finite(const TensorView& x) override;
+
+    // How Conv1D runs: cuDNN (the default) or the direct kernels that mirror the reference loop
+    // by loop. MIRRORLAB_CUDA_CONV=direct in the environment selects the latter at construction.
+    enum class ConvPath { Invalid = 0, Cudnn, Direct };
+    ConvPath conv_path() const { return conv_path_; }
+
+private:
+    struct ConvShape {
+        std::int64_t batch = 0, length = 0, in_channels = 0, window = 0, out_channels = 0, out_length = 0;
+        std::int32_t pad_left = 0;
+        auto operator<=>(const ConvShape&) const = default;
+    };
+    // One shape's cuDNN set-up; a pass without a cuDNN algorithm runs the direct kernels.
+    struct ConvPlan {
+        bool forward_cudnn = false, data_cudnn = false, filter_cudnn = false;
+        bool explicit_padding = false;
+        std::int64_t padded_length = 0;  // the input length cuDNN sees
+        TensorDescriptor x, y;
+        FilterDescriptor w;
+        ConvolutionDescriptor conv;
+        cudnnConvolutionFwdAlgo_t forward_algorithm{};
+        cudnnConvolutionBwdDataAlgo_t data_algorithm{};
+        cudnnConvolutionBwdFilterAlgo_t filter_algorithm{};
+        std::size_t forward_workspace = 0, data_workspace = 0, filter_workspace = 0;
+    };
+
+    ConvShape conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
+                         const Conv1DParams& params) const;
+    ConvPlan& conv_plan(const ConvShape& shape);
+    void bias_gradient(const TensorView& grad_y, std::int64_t rows, std::int64_t cols, const TensorView& grad_bias);
+    // A pointer to src's data that this device's kernels may read: src itself when it lives on
+    // this GPU, else a copy in staging_ (from another GPU or from host memory).
+    const void* readable_source(const TensorView& src, std::string_view op);
+    void check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
+                        std::string_view when);
+    template <typename T>
+    T* results(std::size_t count, std::string_view op) {
+        return static_cast<T*>(results_.reserve(count * sizeof(T), op));
+    }
+
+    int device_ = 0;
+    std::string name_;
+    Stream stream_;
+    CublasHandle cublas_;
+    CudnnHandle cudnn_;
+    ConvPath conv_path_ = ConvPath::Cudnn;
+    std::map<ConvShape, std::unique_ptr<ConvPlan>> conv_plans_;
+    // Scratch the backend keeps outside the arena: cuDNN workspace (capped), the kernel in cuDNN's
+    // layout and its gradient, explicitly padded inputs, staging for other GPUs' buffers, partial
+    // sums and small results read back by the host.
+    DeviceBuffer workspace_, filter_, filter_grad_, padded_, padded_grad_, staging_, partials_, results_;
+};
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,246 @@
+// Conv1D on the GPU: cuDNN's 2-D convolution with height 1 on channels-last data, one plan
+// (descriptors and algorithms) per shape, chosen the first time the shape is seen. Keras keeps
+// kernels as [K, Cin, Cout] and cuDNN wants [Cout, 1, K, Cin], so the kernel is transposed into
+// scratch for each call (a few thousand floats). TensorFlow's 'same' padding is asymmetric for
+// even kernels; cuDNN pads symmetrically, so such inputs are padded explicitly. A pass cuDNN has
+// no algorithm for runs the direct kernels, which follow the reference loop for loop.
+#include <algorithm>
+#include <climits>
+
+#include "core/util/error.h"
+#include "gpu/cuda_backend.h"
+#include "gpu/kernels.h"
+
+namespace mirrorlab::cuda {
+
+namespace {
+
+// A bound on cuDNN's workspace, which lives outside the device's arena and its memory limit.
+constexpr std::size_t kMaxWorkspaceBytes = std::size_t{64} << 20;
+
+bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
+
+// The first usable algorithm in cuDNN's heuristic order, preferring deterministic ones (so that a
+// run repeats) and never tensor-core math (which would round inputs to TF32).
+template <typename Perf>
+int choose_algorithm(const Perf* perf, int count) {
+    int fallback = -1;
+    for (int i = 0; i < count; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspaceBytes) continue;
+        if (perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        if (perf[i].determinism == CUDNN_DETERMINISTIC) return i;
+        if (fallback < 0) fallback = i;
+    }
+    return fallback;
+}
+
+}  // namespace
+
+CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
+                                               const Conv1DParams& params) const {
+    check_rank(x, 3, "conv1d", "input");
+    check_rank(kernel, 3, "conv1d", "kernel");
+    ConvShape shape;
+    shape.batch = x.shape[0];
+    shape.length = x.shape[1];
+    shape.in_channels = x.shape[2];
+    shape.window = kernel.shape[0];
+    shape.out_channels = kernel.shape[2];
+    shape.out_length = out_length;
+    shape.pad_left = params.pad_left;
+    if (kernel.shape[1] != shape.in_channels) {
+        throw OpError("[conv1d] input has " + std::to_string(shape.in_channels) + " channels, kernel expects " +
+                      std::to_string(kernel.shape[1]));
+    }
+    return shape;
+}
+
+CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
+    if (auto it = conv_plans_.find(shape); it != conv_plans_.end()) return *it->second;
+    auto plan = std::make_unique<ConvPlan>();
+    // Stride 1: the right padding that makes the output exactly out_length long.
+    const std::int64_t pad_right = shape.out_length - 1 + shape.window - shape.length - shape.pad_left;
+    const std::int64_t padded_length = shape.length + shape.pad_left + std::max<std::int64_t>(pad_right, 0);
+    const bool fits_int = std::max({shape.batch, padded_length, shape.in_channels, shape.out_channels, shape.window,
+                                    shape.out_length}) < INT_MAX;
+    const bool cudnn_shape = conv_path_ == ConvPath::Cudnn && pad_right >= 0 && shape.batch > 0 &&
+                             shape.out_length > 0 && shape.in_channels > 0 && fits_int;
+    if (cudnn_shape) {
+        try {
+            plan->explicit_padding = pad_right != shape.pad_left;
+            plan->padded_length = plan->explicit_padding ? padded_length : shape.length;
+            plan->x.set_nhwc(static_cast<int>(shape.batch), 1, static_cast<int>(plan->padded_length),
+                             static_cast<int>(shape.in_channels));
+            plan->w.set_nhwc(static_cast<int>(shape.out_channels), 1, static_cast<int>(shape.window),
+                             static_cast<int>(shape.in_channels));
+            plan->conv.set_1d(plan->explicit_padding ? 0 : shape.pad_left);
+            plan->y.set_nhwc(static_cast<int>(shape.batch), 1, static_cast<int>(shape.out_length),
+                             static_cast<int>(shape.out_channels));
+            int n = 0, c = 0, h = 0, w = 0;
+            check(cudnnGetConvolution2dForwardOutputDim(plan->conv.get(), plan->x.get(), plan->w.get(), &n, &c, &h, &w),
+                  "conv1d", "cudnnGetConvolution2dForwardOutputDim", device_);
+            if (n == shape.batch && c == shape.out_channels && h == 1 && w == shape.out_length) {
+                use_device(device_, "conv1d");
+                int returned = 0;
+                cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+                check(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->w.get(),
+                                                             plan->conv.get(), plan->y.get(),
+                                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward),
+                      "conv1d", "cudnnGetConvolutionForwardAlgorithm_v7", device_);
+                if (const int i = choose_algorithm(forward, returned); i >= 0) {
+                    plan->forward_cudnn = true;
+                    plan->forward_algorithm = forward[i].algo;
+                    plan->forward_workspace = forward[i].memory;
+                }
+                cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+                check(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_.get(), plan->w.get(), plan->y.get(),
+                                                                  plan->conv.get(), plan->x.get(),
+                                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data),
+                      "conv1d", "cudnnGetConvolutionBackwardDataAlgorithm_v7", device_);
+                if (const int i = choose_algorithm(data, returned); i >= 0) {
+                    plan->data_cudnn = true;
+                    plan->data_algorithm = data[i].algo;
+                    plan->data_workspace = data[i].memory;
+                }
+                cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+                check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->y.get(),
+                                                                    plan->conv.get(), plan->w.get(),
+                                                                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                                                                    filter),
+                      "conv1d", "cudnnGetConvolutionBackwardFilterAlgorithm_v7", device_);
+                if (const int i = choose_algorithm(filter, returned); i >= 0) {
+                    plan->filter_cudnn = true;
+                    plan->filter_algorithm = filter[i].algo;
+                    plan->filter_workspace = filter[i].memory;
+                }
+            }
+        } catch (const OpError&) {
+            // cuDNN refused the shape: this shape runs the direct kernels.
+            plan->forward_cudnn = plan->data_cudnn = plan->filter_cudnn = false;
+        }
+    }
+    return *conv_plans_.emplace(shape, std::move(plan)).first->second;
+}
+
+void CudaBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                 const TensorView& y, const Conv1DParams& params) {
+    check_rank(y, 3, "conv1d", "output");
+    const ConvShape shape = conv_shape(x, kernel, y.shape[1], params);
+    if (y.shape[0] != shape.batch || y.shape[2] != shape.out_channels) {
+        throw OpError("[conv1d] output " + y.shape.to_string() + " does not match input " + x.shape.to_string() +
+                      " and kernel " + kernel.shape.to_string());
+    }
+    if (y.numel() == 0) return;
+    use_device(device_, "conv1d");
+    ConvPlan& plan = conv_plan(shape);
+    if (plan.forward_cudnn) {
+        auto* filter = static_cast<float*>(filter_.reserve(static_cast<std::size_t>(kernel.bytes()), "conv1d"));
+        kernel_to_filter(stream(), kernel.f32(), shape.window, shape.in_channels, shape.out_channels, filter);
+        const float* input = x.f32();
+        if (plan.explicit_padding) {
+            auto* padded = static_cast<float*>(padded_.reserve(
+                static_cast<std::size_t>(shape.batch * plan.padded_length * shape.in_channels) * sizeof(float), "conv1d"));
+            pad_rows(stream(), x.f32(), shape.batch, shape.length, shape.in_channels, shape.pad_left,
+                     plan.padded_length, padded);
+            input = padded;
+        }
+        check_launch("conv1d", device_);
+        void* workspace = plan.forward_workspace > 0 ? workspace_.reserve(plan.forward_workspace, "conv1d") : nullptr;
+        const float one = 1.0f, zero = 0.0f;
+        const cudnnStatus_t status =
+            cudnnConvolutionForward(cudnn_.get(), &one, plan.x.get(), input, plan.w.get(), filter, plan.conv.get(),
+                                    plan.forward_algorithm, workspace, plan.forward_workspace, &zero, plan.y.get(),
+                                    y.f32());
+        if (!not_supported(status)) {
+            check(status, "conv1d", "cudnnConvolutionForward", device_);
+            if (bias) cuda::add_bias(stream(), y.f32(), shape.batch * shape.out_length, shape.out_channels, bias.f32());
+            check_launch("conv1d", device_);
+            return;
+        }
+        plan.forward_cudnn = false;  // cuDNN changed its mind at run time: the direct kernel from now on
+    }
+    cuda::conv1d_forward(stream(), x.f32(), shape.batch, shape.length, shape.in_channels, kernel.f32(), shape.window,
+                         shape.out_channels, bias ? bias.f32() : nullptr, y.f32(), shape.out_length, shape.pad_left);
+    check_launch("conv1d", device_);
+}
+
+void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                                  const TensorView& grad_x, const TensorView& grad_kernel, const TensorView& grad_bias,
+                                  const Conv1DParams& params) {
+    const ConvShape shape = conv_shape(x, kernel, grad_y.shape[1], params);
+    use_device(device_, "conv1d");
+    if (shape.batch * shape.out_length * shape.out_channels == 0) {
+        // Nothing flowed back: every gradient is zero, as the reference's zero-filled outputs.
+        if (grad_x) fill(grad_x, 0.0f);
+        fill(grad_kernel, 0.0f);
+        if (grad_bias) fill(grad_bias, 0.0f);
+        return;
+    }
+    ConvPlan& plan = conv_plan(shape);
+    const float one = 1.0f, zero = 0.0f;
+    const std::size_t padded_bytes =
+        static_cast<std::size_t>(shape.batch * plan.padded_length * shape.in_channels) * sizeof(float);
+
+    if (grad_x && plan.data_cudnn) {
+        auto* filter = static_cast<float*>(filter_.reserve(static_cast<std::size_t>(kernel.bytes()), "conv1d"));
+        kernel_to_filter(stream(), kernel.f32(), shape.window, shape.in_channels, shape.out_channels, filter);
+        float* target = plan.explicit_padding ? static_cast<float*>(padded_grad_.reserve(padded_bytes, "conv1d"))
+                                              : grad_x.f32();
+        check_launch("conv1d", device_);
+        void* workspace = plan.data_workspace > 0 ? workspace_.reserve(plan.data_workspace, "conv1d") : nullptr;
+        const cudnnStatus_t status =
+            cudnnConvolutionBackwardData(cudnn_.get(), &one, plan.w.get(), filter, plan.y.get(), grad_y.f32(),
+                                         plan.conv.get(), plan.data_algorithm, workspace, plan.data_workspace, &zero,
+                                         plan.x.get(), target);
+        if (not_supported(status)) {
+            plan.data_cudnn = false;
+        } else {
+            check(status, "conv1d", "cudnnConvolutionBackwardData", device_);
+            if (plan.explicit_padding) {
+                crop_rows(stream(), target, shape.batch, plan.padded_length, shape.in_channels, shape.pad_left,
+                          shape.length, grad_x.f32());
+                check_launch("conv1d", device_);
+            }
+        }
+    }
+    if (grad_x && !plan.data_cudnn) {
+        cuda::conv1d_backward_data(stream(), kernel.f32(), grad_y.f32(), shape.batch, shape.length, shape.in_channels,
+                                   shape.window, shape.out_channels, shape.out_length, shape.pad_left, grad_x.f32());
+        check_launch("conv1d", device_);
+    }
+
+    if (plan.filter_cudnn) {
+        const float* input = x.f32();
+        if (plan.explicit_padding) {
+            auto* padded = static_cast<float*>(padded_.reserve(padded_bytes, "conv1d"));
+            pad_rows(stream(), x.f32(), shape.batch, shape.length, shape.in_channels, shape.pad_left,
+                     plan.padded_length, padded);
+            input = padded;
+        }
+        auto* filter_grad =
+            static_cast<float*>(filter_grad_.reserve(static_cast<std::size_t>(grad_kernel.bytes()), "conv1d"));
+        check_launch("conv1d", device_);
+        void* workspace = plan.filter_workspace > 0 ? workspace_.reserve(plan.filter_workspace, "conv1d") : nullptr;
+        const cudnnStatus_t status =
+            cudnnConvolutionBackwardFilter(cudnn_.get(), &one, plan.x.get(), input, plan.y.get(), grad_y.f32(),
+                                           plan.conv.get(), plan.filter_algorithm, workspace, plan.filter_workspace,
+                                           &zero, plan.w.get(), filter_grad);
+        if (not_supported(status)) {
+            plan.filter_cudnn = false;
+        } else {
+            check(status, "conv1d", "cudnnConvolutionBackwardFilter", device_);
+            filter_to_kernel(stream(), filter_grad, shape.window, shape.in_channels, shape.out_channels,
+                             grad_kernel.f32());
+            check_launch("conv1d", device_);
+        }
+    }
+    if (!plan.filter_cudnn) {
+        cuda::conv1d_backward_filter(stream(), x.f32(), grad_y.f32(), shape.batch, shape.length, shape.in_channels,
+                                     shape.window, shape.out_channels, shape.out_length, shape.pad_left,
+                                     grad_kernel.f32());
+        check_launch("conv1d", device_);
+    }
+    if (grad_bias) bias_gradient(grad_y, shape.batch * shape.out_length, shape.out_channels, grad_bias);
+}
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,140 @@
+#include "gpu/cuda_handles.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace mirrorlab::cuda {
+
+namespace {
+
+[[noreturn]] void fail(std::string_view op, std::string_view call, int device, const std::string& error) {
+    const std::string where = device >= 0 ? " on GPU:" + std::to_string(device) : std::string();
+    throw OpError("[" + std::string(op) + "] " + std::string(call) + " failed" + where + ": " + error);
+}
+
+}  // namespace
+
+std::string error_text(cudaError_t status) {
+    return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+}
+
+std::string error_text(cublasStatus_t status) { return cublasGetStatusString(status); }
+
+std::string error_text(cudnnStatus_t status) { return cudnnGetErrorString(status); }
+
+void check(cudaError_t status, std::string_view op, std::string_view call, int device) {
+    if (status != cudaSuccess) fail(op, call, device, error_text(status));
+}
+
+void check(cublasStatus_t status, std::string_view op, std::string_view call, int device) {
+    if (status != CUBLAS_STATUS_SUCCESS) fail(op, call, device, error_text(status));
+}
+
+void check(cudnnStatus_t status, std::string_view op, std::string_view call, int device) {
+    if (status != CUDNN_STATUS_SUCCESS) fail(op, call, device, error_text(status));
+}
+
+void check_launch(std::string_view op, int device) { check(cudaGetLastError(), op, "kernel launch", device); }
+
+void use_device(int device, std::string_view op) { check(cudaSetDevice(device), op, "cudaSetDevice", device); }
+
+Stream::Stream(int device) : device_(device) {
+    use_device(device, "stream");
+    // Non-blocking: the legacy default stream, which other libraries may use, never serialises ours.
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream", "cudaStreamCreateWithFlags", device);
+}
+
+Stream::~Stream() {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void Stream::synchronize(std::string_view op) const {
+    check(cudaStreamSynchronize(stream_), op, "cudaStreamSynchronize", device_);
+}
+
+CublasHandle::CublasHandle(int device, cudaStream_t stream) {
+    use_device(device, "cublas");
+    check(cublasCreate(&handle_), "cublas", "cublasCreate", device);
+    check(cublasSetStream(handle_, stream), "cublas", "cublasSetStream", device);
+    // Full float precision: no TF32 tensor cores unless NVIDIA_TF32_OVERRIDE asks for them.
+    check(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublas", "cublasSetMathMode", device);
+}
+
+CublasHandle::~CublasHandle() {
+    if (handle_ != nullptr) cublasDestroy(handle_);
+}
+
+CudnnHandle::CudnnHandle(int device, cudaStream_t stream) {
+    use_device(device, "cudnn");
+    check(cudnnCreate(&handle_), "cudnn", "cudnnCreate", device);
+    check(cudnnSetStream(handle_, stream), "cudnn", "cudnnSetStream", device);
+}
+
+CudnnHandle::~CudnnHandle() {
+    if (handle_ != nullptr) cudnnDestroy(handle_);
+}
+
+TensorDescriptor::TensorDescriptor() {
+    check(cudnnCreateTensorDescriptor(&descriptor_), "conv1d", "cudnnCreateTensorDescriptor", -1);
+}
+
+TensorDescriptor::~TensorDescriptor() {
+    if (descriptor_ != nullptr) cudnnDestroyTensorDescriptor(descriptor_);
+}
+
+void TensorDescriptor::set_nhwc(int n, int h, int w, int c) {
+    check(cudnnSetTensor4dDescriptor(descriptor_, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, c, h, w), "conv1d",
+          "cudnnSetTensor4dDescriptor", -1);
+}
+
+FilterDescriptor::FilterDescriptor() {
+    check(cudnnCreateFilterDescriptor(&descriptor_), "conv1d", "cudnnCreateFilterDescriptor", -1);
+}
+
+FilterDescriptor::~FilterDescriptor() {
+    if (descriptor_ != nullptr) cudnnDestroyFilterDescriptor(descriptor_);
+}
+
+void FilterDescriptor::set_nhwc(int out_channels, int h, int w, int in_channels) {
+    check(cudnnSetFilter4dDescriptor(descriptor_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, out_channels, in_channels, h, w),
+          "conv1d", "cudnnSetFilter4dDescriptor", -1);
+}
+
+ConvolutionDescriptor::ConvolutionDescriptor() {
+    check(cudnnCreateConvolutionDescriptor(&descriptor_), "conv1d", "cudnnCreateConvolutionDescriptor", -1);
+}
+
+ConvolutionDescriptor::~ConvolutionDescriptor() {
+    if (descriptor_ != nullptr) cudnnDestroyConvolutionDescriptor(descriptor_);
+}
+
+void ConvolutionDescriptor::set_1d(int pad_width) {
+    check(cudnnSetConvolution2dDescriptor(descriptor_, 0, pad_width, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT),
+          "conv1d", "cudnnSetConvolution2dDescriptor", -1);
+    check(cudnnSetConvolutionMathType(descriptor_, CUDNN_FMA_MATH), "conv1d", "cudnnSetConvolutionMathType", -1);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+    if (data_ != nullptr) {
+        cudaSetDevice(device_);
+        cudaFree(data_);
+    }
+}
+
+void* DeviceBuffer::reserve(std::size_t bytes, std::string_view op) {
+    if (bytes <= bytes_ && data_ != nullptr) return data_;
+    use_device(device_, op);
+    if (data_ != nullptr) {
+        cudaFree(data_);  // synchronises the device: nothing in flight still reads the old buffer
+        data_ = nullptr;
+        bytes_ = 0;
+    }
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 256) + 255) / 256 * 256;
+    check(cudaMalloc(&data_, rounded), op, "cudaMalloc of " + std::to_string(rounded) + " scratch bytes", device_);
+    bytes_ = rounded;
+    return data_;
+}
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,122 @@
+#pragma once
+// RAII for every foreign handle the CUDA backend holds (streams, events, cuBLAS and cuDNN handles
+// and descriptors, device buffers), and the error checks that turn a failed call into an OpError
+// naming the operation: "[conv1d] cudnnConvolutionForward failed on GPU:0: CUDNN_STATUS_...".
+// Handles are neither copyable nor movable; owners hold them by value or by unique_ptr.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mirrorlab::cuda {
+
+std::string error_text(cudaError_t status);      // "cudaErrorMemoryAllocation (out of memory)"
+std::string error_text(cublasStatus_t status);   // "CUBLAS_STATUS_NOT_INITIALIZED"
+std::string error_text(cudnnStatus_t status);    // "CUDNN_STATUS_BAD_PARAM: ..."
+
+// Throw OpError("[op] <call> failed on GPU:<device>: <error>") unless the call succeeded.
+void check(cudaError_t status, std::string_view op, std::string_view call, int device);
+void check(cublasStatus_t status, std::string_view op, std::string_view call, int device);
+void check(cudnnStatus_t status, std::string_view op, std::string_view call, int device);
+// After a kernel launch: a bad launch configuration shows up here, not at the launch.
+void check_launch(std::string_view op, int device);
+
+// Makes `device` current on the calling thread (replica threads share one backend per device).
+void use_device(int device, std::string_view op);
+
+class NonCopyable {
+public:
+    NonCopyable() = default;
+    NonCopyable(const NonCopyable&) = delete;
+    NonCopyable& operator=(const NonCopyable&) = delete;
+};
+
+class Stream : NonCopyable {
+public:
+    explicit Stream(int device);
+    ~Stream();
+    cudaStream_t get() const { return stream_; }
+    void synchronize(std::string_view op) const;
+
+private:
+    int device_ = 0;
+    cudaStream_t stream_ = nullptr;
+};
+
+class CublasHandle : NonCopyable {
+public:
+    CublasHandle(int device, cudaStream_t stream);
+    ~CublasHandle();
+    cublasHandle_t get() const { return handle_; }
+
+private:
+    cublasHandle_t handle_ = nullptr;
+};
+
+class CudnnHandle : NonCopyable {
+public:
+    CudnnHandle(int device, cudaStream_t stream);
+    ~CudnnHandle();
+    cudnnHandle_t get() const { return handle_; }
+
+private:
+    cudnnHandle_t handle_ = nullptr;
+};
+
+class TensorDescriptor : NonCopyable {
+public:
+    TensorDescriptor();
+    ~TensorDescriptor();
+    // Channels-last float tensor [n, h, w, c].
+    void set_nhwc(int n, int h, int w, int c);
+    cudnnTensorDescriptor_t get() const { return descriptor_; }
+
+private:
+    cudnnTensorDescriptor_t descriptor_ = nullptr;
+};
+
+class FilterDescriptor : NonCopyable {
+public:
+    FilterDescriptor();
+    ~FilterDescriptor();
+    // Channels-last float filter [out_channels, h, w, in_channels].
+    void set_nhwc(int out_channels, int h, int w, int in_channels);
+    cudnnFilterDescriptor_t get() const { return descriptor_; }
+
+private:
+    cudnnFilterDescriptor_t descriptor_ = nullptr;
+};
+
+class ConvolutionDescriptor : NonCopyable {
+public:
+    ConvolutionDescriptor();
+    ~ConvolutionDescriptor();
+    // Cross-correlation (no kernel flip, as Keras), stride 1, symmetric width padding, float
+    // accumulation without TF32 tensor cores, so results stay close to the CPU reference.
+    void set_1d(int pad_width);
+    cudnnConvolutionDescriptor_t get() const { return descriptor_; }
+
+private:
+    cudnnConvolutionDescriptor_t descriptor_ = nullptr;
+};
+
+// Device memory the backend keeps for itself (scratch, workspaces): grows, never shrinks.
+class DeviceBuffer : NonCopyable {
+public:
+    explicit DeviceBuffer(int device) : device_(device) {}
+    ~DeviceBuffer();
+    void* reserve(std::size_t bytes, std::string_view op);  // contents are not kept when it grows
+    void* get() const { return data_; }
+    std::size_t size() const { return bytes_; }
+
+private:
+    int device_ = 0;
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,227 @@
+#include "gpu/cuda_provider.h"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
+#include "core/util/error.h"
+#include "gpu/cuda_backend.h"
+#include "gpu/cuda_handles.h"
+#include "gpu/nccl_all_reduce.h"
+
+#ifndef MIRRORLAB_CUDA_ARCHITECTURES
+#define MIRRORLAB_CUDA_ARCHITECTURES ""
+#endif
+
+namespace mirrorlab::cuda {
+
+namespace {
+
+std::string cuda_version_text(int version) {  // 13000 -> "13.0"
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string cudnn_version_text(std::size_t version) {  // cuDNN 9: major * 10000 + minor * 100 + patch
+    return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+           std::to_string(version % 100);
+}
+
+// The oldest compute capability the kernels were compiled for ("75 80 86" -> 75); 0 when unknown.
+int oldest_architecture() {
+    std::istringstream list(MIRRORLAB_CUDA_ARCHITECTURES);
+    int oldest = 0;
+    for (std::string entry; list >> entry;) {
+        int value = 0;
+        std::size_t digits = 0;
+        while (digits < entry.size() && std::isdigit(static_cast<unsigned char>(entry[digits])) != 0) {
+            value = value * 10 + (entry[digits] - '0');
+            ++digits;
+        }
+        if (digits > 0 && (oldest == 0 || value < oldest)) oldest = value;
+    }
+    return oldest;
+}
+
+}  // namespace
+
+void* CudaAllocator::allocate_raw(std::int64_t bytes) {
+    if (cudaSetDevice(device_) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    void* pointer = nullptr;
+    if (cudaMalloc(&pointer, static_cast<std::size_t>(MemoryArena::rounded_size(bytes))) != cudaSuccess) {
+        cudaGetLastError();  // out of memory is not sticky: clear it so later calls do not see it
+        return nullptr;
+    }
+    return pointer;
+}
+
+void CudaAllocator::free_raw(void* pointer) {
+    if (pointer == nullptr) return;
+    cudaSetDevice(device_);
+    cudaFree(pointer);  // waits for the work that may still use it
+}
+
+CudaDeviceProvider::CudaDeviceProvider() {
+    int runtime_version = 0, driver_version = 0;
+    cudaRuntimeGetVersion(&runtime_version);
+    cudaDriverGetVersion(&driver_version);  // 0 where no driver is installed
+    const std::string versions = "CUDA runtime " + cuda_version_text(runtime_version) +
+                                 (driver_version > 0 ? ", driver " + cuda_version_text(driver_version)
+                                                     : std::string(", no driver"));
+    int count = 0;  // cudaGetDeviceCount leaves it untouched when it fails
+    const cudaError_t result = cudaGetDeviceCount(&count);
+    if (result != cudaSuccess) {
+        cudaGetLastError();
+        if (result == cudaErrorInsufficientDriver && driver_version == 0) {
+            status_ = "no CUDA driver found: cudaGetDeviceCount returned " + error_text(result) + "; " + versions;
+        } else if (result == cudaErrorInsufficientDriver) {
+            status_ = "CUDA driver too old: it supports CUDA " + cuda_version_text(driver_version) +
+                      ", the CUDA backend needs " + cuda_version_text(runtime_version) + " (" + error_text(result) + ")";
+        } else if (result == cudaErrorNoDevice) {
+            status_ = "no CUDA GPU found: " + error_text(result) + "; " + versions;
+        } else {
+            status_ = "CUDA initialisation failed: cudaGetDeviceCount returned " + error_text(result) + "; " + versions;
+        }
+        return;
+    }
+    if (count == 0) {
+        status_ = "no CUDA GPU found; " + versions;
+        return;
+    }
+    const std::size_t cudnn_loaded = cudnnGetVersion();
+    if (cudnn_loaded / 10000 != CUDNN_VERSION / 10000) {
+        status_ = "cuDNN version mismatch: the CUDA backend was built with cuDNN " + cudnn_version_text(CUDNN_VERSION) +
+                  " but loaded " + cudnn_version_text(cudnn_loaded) + "; install cuDNN " +
+                  std::to_string(CUDNN_VERSION / 10000);
+        return;
+    }
+
+    const int oldest = oldest_architecture();
+    std::string notes;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+        cudaDeviceProp properties{};
+        if (const cudaError_t error = cudaGetDeviceProperties(&properties, ordinal); error != cudaSuccess) {
+            cudaGetLastError();
+            notes += "; GPU:" + std::to_string(ordinal) + " skipped (" + error_text(error) + ")";
+            continue;
+        }
+        const int capability = properties.major * 10 + properties.minor;
+        const std::string capability_text = std::to_string(properties.major) + "." + std::to_string(properties.minor);
+        if (oldest > 0 && capability < oldest) {
+            notes += "; GPU:" + std::to_string(ordinal) + " (" + properties.name + ", compute capability " +
+                     capability_text + ") skipped: the kernels need " + std::to_string(oldest / 10) + "." +
+                     std::to_string(oldest % 10) + " or newer";
+            continue;
+        }
+        PhysicalDevice device;
+        device.type = DeviceType::GPU;
+        device.index = ordinal;
+        device.name = properties.name;
+        device.cores = properties.multiProcessorCount;
+        device.compute_capability = capability_text;
+        char bus_id[32] = {};
+        if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) == cudaSuccess) device.bus_id = bus_id;
+        cudaGetLastError();
+        device.total_memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
+        std::size_t free_bytes = 0, total_bytes = 0;
+        if (cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+            device.free_memory_bytes = static_cast<std::int64_t>(free_bytes);
+            device.total_memory_bytes = static_cast<std::int64_t>(total_bytes);
+        } else {
+            cudaGetLastError();
+            notes += "; GPU:" + std::to_string(ordinal) + " free memory unknown";
+        }
+        devices_.push_back(device);
+    }
+
+    // Peer access between every pair that supports it, so that one GPU's kernels and copies can
+    // read another's buffers directly (the all-reduce fallbacks use it).
+    const int highest = devices_.empty() ? 0 : devices_.back().index + 1;
+    peer_.assign(static_cast<std::size_t>(highest), std::vector<bool>(static_cast<std::size_t>(highest), false));
+    std::string peers;
+    for (const auto& from : devices_) {
+        for (const auto& to : devices_) {
+            if (from.index == to.index) continue;
+            int can_access = 0;
+            if (cudaDeviceCanAccessPeer(&can_access, from.index, to.index) != cudaSuccess || can_access == 0) {
+                cudaGetLastError();
+                continue;
+            }
+            cudaSetDevice(from.index);
+            const cudaError_t enabled = cudaDeviceEnablePeerAccess(to.index, 0);
+            cudaGetLastError();
+            if (enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) {
+                peer_[static_cast<std::size_t>(from.index)][static_cast<std::size_t>(to.index)] = true;
+                if (from.index < to.index) peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
+            }
+        }
+    }
+    if (!devices_.empty()) cudaSetDevice(devices_.front().index);
+
+    const std::size_t gpus = devices_.size();
+    status_ = versions + ", cuDNN " + cudnn_version_text(cudnn_loaded) + ", NCCL " + nccl_version() + ": " +
+              std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
+    if (gpus > 1) status_ += peers.empty() ? ", no peer access" : ", peer access " + peers;
+    status_ += notes;
+}
+
+int CudaDeviceProvider::cuda_ordinal(int physical_index) const {
+    for (const auto& device : devices_) {
+        if (device.index == physical_index) return device.index;
+    }
+    throw DeviceConfigError("device configuration: GPU:" + std::to_string(physical_index) +
+                            " does not exist or is not usable (" + status_ + ")");
+}
+
+std::unique_ptr<Backend> CudaDeviceProvider::create_backend(int physical_index) {
+    return std::make_unique<CudaBackend>(cuda_ordinal(physical_index));
+}
+
+std::shared_ptr<RawAllocator> CudaDeviceProvider::create_allocator(int physical_index) {
+    return std::make_shared<CudaAllocator>(cuda_ordinal(physical_index));
+}
+
+bool CudaDeviceProvider::supports_collectives() const {
+#if MIRRORLAB_HAVE_NCCL
+    return devices_.size() > 1;
+#else
+    return false;
+#endif
+}
+
+std::unique_ptr<CrossDeviceOps> CudaDeviceProvider::create_all_reduce(const std::vector<LogicalDevice*>& devices) {
+    if (!supports_collectives() || devices.size() < 2) return nullptr;
+    std::vector<int> ordinals;
+    std::set<int> seen;
+    for (const LogicalDevice* device : devices) {
+        if (device->physical().type != DeviceType::GPU) return nullptr;
+        const int ordinal = cuda_ordinal(device->physical().index);
+        if (!seen.insert(ordinal).second) return nullptr;  // virtual devices of one GPU: no NCCL
+        ordinals.push_back(ordinal);
+    }
+    return std::make_unique<NcclAllReduce>(std::move(ordinals));
+}
+
+std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaSetDevice(physical_index) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return static_cast<std::int64_t>(free_bytes);
+}
+
+bool CudaDeviceProvider::peer_access(int from, int to) const {
+    if (from < 0 || to < 0 || static_cast<std::size_t>(from) >= peer_.size() ||
+        static_cast<std::size_t>(to) >= peer_.size())
+        return false;
+    return peer_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
+}
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,50 @@
+#pragma once
+// Device discovery through the CUDA runtime, and the factory for what a logical device on a GPU
+// needs: a CudaBackend (own stream), a CudaAllocator under its arena (which enforces the logical
+// device's memory limit), and NCCL when every replica has a GPU of its own.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device/device.h"
+
+namespace mirrorlab::cuda {
+
+// cudaMalloc / cudaFree on one GPU. Returns null when the GPU is out of memory, so that the arena
+// reports it with the device's name; other CUDA errors are reported the same way.
+class CudaAllocator final : public RawAllocator {
+public:
+    explicit CudaAllocator(int device) : device_(device) {}
+    void* allocate_raw(std::int64_t bytes) override;
+    void free_raw(void* pointer) override;
+
+private:
+    int device_ = 0;
+};
+
+class CudaDeviceProvider final : public DeviceProvider {
+public:
+    CudaDeviceProvider();  // discovers; never throws (problems end up in status())
+
+    DeviceType type() const override { return DeviceType::GPU; }
+    std::vector<PhysicalDevice> devices() const override { return devices_; }
+    std::string status() const override { return status_; }
+    std::unique_ptr<Backend> create_backend(int physical_index) override;
+    std::shared_ptr<RawAllocator> create_allocator(int physical_index) override;
+    bool supports_collectives() const override;
+    std::unique_ptr<CrossDeviceOps> create_all_reduce(const std::vector<LogicalDevice*>& devices) override;
+    std::int64_t free_memory_bytes(int physical_index) const override;
+
+    // Whether GPU `from` can read GPU `to`'s memory directly (enabled at discovery).
+    bool peer_access(int from, int to) const;
+
+private:
+    int cuda_ordinal(int physical_index) const;  // throws DeviceConfigError for an unknown index
+
+    std::vector<PhysicalDevice> devices_;  // index = CUDA ordinal; unusable GPUs are left out
+    std::vector<std::vector<bool>> peer_;     // [from][to], by CUDA ordinal
+    std::string status_;
+};
+
+}  // namespace mirrorlab::cuda

@@ -1,0 +1,139 @@
+#include "gpu/nccl_all_reduce.h"
+
+#include "core/device/device.h"
+#include "core/util/error.h"
+#include "gpu/cuda_handles.h"
+
+#if MIRRORLAB_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace mirrorlab::cuda {
+
+namespace {
+
+std::string gpu_list(const std::vector<int>& devices) {
+    std::string text;
+    for (std::size_t i = 0; i < devices.size(); ++i) text += (i > 0 ? ", GPU:" : "GPU:") + std::to_string(devices[i]);
+    return text;
+}
+
+}  // namespace
+
+#if MIRRORLAB_HAVE_NCCL
+
+// One communicator per GPU, destroyed together.
+class NcclCommunicators : NonCopyable {
+public:
+    explicit NcclCommunicators(const std::vector<int>& devices) : comms_(devices.size(), nullptr) {
+        const ncclResult_t result = ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data());
+        if (result != ncclSuccess) {
+            comms_.clear();
+            throw DeviceConfigError("device configuration: NCCL could not create communicators for " +
+                                    gpu_list(devices) + ": " + ncclGetErrorString(result));
+        }
+    }
+    ~NcclCommunicators() {
+        for (ncclComm_t comm : comms_) {
+            if (comm != nullptr) ncclCommDestroy(comm);
+        }
+    }
+    ncclComm_t operator[](std::size_t i) const { return comms_[i]; }
+
+private:
+    std::vector<ncclComm_t> comms_;
+};
+
+std::string nccl_version() {
+    int version = 0;
+    if (ncclGetVersion(&version) != ncclSuccess) return "unavailable";
+    // NCCL >= 2.9 encodes major * 10000 + minor * 100 + patch.
+    return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+           std::to_string(version % 100);
+}
+
+NcclAllReduce::NcclAllReduce(std::vector<int> devices) : devices_(std::move(devices)) {
+    communicators_ = std::make_unique<NcclCommunicators>(devices_);
+    for (int device : devices_) streams_.push_back(std::make_unique<Stream>(device));
+}
+
+NcclAllReduce::~NcclAllReduce() = default;
+
+void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers) {
+    if (buffers.size() != devices_.size()) {
+        throw OpError("[all-reduce] NCCL was set up for " + std::to_string(devices_.size()) + " GPUs but got " +
+                      std::to_string(buffers.size()) + " buffers");
+    }
+    const std::int64_t count = buffers.front().numel();
+    for (const auto& buffer : buffers) check_same_shape(buffer, buffers.front(), "all-reduce");
+    if (count == 0) return;
+    // In place on every GPU; the group makes one thread's calls for all GPUs one collective.
+    ncclResult_t first_error = ncclGroupStart();
+    if (first_error == ncclSuccess) {
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+            const ncclResult_t result =
+                ncclAllReduce(buffers[i].data, buffers[i].data, static_cast<std::size_t>(count), ncclFloat, ncclSum,
+                              (*communicators_)[i], streams_[i]->get());
+            if (result != ncclSuccess && first_error == ncclSuccess) first_error = result;
+        }
+        const ncclResult_t end = ncclGroupEnd();
+        if (end != ncclSuccess && first_error == ncclSuccess) first_error = end;
+    }
+    if (first_error != ncclSuccess) {
+        throw OpError(std::string("[all-reduce] ncclAllReduce failed on ") + gpu_list(devices_) + ": " +
+                      ncclGetErrorString(first_error));
+    }
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+        use_device(devices_[i], "all-reduce");
+        streams_[i]->synchronize("all-reduce");
+    }
+}
+
+#else  // built without NCCL: the provider never creates one
+
+class NcclCommunicators {};
+
+std::string nccl_version() { return "not built"; }
+
+NcclAllReduce::NcclAllReduce(std::vector<int> devices) : devices_(std::move(devices)) {
+    throw DeviceConfigError("device configuration: the CUDA backend was built without NCCL (" + gpu_list(devices_) + ")");
+}
+
+NcclAllReduce::~NcclAllReduce() = default;
+
+void NcclAllReduce::reduce_all(const std::vector<TensorView>&) {}
+
+#endif
+
+std::string NcclAllReduce::describe(const std::vector<LogicalDevice*>& devices) const {
+    std::string names;
+    for (std::size_t i = 0; i < devices.size(); ++i) names += (i > 0 ? ", " : "") + devices[i]->name();
+    return "NCCL " + nccl_version() + " all-reduce over (" + names +
+           "): one communicator and one stream per GPU, grouped calls.";
+}
+
+void NcclAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>&,
+                               std::barrier<>& barrier) {
+    // The replicas' streams are idle here (the strategy synchronised them after the backward pass),
+    // so replica 0 can issue the collective for every GPU while the others wait at the barrier.
+    if (replica == 0) {
+        try {
+            reduce_all(buffers);
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+    barrier.arrive_and_wait();
+    if (replica == 0 && error_) {
+        std::exception_ptr error = error_;
+        error_ = nullptr;
+        std::rethrow_exception(error);
+    }
+}
+
+std::int64_t NcclAllReduce::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {
+    // NCCL's ring: reduce-scatter then all-gather.
+    return replicas <= 1 ? 0 : 2 * bytes * (replicas - 1) / replicas;
+}
+
+}  // namespace mirrorlab::cuda

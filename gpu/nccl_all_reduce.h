@@ -1,0 +1,45 @@
+#pragma once
+// All-reduce with NCCL when every replica has a GPU of its own: one communicator per GPU (created
+// together with ncclCommInitAll), one stream per GPU, and one thread that issues the calls for all
+// GPUs inside ncclGroupStart/End. NCCL cannot run between virtual devices of one GPU; the
+// strategy falls back to reduce-to-one-device there and logs it as TensorFlow does.
+#include <cuda_runtime.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/distribute/cross_device_ops.h"
+
+namespace mirrorlab::cuda {
+
+class NcclCommunicators;
+class Stream;
+
+class NcclAllReduce final : public CrossDeviceOps {
+public:
+    // `devices`: the CUDA ordinal of each replica's GPU, all distinct. Throws DeviceConfigError
+    // naming the GPUs and NCCL's reason when the communicators cannot be created.
+    explicit NcclAllReduce(std::vector<int> devices);
+    ~NcclAllReduce() override;
+
+    AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::Nccl; }
+    std::string describe(const std::vector<LogicalDevice*>& devices) const override;
+    void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
+                    std::barrier<>& barrier) override;
+    std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const override;
+
+private:
+    void reduce_all(const std::vector<TensorView>& buffers);
+
+    std::vector<int> devices_;
+    std::unique_ptr<NcclCommunicators> communicators_;
+    std::vector<std::unique_ptr<Stream>> streams_;
+    std::exception_ptr error_;  // replica 0's failure, rethrown after the barrier
+};
+
+// "2.28.9", or why NCCL is unavailable.
+std::string nccl_version();
+
+}  // namespace mirrorlab::cuda

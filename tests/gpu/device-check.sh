@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The GPU checks that only a machine with an NVIDIA GPU can run, in one go and in under five
+# minutes: builds only what they need (CUDA plugin for this GPU's architecture, the two test
+# programs, the CLI), then runs the CUDA op suite against the CPU reference, a 20-step training
+# run against the CPU, mirrored training on 2 and 4 virtual GPUs against one GPU, the memory-limit
+# test, NCCL (with 2+ GPUs), a CLI run on two virtual GPUs and a short throughput benchmark, and
+# prints a summary table. Exit status 0 only when nothing failed.
+#
+#   bash tests/gpu/device-check.sh            # from the repository root
+#
+# Environment: BUILD_DIR (default build-device-check), JOBS (default 16), CUDA_ARCH (default: the
+# GPU's compute capability from nvidia-smi, e.g. 90), OUT (if set, logs are copied there).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD_DIR:-$root/build-device-check}
+jobs=${JOBS:-16}
+logs=$build/device-check-logs
+mkdir -p "$logs"
+start_all=$SECONDS
+rows=()
+failed=0
+
+row() {  # check, result, seconds, detail
+    rows+=("$(printf '| %-34s | %-6s | %5s s | %s' "$1" "$2" "$3" "$4")")
+    [[ $2 == FAIL ]] && failed=1
+    printf '%-36s %s (%s s) %s\n' "$1" "$2" "$3" "$4"
+}
+
+summary() {
+    echo
+    echo "MirrorLab GPU device check: ${gpu_line:-no GPU information}"
+    echo "| check                              | result |  time   | detail"
+    echo "|------------------------------------|--------|---------|-------"
+    printf '%s\n' "${rows[@]}"
+    if [[ -f $logs/benchmark.log ]] && grep -q '^BENCH' "$logs/benchmark.log"; then
+        echo
+        echo "Throughput, reference workload (tutorial model, global batch 32, Nadam), 100 timed steps:"
+        echo "| replicas | devices              | ms/step | samples/s | all-reduce ms/step"
+        echo "|----------|----------------------|---------|-----------|-------------------"
+        sed -n 's/^BENCH replicas=\([0-9]*\) devices=\([^ ]*\) ms_per_step=\([^ ]*\) samples_per_s=\([^ ]*\) allreduce_ms=\([^ ]*\).*/\1 \2 \3 \4 \5/p' \
+            "$logs/benchmark.log" | while read -r n d ms sps ar; do
+            printf '| %8s | %-20s | %7s | %9s | %s\n' "$n" "$d" "$ms" "$sps" "$ar"
+        done
+    fi
+    echo "Total: $((SECONDS - start_all)) s; logs in $logs"
+    if [[ -n ${OUT:-} ]]; then mkdir -p "$OUT" && cp -r "$logs" "$OUT/" 2>/dev/null; fi
+}
+
+# --- The GPU -------------------------------------------------------------------------------------
+gpu_line=$(nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
+arch=${CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')}
+[[ -z $arch ]] && arch=native
+gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+echo "GPU: ${gpu_line:-nvidia-smi not found}; building for CUDA architecture $arch with -j$jobs"
+
+# --- Build only what the checks need ------------------------------------------------------------
+configure() {  # extra cmake arguments
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMIRRORLAB_BUILD_UI=OFF -DMIRRORLAB_BUILD_CUDA=ON \
+        -DCMAKE_CUDA_ARCHITECTURES="$arch" "$@" >"$logs/configure.log" 2>&1 &&
+        grep -q 'CUDA backend: CUDA' "$logs/configure.log"
+}
+t=$SECONDS
+with_tests=1
+targets=(mirrorlab_cuda mirrorlab-cli test_gpu_ops test_plugin_loader)
+if ! configure -DMIRRORLAB_BUILD_TESTS=ON && grep -q 'Qt6' "$logs/configure.log"; then
+    # No Qt on this machine: the test programs cannot be built; the CLI checks still run.
+    with_tests=0
+    targets=(mirrorlab_cuda mirrorlab-cli)
+    configure -DMIRRORLAB_BUILD_TESTS=OFF
+fi
+if grep -q 'CUDA backend: CUDA' "$logs/configure.log" &&
+    cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1; then
+    row "build (sm_$arch, -j$jobs)" ok $((SECONDS - t)) "${targets[*]}"
+else
+    row "build (sm_$arch, -j$jobs)" FAIL $((SECONDS - t)) "see $logs/configure.log and build.log"
+    tail -30 "$logs/configure.log" "$logs/build.log" 2>/dev/null
+    summary
+    exit 1
+fi
+[[ $with_tests -eq 0 ]] && row "Qt Test programs" FAIL 0 "Qt 6 not found: op suite and GPU tests not built"
+
+tests=$build/tests
+cli=$build/app/mirrorlab-cli
+
+# Runs one Qt Test selection with a time limit and turns its output into a table row.
+qtest() {  # label, timeout, log name, program, selection...
+    local label=$1 limit=$2 log=$logs/$3.log program=$4
+    shift 4
+    local t=$SECONDS status
+    timeout "$limit" "$program" "$@" >"$log" 2>&1
+    status=$?
+    local pass fail skip reason
+    pass=$(grep -c '^PASS' "$log")
+    fail=$(grep -c '^FAIL' "$log")
+    skip=$(grep -c '^SKIP' "$log")
+    if [[ $status -eq 124 ]]; then
+        row "$label" FAIL $((SECONDS - t)) "timed out after ${limit} s"
+    elif [[ $status -ne 0 || $fail -gt 0 ]]; then
+        row "$label" FAIL $((SECONDS - t)) "$fail failed: $(grep -m1 -A1 '^FAIL' "$log" | tr '\n' ' ' | cut -c1-160)"
+    elif [[ $pass -le 2 && $skip -gt 0 ]]; then  # only init/cleanup passed
+        reason=$(grep -m1 '^SKIP' "$log" | sed 's/^SKIP *: [^(]*([^)]*) //' | cut -c1-120)
+        row "$label" SKIP $((SECONDS - t)) "$reason"
+    else
+        row "$label" PASS $((SECONDS - t)) "$((pass)) passed, $skip skipped"
+    fi
+}
+
+"$cli" devices >"$logs/devices.log" 2>&1
+plugin_status=$(sed -n 's/^GPU: //p' "$logs/devices.log" | head -1)
+echo "  CLI: GPU: $plugin_status"
+if [[ $plugin_status =~ [0-9]+\ GPUs? ]]; then
+    row "plugin discovery (CLI devices)" PASS 0 "${plugin_status:0:120}"
+    plugin_gpus=1
+elif [[ $gpu_count -gt 0 ]]; then
+    row "plugin discovery (CLI devices)" FAIL 0 "nvidia-smi lists $gpu_count GPU(s), the plugin says: ${plugin_status:0:100}"
+    plugin_gpus=0
+else
+    row "plugin discovery (CLI devices)" SKIP 0 "${plugin_status:0:120}"
+    plugin_gpus=0
+fi
+
+if [[ $with_tests -eq 1 ]]; then
+    qtest "plugin loader" 60 plugin_loader "$tests/test_plugin_loader"
+    qtest "op suite vs CPU reference" 120 ops "$tests/test_gpu_ops" ops
+    echo "  op rows passed on cuda and cuda-direct: $(grep -c '^PASS.*@cuda' "$logs/ops.log")"
+    qtest "cross-device add/copy" 60 cross_device "$tests/test_gpu_ops" addAndCopyAcrossVirtualDevices
+    qtest "20-step training vs CPU" 120 training "$tests/test_gpu_ops" trainingMatchesTheCpuFor20Steps
+    qtest "mirrored, 2 virtual GPUs vs 1 GPU" 60 mirrored2 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:2 virtual GPUs"
+    qtest "mirrored, 4 virtual GPUs vs 1 GPU" 60 mirrored4 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:4 virtual GPUs"
+    qtest "memory limit (2 x 64 MB)" 60 memory "$tests/test_gpu_ops" memoryLimitIsEnforced
+    qtest "NCCL all-reduce ($gpu_count GPU)" 60 nccl "$tests/test_gpu_ops" ncclAllReduceOnSeparateGpus
+fi
+
+# The application path: the CLI finds the plugin on its own and trains on virtual GPUs.
+cli_train() {  # label, devices, log name
+    local t=$SECONDS status
+    if [[ $plugin_gpus -eq 0 ]]; then
+        row "$1" SKIP 0 "no GPU"
+        return
+    fi
+    timeout 90 "$cli" train --devices "$2" --epochs 1 --steps-per-epoch 50 --data synthetic:1600:64 >"$logs/$3.log" 2>&1
+    status=$?
+    if [[ $status -eq 0 ]] && { [[ $2 != *x* ]] || grep -q 'falling back to reduction to one device' "$logs/$3.log"; }; then
+        row "$1" PASS $((SECONDS - t)) "$(grep -m1 -o '50/50.*' "$logs/$3.log" | cut -c1-100)"
+    else
+        row "$1" FAIL $((SECONDS - t)) "exit $status: $(tail -2 "$logs/$3.log" | tr '\n' ' ' | cut -c1-140)"
+    fi
+}
+cli_train "CLI train gpu:0" gpu:0 cli1
+cli_train "CLI train gpu:0:2x1024MB" gpu:0:2x1024MB cli2
+cli_train "CLI train gpu:0:4x1024MB" gpu:0:4x1024MB cli4
+
+if [[ $with_tests -eq 1 ]]; then
+    export MIRRORLAB_GPU_BENCHMARK=1
+    qtest "benchmark 1/2/4 virtual GPUs" 120 benchmark "$tests/test_gpu_ops" benchmarkVirtualGpus
+fi
+
+summary
+exit $failed

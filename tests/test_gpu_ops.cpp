@@ -1,0 +1,908 @@
+// Every op on every available backend against the CPU reference, in the manner of ggml's
+// test-backend-ops: the same inputs go to CpuReferenceBackend (host memory) and to each backend
+// under test (its own memory), and every tensor afterwards is compared — NaN/Inf positions must
+// agree, integers exactly, floats by normalised mean squared error under a per-op tolerance (0
+// means bit for bit, which the optimizer, dropout, copies and pooling promise). Misuse must fail
+// with the reference's message. Then whole-model checks on the GPU: a 20-step training run
+// against the CPU, mirrored training on 2 and 4 virtual GPUs against one GPU, memory limits,
+// NCCL where there are two GPUs, and (MIRRORLAB_GPU_BENCHMARK=1) a short throughput benchmark.
+//
+// Backends: "cpu" (make_cpu_backend(), the CPU devices' backend; "cpu-copied" runs it through the
+// upload/download path the GPU rows take), "cuda" (cuDNN convolutions)
+// and "cuda-direct" (the direct convolution kernels). Without a GPU the CUDA rows are skipped
+// with the plugin's reason ("no GPU: no CUDA driver found: ...").
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu_reference.h"
+#include "core/device/device.h"
+#include "core/device/plugin_loader.h"
+#include "core/distribute/mirrored.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+constexpr float kSentinel = 777.0f;  // outputs start as this on every backend
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// The GPU, if this machine has one and the plugin loads.
+
+struct GpuState {
+    DeviceRegistry registry;
+    PluginLoadResult plugin;
+    DeviceProvider* provider = nullptr;
+    std::vector<int> indices;  // physical GPU indices
+    std::string skip_reason;
+};
+
+GpuState& gpu() {
+    static GpuState* state = [] {
+        auto* s = new GpuState();
+        std::vector<std::string> dirs;
+        if (!std::string(MIRRORLAB_CUDA_PLUGIN_DIR).empty()) dirs.emplace_back(MIRRORLAB_CUDA_PLUGIN_DIR);
+        for (const auto& dir : gpu_plugin_search_dirs()) dirs.push_back(dir);
+        s->plugin = load_gpu_plugin(s->registry, dirs);
+        for (const auto& device : s->registry.physical_devices()) {
+            if (device.type == DeviceType::GPU) s->indices.push_back(device.index);
+        }
+        if (!s->indices.empty()) {
+            s->provider = s->registry.provider(DeviceType::GPU);
+        } else {
+            s->skip_reason = "no GPU: " + s->plugin.status;
+        }
+        return s;
+    }();
+    return *state;
+}
+
+#define REQUIRE_GPU()                                                \
+    do {                                                             \
+        if (gpu().provider == nullptr) QSKIP(gpu().skip_reason.c_str()); \
+    } while (false)
+
+std::string gpu_spec(const std::string& suffix = "") {
+    return "gpu:" + std::to_string(gpu().indices.front()) + suffix;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends under test.
+
+// CpuCopied runs the CPU backend through the same allocate/upload/download path as the GPU, so the
+// harness itself is exercised on machines without a GPU.
+enum class TargetKind { Invalid = 0, Cpu, CpuCopied, Cuda, CudaDirect };
+
+const char* target_name(TargetKind kind) {
+    switch (kind) {
+        case TargetKind::Cpu: return "cpu";
+        case TargetKind::CpuCopied: return "cpu-copied";
+        case TargetKind::Cuda: return "cuda";
+        case TargetKind::CudaDirect: return "cuda-direct";
+        case TargetKind::Invalid: break;
+    }
+    return "invalid";
+}
+
+struct Target {
+    std::unique_ptr<Backend> backend;
+    std::shared_ptr<RawAllocator> allocator;  // null: host memory
+};
+
+Target& target(TargetKind kind) {
+    static std::map<TargetKind, Target> targets;
+    auto it = targets.find(kind);
+    if (it != targets.end()) return it->second;
+    Target made;
+    if (kind == TargetKind::Cpu || kind == TargetKind::CpuCopied) {
+        made.backend = make_cpu_backend();
+        if (kind == TargetKind::CpuCopied) made.allocator = std::make_shared<HostAllocator>();
+    } else {
+        const int index = gpu().indices.front();
+        if (kind == TargetKind::CudaDirect) qputenv("MIRRORLAB_CUDA_CONV", "direct");
+        made.backend = gpu().provider->create_backend(index);
+        qunsetenv("MIRRORLAB_CUDA_CONV");
+        made.allocator = gpu().provider->create_allocator(index);
+    }
+    return targets.emplace(kind, std::move(made)).first->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Op cases: host tensors, the call, the tolerance.
+
+struct HostTensor {
+    Shape shape;
+    DType dtype = DType::F32;
+    std::vector<float> f;
+    std::vector<std::int32_t> i;
+    bool present = true;  // false: passed as an empty view (an optional output left out)
+
+    std::int64_t bytes() const { return shape.numel() * 4; }
+    void* data() { return dtype == DType::I32 ? static_cast<void*>(i.data()) : static_cast<void*>(f.data()); }
+};
+
+HostTensor f32(Shape shape, std::vector<float> values) {
+    HostTensor t;
+    t.shape = std::move(shape);
+    t.f = std::move(values);
+    if (static_cast<std::int64_t>(t.f.size()) != t.shape.numel()) qFatal("test bug: values do not fit the shape");
+    return t;
+}
+
+HostTensor i32(Shape shape, std::vector<std::int32_t> values) {
+    HostTensor t;
+    t.shape = std::move(shape);
+    t.dtype = DType::I32;
+    t.i = std::move(values);
+    if (static_cast<std::int64_t>(t.i.size()) != t.shape.numel()) qFatal("test bug: values do not fit the shape");
+    return t;
+}
+
+HostTensor output(Shape shape, DType dtype = DType::F32) {
+    const auto n = static_cast<std::size_t>(shape.numel());
+    if (dtype == DType::I32) return i32(std::move(shape), std::vector<std::int32_t>(n, -777));
+    return f32(std::move(shape), std::vector<float>(n, kSentinel));
+}
+
+HostTensor absent() {
+    HostTensor t;
+    t.present = false;
+    return t;
+}
+
+struct Scalars {
+    std::vector<double> approx;       // compared relatively (1e-9)
+    std::vector<std::int64_t> exact;  // compared exactly
+};
+
+using Views = std::vector<TensorView>;
+
+struct OpCase {
+    std::string name;
+    double tolerance = 0.0;  // normalised MSE bound for float tensors; 0: bit for bit
+    std::vector<HostTensor> tensors;
+    std::function<Scalars(Backend&, const Views&)> run;
+};
+
+Scalars none() { return {}; }
+
+Scalars from_counts(const LossCounts& counts) {
+    return {{counts.loss_sum}, {counts.correct, counts.top_k_correct, counts.samples}};
+}
+
+std::vector<float> uniform(std::mt19937& rng, std::int64_t count, float low = -1.0f, float high = 1.0f) {
+    std::uniform_real_distribution<float> distribution(low, high);
+    std::vector<float> values(static_cast<std::size_t>(count));
+    for (auto& v : values) v = distribution(rng);
+    return values;
+}
+
+std::vector<std::int32_t> integers(std::mt19937& rng, std::int64_t count, std::int32_t low, std::int32_t high) {
+    std::uniform_int_distribution<std::int32_t> distribution(low, high);
+    std::vector<std::int32_t> values(static_cast<std::size_t>(count));
+    for (auto& v : values) v = distribution(rng);
+    return values;
+}
+
+TensorView host_view(HostTensor& t) { return {t.data(), t.shape, t.dtype}; }
+
+void add_embedding_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(11);
+    cases.push_back({"embedding_forward", 0.0,
+                     {i32({4, 12}, integers(rng, 48, 0, 49)), f32({50, 7}, uniform(rng, 350)), output({4, 12, 7})},
+                     [](Backend& b, const Views& v) { b.embedding_forward(v[0], v[1], v[2]); return none(); }});
+    auto ids = integers(rng, 48, 0, 49);
+    ids[17] = 50;
+    cases.push_back({"embedding_forward_bad_id", 0.0,
+                     {i32({4, 12}, ids), f32({50, 7}, uniform(rng, 350)), output({4, 12, 7})},
+                     [](Backend& b, const Views& v) { b.embedding_forward(v[0], v[1], v[2]); return none(); }});
+    // Few distinct ids, so rows receive many gradients (the scatter-add's collisions).
+    cases.push_back({"embedding_backward", 1e-10,
+                     {i32({4, 12}, integers(rng, 48, 0, 9)), f32({4, 12, 7}, uniform(rng, 336)), output({10, 7})},
+                     [](Backend& b, const Views& v) { b.embedding_backward(v[0], v[1], v[2]); return none(); }});
+    auto bad = integers(rng, 48, 0, 9);
+    bad[3] = -1;
+    cases.push_back({"embedding_backward_bad_id", 0.0,
+                     {i32({4, 12}, bad), f32({4, 12, 7}, uniform(rng, 336)), output({10, 7})},
+                     [](Backend& b, const Views& v) { b.embedding_backward(v[0], v[1], v[2]); return none(); }});
+}
+
+// x [B, T, Cin], kernel [K, Cin, Cout] with output length To and left padding.
+void add_conv_cases(std::vector<OpCase>& cases, const std::string& name, std::int64_t batch, std::int64_t length,
+                    std::int64_t in_channels, std::int64_t window, std::int64_t out_channels, bool same, bool bias,
+                    std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    const std::int64_t out_length = conv_output_length(length, static_cast<std::int32_t>(window), 1, same);
+    const std::int32_t pad = same ? same_pad_left(length, static_cast<std::int32_t>(window), 1) : 0;
+    const Conv1DParams params{pad};
+    HostTensor x = f32({batch, length, in_channels}, uniform(rng, batch * length * in_channels));
+    HostTensor kernel = f32({window, in_channels, out_channels}, uniform(rng, window * in_channels * out_channels, -0.3f, 0.3f));
+    HostTensor b = bias ? f32({out_channels}, uniform(rng, out_channels)) : absent();
+    HostTensor dy = f32({batch, out_length, out_channels}, uniform(rng, batch * out_length * out_channels));
+    cases.push_back({"conv1d_forward_" + name, 1e-9, {x, kernel, b, output({batch, out_length, out_channels})},
+                     [params](Backend& be, const Views& v) {
+                         be.conv1d_forward(v[0], v[1], v[2], v[3], params);
+                         return none();
+                     }});
+    cases.push_back({"conv1d_backward_" + name, 1e-9,
+                     {x, kernel, dy, output({batch, length, in_channels}), output({window, in_channels, out_channels}),
+                      bias ? output({out_channels}) : absent()},
+                     [params](Backend& be, const Views& v) {
+                         be.conv1d_backward(v[0], v[1], v[2], v[3], v[4], v[5], params);
+                         return none();
+                     }});
+    cases.push_back({"conv1d_backward_no_input_grad_" + name, 1e-9,
+                     {x, kernel, dy, absent(), output({window, in_channels, out_channels}),
+                      bias ? output({out_channels}) : absent()},
+                     [params](Backend& be, const Views& v) {
+                         be.conv1d_backward(v[0], v[1], v[2], v[3], v[4], v[5], params);
+                         return none();
+                     }});
+}
+
+void add_pool_cases(std::vector<OpCase>& cases, const std::string& name, std::int32_t pool, std::int32_t stride,
+                    bool same, bool global, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    const std::int64_t batch = 3, length = 20, channels = 16;
+    const std::int32_t pool_size = global ? static_cast<std::int32_t>(length) : pool;
+    const std::int32_t step = global ? static_cast<std::int32_t>(length) : stride;
+    const std::int64_t out_length = conv_output_length(length, pool_size, step, same);
+    const Pool1DParams params{pool_size, step, same ? same_pad_left(length, pool_size, step) : 0};
+    HostTensor x = f32({batch, length, channels}, uniform(rng, batch * length * channels));
+    x.f[(0 * length + 3) * channels + 2] = std::numeric_limits<float>::quiet_NaN();  // must propagate
+    x.f[(1 * length + 5) * channels + 0] = std::numeric_limits<float>::infinity();
+    x.f[(2 * length + 6) * channels + 4] = x.f[(2 * length + 7) * channels + 4];    // a tie: the first wins
+    cases.push_back({"maxpool1d_forward_" + name, 0.0,
+                     {x, output({batch, out_length, channels}), output({batch, out_length, channels}, DType::I32)},
+                     [params](Backend& be, const Views& v) {
+                         be.maxpool1d_forward(v[0], v[1], v[2], params);
+                         return none();
+                     }});
+    // The backward pass gets the reference's own argmax.
+    HostTensor y = output({batch, out_length, channels}), argmax = output({batch, out_length, channels}, DType::I32);
+    CpuReferenceBackend reference;
+    reference.maxpool1d_forward(host_view(x), host_view(y), host_view(argmax), params);
+    cases.push_back({"maxpool1d_backward_" + name, 1e-12,
+                     {f32({batch, out_length, channels}, uniform(rng, batch * out_length * channels)), argmax,
+                      output({batch, length, channels})},
+                     [](Backend& be, const Views& v) {
+                         be.maxpool1d_backward(v[0], v[1], v[2]);
+                         return none();
+                     }});
+}
+
+void add_dense_cases(std::vector<OpCase>& cases, const std::string& name, std::int64_t batch, std::int64_t inputs,
+                     std::int64_t units, bool bias, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    HostTensor x = f32({batch, inputs}, uniform(rng, batch * inputs));
+    HostTensor kernel = f32({inputs, units}, uniform(rng, inputs * units, -0.1f, 0.1f));
+    HostTensor b = bias ? f32({units}, uniform(rng, units)) : absent();
+    HostTensor dy = f32({batch, units}, uniform(rng, batch * units));
+    cases.push_back({"dense_forward_" + name, 1e-9, {x, kernel, b, output({batch, units})},
+                     [](Backend& be, const Views& v) {
+                         be.dense_forward(v[0], v[1], v[2], v[3]);
+                         return none();
+                     }});
+    cases.push_back({"dense_backward_" + name, 1e-9,
+                     {x, kernel, dy, output({batch, inputs}), output({inputs, units}), bias ? output({units}) : absent()},
+                     [](Backend& be, const Views& v) {
+                         be.dense_backward(v[0], v[1], v[2], v[3], v[4], v[5]);
+                         return none();
+                     }});
+    cases.push_back({"dense_backward_no_input_grad_" + name, 1e-9,
+                     {x, kernel, dy, absent(), output({inputs, units}), bias ? output({units}) : absent()},
+                     [](Backend& be, const Views& v) {
+                         be.dense_backward(v[0], v[1], v[2], v[3], v[4], v[5]);
+                         return none();
+                     }});
+}
+
+void add_activation_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(23);
+    const std::int64_t count = 2000;
+    std::vector<float> x = uniform(rng, count, -6.0f, 6.0f);
+    x[7] = std::numeric_limits<float>::quiet_NaN();
+    x[8] = -0.0f;
+    x[9] = std::numeric_limits<float>::infinity();
+    x[10] = -std::numeric_limits<float>::infinity();
+    for (ActivationKind kind : {ActivationKind::Linear, ActivationKind::ReLU, ActivationKind::Tanh, ActivationKind::Sigmoid}) {
+        const std::string name(activation_name(kind));
+        // Transcendentals may differ in the last bit between libm and CUDA's math library.
+        const double tolerance = kind == ActivationKind::Tanh || kind == ActivationKind::Sigmoid ? 1e-12 : 0.0;
+        cases.push_back({"activation_forward_" + name, tolerance, {f32({count}, x), output({count})},
+                         [kind](Backend& be, const Views& v) {
+                             be.activation_forward(kind, v[0], v[1]);
+                             return none();
+                         }});
+        cases.push_back({"activation_forward_in_place_" + name, tolerance, {f32({count}, x)},
+                         [kind](Backend& be, const Views& v) {
+                             be.activation_forward(kind, v[0], v[0]);
+                             return none();
+                         }});
+        HostTensor in = f32({count}, x), y = output({count});
+        CpuReferenceBackend reference;
+        reference.activation_forward(kind, host_view(in), host_view(y));
+        cases.push_back({"activation_backward_" + name, 1e-14, {y, f32({count}, uniform(rng, count)), output({count})},
+                         [kind](Backend& be, const Views& v) {
+                             be.activation_backward(kind, v[0], v[1], v[2]);
+                             return none();
+                         }});
+    }
+    cases.push_back({"activation_softmax_refused", 0.0, {f32({count}, x), output({count})},
+                     [](Backend& be, const Views& v) {
+                         be.activation_forward(ActivationKind::Softmax, v[0], v[1]);
+                         return none();
+                     }});
+}
+
+void add_dropout_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(31);
+    const std::int64_t count = 5000;
+    for (float rate : {0.3f, 0.0f}) {
+        cases.push_back({"dropout_forward_rate_" + std::to_string(rate).substr(0, 3), 0.0,
+                         {f32({count}, uniform(rng, count)), output({count}), output({count})},
+                         [rate](Backend& be, const Views& v) {
+                             be.dropout_forward(v[0], v[1], v[2], rate, 1234);
+                             return none();
+                         }});
+    }
+    HostTensor mask = f32({count}, uniform(rng, count));
+    for (auto& m : mask.f) m = m < 0.0f ? 0.0f : 1.0f / 0.7f;
+    cases.push_back({"dropout_backward", 0.0, {f32({count}, uniform(rng, count)), mask, output({count})},
+                     [](Backend& be, const Views& v) {
+                         be.dropout_backward(v[0], v[1], v[2]);
+                         return none();
+                     }});
+}
+
+void add_loss_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(41);
+    const std::int64_t batch = 9, classes = 46;
+    std::vector<float> logits = uniform(rng, batch * classes, -4.0f, 4.0f);
+    for (std::int64_t c = 0; c < classes; ++c) logits[static_cast<std::size_t>(3 * classes + c)] = 0.25f;  // all tied
+    for (std::int64_t c = 0; c < classes; ++c) logits[static_cast<std::size_t>(5 * classes + c)] += 1e4f;   // large
+    std::vector<std::int32_t> labels = integers(rng, batch, 0, static_cast<std::int32_t>(classes) - 1);
+    const float scale = 1.0f / 32.0f;
+    cases.push_back({"softmax_cross_entropy", 1e-12,
+                     {f32({batch, classes}, logits), i32({batch}, labels), output({batch, classes}), output({batch, classes})},
+                     [scale](Backend& be, const Views& v) {
+                         return from_counts(be.softmax_cross_entropy(v[0], v[1], v[2], v[3], scale, 5));
+                     }});
+    cases.push_back({"softmax_cross_entropy_no_gradient", 1e-12,
+                     {f32({batch, classes}, logits), i32({batch}, labels), output({batch, classes}), absent()},
+                     [](Backend& be, const Views& v) {
+                         return from_counts(be.softmax_cross_entropy(v[0], v[1], v[2], v[3], 1.0f, 1));
+                     }});
+    std::vector<float> with_nan = logits;
+    with_nan[7 * classes + 2] = std::numeric_limits<float>::quiet_NaN();
+    cases.push_back({"softmax_cross_entropy_nan", 1e-12,
+                     {f32({batch, classes}, with_nan), i32({batch}, labels), output({batch, classes}), output({batch, classes})},
+                     [scale](Backend& be, const Views& v) {
+                         return from_counts(be.softmax_cross_entropy(v[0], v[1], v[2], v[3], scale, 5));
+                     }});
+    std::vector<std::int32_t> bad = labels;
+    bad[4] = static_cast<std::int32_t>(classes);
+    cases.push_back({"softmax_cross_entropy_bad_label", 0.0,
+                     {f32({batch, classes}, logits), i32({batch}, bad), output({batch, classes}), output({batch, classes})},
+                     [scale](Backend& be, const Views& v) {
+                         return from_counts(be.softmax_cross_entropy(v[0], v[1], v[2], v[3], scale, 5));
+                     }});
+}
+
+void add_optimizer_cases(std::vector<OpCase>& cases) {
+    struct Config {
+        std::string name;
+        OptimizerConfig config;
+    };
+    std::vector<Config> configs;
+    for (OptimizerKind kind : {OptimizerKind::SGD, OptimizerKind::Adam, OptimizerKind::Nadam, OptimizerKind::RMSprop}) {
+        configs.push_back({std::string(optimizer_name(kind)), OptimizerConfig::defaults(kind)});
+    }
+    OptimizerConfig momentum = OptimizerConfig::defaults(OptimizerKind::SGD);
+    momentum.momentum = 0.9;
+    configs.push_back({"SGD_momentum", momentum});
+    momentum.nesterov = true;
+    configs.push_back({"SGD_nesterov", momentum});
+    OptimizerConfig rms = OptimizerConfig::defaults(OptimizerKind::RMSprop);
+    rms.momentum = 0.5;
+    configs.push_back({"RMSprop_momentum", rms});
+
+    std::mt19937 rng(53);
+    const std::int64_t count = 1000;
+    for (const auto& [name, config] : configs) {
+        OptimizerSchedule schedule(config);
+        OptimizerStep step;
+        for (int i = 0; i < 3; ++i) step = schedule.next_step();
+        const int slot_count = schedule.slot_count();
+        // slot0 is a mean square (never negative) for RMSprop, a first moment otherwise; slot1 is
+        // a second moment for Adam/Nadam and a momentum buffer for RMSprop.
+        const bool slot0_square = config.kind == OptimizerKind::RMSprop;
+        const bool slot1_square = config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::Nadam;
+        HostTensor slot0 = slot_count >= 1 ? f32({count}, slot0_square ? uniform(rng, count, 0.0f, 1e-4f) : uniform(rng, count, -1e-3f, 1e-3f))
+                                      : absent();
+        HostTensor slot1 = slot_count >= 2 ? f32({count}, slot1_square ? uniform(rng, count, 0.0f, 1e-4f) : uniform(rng, count, -1e-3f, 1e-3f))
+                                      : absent();
+        cases.push_back({"apply_update_" + name, 0.0,
+                         {f32({count}, uniform(rng, count)), f32({count}, uniform(rng, count, -1e-2f, 1e-2f)), slot0, slot1},
+                         [step](Backend& be, const Views& v) {
+                             be.apply_update(step, v[0], v[1], v[2], v[3]);
+                             return none();
+                         }});
+    }
+    OptimizerSchedule adam(OptimizerConfig::defaults(OptimizerKind::Adam));
+    const OptimizerStep step = adam.next_step();
+    cases.push_back({"apply_update_missing_slot", 0.0, {f32({count}, uniform(rng, count)), f32({count}, uniform(rng, count)), absent(), absent()},
+                     [step](Backend& be, const Views& v) {
+                         be.apply_update(step, v[0], v[1], v[2], v[3]);
+                         return none();
+                     }});
+}
+
+void add_memory_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(61);
+    const std::int64_t count = 3000;
+    cases.push_back({"add_inplace", 0.0, {f32({count}, uniform(rng, count)), f32({count}, uniform(rng, count))},
+                     [](Backend& be, const Views& v) {
+                         be.add_inplace(v[0], v[1]);
+                         return none();
+                     }});
+    cases.push_back({"add_inplace_mismatch", 0.0, {f32({count}, uniform(rng, count)), f32({count - 1}, uniform(rng, count - 1))},
+                     [](Backend& be, const Views& v) {
+                         be.add_inplace(v[0], v[1]);
+                         return none();
+                     }});
+    cases.push_back({"copy", 0.0,
+                     {f32({count}, uniform(rng, count)), output({count}), i32({77}, integers(rng, 77, -5, 5)), output({77}, DType::I32)},
+                     [](Backend& be, const Views& v) {
+                         be.copy(v[1], v[0]);
+                         be.copy(v[3], v[2]);
+                         return none();
+                     }});
+    cases.push_back({"copy_mismatch", 0.0, {f32({count}, uniform(rng, count)), output({count + 1})},
+                     [](Backend& be, const Views& v) {
+                         be.copy(v[1], v[0]);
+                         return none();
+                     }});
+    cases.push_back({"fill", 0.0, {output({count}), output({count}), output({count}), output({99}, DType::I32)},
+                     [](Backend& be, const Views& v) {
+                         be.fill(v[0], 5.5f);
+                         be.fill(v[1], 0.0f);
+                         be.fill(v[2], -0.0f);
+                         be.fill(v[3], 7.9f);
+                         return none();
+                     }});
+    cases.push_back({"sum_of_squares", 0.0, {f32({12345}, uniform(rng, 12345))},
+                     [](Backend& be, const Views& v) { return Scalars{{be.sum_of_squares(v[0])}, {}}; }});
+    std::vector<float> with_nan = uniform(rng, count), with_inf = uniform(rng, count);
+    with_nan[count - 1] = std::numeric_limits<float>::quiet_NaN();
+    with_inf[12] = -std::numeric_limits<float>::infinity();
+    cases.push_back({"all_finite", 0.0, {f32({count}, uniform(rng, count)), f32({count}, with_nan), f32({count}, with_inf)},
+                     [](Backend& be, const Views& v) {
+                         return Scalars{{}, {be.all_finite(v[0]), be.all_finite(v[1]), be.all_finite(v[2])}};
+                     }});
+}
+
+const std::vector<OpCase>& op_cases() {
+    static const std::vector<OpCase> cases = [] {
+        std::vector<OpCase> all;
+        add_embedding_cases(all);
+        add_conv_cases(all, "valid", 3, 20, 7, 5, 16, false, true, 101);
+        add_conv_cases(all, "same_odd", 3, 20, 7, 3, 16, true, true, 102);
+        add_conv_cases(all, "same_even", 3, 20, 7, 4, 16, true, true, 103);  // asymmetric padding
+        add_conv_cases(all, "no_bias", 2, 17, 5, 5, 8, false, false, 104);
+        add_conv_cases(all, "tutorial", 16, 300, 7, 5, 64, false, true, 105);
+        add_conv_cases(all, "tutorial_second", 16, 148, 64, 3, 32, false, true, 106);
+        add_pool_cases(all, "2_2", 2, 2, false, false, 201);
+        add_pool_cases(all, "3_2_same", 3, 2, true, false, 202);
+        add_pool_cases(all, "3_1_overlapping", 3, 1, false, false, 203);
+        add_pool_cases(all, "global", 0, 0, false, true, 204);
+        add_dense_cases(all, "small", 5, 33, 46, true, 301);
+        add_dense_cases(all, "tutorial", 16, 2336, 46, true, 302);
+        add_dense_cases(all, "no_bias", 4, 9, 3, false, 303);
+        add_activation_cases(all);
+        add_dropout_cases(all);
+        add_loss_cases(all);
+        add_optimizer_cases(all);
+        add_memory_cases(all);
+        return all;
+    }();
+    return cases;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a case on a backend and comparing with the reference.
+
+struct Outcome {
+    std::vector<HostTensor> tensors;
+    Scalars scalars;
+    std::string error;  // the OpError's message; empty when the op succeeded
+};
+
+// Device memory for one run, freed however the run ends.
+struct Allocations {
+    RawAllocator* allocator = nullptr;
+    std::vector<void*> pointers;
+    ~Allocations() {
+        for (void* p : pointers) allocator->free_raw(p);
+    }
+};
+
+Outcome execute(const OpCase& op, Backend& backend, RawAllocator* allocator) {
+    Outcome outcome;
+    outcome.tensors = op.tensors;
+    Views views;
+    Allocations allocations{allocator, {}};
+    for (auto& tensor : outcome.tensors) {
+        if (!tensor.present) {
+            views.push_back({});
+            continue;
+        }
+        if (allocator == nullptr) {
+            views.push_back(host_view(tensor));
+            continue;
+        }
+        void* pointer = allocator->allocate_raw(std::max<std::int64_t>(tensor.bytes(), 4));
+        if (pointer == nullptr) qFatal("the backend's allocator refused %lld bytes", static_cast<long long>(tensor.bytes()));
+        allocations.pointers.push_back(pointer);
+        views.push_back({pointer, tensor.shape, tensor.dtype});
+        backend.upload(views.back(), tensor.data());
+    }
+    try {
+        outcome.scalars = op.run(backend, views);
+        backend.synchronize();
+    } catch (const OpError& error) {
+        outcome.error = error.what();
+    }
+    if (allocator != nullptr) {
+        for (std::size_t i = 0; i < outcome.tensors.size(); ++i) {
+            if (outcome.tensors[i].present) backend.download(outcome.tensors[i].data(), views[i]);
+        }
+    }
+    return outcome;
+}
+
+// Empty when `got` matches `want` under the case's tolerance, else what differs.
+QString compare(const OpCase& op, const Outcome& got, const Outcome& want) {
+    if (got.error != want.error) {
+        return QString("error differs:\n   got: '%1'\n  want: '%2'")
+            .arg(QString::fromStdString(got.error), QString::fromStdString(want.error));
+    }
+    if (!want.error.empty()) return {};  // both refused with the same message; outputs are unspecified
+    for (std::size_t t = 0; t < want.tensors.size(); ++t) {
+        const HostTensor &a = got.tensors[t], &b = want.tensors[t];
+        if (!b.present) continue;
+        if (b.dtype == DType::I32) {
+            for (std::size_t i = 0; i < b.i.size(); ++i) {
+                if (a.i[i] != b.i[i]) return QString("tensor %1 element %2: %3 vs %4").arg(t).arg(i).arg(a.i[i]).arg(b.i[i]);
+            }
+            continue;
+        }
+        double error = 0.0, norm = 0.0, worst = 0.0;
+        for (std::size_t i = 0; i < b.f.size(); ++i) {
+            const float x = a.f[i], y = b.f[i];
+            if (std::isnan(x) != std::isnan(y) || std::isinf(x) != std::isinf(y) ||
+                (std::isinf(y) && std::signbit(x) != std::signbit(y))) {
+                return QString("tensor %1 element %2: %3 vs %4 (NaN/Inf disagree)").arg(t).arg(i).arg(x).arg(y);
+            }
+            if (!std::isfinite(y)) continue;
+            if (op.tolerance == 0.0 && std::memcmp(&x, &y, sizeof x) != 0) {
+                return QString("tensor %1 element %2: %3 vs %4 (must be bit for bit)")
+                    .arg(t).arg(i).arg(double(x), 0, 'g', 9).arg(double(y), 0, 'g', 9);
+            }
+            const double d = static_cast<double>(x) - y;
+            error += d * d;
+            norm += static_cast<double>(y) * y;
+            worst = std::max(worst, std::abs(d));
+        }
+        const double nmse = error / std::max(norm, 1e-30);
+        if (nmse > op.tolerance && op.tolerance > 0.0) {
+            return QString("tensor %1: normalised MSE %2 above %3 (largest difference %4)")
+                .arg(t).arg(nmse, 0, 'g', 3).arg(op.tolerance, 0, 'g', 3).arg(worst, 0, 'g', 3);
+        }
+    }
+    if (got.scalars.exact != want.scalars.exact) return QStringLiteral("exact scalars differ (counts or flags)");
+    if (got.scalars.approx.size() != want.scalars.approx.size()) return QStringLiteral("scalar counts differ");
+    for (std::size_t i = 0; i < want.scalars.approx.size(); ++i) {
+        const double x = got.scalars.approx[i], y = want.scalars.approx[i];
+        if (std::isnan(x) && std::isnan(y)) continue;
+        if (!(std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(y)))) {
+            return QString("scalar %1: %2 vs %3").arg(i).arg(x, 0, 'g', 17).arg(y, 0, 'g', 17);
+        }
+    }
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole-model helpers.
+
+struct Batch {
+    std::vector<std::int32_t> ids, labels;
+};
+
+Batch random_batch(const Model& model, std::int32_t size, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    Batch batch;
+    batch.ids = integers(rng, std::int64_t{size} * model.input_length(), 0,
+                         static_cast<std::int32_t>(model.vocabulary_size()) - 1);
+    batch.labels = integers(rng, size, 0, model.num_classes() - 1);
+    return batch;
+}
+
+struct Log {
+    std::vector<std::string> lines;
+    bool contains(const std::string& text) const {
+        return std::any_of(lines.begin(), lines.end(), [&](const auto& line) { return line.find(text) != std::string::npos; });
+    }
+    std::string all() const {
+        std::string text;
+        for (const auto& line : lines) text += line + "\n";
+        return text;
+    }
+};
+
+std::unique_ptr<MirroredStrategy> strategy_on(const std::string& spec, AllReduceAlgorithm algorithm, Log* log = nullptr) {
+    return std::make_unique<MirroredStrategy>(create_logical_devices(DeviceConfig::parse(spec), gpu().registry), algorithm,
+                                              [log](LogLevel, const std::string& line) {
+                                                  if (log != nullptr) log->lines.push_back(line);
+                                              });
+}
+
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+    double error = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double d = static_cast<double>(got[i]) - want[i];
+        error += d * d;
+        norm += static_cast<double>(want[i]) * want[i];
+    }
+    return error / std::max(norm, 1e-30);
+}
+
+OptimizerConfig nadam() { return OptimizerConfig::defaults(OptimizerKind::Nadam); }
+
+}  // namespace
+
+class TestGpuOps : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        qInfo("GPU status: %s", gpu().plugin.status.c_str());
+        qInfo("%zu op cases on cpu%s", op_cases().size(), gpu().provider != nullptr ? ", cuda, cuda-direct" : "");
+    }
+
+    void ops_data() {
+        QTest::addColumn<int>("case_index");
+        QTest::addColumn<int>("target_kind");
+        for (TargetKind kind : {TargetKind::Cpu, TargetKind::CpuCopied, TargetKind::Cuda, TargetKind::CudaDirect}) {
+            for (std::size_t i = 0; i < op_cases().size(); ++i) {
+                const std::string row = op_cases()[i].name + "@" + target_name(kind);
+                QTest::newRow(row.c_str()) << static_cast<int>(i) << static_cast<int>(kind);
+            }
+        }
+    }
+
+    void ops() {
+        QFETCH(int, case_index);
+        QFETCH(int, target_kind);
+        const auto kind = static_cast<TargetKind>(target_kind);
+        if (kind == TargetKind::Cuda || kind == TargetKind::CudaDirect) REQUIRE_GPU();
+        const OpCase& op = op_cases()[static_cast<std::size_t>(case_index)];
+        CpuReferenceBackend reference;
+        const Outcome want = execute(op, reference, nullptr);
+        Target& under_test = target(kind);
+        const Outcome got = execute(op, *under_test.backend, under_test.allocator.get());
+        const QString difference = compare(op, got, want);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
+    }
+
+    // Cross-device reads: add_inplace and copy with the source in another logical device's
+    // arena on the same GPU, as the reduce-to-one-device all-reduce does on virtual GPUs.
+    void addAndCopyAcrossVirtualDevices() {
+        REQUIRE_GPU();
+        auto devices = create_logical_devices(DeviceConfig::parse(gpu_spec(":2x64MB")), gpu().registry);
+        std::mt19937 rng(71);
+        const std::vector<float> a = uniform(rng, 4097), b = uniform(rng, 4097);
+        Tensor ta(devices[0]->arena(), DType::F32, Shape{4097}, "a"), tb(devices[1]->arena(), DType::F32, Shape{4097}, "b");
+        devices[0]->backend().upload(ta, a.data());
+        devices[1]->backend().upload(tb, b.data());
+        devices[0]->backend().add_inplace(ta, tb);
+        devices[1]->backend().copy(tb, ta);
+        std::vector<float> result(4097);
+        devices[1]->backend().download(result.data(), tb);
+        for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(result[i], a[i] + b[i]);
+    }
+
+    void trainingMatchesTheCpuFor20Steps() {
+        REQUIRE_GPU();
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 7);
+        auto cpu = strategy_on("cpu", AllReduceAlgorithm::Auto);
+        auto cuda = strategy_on(gpu_spec(), AllReduceAlgorithm::Auto);
+        cpu->build(model, 32, nadam(), weights);
+        cuda->build(model, 32, nadam(), weights);
+        for (int step = 0; step < 20; ++step) {
+            const Batch batch = random_batch(model, 32, 1000u + static_cast<std::uint32_t>(step));
+            const auto want = cpu->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1));
+            const auto got = cuda->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1));
+            QVERIFY(got.finite && want.finite);
+            const double loss_want = want.counts.loss_sum / 32, loss_got = got.counts.loss_sum / 32;
+            QVERIFY2(std::abs(loss_got - loss_want) <= 1e-3 * std::max(1.0, std::abs(loss_want)),
+                     qPrintable(QString("step %1: loss %2 on the GPU, %3 on the CPU").arg(step + 1).arg(loss_got, 0, 'g', 9).arg(loss_want, 0, 'g', 9)));
+            QVERIFY(std::abs(got.counts.correct - want.counts.correct) <= 1);
+            QVERIFY(got.replicas.front().forward_ms > 0.0);
+        }
+        const double error = nmse(cuda->weights(), cpu->weights());
+        qInfo("weights after 20 steps: normalised MSE %.3g between GPU and CPU", error);
+        // Summation order differs (cuDNN, cuBLAS, atomics), and over 20 steps a rounding difference
+        // may flip a near-tie in max pooling or a ReLU kink: close, not equal.
+        QVERIFY2(error < 1e-5, qPrintable(QString("normalised MSE %1").arg(error)));
+        const Batch held_out = random_batch(model, 32, 5);
+        const LossCounts eval_cpu = cpu->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
+        const LossCounts eval_gpu = cuda->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
+        QVERIFY(std::abs(eval_gpu.loss_sum - eval_cpu.loss_sum) <= 1e-3 * std::max(1.0, std::abs(eval_cpu.loss_sum)));
+    }
+
+    void mirroredOnVirtualGpus_data() {
+        QTest::addColumn<int>("replicas");
+        QTest::newRow("2 virtual GPUs") << 2;
+        QTest::newRow("4 virtual GPUs") << 4;
+    }
+
+    // The mirrored step on N virtual GPUs equals the one-GPU step on the same global batch, and
+    // the mirrored variables stay bit-identical; NCCL is refused with TensorFlow's line.
+    void mirroredOnVirtualGpus() {
+        REQUIRE_GPU();
+        QFETCH(int, replicas);
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 9);
+        Log log;
+        auto mirrored = strategy_on(gpu_spec(":" + std::to_string(replicas) + "x256MB"), AllReduceAlgorithm::Auto, &log);
+        auto single = strategy_on(gpu_spec(), AllReduceAlgorithm::Auto);
+        QCOMPARE(mirrored->all_reduce_algorithm(), AllReduceAlgorithm::ReduceToOneDevice);
+        QVERIFY2(log.contains("NCCL is not supported when using virtual GPUs, falling back to reduction to one device"), log.all().c_str());
+        QVERIFY2(log.contains("Reduce to /device:GPU:0 then broadcast to (/device:GPU:0, /device:GPU:1"), log.all().c_str());
+        mirrored->build(model, 32, nadam(), weights);
+        single->build(model, 32, nadam(), weights);
+        for (int step = 0; step < 10; ++step) {
+            const Batch batch = random_batch(model, 32, 2000u + static_cast<std::uint32_t>(step));
+            const auto got = mirrored->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1));
+            const auto want = single->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1));
+            QVERIFY(std::abs(got.counts.loss_sum - want.counts.loss_sum) <= 1e-4 * std::max(1.0, std::abs(want.counts.loss_sum)));
+            QCOMPARE(got.counts.samples, want.counts.samples);
+            QCOMPARE(static_cast<int>(got.replicas.size()), replicas);
+        }
+        const std::vector<float> first = mirrored->weights(0);
+        for (int r = 1; r < replicas; ++r) {
+            const std::vector<float> other = mirrored->weights(r);
+            QVERIFY2(std::memcmp(first.data(), other.data(), first.size() * sizeof(float)) == 0,
+                     qPrintable(QString("replica %1's variables differ from replica 0's").arg(r)));
+        }
+        const double error = nmse(first, single->weights());
+        qInfo("%d virtual GPUs vs one GPU after 10 steps: normalised MSE %.3g", replicas, error);
+        QVERIFY2(error < 1e-6, qPrintable(QString("normalised MSE %1").arg(error)));
+        for (const auto& memory : mirrored->memory()) {
+            QCOMPARE(memory.limit_bytes, 256 * kMiB);
+            QVERIFY(memory.bytes_in_use > 0 && memory.bytes_in_use <= memory.limit_bytes);
+            QVERIFY(memory.peak_bytes >= memory.bytes_in_use);
+        }
+    }
+
+    void memoryLimitIsEnforced() {
+        REQUIRE_GPU();
+        auto devices = create_logical_devices(DeviceConfig::parse(gpu_spec(":2x64MB")), gpu().registry);
+        MemoryArena& arena = devices[1]->arena();
+        const std::int64_t free_before = gpu().provider->free_memory_bytes(gpu().indices.front());
+        QVERIFY(free_before > 0);
+        {
+            Tensor big(arena, DType::F32, Shape{48 * kMiB / 4}, "a 48 MiB tensor");
+            QCOMPARE(arena.stats().bytes_in_use, 48 * kMiB);
+            QCOMPARE(arena.stats().limit_bytes, 64 * kMiB);
+            QVERIFY(gpu().provider->free_memory_bytes(gpu().indices.front()) < free_before);
+            try {
+                Tensor too_much(arena, DType::F32, Shape{32 * kMiB / 4}, "a 32 MiB tensor");
+                QFAIL("the 64 MiB limit let 80 MiB through");
+            } catch (const OutOfMemoryError& error) {
+                const std::string message = error.what();
+                QVERIFY2(message.find("/device:GPU:1") != std::string::npos, error.what());
+                QVERIFY2(message.find("64.0 MiB") != std::string::npos, error.what());
+                QVERIFY2(message.find("32.0 MiB") != std::string::npos, error.what());
+                QVERIFY2(message.find("a 32 MiB tensor") != std::string::npos, error.what());
+            }
+            // The other virtual device has its own limit.
+            Tensor neighbour(devices[0]->arena(), DType::F32, Shape{48 * kMiB / 4}, "the neighbour's 48 MiB");
+            QCOMPARE(devices[0]->arena().stats().bytes_in_use, 48 * kMiB);
+        }
+        QCOMPARE(arena.stats().bytes_in_use, std::int64_t{0});
+        QCOMPARE(arena.stats().peak_bytes_in_use, 48 * kMiB);
+
+        // A model that does not fit is refused when it is built, naming the device and the tensor.
+        auto strategy = strategy_on(gpu_spec(":2x64MB"), AllReduceAlgorithm::Auto);
+        try {
+            strategy->build(Model::reference(), 8192, nadam(), initial_weights(Model::reference(), 1));
+            QFAIL("a 4096-sample replica of the tutorial model fitted in 64 MiB");
+        } catch (const OutOfMemoryError& error) {
+            QVERIFY2(std::string(error.what()).find("/device:GPU:") != std::string::npos, error.what());
+            QVERIFY2(std::string(error.what()).find("limit of 64.0 MiB") != std::string::npos, error.what());
+        }
+    }
+
+    void ncclAllReduceOnSeparateGpus() {
+        REQUIRE_GPU();
+        if (gpu().indices.size() < 2) {
+            QSKIP(qPrintable(QString("NCCL needs 2 GPUs; this machine has %1").arg(gpu().indices.size())));
+        }
+        const std::string spec = "gpu:" + std::to_string(gpu().indices[0]) + ",gpu:" + std::to_string(gpu().indices[1]);
+        Log log;
+        auto nccl = strategy_on(spec, AllReduceAlgorithm::Auto, &log);
+        QCOMPARE(nccl->all_reduce_algorithm(), AllReduceAlgorithm::Nccl);
+        QVERIFY2(log.contains("NCCL"), log.all().c_str());
+        auto ring = strategy_on(spec, AllReduceAlgorithm::Ring);
+        auto reduce = strategy_on(spec, AllReduceAlgorithm::ReduceToOneDevice);
+        auto single = strategy_on(gpu_spec(), AllReduceAlgorithm::Auto);
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 3);
+        for (auto* s : {nccl.get(), ring.get(), reduce.get(), single.get()}) s->build(model, 32, nadam(), weights);
+        for (int step = 0; step < 5; ++step) {
+            const Batch batch = random_batch(model, 32, 3000u + static_cast<std::uint32_t>(step));
+            for (auto* s : {nccl.get(), ring.get(), reduce.get(), single.get()}) {
+                QVERIFY(s->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1)).finite);
+            }
+        }
+        const std::vector<float> want = single->weights();
+        for (auto* s : {nccl.get(), ring.get(), reduce.get()}) {
+            QVERIFY2(nmse(s->weights(0), want) < 1e-6, all_reduce_name(s->all_reduce_algorithm()).data());
+            const auto a = s->weights(0), b = s->weights(1);
+            QVERIFY(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+        }
+    }
+
+    // ms/step and samples/s for 1, 2 and 4 virtual GPUs on the reference workload (the tutorial
+    // model, batch 32). Printed as "BENCH ..." lines that tests/gpu/device-check.sh tabulates.
+    void benchmarkVirtualGpus() {
+        REQUIRE_GPU();
+        if (qEnvironmentVariableIntValue("MIRRORLAB_GPU_BENCHMARK") != 1) QSKIP("set MIRRORLAB_GPU_BENCHMARK=1 to run the benchmark");
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 1);
+        std::vector<Batch> batches;
+        for (std::uint32_t i = 0; i < 8; ++i) batches.push_back(random_batch(model, 32, 4000u + i));
+        for (int replicas : {1, 2, 4}) {
+            const std::string spec = replicas == 1 ? gpu_spec() : gpu_spec(":" + std::to_string(replicas) + "x1024MB");
+            auto strategy = strategy_on(spec, AllReduceAlgorithm::Auto);
+            strategy->build(model, 32, nadam(), weights);
+            constexpr int kWarmup = 10, kSteps = 100;
+            double allreduce_ms = 0.0;
+            std::chrono::steady_clock::time_point start;
+            for (int step = 0; step < kWarmup + kSteps; ++step) {
+                if (step == kWarmup) start = std::chrono::steady_clock::now();
+                const Batch& batch = batches[static_cast<std::size_t>(step) % batches.size()];
+                const auto result = strategy->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step + 1));
+                if (step >= kWarmup) allreduce_ms += result.replicas.front().allreduce_ms;
+            }
+            const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            const double ms_per_step = total_ms / kSteps;
+            std::printf("BENCH replicas=%d devices=%s ms_per_step=%.3f samples_per_s=%.0f allreduce_ms=%.3f\n", replicas,
+                        spec.c_str(), ms_per_step, 32.0 * 1000.0 / ms_per_step, allreduce_ms / kSteps);
+            std::fflush(stdout);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGpuOps)
+#include "test_gpu_ops.moc"

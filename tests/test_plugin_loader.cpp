@@ -1,0 +1,229 @@
+// The CUDA plugin loader: whatever is (or is not) in the plugin directory, the program carries on
+// with its CPU and says in one line why there is no GPU. Stand-in plugins built next to this test
+// (tests/support/fake_gpu_plugin.cpp) cover every failure a user can meet; the real plugin is
+// loaded too where it was built, which on a machine without a driver must say so.
+#include <QtTest/QtTest>
+
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/device/device.h"
+#include "core/device/plugin_loader.h"
+#include "core/util/error.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+const std::string kNotInstalled = "CUDA backend not installed (libmirrorlab_cuda.so not found)";
+
+std::string fake(const char* variant) { return std::string(MIRRORLAB_FAKE_PLUGINS_DIR) + "/" + variant; }
+
+int gpu_count(const DeviceRegistry& registry) {
+    int gpus = 0;
+    for (const auto& device : registry.physical_devices()) gpus += device.type == DeviceType::GPU ? 1 : 0;
+    return gpus;
+}
+
+bool has_cpu(const DeviceRegistry& registry) { return registry.find(DeviceType::CPU, 0) != nullptr; }
+
+// Loads `dir` into a fresh registry and checks what must hold whatever happened.
+PluginLoadResult load_from(const std::string& dir, DeviceRegistry& registry) {
+    const PluginLoadResult result = load_gpu_plugin(registry, {dir});
+    if (!has_cpu(registry)) qFatal("the CPU vanished from the registry");
+    if (result.status != registry.gpu_status()) qFatal("the result's status is not the registry's");
+    if (result.status.find('\n') != std::string::npos) qFatal("the status is not one line");
+    return result;
+}
+
+}  // namespace
+
+class TestPluginLoader : public QObject {
+    Q_OBJECT
+
+private slots:
+    void emptyDirectoryMeansNotInstalled() {
+        QTemporaryDir dir;
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(dir.path().toStdString(), registry);
+        QCOMPARE(result.status, kNotInstalled);
+        QVERIFY(!result.plugin_loaded);
+        QVERIFY(result.path.empty());
+        QCOMPARE(gpu_count(registry), 0);
+        QCOMPARE(registry.physical_devices().size(), std::size_t{1});
+    }
+
+    void noDirectoriesMeansNotInstalled() {
+        DeviceRegistry registry;
+        QCOMPARE(load_gpu_plugin(registry, {}).status, kNotInstalled);
+        QCOMPARE(load_gpu_plugin(registry, {"/nonexistent/mirrorlab/plugins"}).status, kNotInstalled);
+    }
+
+    void bogusFileIsReportedWithItsPath() {
+        QTemporaryDir dir;
+        QFile file(dir.filePath("libmirrorlab_cuda.so"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("this is not a shared library\n");
+        file.close();
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(dir.path().toStdString(), registry);
+        QVERIFY2(result.status.rfind("CUDA backend could not be loaded: ", 0) == 0, result.status.c_str());
+        QVERIFY2(result.status.find("libmirrorlab_cuda.so") != std::string::npos, result.status.c_str());
+        QVERIFY(!result.plugin_loaded);
+        QCOMPARE(gpu_count(registry), 0);
+    }
+
+    void missingDependencyIsNamed() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("missing_dependency"), registry);
+        QVERIFY2(result.status.rfind("CUDA backend could not be loaded: ", 0) == 0, result.status.c_str());
+        QVERIFY2(result.status.find("libmirrorlab_fake_dependency.so") != std::string::npos, result.status.c_str());
+        QCOMPARE(gpu_count(registry), 0);
+    }
+
+    void libraryWithoutEntryPointsIsRejected() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("no_symbols"), registry);
+        QVERIFY2(result.status.find("is not a MirrorLab plugin") != std::string::npos, result.status.c_str());
+        QVERIFY(!result.plugin_loaded);
+    }
+
+    void abiMismatchIsRejected() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("bad_abi"), registry);
+        const std::string expected = "was built for plugin ABI " + std::to_string(kPluginAbiVersion + 1000) +
+                                     ", this program needs ABI " + std::to_string(kPluginAbiVersion);
+        QVERIFY2(result.status.find(expected) != std::string::npos, result.status.c_str());
+        QVERIFY(!result.plugin_loaded);
+        QCOMPARE(gpu_count(registry), 0);
+    }
+
+    void layoutMismatchIsRejected() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("bad_fingerprint"), registry);
+        QVERIFY2(result.status.find("ABI fingerprint mismatch") != std::string::npos, result.status.c_str());
+        QCOMPARE(gpu_count(registry), 0);
+    }
+
+    void failedInitialisationIsReported() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("failing"), registry);
+        QCOMPARE(result.status, std::string("CUDA backend failed to initialise: cuInit failed in the fake plugin"));
+        QCOMPARE(gpu_count(registry), 0);
+    }
+
+    void noDriverLeavesTheCpu() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("no_driver"), registry);
+        QVERIFY(result.plugin_loaded);
+        QCOMPARE(result.gpu_count, 0);
+        QCOMPARE(result.status, std::string("no CUDA driver found: fake plugin without a driver"));
+        QVERIFY(registry.provider(DeviceType::GPU) == nullptr);
+        // The reason reaches the person who asks for a GPU anyway.
+        try {
+            DeviceConfig::parse("gpu:0").validate(registry);
+            QFAIL("gpu:0 was accepted without a GPU");
+        } catch (const DeviceConfigError& error) {
+            QVERIFY2(std::string(error.what()).find("no CUDA driver found") != std::string::npos, error.what());
+        }
+        QCOMPARE(DeviceConfig::default_for(registry).to_spec(), std::string("cpu"));
+    }
+
+    void workingPluginAddsItsGpus() {
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("good"), registry);
+        QVERIFY(result.plugin_loaded);
+        QCOMPARE(result.gpu_count, 1);
+        QCOMPARE(result.status, std::string("fake CUDA plugin: 1 GPU"));
+        const PhysicalDevice* gpu = registry.find(DeviceType::GPU, 0);
+        QVERIFY(gpu != nullptr);
+        QCOMPARE(gpu->name, std::string("Fake Plugin GPU"));
+        QCOMPARE(gpu->bus_id, std::string("0000:42:00.0"));
+        QVERIFY(has_cpu(registry));
+        QCOMPARE(DeviceConfig::default_for(registry).to_spec(), std::string("gpu:0"));
+
+        // Loading again changes nothing; another registry shares the one provider.
+        QCOMPARE(load_gpu_plugin(registry, {fake("good")}).gpu_count, 1);
+        QCOMPARE(gpu_count(registry), 1);
+        DeviceRegistry other;
+        load_gpu_plugin(other, {fake("good")});
+        QCOMPARE(other.provider(DeviceType::GPU), registry.provider(DeviceType::GPU));
+    }
+
+    void firstDirectoryWithThePluginWins() {
+        QTemporaryDir empty;
+        DeviceRegistry registry;
+        QCOMPARE(load_gpu_plugin(registry, {empty.path().toStdString(), fake("good")}).gpu_count, 1);
+        // A broken plugin earlier in the list is reported, not skipped silently.
+        DeviceRegistry second;
+        const PluginLoadResult result = load_gpu_plugin(second, {fake("bad_abi"), fake("good")});
+        QVERIFY2(result.status.find("ABI") != std::string::npos, result.status.c_str());
+        QCOMPARE(gpu_count(second), 0);
+    }
+
+    void environmentVariableComesFirst() {
+        qputenv("MIRRORLAB_PLUGIN_DIR", QByteArray::fromStdString(fake("good") + ":/nonexistent"));
+        const std::vector<std::string> dirs = gpu_plugin_search_dirs();
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_gpu_plugin(registry);
+        qunsetenv("MIRRORLAB_PLUGIN_DIR");
+        QVERIFY(dirs.size() >= 4);
+        QCOMPARE(dirs[0], fake("good"));
+        QCOMPARE(dirs[1], std::string("/nonexistent"));
+        const std::string exe_dir = QCoreApplication::applicationDirPath().toStdString();
+        QVERIFY(std::find(dirs.begin(), dirs.end(), exe_dir) != dirs.end());
+        QVERIFY(std::find(dirs.begin(), dirs.end(), exe_dir + "/../gpu") != dirs.end());
+        QCOMPARE(result.gpu_count, 1);
+    }
+
+    void realPluginLoadsOrSaysWhy() {
+        const std::string dir = MIRRORLAB_CUDA_PLUGIN_DIR;
+        if (dir.empty()) QSKIP("the CUDA plugin is not built in this tree (no nvcc or no cuDNN at configure time)");
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(dir, registry);
+        qInfo("CUDA plugin: %s", result.status.c_str());
+        QVERIFY2(result.plugin_loaded, result.status.c_str());
+        QVERIFY(!result.status.empty());
+        if (result.gpu_count == 0) {
+            // No GPU here: the line names the reason (no driver, no device, a failed initialisation).
+            const bool reason = result.status.find("no CUDA driver found") == 0 ||
+                                result.status.find("no CUDA GPU found") == 0 ||
+                                result.status.find("CUDA driver too old") == 0 ||
+                                result.status.find("CUDA initialisation failed") == 0 ||
+                                result.status.find("cuDNN version mismatch") == 0;
+            QVERIFY2(reason, result.status.c_str());
+        } else {
+            QVERIFY2(result.status.find("GPU") != std::string::npos, result.status.c_str());
+            const PhysicalDevice* gpu = registry.find(DeviceType::GPU, registry.physical_devices()[1].index);
+            QVERIFY(gpu != nullptr);
+            QVERIFY(gpu->total_memory_bytes > 0);
+            QVERIFY(!gpu->compute_capability.empty());
+            QVERIFY(!gpu->bus_id.empty());
+        }
+    }
+
+    void cliListsTheCpuAndOneGpuLine() {
+        QProcess cli;
+        cli.start(QStringLiteral(MIRRORLAB_CLI_PATH), {QStringLiteral("devices")});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        const QString out = QString::fromUtf8(cli.readAllStandardOutput());
+        QVERIFY2(out.contains(QStringLiteral("CPU:0")), qPrintable(out));
+        const QStringList gpu_lines = out.split('\n').filter(QRegularExpression(QStringLiteral("^GPU: ")));
+        QCOMPARE(gpu_lines.size(), 1);
+        if (!std::string(MIRRORLAB_CUDA_PLUGIN_DIR).empty()) {
+            // The CLI found the plugin in the build tree on its own.
+            QVERIFY2(!gpu_lines.front().contains(QStringLiteral("not installed")), qPrintable(out));
+            QVERIFY2(!gpu_lines.front().contains(QStringLiteral("no GPU backend loaded")), qPrintable(out));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPluginLoader)
+#include "test_plugin_loader.moc"
