@@ -1,0 +1,82 @@
+#pragma once
+// The CPU backend that training uses: the hot ops of the reference workload (Conv1D forward and
+// both backward passes, Dense, ReLU, max pooling, Adam/Nadam, the all-reduce's add and the NaN
+// guard) run vectorised kernels chosen for the CPU at run time (AVX-512, AVX2+FMA or plain
+// code, see cpu_fast_kernels.h) and split into chunks for the process-wide thread pool; every
+// other op is the reference's. tests/test_kernels.cpp compares each override with
+// CpuReferenceBackend on random shapes.
+//
+// Threads: each backend uses pool.limit() / (number of live CpuFastBackends) threads, so one
+// replica on a 2-core machine runs its ops on 2 threads and two replicas run on 1 each, never
+// more threads than cores in all.
+//
+// Numerics: convolutions and Dense sum in the same order as the reference, with fused
+// multiply-adds (differences of a few ulps per sum); the optimizer updates are bit-identical.
+#include <vector>
+
+#include "core/backend/cpu_fast_kernels.h"
+#include "core/backend/cpu_reference.h"
+
+namespace mirrorlab {
+
+struct ConvGeometry;
+
+class CpuFastBackend : public CpuReferenceBackend {
+  public:
+    CpuFastBackend();  // the best kernels this CPU runs
+    explicit CpuFastBackend(
+        const fast::KernelTable& kernels);  // a given set (tests compare them all)
+    ~CpuFastBackend() override;
+    CpuFastBackend(const CpuFastBackend&) = delete;
+    CpuFastBackend& operator=(const CpuFastBackend&) = delete;
+
+    std::string_view name() const override { return "cpu-fast"; }
+    // The instruction set of the kernels in use: "avx512", "avx2" or "generic".
+    std::string_view isa() const;
+    // Threads this backend's ops use now (its share of the pool).
+    int threads() const;
+
+    void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                        const TensorView& y, const Conv1DParams& params) override;
+    void conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                         const TensorView& grad_x, const TensorView& grad_kernel,
+                         const TensorView& grad_bias, const Conv1DParams& params) override;
+    void maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
+                           const Pool1DParams& params) override;
+    void maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax,
+                            const TensorView& grad_x) override;
+    void dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                       const TensorView& y) override;
+    void dense_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                        const TensorView& grad_x, const TensorView& grad_kernel,
+                        const TensorView& grad_bias) override;
+    void activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) override;
+    void activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
+                             const TensorView& grad_x) override;
+    void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                      const TensorView& slot0, const TensorView& slot1) override;
+    void add_inplace(const TensorView& dst, const TensorView& src) override;
+    bool all_finite(const TensorView& x) override;
+
+  private:
+    // Pooling geometry of recent forward calls, keyed by their argmax buffer: the backward op
+    // gets no parameters, and with windows that do not overlap it can write grad_x once instead
+    // of zero-filling and scattering. A few slots cover every pooling layer of a model.
+    struct PoolRecord {
+        const void* argmax = nullptr;
+        fast::PoolArgs geometry;
+    };
+
+    void conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,
+                              const TensorView& grad_y, const TensorView& grad_x);
+    void conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,
+                              const TensorView& grad_y, const TensorView& grad_x);
+    float* scratch(std::size_t count);  // grows, never shrinks: no allocation once warm
+
+    const fast::KernelTable& kernels_;
+    std::vector<float> scratch_;
+    PoolRecord pools_[4];
+    int next_pool_ = 0;
+};
+
+}  // namespace mirrorlab

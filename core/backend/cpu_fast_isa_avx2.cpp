@@ -1,0 +1,107 @@
+// The kernels compiled for AVX2 + FMA (8 floats per vector, 16 vector registers). Only this
+// file's own functions get the instruction set; the table is handed out only when the CPU has it.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/backend/cpu_fast_kernels.h"
+#include "core/optim/optimizer.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MIRRORLAB_HAVE_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+namespace mirrorlab::fast {
+namespace {
+
+struct V256 {
+    using F = __m256;
+    using I = __m256i;
+    using M = __m256;  // all-ones lanes where true
+    static constexpr int W = 8;
+    // GEMM rows per block for 1..4 column vectors: accumulators + operands fit 16 registers.
+    static constexpr int kRows[5] = {0, 8, 6, 4, 2};
+
+    static F zero() { return _mm256_setzero_ps(); }
+    static F set1(float x) { return _mm256_set1_ps(x); }
+    static I set1_i(std::int32_t x) { return _mm256_set1_epi32(x); }
+    static M tail(int n) {
+        return _mm256_castsi256_ps(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+    static F load_part(const float* p, M m) {
+        return _mm256_maskload_ps(p, _mm256_castps_si256(m));
+    }
+    static void store_part(float* p, F x, M m) {
+        _mm256_maskstore_ps(p, _mm256_castps_si256(m), x);
+    }
+    static I load_i_part(const std::int32_t* p, M m) {
+        return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), _mm256_castps_si256(m));
+    }
+    static void store_i_part(std::int32_t* p, I x, M m) {
+        _mm256_maskstore_epi32(reinterpret_cast<int*>(p), _mm256_castps_si256(m), x);
+    }
+    static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+    static F add(F a, F b) { return _mm256_add_ps(a, b); }
+    static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+    static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+    static F div(F a, F b) { return _mm256_div_ps(a, b); }
+    static F sqrt(F a) { return _mm256_sqrt_ps(a); }
+    // MAXPS returns its second operand when either is NaN and for two zeros: NaN and -0 pass.
+    static F relu(F x) { return _mm256_max_ps(zero(), x); }
+    static M greater(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+    static M is_nan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+    static M and_not(M a, M b) { return _mm256_andnot_ps(a, b); }
+    static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+    static M equal_i(I a, I b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+    static F select(M m, F if_true, F if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+    static I select_i(M m, I if_true, I if_false) {
+        return _mm256_castps_si256(
+            _mm256_blendv_ps(_mm256_castsi256_ps(if_false), _mm256_castsi256_ps(if_true), m));
+    }
+    static bool all_zero(F x) {
+        return _mm256_movemask_ps(_mm256_cmp_ps(x, zero(), _CMP_NEQ_UQ)) == 0;
+    }
+    static F opaque(F x) {
+        asm("" : "+x"(x));
+        return x;
+    }
+};
+
+#include "core/backend/cpu_fast_kernels.inl"
+
+KernelTable make_avx2_table() {
+    return make_table<V256>("avx2");
+}
+
+}  // namespace
+}  // namespace mirrorlab::fast
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+namespace mirrorlab::fast {
+
+const KernelTable* kernels_avx2() {
+#if defined(MIRRORLAB_HAVE_AVX2)
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return nullptr;
+    static const KernelTable table = make_avx2_table();
+    return &table;
+#else
+    return nullptr;
+#endif
+}
+
+}  // namespace mirrorlab::fast

@@ -1,0 +1,84 @@
+#pragma once
+// The vectorised kernels behind CpuFastBackend, one table per instruction set. The kernels are
+// written once (cpu_fast_kernels.inl) over a small vector type and compiled three times: for
+// AVX-512, for AVX2+FMA and for plain x86-64 / any CPU (cpu_fast_isa_*.cpp). The table for the
+// running CPU is chosen at run time, so the default build stays portable (no -march=native).
+//
+// The kernels are single-threaded and allocation-free; CpuFastBackend splits ops into chunks for
+// the thread pool and calls these on each chunk.
+#include <cstdint>
+#include <string_view>
+
+namespace mirrorlab {
+
+struct OptimizerStep;
+
+namespace fast {
+
+// Strides are in elements. Element (row r, depth p) of A is A[r * a_row + p * a_depth], so the
+// same kernel computes A·B (a_row = lda, a_depth = 1) and Aᵀ·B (a_row = 1, a_depth = lda), and
+// reads a convolution's sliding windows straight from its input (implicit im2col: window t of a
+// channels-last sequence is the K * C floats that start at t * C).
+struct GemmArgs {
+    std::int64_t rows = 0, cols = 0, depth = 0;  // C is rows x cols; the sum runs over depth
+    const float* a = nullptr;
+    std::int64_t a_row = 0, a_depth = 0;
+    const float* b = nullptr;  // depth x cols, row stride ldb
+    std::int64_t ldb = 0;
+    float* c = nullptr;  // rows x cols, row stride ldc
+    std::int64_t ldc = 0;
+    const float* bias = nullptr;  // C starts from bias[col] (else 0) unless accumulate
+    bool accumulate = false;      // C starts from its own values
+};
+
+struct PoolArgs {
+    std::int64_t batch = 0, length = 0, channels = 0, out_length = 0;
+    std::int32_t pool_size = 0, stride = 0, pad_left = 0;
+};
+
+struct KernelTable {
+    std::string_view isa;  // "avx512", "avx2", "generic"
+    int vector_width = 1;  // floats per vector
+
+    // C = init + A·B over depth, fused multiply-add in depth order.
+    void (*gemm)(const GemmArgs& args);
+    // out[col] = (accumulate ? out[col] : 0) + sum over rows of b[row * ldb + col].
+    void (*column_sums)(const float* b, std::int64_t rows, std::int64_t cols, std::int64_t ldb,
+                        float* out, bool accumulate);
+    // dx[s, c] = sum over taps k with t = s + pad - k in [0, out_length) of
+    // z[t, k * channels + c], for rows s in [row_begin, row_end): the transpose of reading
+    // sliding windows (col2im), summed in tap order.
+    void (*fold_windows)(const float* z, std::int64_t out_length, std::int64_t window,
+                         std::int64_t channels, std::int64_t pad, float* dx, std::int64_t row_begin,
+                         std::int64_t row_end);
+    // y = relu(x) (NaN stays NaN, -0 stays -0, as the reference); y may alias x.
+    void (*relu_forward)(const float* x, float* y, std::int64_t count);
+    // dx = y > 0 ? dy : 0; dx may alias dy.
+    void (*relu_backward)(const float* y, const float* dy, float* dx, std::int64_t count);
+    // Max pooling over samples [batch_begin, batch_end), the reference's tie and NaN rules.
+    void (*maxpool_forward)(const PoolArgs& args, const float* x, float* y, std::int32_t* argmax,
+                            std::int64_t batch_begin, std::int64_t batch_end);
+    // Needs windows that do not overlap (stride >= pool_size): each input row then has at most
+    // one window, so grad_x is written once instead of zero-filled and scattered into.
+    void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y,
+                                      const std::int32_t* argmax, float* grad_x,
+                                      std::int64_t batch_begin, std::int64_t batch_end);
+    // Adam and Nadam exactly as reference_apply_update (same operation order, no contraction):
+    // bit-identical results.
+    void (*adam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
+                 std::int64_t count);
+    void (*nadam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
+                  std::int64_t count);
+    void (*add)(float* dst, const float* src, std::int64_t count);
+    bool (*all_finite)(const float* x, std::int64_t count);
+};
+
+const KernelTable& kernels_generic();
+const KernelTable* kernels_avx2();    // nullptr when the compiler cannot target it
+const KernelTable* kernels_avx512();  // nullptr when the compiler cannot target it
+
+// The best table this CPU runs; MIRRORLAB_CPU_ISA=generic|avx2|avx512 caps it (for tests).
+const KernelTable& best_kernels();
+
+}  // namespace fast
+}  // namespace mirrorlab

@@ -1,0 +1,88 @@
+#pragma once
+// The reference-workload benchmark behind `mirrorlab-cli bench`: trains the tutorial model with
+// the real fit loop (pipeline, mirrored steps, validation) for a device configuration and
+// reports what a person tuning speed needs: ms per step, samples per second, epoch seconds
+// (training + validation, median over epochs), per-phase medians, peak RSS, and a scaling table
+// of 1..N replicas with one thread each (plus one replica on every thread). The CLI only
+// prints the result; scripts read `bench_to_json`.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mirrorlab {
+
+struct BenchConfig {
+    std::string devices = "cpu:2";  // a DeviceConfig spec (`--devices`)
+    std::string data =
+        "synthetic";         // a load_dataset spec (`--data`): synthetic, reuters21578:DIR, ...
+    int epochs = 3;          // measured epochs; the medians are over these
+    std::int64_t steps = 0;  // training steps per epoch (0: the whole epoch)
+    int threads = 0;         // CPU threads in all (0: one per core)
+    std::int32_t batch_size = 32;
+    int scaling_replicas = -1;        // table rows 1..N replicas; -1: the core count, 0: no table
+    std::int64_t scaling_steps = 60;  // steps per table row (the first 10 are not timed)
+};
+
+// Medians over the timed steps; a step's phase time is its slowest replica's.
+struct PhaseTimes {
+    double data_wait_ms = 0.0;
+    double forward_ms = 0.0;
+    double backward_ms = 0.0;
+    double allreduce_ms = 0.0;  // includes waiting for the slowest replica
+    double update_ms = 0.0;
+    double other_ms = 0.0;  // step time not in any phase: hand-offs between threads, events
+};
+
+struct BenchRun {
+    std::string devices;
+    int replicas = 0;
+    int threads = 0;  // CPU threads in all
+    std::int64_t steps_per_epoch = 0;
+    std::int64_t validation_steps = 0;
+    double ms_per_step = 0.0;         // median over all timed steps
+    double samples_per_second = 0.0;  // global batch / ms_per_step
+    double epoch_seconds = 0.0;       // median epoch: training pass + validation
+    double train_seconds = 0.0;       // median training pass
+    double validation_seconds = 0.0;  // median validation pass
+    // CPU time of the whole process per epoch (all threads, user + system): the work done,
+    // which unlike wall time hardly depends on what else the machine runs.
+    double cpu_seconds_per_epoch = 0.0;
+    std::vector<double> epoch_seconds_each;
+    PhaseTimes phases;
+    double peak_rss_mib = 0.0;  // of this run alone where the kernel can reset the peak
+    double final_loss = 0.0;    // training loss of the last epoch (a sanity check)
+};
+
+struct ScalingRow {
+    int replicas = 0;
+    int threads = 0;  // in all
+    double samples_per_second = 0.0;
+    double ms_per_step = 0.0;
+    double efficiency = 0.0;  // samples/s over (replicas x the 1-replica-1-thread samples/s)
+};
+
+struct BenchResult {
+    BenchConfig config;
+    std::string cpu;
+    int cores = 0;
+    // What the machine gives parallel work right now: the throughput of one copy of the model's
+    // convolution kernel per core, all running at once, over one copy alone (2.0 on two idle
+    // cores). Replicas cannot scale beyond it; on a shared machine it explains a low efficiency.
+    double parallel_capacity = 0.0;
+    int parallel_capacity_threads = 0;  // the threads it was measured with (0: not measured)
+    std::string backend;                // "cpu-fast (avx512)", "cpu-reference"
+    std::string data;                   // the data set's name
+    std::int64_t train_samples = 0, validation_samples = 0;
+    BenchRun run;
+    std::vector<ScalingRow> scaling;
+};
+
+// Runs the benchmark; `progress` gets a line per finished part. Throws mirrorlab::Error for
+// a bad device spec or data set.
+BenchResult run_bench(const BenchConfig& config,
+                      const std::function<void(const std::string&)>& progress = {});
+
+std::string bench_to_json(const BenchResult& result);
+
+}  // namespace mirrorlab

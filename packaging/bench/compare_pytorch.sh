@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# MirrorLab's CPU speed next to PyTorch's, on this machine, in one run (issue #6).
+#
+# Runs, back to back: the PyTorch peer (../shared/bench/torch_reuters.py, 2 threads, the same
+# synthetic data shape, flush-to-zero on), `mirrorlab-cli bench` with 2 replicas of 1 thread,
+# and `mirrorlab-cli bench` with 1 replica on 2 threads; then prints each ratio
+#     MirrorLab epoch (training + validation) / PyTorch training pass
+# (medians over the measured epochs) against the target of 1/3, the 2-replica scaling
+# efficiency against 85 %, and the peak RSS against 150 MiB. Exit status 0 when all targets
+# hold, 1 when one does not, 77 when the peer cannot run (no Debian python3-torch).
+#
+#   bash packaging/bench/compare_pytorch.sh                 # synthetic data, 3 epochs each
+#   EPOCHS=5 bash packaging/bench/compare_pytorch.sh
+#   DATA=real bash packaging/bench/compare_pytorch.sh       # ours on Reuters-21578 text too
+#
+# Environment: CLI (default build/app/mirrorlab-cli), PEER (default ../shared/bench/
+# torch_reuters.py), EPOCHS (3), DATA (synthetic | real), TORCH_FTZ (1; 0 runs the peer without
+# flush-to-zero, slower on this data).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cli=${CLI:-$root/build/app/mirrorlab-cli}
+peer=${PEER:-$root/../shared/bench/torch_reuters.py}
+epochs=${EPOCHS:-3}
+data=${DATA:-synthetic}
+python=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ ! -x "$cli" ]; then
+  echo "compare_pytorch: $cli not found; build first (cmake --build build --target mirrorlab-cli) or set CLI" >&2
+  exit 2
+fi
+if [ ! -f "$peer" ] || ! "$python" -c "import torch, numpy" 2>/dev/null; then
+  echo "compare_pytorch: the PyTorch peer cannot run (need $peer and Debian's python3-torch python3-numpy:" >&2
+  echo "  apt-get install -y python3-torch python3-numpy); skipping" >&2
+  exit 77
+fi
+
+ftz_flag=--ftz
+[ "${TORCH_FTZ:-1}" = 0 ] && ftz_flag=
+
+echo "== PyTorch peer: 2 threads, $epochs epochs ${ftz_flag:+(flush-to-zero)}" >&2
+"$python" "$peer" --threads 2 --epochs "$epochs" $ftz_flag | tee "$work/torch.txt" >&2
+
+echo "== MirrorLab: 2 replicas x 1 thread, $epochs epochs (+ scaling table)" >&2
+"$cli" bench --devices cpu:2 --threads 2 --epochs "$epochs" --json >"$work/two_replicas.json"
+echo "== MirrorLab: 1 replica x 2 threads, $epochs epochs" >&2
+"$cli" bench --devices cpu --threads 2 --epochs "$epochs" --scaling 0 --json >"$work/one_replica.json"
+if [ "$data" = real ]; then
+  sgml="$root/../shared/data/reuters21578"
+  echo "== MirrorLab on real text ($sgml): 2 replicas x 1 thread, $epochs epochs" >&2
+  "$cli" bench --devices cpu:2 --threads 2 --epochs "$epochs" --scaling 0 --data "reuters21578:$sgml" --json \
+    >"$work/real.json"
+fi
+
+"$python" - "$work" <<'PY'
+import json, os, re, statistics, sys
+work = sys.argv[1]
+torch_train = [float(m) for m in re.findall(r"train ([0-9.]+)s", open(os.path.join(work, "torch.txt")).read())]
+# The peer's first epoch carries start-up costs (allocator, thread pool); medians over the rest
+# when there are at least three epochs.
+torch_median = statistics.median(torch_train[1:] if len(torch_train) >= 3 else torch_train)
+runs = [("2 replicas x 1 thread", "two_replicas.json"), ("1 replica x 2 threads", "one_replica.json")]
+if os.path.exists(os.path.join(work, "real.json")):
+    runs.append(("2 replicas x 1 thread, real text", "real.json"))
+ok = True
+print(f"PyTorch training pass, 2 threads (median of {len(torch_train)} epochs: "
+      f"{', '.join(f'{t:.2f}' for t in torch_train)}): {torch_median:.3f} s")
+# CPU s/epoch is the work done (all threads); on a machine shared with other jobs it stays put
+# while wall times swing, so it is printed next to them.
+print(f"{'MirrorLab run':36} {'epoch s':>8} {'ratio':>7} {'target':>7}  {'CPU s':>6}  {'RSS MiB':>8}")
+for name, path in runs:
+    result = json.load(open(os.path.join(work, path)))
+    run = result["run"]
+    ratio = run["epoch_seconds"] / torch_median
+    met = ratio <= 1 / 3
+    rss_met = run["peak_rss_mib"] <= 150
+    ok = ok and met and rss_met
+    print(f"{name:36} {run['epoch_seconds']:8.3f} {ratio:7.3f} {'<=0.333':>7}  {run['cpu_seconds_per_epoch']:6.2f}"
+          f"  {run['peak_rss_mib']:8.1f}  {'ok' if met and rss_met else 'MISSED'}")
+bench = json.load(open(os.path.join(work, "two_replicas.json")))
+scaling = bench["scaling"]
+capacity = bench.get("parallel_capacity", 0.0)
+print(f"{'scaling (1 thread per replica)':36} {'samples/s':>10} {'efficiency':>11}")
+for row in scaling:
+    print(f"  {row['replicas']} replica(s), {row['threads']} thread(s){'':14} {row['samples_per_second']:10.0f} "
+          f"{100 * row['efficiency']:10.0f}%")
+two = [row for row in scaling if row["replicas"] == 2]
+if two:
+    met = two[0]["efficiency"] >= 0.85
+    ok = ok and met
+    print(f"2-replica efficiency {100 * two[0]['efficiency']:.0f}% (target >= 85%): {'ok' if met else 'MISSED'}")
+    if capacity > 0:
+        # Two copies of a pure compute kernel, one per thread, measured just before the table.
+        print(f"  this machine gave 2 threads {capacity:.2f}x the throughput of one at the time, which caps the"
+              f" efficiency at {50 * capacity:.0f}%;")
+        print(f"  relative to that cap the replicas reached {100 * two[0]['efficiency'] / (capacity / 2):.0f}%")
+print("all targets met" if ok else "some targets missed")
+sys.exit(0 if ok else 1)
+PY

@@ -1,0 +1,867 @@
+// The fast CPU kernels against the reference backend, in the manner of ggml's test-backend-ops:
+// every op CpuFastBackend overrides runs on random shapes (the reference model's, batch 1, odd
+// lengths, channel counts that are not a multiple of the vector width, 'same' padding, windows
+// longer than the input) with every instruction set this CPU has, on 1 and 2 threads, and is
+// compared with CpuReferenceBackend: normalised mean squared error under a per-op bound plus
+// NaN/Inf agreement for the GEMM-based ops (they sum with fused multiply-adds), bit equality for
+// everything else. An instruction set the CPU lacks is reported as skipped.
+//
+// MIRRORLAB_KERNEL_PERF=1 adds a timing table of every kernel at the model's shapes
+// (`benchmarkKernels`), the isolated measurements behind docs/PERFORMANCE.md.
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu_fast.h"
+#include "core/backend/cpu_fast_kernels.h"
+#include "core/backend/cpu_reference.h"
+#include "core/optim/optimizer.h"
+#include "core/util/error.h"
+#include "core/util/thread_pool.h"
+
+// Counts every allocation of this program, to check that warm kernels allocate nothing.
+namespace {
+std::atomic<long> g_allocations{0};
+}
+void* operator new(std::size_t size) {
+    ++g_allocations;
+    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+
+using namespace mirrorlab;
+
+namespace {
+
+// GEMM-based ops sum a few hundred products with FMA where the reference rounds twice: a few
+// ulps per element, i.e. an NMSE around 1e-14. 1e-9 still catches any wrong index at once.
+constexpr double kMaxGemmNmse = 1e-9;
+
+const fast::KernelTable* table_for(const QString& isa) {
+    if (isa == "avx512") return fast::kernels_avx512();
+    if (isa == "avx2") return fast::kernels_avx2();
+    return &fast::kernels_generic();
+}
+
+const QStringList& isas() {
+    static const QStringList all{"generic", "avx2", "avx512"};
+    return all;
+}
+
+TensorView view(std::vector<float>& values, Shape shape) {
+    return {values.data(), std::move(shape), DType::F32};
+}
+TensorView view(std::vector<std::int32_t>& values, Shape shape) {
+    return {values.data(), std::move(shape), DType::I32};
+}
+
+std::vector<float> random_values(std::mt19937& rng, std::int64_t count, float low = -1.0f,
+                                 float high = 1.0f) {
+    std::uniform_real_distribution<float> distribution(low, high);
+    std::vector<float> values(static_cast<std::size_t>(count));
+    for (auto& value : values) value = distribution(rng);
+    return values;
+}
+
+// ggml's test-backend-ops measure: sum (actual - expected)^2 / sum expected^2 over the finite
+// pairs, and NaN/Inf agreement element by element. An empty result passes.
+void expect_close(const std::vector<float>& expected, const std::vector<float>& actual,
+                  double max_nmse, const char* what) {
+    QCOMPARE(actual.size(), expected.size());
+    double error = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const float e = expected[i], a = actual[i];
+        if (std::isnan(e) != std::isnan(a) || (std::isinf(e) && a != e) ||
+            (std::isinf(a) && a != e)) {
+            QFAIL(qPrintable(QString("%1: element %2 is %3, the reference has %4")
+                                 .arg(what)
+                                 .arg(i)
+                                 .arg(a)
+                                 .arg(e)));
+        }
+        if (!std::isfinite(e)) continue;
+        error += (static_cast<double>(a) - e) * (static_cast<double>(a) - e);
+        norm += static_cast<double>(e) * e;
+    }
+    const double nmse = norm > 0.0 ? error / norm : error;
+    if (!(nmse <= max_nmse)) {
+        QFAIL(qPrintable(
+            QString("%1: normalised MSE %2 exceeds %3").arg(what).arg(nmse).arg(max_nmse)));
+    }
+}
+
+// Same values; +0 and -0 count as equal (the reference adds gradients to a zero-filled buffer).
+template <class T>
+void expect_equal(const std::vector<T>& expected, const std::vector<T>& actual, const char* what) {
+    QCOMPARE(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const bool same = expected[i] == actual[i] ||
+                          (std::is_floating_point_v<T> && std::isnan(double(expected[i])) &&
+                           std::isnan(double(actual[i])));
+        if (!same) {
+            QFAIL(qPrintable(QString("%1: element %2 is %3, the reference has %4")
+                                 .arg(what)
+                                 .arg(i)
+                                 .arg(double(actual[i]))
+                                 .arg(double(expected[i]))));
+        }
+    }
+}
+
+void expect_identical_bits(const std::vector<float>& expected, const std::vector<float>& actual,
+                           const char* what) {
+    QCOMPARE(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        if (std::memcmp(&expected[i], &actual[i], sizeof(float)) != 0) {
+            QFAIL(qPrintable(QString("%1: element %2 is %3, the reference has %4 (bits differ)")
+                                 .arg(what)
+                                 .arg(i)
+                                 .arg(double(actual[i]), 0, 'g', 9)
+                                 .arg(double(expected[i]), 0, 'g', 9)));
+        }
+    }
+}
+
+// Runs `body` with the process's pool limited to `threads`; restores the limit afterwards.
+template <class F>
+void with_threads(int threads, F&& body) {
+    ThreadPool& pool = ThreadPool::instance();
+    const int saved = pool.limit();
+    pool.set_limit(threads);
+    body();
+    pool.set_limit(saved);
+}
+
+#define SKIP_UNLESS_AVAILABLE(isa)                   \
+    const fast::KernelTable* table = table_for(isa); \
+    if (table == nullptr) QSKIP(qPrintable("this CPU (or compiler) has no " + (isa) + " kernels"));
+
+struct ConvCase {
+    const char* name;
+    std::int64_t batch, length, in_channels, window, out_channels;
+    bool same;
+};
+
+const ConvCase kConvCases[] = {
+    {"model conv1", 16, 300, 7, 5, 64, false},
+    {"model conv2", 16, 148, 64, 3, 32, false},
+    {"batch 1", 1, 300, 7, 5, 64, false},
+    {"odd sizes", 3, 13, 5, 3, 17, false},
+    {"same, even window", 2, 11, 3, 4, 9, true},
+    {"same, window longer than input", 2, 3, 2, 5, 6, true},
+    {"same, 70 filters", 2, 37, 64, 3, 70, true},
+    {"one output row", 1, 5, 7, 5, 64, false},
+    {"no output row", 1, 3, 2, 5, 4, false},
+    {"single channel", 3, 50, 1, 7, 1, false},
+    {"1x1", 1, 1, 1, 1, 1, false},
+};
+
+struct DenseCase {
+    const char* name;
+    std::int64_t batch, inputs, units;
+};
+
+const DenseCase kDenseCases[] = {
+    {"model", 16, 2336, 46},     {"model, global batch", 32, 2336, 46},
+    {"batch 1", 1, 2336, 46},    {"odd", 3, 17, 5},
+    {"wide", 7, 100, 70},        {"1x1", 1, 1, 1},
+    {"many units", 5, 300, 129},
+};
+
+struct PoolCase {
+    const char* name;
+    std::int64_t batch, length, channels;
+    std::int32_t pool_size, stride;
+    bool same;
+};
+
+const PoolCase kPoolCases[] = {
+    {"model pool1", 16, 296, 64, 2, 2, false},      {"model pool2", 16, 146, 32, 2, 2, false},
+    {"odd length", 3, 7, 5, 2, 2, false},           {"gaps between windows", 2, 9, 17, 2, 3, false},
+    {"overlapping windows", 2, 10, 3, 3, 2, false}, {"same, odd length", 2, 9, 19, 2, 2, true},
+    {"same, padded left", 1, 4, 4, 3, 3, true},     {"same, overlapping", 1, 7, 4, 4, 2, true},
+    {"global", 4, 73, 32, 73, 73, false},
+};
+
+void add_isa_rows(const char* name, const std::function<void(QTestData&)>& fill) {
+    for (const QString& isa : isas()) {
+        QTestData& row = QTest::newRow(qPrintable(isa + ", " + name));
+        row << isa;
+        fill(row);
+    }
+}
+
+double median_ms(const std::function<void()>& run, int repeats) {
+    run();  // warm: pool threads, scratch buffers, caches
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        run();
+        times.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+class TestKernels : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void conv1d_data();
+    void conv1d();
+    void dense_data();
+    void dense();
+    void maxpool_data();
+    void maxpool();
+    void relu_data();
+    void relu();
+    void optimizers_data();
+    void optimizers();
+    void addAndFiniteCheck_data();
+    void addAndFiniteCheck();
+    void nanAndInfPropagate_data();
+    void nanAndInfPropagate();
+    void errorsReadAsTheReference();
+    void warmKernelsDoNotAllocate();
+    void threadsShareOnePool();
+    void benchmarkKernels();
+};
+
+void TestKernels::conv1d_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < static_cast<int>(std::size(kConvCases)); ++i) {
+        add_isa_rows(kConvCases[i].name, [&](QTestData& row) { row << i; });
+    }
+}
+
+// Forward, then backward with every optional output, on 1 and 2 threads (which must agree bit
+// for bit: the work is split so that no sum changes order), against the reference.
+void TestKernels::conv1d() {
+    QFETCH(QString, isa);
+    QFETCH(int, index);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const ConvCase& c = kConvCases[index];
+    const std::int32_t pad =
+        c.same ? same_pad_left(c.length, static_cast<std::int32_t>(c.window), 1) : 0;
+    const std::int64_t out_length =
+        conv_output_length(c.length, static_cast<std::int32_t>(c.window), 1, c.same);
+    std::mt19937 rng(1234 + index);
+    auto x = random_values(rng, c.batch * c.length * c.in_channels);
+    auto kernel = random_values(rng, c.window * c.in_channels * c.out_channels);
+    auto bias = random_values(rng, c.out_channels);
+    auto grad_y = random_values(rng, c.batch * out_length * c.out_channels);
+    const Shape x_shape{c.batch, c.length, c.in_channels},
+        k_shape{c.window, c.in_channels, c.out_channels};
+    const Shape y_shape{c.batch, out_length, c.out_channels}, b_shape{c.out_channels};
+
+    struct Result {
+        std::vector<float> y, y_no_bias, grad_x, grad_kernel, grad_bias, grad_kernel_only;
+    };
+    auto run = [&](Backend& backend) {
+        Result r;
+        r.y.assign(static_cast<std::size_t>(y_shape.numel()),
+                   7.0f);  // garbage the op must overwrite
+        r.y_no_bias = r.y;
+        r.grad_x.assign(static_cast<std::size_t>(x_shape.numel()), 7.0f);
+        r.grad_kernel.assign(static_cast<std::size_t>(k_shape.numel()), 7.0f);
+        r.grad_bias.assign(static_cast<std::size_t>(c.out_channels), 7.0f);
+        r.grad_kernel_only = r.grad_kernel;
+        backend.conv1d_forward(view(x, x_shape), view(kernel, k_shape), view(bias, b_shape),
+                               view(r.y, y_shape), Conv1DParams{pad});
+        backend.conv1d_forward(view(x, x_shape), view(kernel, k_shape), TensorView{},
+                               view(r.y_no_bias, y_shape), Conv1DParams{pad});
+        backend.conv1d_backward(view(x, x_shape), view(kernel, k_shape), view(grad_y, y_shape),
+                                view(r.grad_x, x_shape), view(r.grad_kernel, k_shape),
+                                view(r.grad_bias, b_shape), Conv1DParams{pad});
+        backend.conv1d_backward(view(x, x_shape), view(kernel, k_shape), view(grad_y, y_shape),
+                                TensorView{}, view(r.grad_kernel_only, k_shape), TensorView{},
+                                Conv1DParams{pad});
+        return r;
+    };
+    CpuReferenceBackend reference;
+    const Result expected = run(reference);
+    CpuFastBackend fast_backend(*table);
+    Result one, two;
+    with_threads(1, [&] { one = run(fast_backend); });
+    with_threads(2, [&] { two = run(fast_backend); });
+
+    expect_close(expected.y, one.y, kMaxGemmNmse, "conv1d forward");
+    expect_close(expected.y_no_bias, one.y_no_bias, kMaxGemmNmse, "conv1d forward without bias");
+    expect_close(expected.grad_x, one.grad_x, kMaxGemmNmse, "conv1d grad_x");
+    expect_close(expected.grad_kernel, one.grad_kernel, kMaxGemmNmse, "conv1d grad_kernel");
+    expect_close(expected.grad_bias, one.grad_bias, kMaxGemmNmse, "conv1d grad_bias");
+    expect_close(expected.grad_kernel, one.grad_kernel_only, kMaxGemmNmse,
+                 "conv1d grad_kernel without grad_x");
+    expect_identical_bits(one.y, two.y, "conv1d forward, 1 vs 2 threads");
+    expect_identical_bits(one.grad_x, two.grad_x, "conv1d grad_x, 1 vs 2 threads");
+    expect_identical_bits(one.grad_kernel, two.grad_kernel, "conv1d grad_kernel, 1 vs 2 threads");
+}
+
+void TestKernels::dense_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < static_cast<int>(std::size(kDenseCases)); ++i) {
+        add_isa_rows(kDenseCases[i].name, [&](QTestData& row) { row << i; });
+    }
+}
+
+void TestKernels::dense() {
+    QFETCH(QString, isa);
+    QFETCH(int, index);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const DenseCase& c = kDenseCases[index];
+    std::mt19937 rng(99 + index);
+    auto x = random_values(rng, c.batch * c.inputs);
+    auto kernel = random_values(rng, c.inputs * c.units);
+    auto bias = random_values(rng, c.units);
+    auto grad_y = random_values(rng, c.batch * c.units);
+    const Shape x_shape{c.batch, c.inputs}, k_shape{c.inputs, c.units}, y_shape{c.batch, c.units};
+
+    struct Result {
+        std::vector<float> y, grad_x, grad_kernel, grad_bias;
+    };
+    auto run = [&](Backend& backend) {
+        Result r;
+        r.y.assign(static_cast<std::size_t>(y_shape.numel()), 7.0f);
+        r.grad_x.assign(static_cast<std::size_t>(x_shape.numel()), 7.0f);
+        r.grad_kernel.assign(static_cast<std::size_t>(k_shape.numel()), 7.0f);
+        r.grad_bias.assign(static_cast<std::size_t>(c.units), 7.0f);
+        backend.dense_forward(view(x, x_shape), view(kernel, k_shape), view(bias, Shape{c.units}),
+                              view(r.y, y_shape));
+        backend.dense_backward(view(x, x_shape), view(kernel, k_shape), view(grad_y, y_shape),
+                               view(r.grad_x, x_shape), view(r.grad_kernel, k_shape),
+                               view(r.grad_bias, Shape{c.units}));
+        return r;
+    };
+    CpuReferenceBackend reference;
+    const Result expected = run(reference);
+    CpuFastBackend fast_backend(*table);
+    Result one, two;
+    with_threads(1, [&] { one = run(fast_backend); });
+    with_threads(2, [&] { two = run(fast_backend); });
+    expect_close(expected.y, one.y, kMaxGemmNmse, "dense forward");
+    expect_close(expected.grad_x, one.grad_x, kMaxGemmNmse, "dense grad_x");
+    expect_close(expected.grad_kernel, one.grad_kernel, kMaxGemmNmse, "dense grad_kernel");
+    expect_close(expected.grad_bias, one.grad_bias, kMaxGemmNmse, "dense grad_bias");
+    expect_identical_bits(one.y, two.y, "dense forward, 1 vs 2 threads");
+    expect_identical_bits(one.grad_x, two.grad_x, "dense grad_x, 1 vs 2 threads");
+    expect_identical_bits(one.grad_kernel, two.grad_kernel, "dense grad_kernel, 1 vs 2 threads");
+
+    // Without bias and without grad_x (the first layer of a model).
+    std::vector<float> y_ref(static_cast<std::size_t>(y_shape.numel())), y_fast(y_ref.size(), 7.0f);
+    reference.dense_forward(view(x, x_shape), view(kernel, k_shape), TensorView{},
+                            view(y_ref, y_shape));
+    fast_backend.dense_forward(view(x, x_shape), view(kernel, k_shape), TensorView{},
+                               view(y_fast, y_shape));
+    expect_close(y_ref, y_fast, kMaxGemmNmse, "dense forward without bias");
+    std::vector<float> dk_ref(static_cast<std::size_t>(k_shape.numel())),
+        dk_fast(dk_ref.size(), 7.0f);
+    reference.dense_backward(view(x, x_shape), view(kernel, k_shape), view(grad_y, y_shape),
+                             TensorView{}, view(dk_ref, k_shape), TensorView{});
+    fast_backend.dense_backward(view(x, x_shape), view(kernel, k_shape), view(grad_y, y_shape),
+                                TensorView{}, view(dk_fast, k_shape), TensorView{});
+    expect_close(dk_ref, dk_fast, kMaxGemmNmse, "dense grad_kernel without grad_x");
+}
+
+void TestKernels::maxpool_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < static_cast<int>(std::size(kPoolCases)); ++i) {
+        add_isa_rows(kPoolCases[i].name, [&](QTestData& row) { row << i; });
+    }
+}
+
+// Values from a small set (many ties: the first maximum must win) with NaNs sprinkled in (a NaN
+// wins its window); backward once after the matching forward (the disjoint-window path) and
+// once with an argmax buffer the backend has not seen (the reference path).
+void TestKernels::maxpool() {
+    QFETCH(QString, isa);
+    QFETCH(int, index);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const PoolCase& c = kPoolCases[index];
+    const std::int32_t pad = c.same ? same_pad_left(c.length, c.pool_size, c.stride) : 0;
+    const std::int64_t out_length = conv_output_length(c.length, c.pool_size, c.stride, c.same);
+    const Pool1DParams params{c.pool_size, c.stride, pad};
+    std::mt19937 rng(7 + index);
+    std::uniform_int_distribution<int> level(-2, 2);
+    std::vector<float> x(static_cast<std::size_t>(c.batch * c.length * c.channels));
+    for (auto& value : x)
+        value = rng() % 23 == 0 ? std::numeric_limits<float>::quiet_NaN() : float(level(rng));
+    auto grad_y = random_values(rng, c.batch * out_length * c.channels);
+    const Shape x_shape{c.batch, c.length, c.channels}, y_shape{c.batch, out_length, c.channels};
+
+    CpuReferenceBackend reference;
+    std::vector<float> y_ref(static_cast<std::size_t>(y_shape.numel())), dx_ref(x.size());
+    std::vector<std::int32_t> arg_ref(y_ref.size());
+    reference.maxpool1d_forward(view(x, x_shape), view(y_ref, y_shape), view(arg_ref, y_shape),
+                                params);
+    reference.maxpool1d_backward(view(grad_y, y_shape), view(arg_ref, y_shape),
+                                 view(dx_ref, x_shape));
+
+    CpuFastBackend fast_backend(*table);
+    for (int threads : {1, 2}) {
+        with_threads(threads, [&] {
+            std::vector<float> y(y_ref.size(), 7.0f), dx(x.size(), 7.0f);
+            std::vector<std::int32_t> arg(y_ref.size(), 7);
+            fast_backend.maxpool1d_forward(view(x, x_shape), view(y, y_shape), view(arg, y_shape),
+                                           params);
+            expect_equal(y_ref, y, "maxpool forward");
+            expect_equal(arg_ref, arg, "maxpool argmax");
+            fast_backend.maxpool1d_backward(view(grad_y, y_shape), view(arg, y_shape),
+                                            view(dx, x_shape));
+            expect_equal(dx_ref, dx, "maxpool backward");
+            std::vector<std::int32_t> unseen = arg;
+            std::vector<float> dx_unseen(x.size(), 7.0f);
+            fast_backend.maxpool1d_backward(view(grad_y, y_shape), view(unseen, y_shape),
+                                            view(dx_unseen, x_shape));
+            expect_equal(dx_ref, dx_unseen, "maxpool backward without its forward");
+        });
+    }
+}
+
+void TestKernels::relu_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("count");
+    for (int count : {1, 15, 16, 17, 100003}) {
+        add_isa_rows(qPrintable(QString("%1 elements").arg(count)),
+                     [&](QTestData& row) { row << count; });
+    }
+}
+
+// Special values included: NaN stays NaN, -0 stays -0, infinities and denormals pass through.
+void TestKernels::relu() {
+    QFETCH(QString, isa);
+    QFETCH(int, count);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(count);
+    auto x = random_values(rng, count);
+    auto grad_y = random_values(rng, count);
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                              -0.0f,
+                              0.0f,
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::denorm_min(),
+                              -std::numeric_limits<float>::denorm_min()};
+    for (std::size_t i = 0; i < std::size(specials) && i < x.size(); ++i)
+        x[x.size() - 1 - i] = specials[i];
+    const Shape shape{count};
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend(*table);
+    std::vector<float> y_ref(x.size()), y(x.size(), 7.0f), dx_ref(x.size()), dx(x.size(), 7.0f);
+    reference.activation_forward(ActivationKind::ReLU, view(x, shape), view(y_ref, shape));
+    reference.activation_backward(ActivationKind::ReLU, view(y_ref, shape), view(grad_y, shape),
+                                  view(dx_ref, shape));
+    with_threads(2, [&] {
+        fast_backend.activation_forward(ActivationKind::ReLU, view(x, shape), view(y, shape));
+        fast_backend.activation_backward(ActivationKind::ReLU, view(y, shape), view(grad_y, shape),
+                                         view(dx, shape));
+    });
+    expect_identical_bits(y_ref, y, "relu forward");
+    expect_identical_bits(dx_ref, dx, "relu backward");
+    // In place, as the replica runs it.
+    std::vector<float> in_place = x;
+    fast_backend.activation_forward(ActivationKind::ReLU, view(in_place, shape),
+                                    view(in_place, shape));
+    expect_identical_bits(y_ref, in_place, "relu forward in place");
+}
+
+void TestKernels::optimizers_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("count");
+    for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Nadam}) {
+        for (int count : {1, 17, 65537, 332856}) {
+            const QString name = QString("%1, %2 parameters")
+                                     .arg(QString::fromUtf8(optimizer_name(kind).data()))
+                                     .arg(count);
+            add_isa_rows(qPrintable(name),
+                         [&](QTestData& row) { row << static_cast<int>(kind) << count; });
+        }
+    }
+}
+
+// Three steps on the same buffers: weights and both slots stay bit-identical to the reference.
+void TestKernels::optimizers() {
+    QFETCH(QString, isa);
+    QFETCH(int, kind);
+    QFETCH(int, count);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(static_cast<unsigned>(count + kind));
+    const std::vector<float> weights = random_values(rng, count, -0.1f, 0.1f);
+    std::vector<float> w_ref = weights, m_ref(weights.size(), 0.0f), v_ref(weights.size(), 0.0f);
+    std::vector<float> w = weights, m = m_ref, v = v_ref;
+    OptimizerSchedule schedule(OptimizerConfig::defaults(static_cast<OptimizerKind>(kind)));
+    CpuFastBackend fast_backend(*table);
+    const Shape shape{count};
+    for (int step_index = 0; step_index < 3; ++step_index) {
+        auto grads = random_values(rng, count, -1e-3f, 1e-3f);
+        if (count > 1) grads[1] = 0.0f;
+        const OptimizerStep step = schedule.next_step();
+        reference_apply_update(step, w_ref.data(), grads.data(), m_ref.data(), v_ref.data(),
+                               weights.size());
+        with_threads(2, [&] {
+            fast_backend.apply_update(step, view(w, shape), view(grads, shape), view(m, shape),
+                                      view(v, shape));
+        });
+    }
+    expect_identical_bits(w_ref, w, "weights");
+    expect_identical_bits(m_ref, m, "first moment");
+    expect_identical_bits(v_ref, v, "second moment");
+}
+
+void TestKernels::addAndFiniteCheck_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("count");
+    for (int count : {1, 15, 16, 17, 1000, 332856}) {
+        add_isa_rows(qPrintable(QString("%1 elements").arg(count)),
+                     [&](QTestData& row) { row << count; });
+    }
+}
+
+void TestKernels::addAndFiniteCheck() {
+    QFETCH(QString, isa);
+    QFETCH(int, count);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(static_cast<unsigned>(count));
+    auto a = random_values(rng, count), b = random_values(rng, count);
+    const Shape shape{count};
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend(*table);
+    std::vector<float> sum_ref = a, sum = a;
+    reference.add_inplace(view(sum_ref, shape), view(b, shape));
+    fast_backend.add_inplace(view(sum, shape), view(b, shape));
+    expect_identical_bits(sum_ref, sum, "add");
+
+    QVERIFY(fast_backend.all_finite(view(a, shape)));
+    const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity()};
+    for (float value : bad) {
+        for (int position : {0, count / 2, count - 1}) {
+            std::vector<float> copy = a;
+            copy[static_cast<std::size_t>(position)] = value;
+            QCOMPARE(fast_backend.all_finite(view(copy, shape)),
+                     reference.all_finite(view(copy, shape)));
+            QVERIFY(!fast_backend.all_finite(view(copy, shape)));
+        }
+    }
+    std::vector<float> extremes(static_cast<std::size_t>(count), std::numeric_limits<float>::max());
+    QVERIFY(fast_backend.all_finite(view(extremes, shape)));
+}
+
+void TestKernels::nanAndInfPropagate_data() {
+    QTest::addColumn<QString>("isa");
+    add_isa_rows("conv and dense", [](QTestData&) {});
+}
+
+// A NaN or an infinity in an input reaches the same outputs as in the reference (an infinity
+// times a zero weight is NaN in both).
+void TestKernels::nanAndInfPropagate() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(5);
+    const Shape x_shape{2, 20, 3}, k_shape{3, 3, 20}, y_shape{2, 18, 20};
+    auto x = random_values(rng, x_shape.numel());
+    auto kernel = random_values(rng, k_shape.numel());
+    x[10] = std::numeric_limits<float>::quiet_NaN();
+    x[70] = std::numeric_limits<float>::infinity();
+    kernel[5] = 0.0f;
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend(*table);
+    std::vector<float> y_ref(static_cast<std::size_t>(y_shape.numel())), y(y_ref.size());
+    reference.conv1d_forward(view(x, x_shape), view(kernel, k_shape), TensorView{},
+                             view(y_ref, y_shape), {});
+    fast_backend.conv1d_forward(view(x, x_shape), view(kernel, k_shape), TensorView{},
+                                view(y, y_shape), {});
+    expect_close(y_ref, y, kMaxGemmNmse, "conv1d forward with NaN and Inf");
+
+    const Shape dx_shape{4, 30}, dk_shape{30, 5}, dy_shape{4, 5};
+    auto dx = random_values(rng, dx_shape.numel());
+    auto dk = random_values(rng, dk_shape.numel());
+    dx[3] = -std::numeric_limits<float>::infinity();
+    dk[40] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> d_ref(static_cast<std::size_t>(dy_shape.numel())), d(d_ref.size());
+    reference.dense_forward(view(dx, dx_shape), view(dk, dk_shape), TensorView{},
+                            view(d_ref, dy_shape));
+    fast_backend.dense_forward(view(dx, dx_shape), view(dk, dk_shape), TensorView{},
+                               view(d, dy_shape));
+    expect_close(d_ref, d, kMaxGemmNmse, "dense forward with NaN and Inf");
+}
+
+void TestKernels::errorsReadAsTheReference() {
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend;
+    std::vector<float> x(2 * 5 * 3), kernel(3 * 4 * 2), y(2 * 3 * 2);
+    auto message = [](const std::function<void()>& run) {
+        try {
+            run();
+        } catch (const OpError& error) {
+            return std::string(error.what());
+        }
+        return std::string("no error");
+    };
+    auto conv = [&](Backend& backend) {
+        return message([&] {
+            backend.conv1d_forward(view(x, Shape{2, 5, 3}), view(kernel, Shape{3, 4, 2}),
+                                   TensorView{}, view(y, Shape{2, 3, 2}), {});
+        });
+    };
+    QCOMPARE(conv(fast_backend), conv(reference));
+    QVERIFY(conv(fast_backend).find("[conv1d] input has 3 channels, kernel expects 4") !=
+            std::string::npos);
+    auto dense = [&](Backend& backend) {
+        return message([&] {
+            backend.dense_forward(view(x, Shape{2, 15}), view(kernel, Shape{12, 2}), TensorView{},
+                                  view(y, Shape{2, 2}));
+        });
+    };
+    QCOMPARE(dense(fast_backend), dense(reference));
+    std::vector<float> w(4), g(5);
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    const OptimizerStep step = schedule.next_step();
+    auto update = [&](Backend& backend) {
+        return message([&] {
+            backend.apply_update(step, view(w, Shape{4}), view(g, Shape{5}), view(w, Shape{4}),
+                                 view(w, Shape{4}));
+        });
+    };
+    QCOMPARE(update(fast_backend), update(reference));
+}
+
+// The steady-state training step must not allocate: after one warm-up call (pool threads,
+// scratch buffers) every op of the model's step runs without a single allocation.
+void TestKernels::warmKernelsDoNotAllocate() {
+    std::mt19937 rng(3);
+    auto x1 = random_values(rng, 16 * 300 * 7), k1 = random_values(rng, 5 * 7 * 64),
+         b1 = random_values(rng, 64);
+    std::vector<float> y1(16 * 296 * 64), p1(16 * 148 * 64), dx1(x1.size()), dk1(k1.size()),
+        db1(64);
+    std::vector<std::int32_t> a1(p1.size());
+    auto wd = random_values(rng, 2336 * 46), bd = random_values(rng, 46);
+    std::vector<float> yd(16 * 46), dxd(16 * 2336), dwd(wd.size()), dbd(46);
+    std::vector<float> m(wd.size()), v(wd.size());
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    const OptimizerStep step = schedule.next_step();
+    CpuFastBackend backend;
+    auto one_step = [&] {
+        const Shape xs{16, 300, 7}, ks{5, 7, 64}, ys{16, 296, 64}, ps{16, 148, 64};
+        backend.conv1d_forward(view(x1, xs), view(k1, ks), view(b1, Shape{64}), view(y1, ys), {});
+        backend.activation_forward(ActivationKind::ReLU, view(y1, ys), view(y1, ys));
+        backend.maxpool1d_forward(view(y1, ys), view(p1, ps), view(a1, ps), Pool1DParams{2, 2, 0});
+        backend.dense_forward(view(p1, Shape{16, 9472}).slice(0, Shape{16, 2336}),
+                              view(wd, Shape{2336, 46}), view(bd, Shape{46}),
+                              view(yd, Shape{16, 46}));
+        backend.dense_backward(view(p1, Shape{16, 9472}).slice(0, Shape{16, 2336}),
+                               view(wd, Shape{2336, 46}), view(yd, Shape{16, 46}),
+                               view(dxd, Shape{16, 2336}), view(dwd, Shape{2336, 46}),
+                               view(dbd, Shape{46}));
+        backend.maxpool1d_backward(view(p1, ps), view(a1, ps), view(y1, ys));
+        backend.activation_backward(ActivationKind::ReLU, view(y1, ys), view(y1, ys), view(y1, ys));
+        backend.conv1d_backward(view(x1, xs), view(k1, ks), view(y1, ys), view(dx1, xs),
+                                view(dk1, ks), view(db1, Shape{64}), {});
+        backend.apply_update(step, view(wd, Shape{2336 * 46}), view(dwd, Shape{2336 * 46}),
+                             view(m, Shape{2336 * 46}), view(v, Shape{2336 * 46}));
+        backend.add_inplace(view(dwd, Shape{2336 * 46}), view(dwd, Shape{2336 * 46}));
+        QVERIFY(backend.all_finite(view(wd, Shape{2336 * 46})));
+    };
+    // The views are built first (their shapes allocate); only the ops run while counting.
+    auto count_allocations = [](const std::function<void()>& run) {
+        const long before = g_allocations.load();
+        run();
+        return g_allocations.load() - before;
+    };
+    for (int threads : {1, 2}) {
+        with_threads(threads, [&] {
+            one_step();
+            const Shape xs{16, 300, 7}, ks{5, 7, 64}, ys{16, 296, 64}, ps{16, 148, 64}, bs{64};
+            const Shape dense_in{16, 2336}, dense_k{2336, 46}, dense_out{16, 46}, units{46},
+                flat{2336 * 46};
+            const TensorView vx = view(x1, xs), vk = view(k1, ks), vb = view(b1, bs),
+                             vy = view(y1, ys);
+            const TensorView vp = view(p1, ps), va = view(a1, ps), vdx = view(dx1, xs),
+                             vdk = view(dk1, ks);
+            const TensorView vdb = view(db1, bs),
+                             vin = view(p1, ps).reshaped(Shape{16, 9472}).slice(0, dense_in);
+            const TensorView vwd = view(wd, dense_k), vbd = view(bd, units),
+                             vyd = view(yd, dense_out);
+            const TensorView vdxd = view(dxd, dense_in), vdwd = view(dwd, dense_k),
+                             vdbd = view(dbd, units);
+            const TensorView fw = view(wd, flat), fg = view(dwd, flat), fm = view(m, flat),
+                             fv = view(v, flat);
+            const long ops = count_allocations([&] {
+                backend.conv1d_forward(vx, vk, vb, vy, {});
+                backend.activation_forward(ActivationKind::ReLU, vy, vy);
+                backend.maxpool1d_forward(vy, vp, va, Pool1DParams{2, 2, 0});
+                backend.dense_forward(vin, vwd, vbd, vyd);
+                backend.dense_backward(vin, vwd, vyd, vdxd, vdwd, vdbd);
+                backend.maxpool1d_backward(vp, va, vy);
+                backend.activation_backward(ActivationKind::ReLU, vy, vy, vy);
+                backend.conv1d_backward(vx, vk, vy, vdx, vdk, vdb, {});
+                backend.apply_update(step, fw, fg, fm, fv);
+                backend.add_inplace(fg, fg);
+                (void)backend.all_finite(fw);
+            });
+            QCOMPARE(ops, 0L);
+        });
+    }
+}
+
+// Two backends alive (two replicas) share the pool: each gets half of it; one alone gets all.
+void TestKernels::threadsShareOnePool() {
+    with_threads(2, [] {
+        CpuFastBackend first;
+        QCOMPARE(first.threads(), 2);
+        {
+            CpuFastBackend second;
+            QCOMPARE(first.threads(), 1);
+            QCOMPARE(second.threads(), 1);
+        }
+        QCOMPARE(first.threads(), 2);
+    });
+    // An exception thrown in a chunk reaches the caller after every chunk finished.
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    bool caught = false;
+    try {
+        pool.parallel_for(8, 2, [&](std::int64_t i) {
+            ++ran;
+            if (i == 3) throw OpError("chunk 3 failed");
+        });
+    } catch (const OpError&) {
+        caught = true;
+    }
+    QVERIFY(caught);
+    QCOMPARE(ran.load(), 8);
+}
+
+// Isolated timings at the reference model's shapes (median of repeats; MIRRORLAB_KERNEL_PERF=1).
+void TestKernels::benchmarkKernels() {
+    if (std::getenv("MIRRORLAB_KERNEL_PERF") == nullptr)
+        QSKIP("set MIRRORLAB_KERNEL_PERF=1 for the kernel timings");
+    const int repeats = 51;
+    std::mt19937 rng(11);
+    CpuReferenceBackend reference;
+    std::printf("\n%-34s %10s %12s %12s %10s\n", "kernel (batch 16 unless noted)", "reference",
+                "fast 1 thr", "fast 2 thr", "GFLOP/s");
+    auto row = [&](const char* name, double flops, const std::function<void(Backend&)>& op) {
+        const double ref_ms = median_ms([&] { op(reference); }, repeats / 5 + 1);
+        double fast_ms[2] = {0, 0};
+        for (int threads : {1, 2}) {
+            with_threads(threads, [&] {
+                CpuFastBackend backend;
+                fast_ms[threads - 1] = median_ms([&] { op(backend); }, repeats);
+            });
+        }
+        std::printf("%-34s %8.3f ms %9.3f ms %9.3f ms %10.1f\n", name, ref_ms, fast_ms[0],
+                    fast_ms[1], flops > 0 ? flops / fast_ms[0] / 1e6 : 0.0);
+    };
+    struct Conv {
+        const char* name;
+        std::int64_t batch, length, cin, window, cout;
+    };
+    for (const Conv& c : {Conv{"conv1", 16, 300, 7, 5, 64}, Conv{"conv2", 16, 148, 64, 3, 32},
+                          Conv{"conv1 (batch 32)", 32, 300, 7, 5, 64},
+                          Conv{"conv2 (batch 32)", 32, 148, 64, 3, 32}}) {
+        const std::int64_t out = c.length - c.window + 1;
+        auto x = random_values(rng, c.batch * c.length * c.cin),
+             k = random_values(rng, c.window * c.cin * c.cout);
+        auto b = random_values(rng, c.cout), dy = random_values(rng, c.batch * out * c.cout);
+        std::vector<float> y(dy.size()), dx(x.size()), dk(k.size()), db(b.size());
+        const Shape xs{c.batch, c.length, c.cin}, ks{c.window, c.cin, c.cout},
+            ys{c.batch, out, c.cout}, bs{c.cout};
+        const double flops = 2.0 * c.batch * out * c.cout * c.cin * c.window;
+        row((std::string(c.name) + " forward").c_str(), flops, [&](Backend& be) {
+            be.conv1d_forward(view(x, xs), view(k, ks), view(b, bs), view(y, ys), {});
+        });
+        row((std::string(c.name) + " backward (x, kernel, bias)").c_str(), 2 * flops,
+            [&](Backend& be) {
+                be.conv1d_backward(view(x, xs), view(k, ks), view(dy, ys), view(dx, xs),
+                                   view(dk, ks), view(db, bs), {});
+            });
+        row((std::string(c.name) + " backward (kernel, bias)").c_str(), flops, [&](Backend& be) {
+            be.conv1d_backward(view(x, xs), view(k, ks), view(dy, ys), TensorView{}, view(dk, ks),
+                               view(db, bs), {});
+        });
+    }
+    {
+        auto x = random_values(rng, 16 * 2336), k = random_values(rng, 2336 * 46),
+             b = random_values(rng, 46);
+        auto dy = random_values(rng, 16 * 46);
+        std::vector<float> y(16 * 46), dx(x.size()), dk(k.size()), db(46);
+        const Shape xs{16, 2336}, ks{2336, 46}, ys{16, 46}, bs{46};
+        const double flops = 2.0 * 16 * 2336 * 46;
+        row("dense forward", flops, [&](Backend& be) {
+            be.dense_forward(view(x, xs), view(k, ks), view(b, bs), view(y, ys));
+        });
+        row("dense backward", 2 * flops, [&](Backend& be) {
+            be.dense_backward(view(x, xs), view(k, ks), view(dy, ys), view(dx, xs), view(dk, ks),
+                              view(db, bs));
+        });
+    }
+    {
+        auto x = random_values(rng, 16 * 296 * 64), dy = random_values(rng, 16 * 148 * 64);
+        std::vector<float> y(dy.size()), dx(x.size());
+        std::vector<std::int32_t> arg(dy.size());
+        const Shape xs{16, 296, 64}, ys{16, 148, 64};
+        row("relu forward [16,296,64]", 0, [&](Backend& be) {
+            be.activation_forward(ActivationKind::ReLU, view(x, xs), view(dx, xs));
+        });
+        row("relu backward [16,296,64]", 0, [&](Backend& be) {
+            be.activation_backward(ActivationKind::ReLU, view(x, xs), view(dx, xs), view(dx, xs));
+        });
+        row("maxpool forward+backward [16,296,64]", 0, [&](Backend& be) {
+            be.maxpool1d_forward(view(x, xs), view(y, ys), view(arg, ys), Pool1DParams{2, 2, 0});
+            be.maxpool1d_backward(view(dy, ys), view(arg, ys), view(dx, xs));
+        });
+        std::vector<float> table_grad(30982 * 7);
+        std::vector<std::int32_t> ids(16 * 300);
+        for (auto& id : ids) id = static_cast<std::int32_t>(rng() % 30982);
+        row("embedding backward [30982,7]", 0, [&](Backend& be) {
+            be.embedding_backward(view(ids, Shape{16, 300}), view(dx, Shape{16, 300, 7}),
+                                  view(table_grad, Shape{30982, 7}));
+        });
+    }
+    {
+        const std::int64_t n = 332856;
+        auto w = random_values(rng, n), g = random_values(rng, n, -1e-3f, 1e-3f);
+        std::vector<float> m(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n));
+        OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+        const OptimizerStep step = schedule.next_step();
+        row("nadam update (332,856)", 0, [&](Backend& be) {
+            be.apply_update(step, view(w, Shape{n}), view(g, Shape{n}), view(m, Shape{n}),
+                            view(v, Shape{n}));
+        });
+        row("add (all-reduce, 332,856)", 0,
+            [&](Backend& be) { be.add_inplace(view(m, Shape{n}), view(g, Shape{n})); });
+        row("all_finite (332,856)", 0,
+            [&](Backend& be) { QVERIFY(be.all_finite(view(w, Shape{n}))); });
+    }
+}
+
+QTEST_APPLESS_MAIN(TestKernels)
+#include "test_kernels.moc"
