@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/python2_dict_order.h"
 #include "core/data/reuters21578.h"
 #include "core/util/error.h"
 
@@ -68,20 +69,101 @@ std::vector<int64_t> ranks_of(const Reuters21578Corpus& corpus, const Words& wor
     return ranks;
 }
 
+// corpus.words (UTF-8) as the Latin-1 byte strings Python 2 hashed.
+Words latin1(const Words& utf8) {
+    Words out;
+    out.reserve(utf8.size());
+    for (const auto& w : utf8) out.push_back(QString::fromStdString(w).toLatin1().toStdString());
+    return out;
+}
+
+// The keys of a Python2StringDict in iteration order.
+Words dict_keys(const Words& inserted) {
+    Words out;
+    for (size_t i : python2_dict_order(inserted)) out.push_back(inserted[i]);
+    return out;
+}
+
+Words numbered_keys(int n) {
+    Words keys;
+    keys.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) keys.push_back("w" + std::to_string(i));
+    return keys;
+}
+
 }  // namespace
 
 class TestReuters21578 : public QObject {
     Q_OBJECT
 
 private slots:
+    void python2_string_hash_values();
+    void python2_dict_iteration_order();
     void tokenizer_rules();
     void file_names_in_order();
     void fixture_wires_and_labels();
     void fixture_vocabulary_and_ranks();
+    void fixture_first_seen_tie_order();
     void default_threshold_drops_small_topics();
     void errors_name_the_folder_or_file();
     void real_distribution_matches_keras();
 };
+
+// Every expected value below was printed by CPython 2.7.18 (64-bit Linux, no -R) for the same
+// input: hash(s), d.keys() after `for k in keys: d[k] = 1`.
+void TestReuters21578::python2_string_hash_values() {
+    QCOMPARE(python2_string_hash(""), int64_t{0});
+    QCOMPARE(python2_string_hash("a"), int64_t{12416037344});
+    QCOMPARE(python2_string_hash("abc"), int64_t{1453079729188098211});
+    QCOMPARE(python2_string_hash("the"), int64_t{-1495230934636648966});
+    QCOMPARE(python2_string_hash("said"), int64_t{-1840375907644881757});
+    QCOMPARE(python2_string_hash("mln"), int64_t{6387157653037356396});
+    QCOMPARE(python2_string_hash("earn"), int64_t{-4664233514621057950});
+    QCOMPARE(python2_string_hash("\xfc"), int64_t{32256097021});  // bytes are unsigned
+}
+
+void TestReuters21578::python2_dict_iteration_order() {
+    const Words keys{"the", "of",  "to",  "in",   "said", "and", "a",    "mln",    "3",  "vs",
+                     "for", "dlrs", "it", "reuter", "pct", "on", "cts",  "is",     "that", "from",
+                     "its", "year", "by", "at",   "net",  "with", "be",  "will",   "was", "u"};
+    // 5 keys fill the 8-slot table to 5 (5 * 3 < 16): no resize; hash & 7 and the probes decide.
+    QCOMPARE(dict_keys(Words(keys.begin(), keys.begin() + 5)), (Words{"of", "the", "in", "said", "to"}));
+    // The 6th key makes fill * 3 >= 16: the table grows to 32 (> 4 * 6) and the order changes.
+    QCOMPARE(dict_keys(Words(keys.begin(), keys.begin() + 6)),
+             (Words{"and", "said", "of", "to", "in", "the"}));
+    // 30 keys: grown again at 22 keys (22 * 3 >= 64) to 128 slots.
+    QCOMPARE(dict_keys(keys),
+             (Words{"and", "is", "year", "it", "vs", "at", "in", "its", "said", "from", "for", "reuter", "pct", "to", "3",
+                    "net", "was", "be", "that", "on", "with", "by", "a", "dlrs", "cts", "of", "mln", "will", "u", "the"}));
+    Python2StringDict small;
+    for (int i = 0; i < 5; ++i) small.find_or_insert(keys[static_cast<size_t>(i)]);
+    QCOMPARE(small.table_size(), size_t{8});
+    QCOMPARE(small.find_or_insert("of"), (std::pair<size_t, bool>{1, false}));
+    QCOMPARE(small.find("said"), int64_t{4});
+    QCOMPARE(small.find("and"), int64_t{-1});
+    QCOMPARE(small.find_or_insert("and"), (std::pair<size_t, bool>{5, true}));
+    QCOMPARE(small.table_size(), size_t{32});
+
+    // 60,000 keys "w0" ... "w59999": many collisions and resizes (the last one at 21,846 keys, to
+    // 131,072 slots).
+    const Words many = numbered_keys(60000);
+    const Words order = dict_keys(many);
+    QCOMPARE(Words(order.begin(), order.begin() + 8),
+             (Words{"w7853", "w7854", "w7855", "w17928", "w17929", "w7856", "w17920", "w17921"}));
+    QCOMPARE(order[10000], std::string("w42746"));
+    QCOMPARE(order[30000], std::string("w41280"));
+    QCOMPARE(order[59999], std::string("w16345"));
+    // 100,000 keys: above 50,000 keys a dict grows to 2 * used, not 4 * used: at 87,382 keys to
+    // 262,144 slots (4 * used would have given 524,288).
+    const Words more = numbered_keys(100000);
+    Python2StringDict big;
+    for (const auto& k : more) big.find_or_insert(k);
+    QCOMPARE(big.table_size(), size_t{262144});
+    const Words big_order = dict_keys(more);
+    QCOMPARE(Words(big_order.begin(), big_order.begin() + 4), (Words{"w43332", "w17768", "w65415", "w65414"}));
+    QCOMPARE(big_order[50000], std::string("w51080"));
+    QCOMPARE(big_order[99999], std::string("w43330"));
+}
 
 void TestReuters21578::tokenizer_rules() {
     // Punctuation (not the apostrophe) becomes a space; tabs and newlines too; lower-case; no empties.
@@ -95,8 +177,8 @@ void TestReuters21578::tokenizer_rules() {
     QCOMPARE(reuters21578_tokenize("&lt;ABC&gt; Reuter\n&#3;"), (Words{"lt", "abc", "gt", "reuter", "3"}));
     // Only the space, tab and newline split among white space; '\r' stays inside a word.
     QCOMPARE(reuters21578_tokenize("one\rtwo  three "), (Words{"one\rtwo", "three"}));
-    // Latin-1 capitals are lower-cased (bytes, not UTF-8).
-    QCOMPARE(reuters21578_tokenize("Z\xdcRICH"), (Words{"z\xfcrich"}));
+    // Only ASCII is lower-cased, as Python 2's str.lower: the Latin-1 capital 0xDC stays.
+    QCOMPARE(reuters21578_tokenize("Z\xdcRICH"), (Words{"z\xdcrich"}));
     QVERIFY(reuters21578_tokenize(" .,\t\n").empty());
 }
 
@@ -129,8 +211,8 @@ void TestReuters21578::fixture_wires_and_labels() {
     const Words wire4{"net", "profit", "up", "5", "2", "pct", "vs", "loss", "lt", "abc", "gt", "co's"};
     QCOMPARE(text(1), wire4);
     QCOMPARE(text(2), wire4);
-    // Latin-1 byte 0xDC, lower-cased to 0xFC, is stored as UTF-8.
-    QCOMPARE(text(3), (Words{"the", "wheat", "the", "wheat", "grain", "z\xc3\xbcrich"}));
+    // Latin-1 byte 0xDC (not lower-cased) is stored as UTF-8.
+    QCOMPARE(text(3), (Words{"the", "wheat", "the", "wheat", "grain", "z\xc3\x9crich"}));
     // The last topic wire of a file with no <BODY> after it: Python's find() == -1 made the text
     // start 5 bytes after <TOPICS>, i.e. "rn" out of "<D>earn</D>".
     QCOMPARE(text(4), (Words{"rn"}));
@@ -138,14 +220,34 @@ void TestReuters21578::fixture_wires_and_labels() {
 
 void TestReuters21578::fixture_vocabulary_and_ranks() {
     const auto corpus = read_reuters21578(kFixtures + "/basic", Reuters21578Options{2});
-    // Counts: wheat 3, the 3 (wheat seen first), then the count-2 words of wires 3/4 in order, then
-    // the words seen once in order of first appearance. Words of dropped wires are not counted.
-    const Words expected{"wheat", "the",     "net",        "profit", "up",   "5",      "2",      "pct",
-                         "vs",    "loss",    "lt",         "abc",    "gt",   "co's",   "exports", "rose",
-                         "ministry's", "report", "said",   "reuter", "3",    "grain",  "z\xc3\xbcrich", "rn"};
+    // Counts: wheat 3, the 3, the twelve words of wires 3/4 twice, the rest once. Equal counts are
+    // in CPython 2.7's dict order: this list is what Keras 0.2's make_reuters_dataset code
+    // (min_samples_per_topic=2) printed for these two files under CPython 2.7.18.
+    const Words expected{"wheat",  "the",   "gt",         "vs",     "profit", "lt",
+                         "pct",    "2",     "5",          "net",    "abc",    "loss",
+                         "up",     "co's",  "ministry's", "said",   "rose",   "z\xc3\x9crich",
+                         "reuter", "3",     "exports",    "report", "rn",     "grain"};
     QCOMPARE(corpus.words, expected);
     QCOMPARE(ranks_of(corpus, {"skipped", "rare", "acquisition"}), (std::vector<int64_t>{-1, -1, -1}));
     QCOMPARE(corpus.xs[0].front(), int64_t{1});  // "wheat"
+    // The key order of the word index dict (json.dump of it), from the same Python 2.7.18 run.
+    Words keys;
+    for (size_t i : python2_dict_order(latin1(corpus.words))) keys.push_back(corpus.words[i]);
+    QCOMPARE(keys, (Words{"gt", "ministry's", "vs", "abc", "profit", "rose", "z\xc3\x9crich", "reuter",
+                          "lt", "pct", "3", "2", "5", "net", "exports", "wheat", "said", "report",
+                          "rn", "loss", "up", "co's", "grain", "the"}));
+}
+
+void TestReuters21578::fixture_first_seen_tie_order() {
+    Reuters21578Options options{2};
+    options.tie_order = Reuters21578TieOrder::kFirstSeen;
+    const auto corpus = read_reuters21578(kFixtures + "/basic", options);
+    // wheat 3, the 3 (wheat seen first), then the count-2 words of wires 3/4 in order, then the
+    // words seen once in order of first appearance. Words of dropped wires are not counted.
+    const Words expected{"wheat", "the",     "net",        "profit", "up",   "5",      "2",      "pct",
+                         "vs",    "loss",    "lt",         "abc",    "gt",   "co's",   "exports", "rose",
+                         "ministry's", "report", "said",   "reuter", "3",    "grain",  "z\xc3\x9crich", "rn"};
+    QCOMPARE(corpus.words, expected);
 }
 
 void TestReuters21578::default_threshold_drops_small_topics() {
@@ -243,6 +345,18 @@ void TestReuters21578::real_distribution_matches_keras() {
         for (int64_t r : seq) QVERIFY(r >= 1 && r <= 30979);
     }
     QVERIFY(std::find(corpus.words.begin(), corpus.words.end(), "\xc3\xbc") != corpus.words.end());
+    // Mid-frequency words, whose ranks depend on the Python 2 dict order of ties (first-seen order
+    // gives 109, 3121, 365, ...). Ranks from Keras' word index as the real script rebuilds it under
+    // CPython 2.7.18 (all 30,979 agree with this reader).
+    QCOMPARE(ranks_of(corpus, {"co", "four", "expects", "wednesday", "grains", "space", "mdbl", "fawc",
+                               "degussa", "woods", "hanging", "localized"}),
+             (std::vector<int64_t>{108, 185, 366, 1220, 1642, 3092, 10996, 16260, 12089, 8803, 13796, 20672}));
+    // reuters_word_index.json (json.dump of that dict) lists its keys in dict order.
+    const auto index_order = python2_dict_order(latin1(corpus.words));
+    Words first_keys;
+    for (size_t k = 0; k < 10; ++k) first_keys.push_back(corpus.words[index_order[k]]);
+    QCOMPARE(first_keys, (Words{"mdbl", "fawc", "degussa", "woods", "hanging", "localized", "sation", "chanthaburi",
+                                "refunding", "hermann"}));
 #ifdef NDEBUG
     QVERIFY2(seconds < 2.0, "reading the 22 files should take well under 2 s in Release");
 #endif

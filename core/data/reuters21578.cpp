@@ -10,6 +10,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "core/data/python2_dict_order.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -74,7 +75,7 @@ constexpr TokenTables make_token_tables() {
     TokenTables t;
     for (int c = 0; c < 256; ++c) {
         int l = c;
-        if ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7)) l = c + 32;
+        if (c >= 'A' && c <= 'Z') l = c + 32;
         t.lower[static_cast<size_t>(c)] = static_cast<char>(static_cast<unsigned char>(l));
     }
     const std::string_view separators = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n ";
@@ -221,11 +222,11 @@ Reuters21578Corpus read_reuters21578(const std::string& directory,
         kept.push_back(&wire);
     }
 
-    // Steps 5 and 6: tokenize the kept wires, ids by first appearance, then rank by count.
-    std::unordered_map<std::string, int64_t> id_of;
-    id_of.reserve(1 << 16);
-    std::vector<std::string_view> first_seen;  // id -> word (views into id_of's keys)
-    std::vector<int64_t> counts;
+    // Steps 5 and 6: tokenize the kept wires into ids (order of first appearance) counted in a
+    // Python 2.7 dict, then rank by count, ties in the dict's iteration order (or first-seen
+    // order).
+    Python2StringDict word_counts;
+    std::vector<int64_t> counts;  // id -> count
     std::string buffer;
     corpus.xs.reserve(kept.size());
     for (const TopicWire* wire : kept) {
@@ -233,26 +234,27 @@ Reuters21578Corpus read_reuters21578(const std::string& directory,
                                     wire->end - wire->begin);
         std::vector<int64_t> ids;
         for_each_word(text, buffer, [&](const std::string& word) {
-            auto [slot, inserted] = id_of.try_emplace(word, static_cast<int64_t>(counts.size()));
-            if (inserted) {
-                counts.push_back(0);
-                first_seen.emplace_back(slot->first);
-            }
-            ++counts[static_cast<size_t>(slot->second)];
-            ids.push_back(slot->second);
+            const auto [id, inserted] = word_counts.find_or_insert(word);
+            if (inserted) counts.push_back(0);
+            ++counts[id];
+            ids.push_back(static_cast<int64_t>(id));
         });
         corpus.xs.push_back(std::move(ids));
     }
-    std::vector<int64_t> order(counts.size());
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return counts[static_cast<size_t>(a)] > counts[static_cast<size_t>(b)];
-    });
+    std::vector<size_t> order;
+    if (options.tie_order == Reuters21578TieOrder::kPython2Dict) {
+        order = word_counts.iteration_order();
+    } else {
+        order.resize(counts.size());
+        std::iota(order.begin(), order.end(), size_t{0});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return counts[a] > counts[b]; });
     std::vector<int64_t> rank(counts.size());
     corpus.words.reserve(order.size());
     for (size_t r = 0; r < order.size(); ++r) {
-        rank[static_cast<size_t>(order[r])] = static_cast<int64_t>(r) + 1;
-        corpus.words.push_back(latin1_to_utf8(first_seen[static_cast<size_t>(order[r])]));
+        rank[order[r]] = static_cast<int64_t>(r) + 1;
+        corpus.words.push_back(latin1_to_utf8(word_counts.key(order[r])));
     }
     for (auto& seq : corpus.xs) {
         for (auto& v : seq) v = rank[static_cast<size_t>(v)];

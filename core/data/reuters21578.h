@@ -3,9 +3,12 @@
 // of 30,979 words) from the raw UCI Reuters-21578 "Distribution 1.0" SGML files
 // (reut2-000.sgm ... reut2-021.sgm), offline.
 //
-// The recipe is Keras' original `make_reuters_dataset()` script, quirks included. Applied to the
-// 22 UCI files it gives exactly Keras' numbers (label 3 = 'earn', 3,972 wires, the largest class;
-// per-class counts 67, 537, 94, 3972, 2423, ... equal Keras' train + test counts):
+// The recipe is Keras' original `make_reuters_dataset()` script (keras/datasets/reuters.py of
+// Keras 0.2, run under Python 2.7 in 2015), quirks included. Applied to the 22 UCI files it gives
+// exactly Keras' data: 11,228 wires, label 3 = 'earn' (3,972 wires, the largest class; per-class
+// counts 67, 537, 94, 3972, 2423, ... equal Keras' train + test counts), and the same word index
+// (checked against the real script under CPython 2.7.18: all 30,979 ranks agree, and so does
+// x_train[0] of load_data(num_words=10000), all 87 ids).
 //
 //  1. Files: the regular files named `reut2-*.sgm` in the folder, in byte-wise name order
 //     (Keras listed the folder; name order is what gives label 3 = 'earn'). Each file is read as
@@ -27,15 +30,18 @@
 //  4. Topics: count wires per topic over all wires with topics; keep the topics with at least
 //     `min_wires_per_topic` (15) wires and the wires that carry them (11,228). Labels are
 //     numbered by first appearance among the kept wires, in file order.
-//  5. Tokens (Keras' Tokenizer defaults, text_to_word_sequence): lower-case (ASCII A-Z and the
-//     Latin-1 capitals 0xC0-0xDE except 0xD7, as Python 3's str.lower on Latin-1 text), replace
+//  5. Tokens (the Tokenizer defaults of the time, text_to_word_sequence on Python 2 byte strings):
+//     lower-case ASCII A-Z only (Python 2's str.lower; Latin-1 capitals stay as they are), replace
 //     each of !"#$%&()*+,-./:;<=>?@[\]^_`{|}~ (Python's string.punctuation without the
 //     apostrophe) and tab and newline by a space, split on single spaces, drop empty pieces.
 //     Other bytes (apostrophe, digits, other control bytes) stay inside words.
 //  6. Vocabulary: words counted over the kept wires only (counting over all 11,367 topic wires
-//     would give 31,224 words); ranked by count, most frequent first, ties in order of first
-//     appearance (Python's stable sort over an insertion-ordered dict). Rank 1 = "the"; xs hold
-//     the ranks (1-based, no start/OOV offsets: Keras' load_data adds those later).
+//     would give 31,224 words) into a Python 2.7 dict, in text order (Tokenizer.fit_on_texts);
+//     then `sorted(word_counts.items(), key=count, reverse=True)`, a stable sort, so words with
+//     equal counts keep the dict's iteration order, i.e. CPython 2.7's hash-table slot order
+//     (python2_dict_order.h emulates it; first-seen order, as a Python 3.7+ dict would give, ranks
+//     e.g. "space" 3121 instead of 3092). Rank 1 = "the"; xs hold the ranks (1-based, no
+//     start/OOV offsets: Keras' load_data adds those later).
 //
 // Where Python would have silently sliced with -1 (a `<TOPICS>` or a text without a following
 // `</`, i.e. a truncated file) this reader throws DataError naming the file instead.
@@ -46,9 +52,16 @@
 
 namespace mirrorlab {
 
+// How step 6 orders words with equal counts.
+enum class Reuters21578TieOrder {
+    kPython2Dict,  // CPython 2.7 dict iteration order: Keras' word index
+    kFirstSeen,    // order of first appearance (an insertion-ordered dict, Python 3.7+)
+};
+
 struct Reuters21578Options {
     // Topics with fewer wires are dropped along with their wires (Keras: 15).
     int min_wires_per_topic = 15;
+    Reuters21578TieOrder tie_order = Reuters21578TieOrder::kPython2Dict;
 };
 
 struct Reuters21578Corpus {
