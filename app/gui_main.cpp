@@ -1,5 +1,6 @@
 // mirrorlab: the desktop application. `--screenshot FILE [--epochs N]` trains on the default data,
 // saves a picture of the window when the run ends and exits (documentation and checks).
+// `--language zh_CN|en` chooses the interface language (default: the system locale's).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -10,6 +11,7 @@
 
 #include "ui/data_panel.h"
 #include "ui/main_window.h"
+#include "ui/translation.h"
 
 int main(int argc, char** argv) {
     // Without a display Qt would abort; the screenshot mode renders offscreen instead.
@@ -24,6 +26,17 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));
     QApplication::setApplicationVersion(QStringLiteral(MIRRORLAB_VERSION));
 
+    // The language is needed before the parser's help texts exist, so it is read ahead.
+    QString language;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
+        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
+    }
+    QString language_warning;
+    mirrorlab::ui::installTranslation(language, &language_warning);
+    if (!language_warning.isEmpty()) std::fprintf(stderr, "mirrorlab: warning: %s\n", qPrintable(language_warning));
+
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate("main", "Interactive data-parallel training"));
     parser.addHelpOption();
@@ -33,6 +46,11 @@ int main(int argc, char** argv) {
                                   QStringLiteral("FILE"));
     QCommandLineOption epochs(QStringLiteral("epochs"), QApplication::translate("main", "Epochs for --screenshot (default 3)."),
                               QStringLiteral("N"), QStringLiteral("3"));
+    QCommandLineOption language_option(
+        QStringLiteral("language"),
+        QApplication::translate("main", "Interface language: zh_CN (Simplified Chinese) or en (English); default: the system's."),
+        QStringLiteral("LANG"));
+    parser.addOption(language_option);
     parser.addOption(screenshot);
     parser.addOption(epochs);
     parser.process(app);

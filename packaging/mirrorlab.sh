@@ -23,7 +23,7 @@ jobs=${JOBS:-$(nproc)}
 packages=(
   build-essential cmake git
   qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
-  libgl-dev fonts-dejavu-core zlib1g-dev
+  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
 )
 missing=()
 for package in "${packages[@]}"; do

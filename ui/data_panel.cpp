@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPointer>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QTableWidget>
@@ -19,9 +20,11 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/data/source.h"
 #include "core/util/error.h"
+#include "ui/dataset_downloader.h"
 
 namespace mirrorlab::ui {
 
@@ -62,8 +65,17 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("dataStatus"));
     status_->setWordWrap(true);
+    download_button_ = new QPushButton(tr("Download Keras Reuters…"), this);
+    download_button_->setObjectName(QStringLiteral("downloadReuters"));
+    download_button_->setToolTip(tr("Download reuters.npz from Keras' server into %1").arg(DatasetDownloader::defaultCachePath()));
+    download_progress_ = new QProgressBar(this);
+    download_progress_->setObjectName(QStringLiteral("downloadProgress"));
+    download_progress_->setVisible(false);
+    downloader_ = new DatasetDownloader(this);
     auto* load_row = new QHBoxLayout;
     load_row->addWidget(load_button_);
+    load_row->addWidget(download_button_);
+    load_row->addWidget(download_progress_);
     load_row->addWidget(status_, 1);
     layout->addLayout(load_row);
     statistics_ = new QPlainTextEdit(this);
@@ -87,7 +99,48 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
                                            : QFileDialog::getOpenFileName(this, tr("Choose a file"), path_->text());
         if (!chosen.isEmpty()) path_->setText(chosen);
     });
+    connect(download_button_, &QPushButton::clicked, this, &DataPanel::toggleDownload);
+    connect(downloader_, &DatasetDownloader::progress, this, [this](qint64 received, qint64 total) {
+        download_progress_->setRange(0, total > 0 ? 1000 : 0);  // 0..0: busy, size unknown
+        if (total > 0) download_progress_->setValue(static_cast<int>(std::clamp<qint64>(received * 1000 / total, 0, 1000)));
+        status_->setText(total > 0 ? tr("Downloading reuters.npz: %1 of %2 MB…").arg(received / 1e6, 0, 'f', 1).arg(total / 1e6, 0, 'f', 1)
+                                   : tr("Downloading reuters.npz: %1 MB…").arg(received / 1e6, 0, 'f', 1));
+    });
+    connect(downloader_, &DatasetDownloader::finished, this, [this](const QString& path) {
+        download_progress_->setVisible(false);
+        download_button_->setText(tr("Download Keras Reuters…"));
+        for (std::size_t i = 0; i < std::size(kSources); ++i) {
+            if (qstrcmp(kSources[i].prefix, "keras") == 0) source_->setCurrentIndex(static_cast<int>(i));
+        }
+        path_->setText(path);
+        load(spec());
+    });
+    connect(downloader_, &DatasetDownloader::failed, this, [this](const QString& message) {
+        download_progress_->setVisible(false);
+        download_button_->setText(tr("Download Keras Reuters…"));
+        last_error_ = message;
+        status_->setStyleSheet(QStringLiteral("color: #b00020"));
+        status_->setText(message);
+        emit loadFailed(message);
+    });
     onSourceChanged();
+}
+
+void DataPanel::toggleDownload() {
+    download_progress_->setVisible(false);
+    download_button_->setText(tr("Download Keras Reuters…"));
+    if (downloader_->isRunning()) {
+        downloader_->cancel();
+        status_->setStyleSheet({});
+        status_->setText(tr("Download cancelled."));
+        return;
+    }
+    download_progress_->setRange(0, 0);
+    download_progress_->setVisible(true);
+    download_button_->setText(tr("Cancel download"));
+    status_->setStyleSheet({});
+    status_->setText(tr("Downloading reuters.npz…"));
+    downloader_->start(DatasetDownloader::reutersUrl(), DatasetDownloader::defaultCachePath(), DatasetDownloader::reutersSha256());
 }
 
 DataPanel::~DataPanel() {

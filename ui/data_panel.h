@@ -12,11 +12,14 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QProgressBar;
 class QPushButton;
 class QTableWidget;
 class QSettings;
 
 namespace mirrorlab::ui {
+
+class DatasetDownloader;
 
 class DataPanel : public QWidget {
     Q_OBJECT
@@ -45,6 +48,10 @@ private:
     void onSourceChanged();
     void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error);
     void showStatistics();
+    // "Download Keras Reuters…": fetches reuters.npz into DatasetDownloader::defaultCachePath()
+    // from DatasetDownloader::reutersUrl() (MIRRORLAB_REUTERS_URL / MIRRORLAB_REUTERS_SHA256
+    // override Keras' URL and hash), then selects and loads it; clicked again, it cancels.
+    void toggleDownload();
 
     QComboBox* source_ = nullptr;
     QLineEdit* path_ = nullptr;
@@ -53,6 +60,9 @@ private:
     QLabel* status_ = nullptr;
     QPlainTextEdit* statistics_ = nullptr;
     QTableWidget* samples_ = nullptr;
+    QPushButton* download_button_ = nullptr;
+    QProgressBar* download_progress_ = nullptr;
+    DatasetDownloader* downloader_ = nullptr;
     std::shared_ptr<const DatasetSplit> dataset_;
     QString loaded_spec_;
     QString last_error_;

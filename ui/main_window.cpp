@@ -11,12 +11,17 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "core/data/source.h"
+
 #include "ui/data_panel.h"
 #include "ui/devices_panel.h"
 #include "ui/log_panel.h"
 #include "ui/model_panel.h"
 #include "ui/monitor_panel.h"
 #include "ui/runs_panel.h"
+#include "ui/scaling_panel.h"
+#include "ui/step_view.h"
+#include "ui/timeline_view.h"
 #include "ui/training_panel.h"
 
 namespace mirrorlab::ui {
@@ -56,6 +61,9 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     monitor_ = new MonitorPanel(controller_, this);
     runs_ = new RunsPanel(controller_, this);
     log_ = new LogPanel(controller_, this);
+    step_view_ = new StepView(controller_, this);
+    timeline_ = new TimelineView(controller_, this);
+    scaling_ = new ScalingPanel(controller_->registry(), this);
 
     QDockWidget* devices_dock = add_dock(this, devices_, tr("Devices"), QStringLiteral("devicesDock"), Qt::LeftDockWidgetArea);
     QDockWidget* model_dock = add_dock(this, model_, tr("Model"), QStringLiteral("modelDock"), Qt::LeftDockWidgetArea);
@@ -67,14 +75,39 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
     QDockWidget* log_dock = add_dock(this, log_, tr("Log"), QStringLiteral("logDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(log_dock, runs_dock);
+    // Seeing data parallelism: the step, the per-replica timeline and the scaling experiment.
+    QDockWidget* step_dock = add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* timeline_dock = add_dock(this, timeline_, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock = add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(runs_dock, step_dock);
+    tabifyDockWidget(step_dock, timeline_dock);
+    tabifyDockWidget(timeline_dock, scaling_dock);
     log_dock->raise();
 
     buildActions();
 
     connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
     runs_->setTrainingPanel(training_);
+    scaling_->setSetupProvider([this](QString* why) -> std::optional<ScalingSetup> {
+        if (const QString blocker = startBlocker(); !blocker.isEmpty()) {
+            *why = blocker;
+            return std::nullopt;
+        }
+        if (controller_->state() != TrainingController::State::Idle) {
+            *why = tr("A training run is in progress: stop it first, so that the two do not share the machine.");
+            return std::nullopt;
+        }
+        ScalingSetup setup;
+        setup.model = *model_->model();
+        setup.devices = devices_->config();
+        setup.config = model_->trainConfig();
+        setup.config.all_reduce = devices_->allReduce();
+        setup.data = make_train_data(*data_->dataset(), setup.model.input_length());
+        return setup;
+    });
     connect(devices_, &DevicesPanel::configChanged, this, [this] {
         model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
+        scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
         updateActions();
     });
     connect(model_, &ModelPanel::modelChanged, this, &MainWindow::updateActions);
@@ -96,6 +129,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
 
     restoreSettings();
     model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
+    scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
     if (!data_->dataset()) data_->load(data_->spec());
     updateActions();
     statusBar()->showMessage(tr("Ready"));
@@ -159,6 +193,7 @@ bool MainWindow::startTraining(int epochs_override) {
     settings.devices = devices_->config();
     settings.config = model_->trainConfig();
     settings.config.all_reduce = devices_->allReduce();
+    settings.config.detailed_step_stats = true;  // gradient norms and checksums for the step view
     if (epochs_override > 0) settings.config.epochs = epochs_override;
     settings.data = data_->dataset();
     settings.data_name = data_->dataName();

@@ -18,6 +18,9 @@ class LogPanel;
 class ModelPanel;
 class MonitorPanel;
 class RunsPanel;
+class ScalingPanel;
+class StepView;
+class TimelineView;
 class TrainingPanel;
 
 class MainWindow : public QMainWindow {
@@ -35,6 +38,9 @@ public:
     MonitorPanel* monitorPanel() const { return monitor_; }
     RunsPanel* runsPanel() const { return runs_; }
     LogPanel* logPanel() const { return log_; }
+    StepView* stepView() const { return step_view_; }
+    TimelineView* timelineView() const { return timeline_; }
+    ScalingPanel* scalingPanel() const { return scaling_; }
 
     // Why Start is not possible right now (empty when it is): invalid devices, model or data.
     QString startBlocker() const;
@@ -61,6 +67,9 @@ private:
     MonitorPanel* monitor_ = nullptr;
     RunsPanel* runs_ = nullptr;
     LogPanel* log_ = nullptr;
+    StepView* step_view_ = nullptr;
+    TimelineView* timeline_ = nullptr;
+    ScalingPanel* scaling_ = nullptr;
     QLabel* message_ = nullptr;
     QAction* start_ = nullptr;
     QAction* pause_ = nullptr;

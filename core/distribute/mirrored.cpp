@@ -1,5 +1,6 @@
 #include "core/distribute/mirrored.h"
 
+#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,23 @@ namespace mirrorlab {
 namespace {
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+double ms_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// FNV-1a (64-bit) over the variables' 32-bit words: bit-identical replicas give equal sums.
+std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
+    thread_local std::vector<std::uint32_t> host;
+    host.resize(static_cast<std::size_t>(weights.numel()));
+    backend.download(host.data(), weights);
+    std::uint64_t hash = 14695981039346656037ull;
+    for (const std::uint32_t word : host) {
+        hash ^= word;
+        hash *= 1099511628211ull;
+    }
+    return hash;
 }
 }  // namespace
 
@@ -123,7 +141,13 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
 }
 
 void MirroredStrategy::set_weights(const std::vector<float>& weights) {
-    threads_->run([&](int r) { replicas_[static_cast<std::size_t>(r)]->set_weights(weights); });
+    pending_copy_ms_.assign(static_cast<std::size_t>(replica_count()), 0.0);
+    threads_->run([&](int r) {
+        const auto start = std::chrono::steady_clock::now();
+        replicas_[static_cast<std::size_t>(r)]->set_weights(weights);
+        devices_[static_cast<std::size_t>(r)]->backend().synchronize();
+        pending_copy_ms_[static_cast<std::size_t>(r)] = elapsed_ms(start);
+    });
 }
 
 std::vector<float> MirroredStrategy::weights(int replica) const { return replicas_[static_cast<std::size_t>(replica)]->weights(); }
@@ -137,8 +161,10 @@ void MirroredStrategy::restore_optimizer(const OptimizerSchedule::State& state, 
 
 TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                              std::uint64_t step_seed) {
+    const auto step_start = std::chrono::steady_clock::now();
     const int n = replica_count();
     const auto sizes = shard_sizes(batch, n);
+    std::vector<std::chrono::steady_clock::time_point> grads_done(static_cast<std::size_t>(n)), updated(grads_done);
     TrainStepResult result;
     result.replicas.resize(static_cast<std::size_t>(n));
     std::vector<LossCounts> counts(static_cast<std::size_t>(n));
@@ -148,6 +174,7 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
     // 1. Local gradients on every replica, in parallel.
     threads_->run([&](int r) {
         const auto i = static_cast<std::size_t>(r);
+        const auto begin = std::chrono::steady_clock::now();
         ReplicaTimings timings;
         const std::int64_t offset = offsets[i];
         counts[i] = replicas_[i]->forward_backward(ids + offset * input_length_, labels + offset, sizes[i], batch,
@@ -157,7 +184,15 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
         phase.forward_ms = timings.forward_ms;
         phase.backward_ms = timings.backward_ms;
         phase.local_loss = sizes[i] > 0 ? counts[i].loss_sum / sizes[i] : 0.0;
+        phase.split_ms = ms_between(step_start, begin);
+        if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
+        if (detailed_stats_) {
+            phase.grad_norm_before = std::sqrt(devices_[i]->backend().sum_of_squares(replicas_[i]->gradient_buffer()));
+            if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
+        }
+        grads_done[i] = std::chrono::steady_clock::now();
     });
+    pending_copy_ms_.clear();
     for (const auto& c : counts) {
         result.counts.loss_sum += c.loss_sum;
         result.counts.correct += c.correct;
@@ -178,7 +213,13 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
             const auto start = std::chrono::steady_clock::now();
             cross_device_ops_->all_reduce(r, buffers, backends, barrier);
             backends[static_cast<std::size_t>(r)]->synchronize();
-            result.replicas[static_cast<std::size_t>(r)].allreduce_ms = elapsed_ms(start);
+            PhaseTimings& phase = result.replicas[static_cast<std::size_t>(r)];
+            phase.allreduce_ms = elapsed_ms(start);
+            phase.allreduce_begin_ms = ms_between(step_start, start);
+            phase.barrier_wait_ms = std::max(0.0, ms_between(grads_done[static_cast<std::size_t>(r)], start));
+            if (detailed_stats_) {
+                phase.grad_norm_after = std::sqrt(backends[static_cast<std::size_t>(r)]->sum_of_squares(buffers[static_cast<std::size_t>(r)]));
+            }
         });
     }
 
@@ -190,11 +231,21 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
     // 4. The same update on every replica keeps the mirrored variables identical.
     const OptimizerStep step = schedule_->next_step();
     threads_->run([&](int r) {
+        const auto i = static_cast<std::size_t>(r);
         const auto start = std::chrono::steady_clock::now();
-        replicas_[static_cast<std::size_t>(r)]->apply_update(step);
-        devices_[static_cast<std::size_t>(r)]->backend().synchronize();
-        result.replicas[static_cast<std::size_t>(r)].update_ms = elapsed_ms(start);
+        replicas_[i]->apply_update(step);
+        devices_[i]->backend().synchronize();
+        updated[i] = std::chrono::steady_clock::now();
+        PhaseTimings& phase = result.replicas[i];
+        phase.update_ms = ms_between(start, updated[i]);
+        phase.update_begin_ms = ms_between(step_start, start);
+        // After the update's end: with detailed stats the checksum pass counts as waiting.
+        if (detailed_stats_) phase.weights_checksum = fnv1a_checksum(devices_[i]->backend(), replicas_[i]->weight_buffer());
     });
+    const auto step_end = std::chrono::steady_clock::now();
+    for (int r = 0; r < n; ++r) {
+        result.replicas[static_cast<std::size_t>(r)].finish_wait_ms = ms_between(updated[static_cast<std::size_t>(r)], step_end);
+    }
     return result;
 }
 
@@ -237,6 +288,14 @@ std::vector<DeviceMemory> MirroredStrategy::memory() const {
         all.push_back({device->name(), stats.bytes_in_use, stats.peak_bytes_in_use, stats.limit_bytes});
     }
     return all;
+}
+
+std::int64_t MirroredStrategy::gradient_bytes() const {
+    return replicas_.empty() ? 0 : replicas_.front()->parameter_count() * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t MirroredStrategy::allreduce_bytes_total() const {
+    return cross_device_ops_ ? 2 * static_cast<std::int64_t>(replica_count() - 1) * gradient_bytes() : 0;
 }
 
 std::int64_t MirroredStrategy::allreduce_bytes_per_replica() const {

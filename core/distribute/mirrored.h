@@ -51,6 +51,10 @@ public:
                const std::vector<float>& weights);
     bool built() const { return !replicas_.empty(); }
 
+    // Per-replica gradient norms and variable checksums in every step's PhaseTimings (costs a
+    // reduction over the gradients twice and a pass over the variables per replica and step).
+    void set_detailed_stats(bool enabled) { detailed_stats_ = enabled; }
+
     TrainStepResult train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -62,6 +66,10 @@ public:
     void restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots);
     std::vector<DeviceMemory> memory() const;
     std::int64_t allreduce_bytes_per_replica() const;
+    // Bytes all replicas send together in one all-reduce: 2 (N-1) gradient buffers for the ring,
+    // reduce-to-one-device (N-1 in, N-1 back out) and NCCL's ring alike.
+    std::int64_t allreduce_bytes_total() const;
+    std::int64_t gradient_bytes() const;
     ModelReplica& replica(int index) { return *replicas_[static_cast<std::size_t>(index)]; }
 
 private:
@@ -71,6 +79,8 @@ private:
     std::vector<std::unique_ptr<ModelReplica>> replicas_;
     std::unique_ptr<OptimizerSchedule> schedule_;
     std::int32_t input_length_ = 0;
+    bool detailed_stats_ = false;
+    std::vector<double> pending_copy_ms_;  // set_weights time per replica, reported by the next step
 };
 
 }  // namespace mirrorlab

@@ -1,6 +1,7 @@
 #include "core/train/events.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/util/json.h"
 
@@ -69,6 +70,9 @@ struct ToJson {
         o.set("step_time_ms", number(e.step_time_ms));
         o.set("samples_per_second", number(e.samples_per_second));
         o.set("allreduce_bytes_per_replica", e.allreduce_bytes_per_replica);
+        o.set("all_reduce", e.all_reduce);
+        o.set("allreduce_bytes_total", e.allreduce_bytes_total);
+        o.set("gradient_bytes", e.gradient_bytes);
         json::Value replicas = json::Value::array();
         for (const auto& r : e.replicas) {
             json::Value t = json::Value::object();
@@ -79,6 +83,22 @@ struct ToJson {
             t.set("allreduce_ms", number(r.allreduce_ms));
             t.set("update_ms", number(r.update_ms));
             t.set("local_loss", number(r.local_loss));
+            t.set("split_ms", number(r.split_ms));
+            t.set("barrier_wait_ms", number(r.barrier_wait_ms));
+            t.set("allreduce_begin_ms", number(r.allreduce_begin_ms));
+            t.set("update_begin_ms", number(r.update_begin_ms));
+            t.set("finish_wait_ms", number(r.finish_wait_ms));
+            t.set("copy_model_ms", number(r.copy_model_ms));
+            t.set("grad_norm_before", number(r.grad_norm_before));
+            t.set("grad_norm_after", number(r.grad_norm_after));
+            // A hex string: JSON numbers (doubles) cannot hold 64 bits exactly.
+            if (r.weights_checksum != 0) {
+                char hex[24];
+                std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r.weights_checksum));
+                t.set("weights_checksum", std::string(hex));
+            } else {
+                t.set("weights_checksum", nullptr);
+            }
             replicas.push_back(std::move(t));
         }
         o.set("replicas", std::move(replicas));

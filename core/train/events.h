@@ -25,6 +25,22 @@ struct PhaseTimings {
     double allreduce_ms = 0.0;  // includes waiting at the barrier for slower replicas
     double update_ms = 0.0;
     double local_loss = 0.0;    // mean loss over this replica's shard
+    // Where the phases sit in the synchronous step, in ms from its start (after the data wait), so
+    // that a timeline can draw the waits between them. Forward starts at split_ms.
+    double split_ms = 0.0;            // until this replica starts on its shard (slicing, hand-off)
+    double barrier_wait_ms = 0.0;     // own gradients done -> the all-reduce starts (waiting for the slowest)
+    double allreduce_begin_ms = 0.0;  // 0 with one replica (no all-reduce)
+    double update_begin_ms = 0.0;
+    double finish_wait_ms = 0.0;      // own update done -> every replica's update done (incl. the checksum pass)
+    // Copying the variables onto this replica: reported by the first step after they were set
+    // (build, restore), 0 afterwards because mirrored variables stay in place.
+    double copy_model_ms = 0.0;
+    // Only with TrainConfig::detailed_step_stats (NaN / 0 otherwise): the norm of this replica's
+    // local gradient, of the all-reduced one (the global gradient: the same on every replica), and
+    // an FNV-1a checksum of its variables after the update (identical replicas, identical sums).
+    double grad_norm_before = std::numeric_limits<double>::quiet_NaN();
+    double grad_norm_after = std::numeric_limits<double>::quiet_NaN();
+    std::uint64_t weights_checksum = 0;
 };
 
 struct DeviceMemory {
@@ -68,6 +84,9 @@ struct StepEndEvent {
     double step_time_ms = 0.0;
     double samples_per_second = 0.0;
     std::int64_t allreduce_bytes_per_replica = 0;
+    std::string all_reduce;                  // "reduce_to_one_device", "ring", "nccl", "none"
+    std::int64_t allreduce_bytes_total = 0;  // sent by all replicas together in this step's all-reduce
+    std::int64_t gradient_bytes = 0;         // one replica's gradient buffer
     std::vector<PhaseTimings> replicas;
 };
 

@@ -268,6 +268,7 @@ FitResult Trainer::fit() {
 
         std::vector<float> weights = initial_weights_.empty() ? initial_weights(model_, config_.seed) : initial_weights_;
         strategy->build(model_, config_.batch_size, config_.optimizer, weights);
+        strategy->set_detailed_stats(config_.detailed_step_stats);
         log(LogLevel::Info, "Optimizer: " + config_.optimizer.describe());
 
         PipelineOptions options;
@@ -351,6 +352,9 @@ FitResult Trainer::fit() {
                     event.step_time_ms = seconds_since(step_start) * 1000.0;
                     event.samples_per_second = event.step_time_ms > 0 ? batch->size * 1000.0 / event.step_time_ms : 0.0;
                     event.allreduce_bytes_per_replica = strategy->allreduce_bytes_per_replica();
+                    event.all_reduce = begin.all_reduce;
+                    event.allreduce_bytes_total = strategy->allreduce_bytes_total();
+                    event.gradient_bytes = strategy->gradient_bytes();
                     event.replicas = std::move(step_result.replicas);
                     publish(event);
                 }

@@ -47,6 +47,9 @@ struct TrainConfig {
     std::int32_t prefetch_batches = 2;
     std::int64_t max_steps_per_epoch = 0;  // 0: the whole data set (benchmarks use fewer)
     bool emit_step_events = true;
+    // Per-replica gradient norms before/after the all-reduce and variable checksums in every
+    // StepEndEvent (the GUI's step view); off for the CLI and benchmarks, whose steps pay nothing.
+    bool detailed_step_stats = false;
 };
 
 struct TrainData {

@@ -1,0 +1,2097 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>DataPanel</name>
+    <message>
+        <source>Synthetic newswire (built in, Reuters-shaped)</source>
+        <translation>合成新闻稿（内置，Reuters 形式）</translation>
+    </message>
+    <message>
+        <source>Keras reuters.npz file</source>
+        <translation>Keras reuters.npz 文件</translation>
+    </message>
+    <message>
+        <source>Reuters-21578 folder (reut2-*.sgm)</source>
+        <translation>Reuters-21578 文件夹（reut2-*.sgm）</translation>
+    </message>
+    <message>
+        <source>Text folder (one subfolder per class)</source>
+        <translation>文本文件夹（每个类别一个子文件夹）</translation>
+    </message>
+    <message>
+        <source>CSV or TSV file (label and text columns)</source>
+        <translation>CSV 或 TSV 文件（标签列和文本列）</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>Interactive data-parallel training</source>
+        <translation>交互式数据并行训练</translation>
+    </message>
+    <message>
+        <source>Train on the default data, save a screenshot of the window to FILE and exit.</source>
+        <translation>在默认数据上训练，把窗口截图保存到 FILE，然后退出。</translation>
+    </message>
+    <message>
+        <source>Epochs for --screenshot (default 3).</source>
+        <translation>--screenshot 的训练轮数（默认 3）。</translation>
+    </message>
+    <message>
+        <source>Interface language: zh_CN (Simplified Chinese) or en (English); default: the system&apos;s.</source>
+        <translation>界面语言：zh_CN（简体中文）或 en（英语）；默认跟随系统。</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::CompileOptions</name>
+    <message>
+        <source>1 replica</source>
+        <translation>1 个副本</translation>
+    </message>
+    <message>
+        <source>%1 replicas</source>
+        <translation>%1 个副本</translation>
+    </message>
+    <message>
+        <source>validation loss</source>
+        <translation>验证损失</translation>
+    </message>
+    <message>
+        <source>validation accuracy</source>
+        <translation>验证准确率</translation>
+    </message>
+    <message>
+        <source>validation top-5 accuracy</source>
+        <translation>验证 top-5 准确率</translation>
+    </message>
+    <message>
+        <source>training loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>training accuracy</source>
+        <translation>训练准确率</translation>
+    </message>
+    <message>
+        <source>training top-5 accuracy</source>
+        <translation>训练 top-5 准确率</translation>
+    </message>
+    <message>
+        <source>Compile and fit</source>
+        <translation>编译与训练</translation>
+    </message>
+    <message>
+        <source>Optimizer:</source>
+        <translation>优化器：</translation>
+    </message>
+    <message>
+        <source>Resets to the optimizer&apos;s Keras default when the optimizer changes</source>
+        <translation>更换优化器时恢复为该优化器的 Keras 默认值</translation>
+    </message>
+    <message>
+        <source>Learning rate:</source>
+        <translation>学习率：</translation>
+    </message>
+    <message>
+        <source>Momentum:</source>
+        <translation>动量：</translation>
+    </message>
+    <message>
+        <source>Sparse categorical cross-entropy</source>
+        <translation>稀疏分类交叉熵</translation>
+    </message>
+    <message>
+        <source>Loss:</source>
+        <translation>损失函数：</translation>
+    </message>
+    <message>
+        <source>from_logits (the model outputs logits, not probabilities)</source>
+        <translation>from_logits（模型输出的是 logits，而不是概率）</translation>
+    </message>
+    <message>
+        <source>accuracy, top-k accuracy with k =</source>
+        <translation>准确率、top-k 准确率，k =</translation>
+    </message>
+    <message>
+        <source>The engine computes top-5 accuracy only (as the tutorial does), so k is fixed at 5.</source>
+        <translation>引擎只计算 top-5 准确率（与教程相同），因此 k 固定为 5。</translation>
+    </message>
+    <message>
+        <source>Metrics:</source>
+        <translation>指标：</translation>
+    </message>
+    <message>
+        <source>Samples per training step over all replicas; each replica gets a shard</source>
+        <translation>所有副本合计的每个训练步样本数；每个副本分到其中一个分片</translation>
+    </message>
+    <message>
+        <source>Global batch:</source>
+        <translation>全局批次：</translation>
+    </message>
+    <message>
+        <source>Epochs:</source>
+        <translation>训练轮数：</translation>
+    </message>
+    <message>
+        <source>Initial weights, shuffling and dropout follow this seed: the same seed repeats a run</source>
+        <translation>初始权重、数据打乱和 dropout 都由这个种子决定：相同的种子会重复同一次运行</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>随机种子：</translation>
+    </message>
+    <message>
+        <source>Stop early when the monitored value stops improving</source>
+        <translation>当监控的指标不再改善时提前停止</translation>
+    </message>
+    <message>
+        <source>Early stopping:</source>
+        <translation>早停：</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Monitor:</source>
+        <translation>监控：</translation>
+    </message>
+    <message>
+        <source> epochs</source>
+        <translation> 轮</translation>
+    </message>
+    <message>
+        <source>Epochs without improvement before training stops</source>
+        <translation>停止训练前允许的无改善轮数</translation>
+    </message>
+    <message>
+        <source>Patience:</source>
+        <translation>耐心轮数：</translation>
+    </message>
+    <message>
+        <source>Smaller changes than this do not count as an improvement</source>
+        <translation>小于这个值的变化不算改善</translation>
+    </message>
+    <message>
+        <source>Min delta:</source>
+        <translation>最小变化量：</translation>
+    </message>
+    <message>
+        <source>Restore the best epoch&apos;s weights at the end</source>
+        <translation>结束时恢复最佳一轮的权重</translation>
+    </message>
+    <message>
+        <source>%1 global = %2 per replica × %3</source>
+        <translation>全局 %1 = 每个副本 %2 × %3</translation>
+    </message>
+    <message>
+        <source>%1 global = %2 over %3</source>
+        <translation>全局 %1 = %2，分给 %3</translation>
+    </message>
+    <message>
+        <source> · %1 steps per epoch</source>
+        <translation> · 每轮 %1 步</translation>
+    </message>
+    <message>
+        <source>%1 or %2</source>
+        <translation>%1 或 %2</translation>
+    </message>
+    <message>
+        <source>⚠ %1 over %2 replicas: %3 — the replicas with the larger shard set the pace of every step. Use a multiple of %2 (%4) for balanced replicas.</source>
+        <translation>⚠ %1 分给 %2 个副本：%3 —— 分片较大的副本决定每一步的速度。请使用 %2 的倍数（%4），让各副本负载均衡。</translation>
+    </message>
+    <message>
+        <source>⚠ A learning rate of %1 is unusually high for %2 (Keras default %3); the loss will likely diverge to NaN.</source>
+        <translation>⚠ 对 %2 来说，学习率 %1 异常偏高（Keras 默认值为 %3）；损失很可能发散为 NaN。</translation>
+    </message>
+    <message>
+        <source>⚠ The last layer already applies softmax; from_logits=True would apply it twice (Keras trains worse that way; MirrorLab uses the logits once). Clear from_logits.</source>
+        <translation>⚠ 最后一层已经应用了 softmax；from_logits=True 会让它被应用两次（Keras 这样训练效果更差；MirrorLab 只使用一次 logits）。请取消 from_logits。</translation>
+    </message>
+    <message>
+        <source>⚠ The last layer has no softmax, so its outputs are logits; tick from_logits so the loss treats them as such.</source>
+        <translation>⚠ 最后一层没有 softmax，所以它的输出是 logits；请勾选 from_logits，让损失函数按 logits 处理。</translation>
+    </message>
+    <message>
+        <source>⚠ The last layer&apos;s activation is %1; sparse categorical cross-entropy needs softmax (or linear with from_logits), so training will refuse to start.</source>
+        <translation>⚠ 最后一层的激活函数是 %1；稀疏分类交叉熵需要 softmax（或线性激活加 from_logits），因此训练将拒绝开始。</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::DataPanel</name>
+    <message>
+        <source>Source:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Path:</source>
+        <translation>路径：</translation>
+    </message>
+    <message>
+        <source>Load</source>
+        <translation>加载</translation>
+    </message>
+    <message>
+        <source>Download Keras Reuters…</source>
+        <translation>下载 Keras Reuters…</translation>
+    </message>
+    <message>
+        <source>Download reuters.npz from Keras&apos; server into %1</source>
+        <translation>从 Keras 服务器下载 reuters.npz 到 %1</translation>
+    </message>
+    <message>
+        <source>Label</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Start of the sample</source>
+        <translation>样本开头</translation>
+    </message>
+    <message>
+        <source>Choose a folder</source>
+        <translation>选择文件夹</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>Downloading reuters.npz: %1 of %2 MB…</source>
+        <translation>正在下载 reuters.npz：%1 / %2 MB…</translation>
+    </message>
+    <message>
+        <source>Downloading reuters.npz: %1 MB…</source>
+        <translation>正在下载 reuters.npz：%1 MB…</translation>
+    </message>
+    <message>
+        <source>Download cancelled.</source>
+        <translation>下载已取消。</translation>
+    </message>
+    <message>
+        <source>Cancel download</source>
+        <translation>取消下载</translation>
+    </message>
+    <message>
+        <source>Downloading reuters.npz…</source>
+        <translation>正在下载 reuters.npz…</translation>
+    </message>
+    <message>
+        <source>synthetic</source>
+        <translation>合成数据</translation>
+    </message>
+    <message>
+        <source> (synthetic)</source>
+        <translation>（合成）</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Could not load the data: %1</source>
+        <translation>无法加载数据：%1</translation>
+    </message>
+    <message>
+        <source>Loaded: %1</source>
+        <translation>已加载：%1</translation>
+    </message>
+    <message>
+        <source>%1
+</source>
+        <translation>%1
+</translation>
+    </message>
+    <message>
+        <source>Training samples:   %1
+</source>
+        <translation>训练样本：  %1
+</translation>
+    </message>
+    <message>
+        <source>Validation samples: %1
+</source>
+        <translation>验证样本：  %1
+</translation>
+    </message>
+    <message>
+        <source>Classes:            %1
+</source>
+        <translation>类别数：    %1
+</translation>
+    </message>
+    <message>
+        <source>Vocabulary:         %1 ids
+</source>
+        <translation>词表：      %1 个 id
+</translation>
+    </message>
+    <message>
+        <source>Length (tokens):    median %1, max %2; %3 % longer than 300
+</source>
+        <translation>长度（词元）：中位数 %1，最大 %2；%3 % 长于 300
+</translation>
+    </message>
+    <message>
+        <source>Largest classes:
+</source>
+        <translation>最大的类别：
+</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::DatasetDownloader</name>
+    <message>
+        <source>Could not create the folder %1.</source>
+        <translation>无法创建文件夹 %1。</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>Could not download %1 (the server keeps sending another part of the file than the one asked for).</source>
+        <translation>无法下载 %1（服务器一直发送文件的其他部分，而不是请求的那一部分）。</translation>
+    </message>
+    <message>
+        <source>the server answered HTTP %1</source>
+        <translation>服务器返回 HTTP %1</translation>
+    </message>
+    <message>
+        <source>import the Reuters-21578 files (Data → Reuters-21578 folder), train on your own texts (text folder or CSV), or use the built-in synthetic corpus.</source>
+        <translation>导入 Reuters-21578 文件（数据 → Reuters-21578 文件夹），用你自己的文本训练（文本文件夹或 CSV），或者使用内置的合成语料。</translation>
+    </message>
+    <message>
+        <source>Could not download %1 (%2). Without a connection you can: %3</source>
+        <translation>无法下载 %1（%2）。没有网络连接时你可以：%3</translation>
+    </message>
+    <message>
+        <source>Could not download %1 (%2). Instead you can: %3</source>
+        <translation>无法下载 %1（%2）。你也可以：%3</translation>
+    </message>
+    <message>
+        <source>Could not read %1 back to check it.</source>
+        <translation>无法读回 %1 进行校验。</translation>
+    </message>
+    <message>
+        <source>The downloaded %1 is damaged: its SHA-256 is %2, expected %3. The partial file was deleted; try again.</source>
+        <translation>下载的 %1 已损坏：它的 SHA-256 是 %2，应为 %3。不完整的文件已删除，请重试。</translation>
+    </message>
+    <message>
+        <source>Could not move %1 to %2.</source>
+        <translation>无法把 %1 移动到 %2。</translation>
+    </message>
+    <message>
+        <source>the connection closed after %1 of %2 bytes</source>
+        <translation>连接在收到 %2 字节中的 %1 字节后关闭</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::DeviceCarvingView</name>
+    <message>
+        <source>%1 MB</source>
+        <translation>%1 MB</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · %3</source>
+        <translation>%1 · %2 · %3</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · memory size unknown</source>
+        <translation>%1 · %2 · 内存大小未知</translation>
+    </message>
+    <message>
+        <source>%1 (not used)</source>
+        <translation>%1（未使用）</translation>
+    </message>
+    <message>
+        <source>not used</source>
+        <translation>未使用</translation>
+    </message>
+    <message>
+        <source>%1 is not used by this configuration</source>
+        <translation>当前配置没有使用 %1</translation>
+    </message>
+    <message>
+        <source>%1: memory limit %2</source>
+        <translation>%1：内存上限 %2</translation>
+    </message>
+    <message>
+        <source> (%1 % of %2)</source>
+        <translation>（%2 的 %1 %）</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>unallocated %1</source>
+        <translation>未分配 %1</translation>
+    </message>
+    <message>
+        <source>%1 of %2 is not given to any virtual device</source>
+        <translation>%2 中有 %1 没有分给任何虚拟设备</translation>
+    </message>
+    <message>
+        <source>over by %1: the limits add up to more than %2 has</source>
+        <translation>超出 %1：各上限之和超过了 %2 的内存</translation>
+    </message>
+    <message>
+        <source>%1 grows on demand (no limit)</source>
+        <translation>%1 按需增长（无上限）</translation>
+    </message>
+    <message>
+        <source>%1 allocates memory as it needs it, up to all of %2</source>
+        <translation>%1 按需分配内存，最多可用完 %2 的全部内存</translation>
+    </message>
+    <message>
+        <source>%1 · all memory, no limit</source>
+        <translation>%1 · 全部内存，无上限</translation>
+    </message>
+    <message>
+        <source>%1 share all memory (no limit)</source>
+        <translation>%1 共享全部内存（无上限）</translation>
+    </message>
+    <message>
+        <source>No physical devices</source>
+        <translation>没有物理设备</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::DevicesPanel</name>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Logical devices (to scale)</source>
+        <translation>逻辑设备（按比例）</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>All-reduce:</source>
+        <translation>全归约：</translation>
+    </message>
+    <message>
+        <source>Auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Reduce to one device</source>
+        <translation>归约到一个设备</translation>
+    </message>
+    <message>
+        <source>Ring</source>
+        <translation>环形</translation>
+    </message>
+    <message>
+        <source>Auto picks what the engine would: reduce to one device and broadcast when replicas share a physical device (as TensorFlow does for virtual GPUs), NCCL between separate GPUs where the CUDA backend has it, otherwise a ring.</source>
+        <translation>“自动”按引擎的规则选择：副本共享一个物理设备时归约到一个设备再广播（TensorFlow 对虚拟 GPU 也是这样做的）；在 CUDA 后端提供 NCCL 时，在不同 GPU 之间使用 NCCL；否则使用环形全归约。</translation>
+    </message>
+    <message>
+        <source>No GPU found (%1). Virtual devices, memory limits and mirrored training all work on the CPU too.</source>
+        <translation>没有找到 GPU（%1）。虚拟设备、内存上限和镜像训练在 CPU 上同样可用。</translation>
+    </message>
+    <message>
+        <source>GPU backend: %1</source>
+        <translation>GPU 后端：%1</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>%1 cores · %2 memory (%3 free)</source>
+        <translation>%1 个核心 · %2 内存（%3 可用）</translation>
+    </message>
+    <message>
+        <source>%1 memory · compute capability %2 · bus %3</source>
+        <translation>%1 内存 · 计算能力 %2 · 总线 %3</translation>
+    </message>
+    <message>
+        <source> · %1 multiprocessors</source>
+        <translation> · %1 个多处理器</translation>
+    </message>
+    <message>
+        <source>Use</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <source>One logical device</source>
+        <translation>一个逻辑设备</translation>
+    </message>
+    <message>
+        <source>Split into N virtual devices</source>
+        <translation>拆分为 N 个虚拟设备</translation>
+    </message>
+    <message>
+        <source>Memory growth</source>
+        <translation>内存按需增长</translation>
+    </message>
+    <message>
+        <source>Replicas:</source>
+        <translation>副本数：</translation>
+    </message>
+    <message>
+        <source>Several replicas on one device each get their own thread and share its cores</source>
+        <translation>同一设备上的多个副本各有自己的线程，并共享该设备的核心</translation>
+    </message>
+    <message>
+        <source>Virtual devices:</source>
+        <translation>虚拟设备数：</translation>
+    </message>
+    <message>
+        <source>Memory limit each:</source>
+        <translation>每个的内存上限：</translation>
+    </message>
+    <message>
+        <source> MB</source>
+        <translation> MB</translation>
+    </message>
+    <message>
+        <source>Memory limit of every virtual device in MB (MiB, as TensorFlow&apos;s memory_limit)</source>
+        <translation>每个虚拟设备的内存上限，单位 MB（即 MiB，与 TensorFlow 的 memory_limit 相同）</translation>
+    </message>
+    <message>
+        <source>Set each limit separately</source>
+        <translation>分别设置每个上限</translation>
+    </message>
+    <message>
+        <source>Logical device</source>
+        <translation>逻辑设备</translation>
+    </message>
+    <message>
+        <source>Memory limit</source>
+        <translation>内存上限</translation>
+    </message>
+    <message>
+        <source>uses all %1 cores</source>
+        <translation>使用全部 %1 个核心</translation>
+    </message>
+    <message>
+        <source>%1 replicas share the %2 cores</source>
+        <translation>%1 个副本共享 %2 个核心</translation>
+    </message>
+    <message>
+        <source>One logical device, no memory limit.</source>
+        <translation>一个逻辑设备，无内存上限。</translation>
+    </message>
+    <message>
+        <source>%1 logical devices, each with its own thread; they share the memory with no limit.</source>
+        <translation>%1 个逻辑设备，各有自己的线程；它们共享内存，没有上限。</translation>
+    </message>
+    <message>
+        <source>Each virtual device is a logical device with its own memory limit (as tf.config.set_logical_device_configuration); a replica that needs more fails with out of memory.</source>
+        <translation>每个虚拟设备都是一个有自己内存上限的逻辑设备（同 tf.config.set_logical_device_configuration）；需要更多内存的副本会因内存不足而失败。</translation>
+    </message>
+    <message>
+        <source>One logical device that takes memory as it needs it (as tf.config.experimental.set_memory_growth); no limit, cannot be combined with virtual devices.</source>
+        <translation>一个按需占用内存的逻辑设备（同 tf.config.experimental.set_memory_growth）；没有上限，不能与虚拟设备同时使用。</translation>
+    </message>
+    <message>
+        <source>virtual device %1</source>
+        <translation>虚拟设备 %1</translation>
+    </message>
+    <message>
+        <source>The configuration also names %1, which this machine does not have (or which is listed twice).</source>
+        <translation>配置中还列出了 %1，但这台机器没有它（或者它被列出了两次）。</translation>
+    </message>
+    <message>
+        <source>Ready: 1 replica</source>
+        <translation>就绪：1 个副本</translation>
+    </message>
+    <message>
+        <source>Ready: %1 replicas</source>
+        <translation>就绪：%1 个副本</translation>
+    </message>
+    <message>
+        <source>Cannot start: %1</source>
+        <translation>无法开始：%1</translation>
+    </message>
+    <message>
+        <source>No strategy yet: the device configuration is not valid.</source>
+        <translation>还没有策略：设备配置无效。</translation>
+    </message>
+    <message>
+        <source>One device: %1 (no all-reduce)</source>
+        <translation>单个设备：%1（没有全归约）</translation>
+    </message>
+    <message>
+        <source>virtual devices share one physical device</source>
+        <translation>虚拟设备共享一个物理设备</translation>
+    </message>
+    <message>
+        <source>replicas share one physical device</source>
+        <translation>副本共享一个物理设备</translation>
+    </message>
+    <message>
+        <source>; NCCL cannot run between virtual GPUs</source>
+        <translation>；NCCL 不能在虚拟 GPU 之间运行</translation>
+    </message>
+    <message>
+        <source>each replica has its own GPU; NCCL moves the gradients between the GPUs directly</source>
+        <translation>每个副本都有自己的 GPU；NCCL 直接在 GPU 之间传输梯度</translation>
+    </message>
+    <message>
+        <source>each replica has its own device; a ring keeps the traffic per device flat</source>
+        <translation>每个副本都有自己的设备；环形算法让每个设备的通信量保持不变</translation>
+    </message>
+    <message>
+        <source>chosen explicitly</source>
+        <translation>手动选择</translation>
+    </message>
+    <message>
+        <source>reduce to %1 then broadcast</source>
+        <translation>归约到 %1，然后广播</translation>
+    </message>
+    <message>
+        <source>NCCL</source>
+        <translation>NCCL</translation>
+    </message>
+    <message>
+        <source>ring (reduce-scatter, then all-gather)</source>
+        <translation>环形（先归约-散射，再全收集）</translation>
+    </message>
+    <message>
+        <source>Mirrored over %1 devices (%2)</source>
+        <translation>在 %1 个设备上镜像（%2）</translation>
+    </message>
+    <message>
+        <source>Mirrored over %1 devices</source>
+        <translation>在 %1 个设备上镜像</translation>
+    </message>
+    <message>
+        <source>%1; all-reduce: %2 (%3)</source>
+        <translation>%1；全归约：%2（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::LayerEditor</name>
+    <message>
+        <source>, no bias</source>
+        <translation>，无偏置</translation>
+    </message>
+    <message>
+        <source>%1 tokens → %2 dims</source>
+        <translation>%1 个词元 → %2 维</translation>
+    </message>
+    <message>
+        <source>%1 filters, kernel %2, %3, %4</source>
+        <translation>%1 个卷积核，核大小 %2，%3，%4</translation>
+    </message>
+    <message>
+        <source>pool %1, stride %2, %3</source>
+        <translation>池化 %1，步长 %2，%3</translation>
+    </message>
+    <message>
+        <source>%1 units, %2</source>
+        <translation>%1 个单元，%2</translation>
+    </message>
+    <message>
+        <source>rate %1</source>
+        <translation>比例 %1</translation>
+    </message>
+    <message>
+        <source>Keras layer name; leave empty for an automatic one</source>
+        <translation>Keras 层名；留空则自动命名</translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <source>Vocabulary size: token ids must be smaller than this (30,982 for Reuters)</source>
+        <translation>词表大小：词元 id 必须小于这个值（Reuters 为 30,982）</translation>
+    </message>
+    <message>
+        <source>Vocabulary (input_dim):</source>
+        <translation>词表大小（input_dim）：</translation>
+    </message>
+    <message>
+        <source>Length of the vector each token becomes</source>
+        <translation>每个词元变成的向量长度</translation>
+    </message>
+    <message>
+        <source>Vector size (output_dim):</source>
+        <translation>向量维度（output_dim）：</translation>
+    </message>
+    <message>
+        <source>Filters:</source>
+        <translation>卷积核数：</translation>
+    </message>
+    <message>
+        <source>Window length in tokens; with padding &apos;valid&apos; the output is kernel_size - 1 steps shorter</source>
+        <translation>窗口长度（词元数）；填充方式为 &apos;valid&apos; 时，输出比输入短 kernel_size - 1 步</translation>
+    </message>
+    <message>
+        <source>Kernel size:</source>
+        <translation>卷积核大小：</translation>
+    </message>
+    <message>
+        <source>Pool size:</source>
+        <translation>池化大小：</translation>
+    </message>
+    <message>
+        <source>same as pool size</source>
+        <translation>与池化大小相同</translation>
+    </message>
+    <message>
+        <source>Strides:</source>
+        <translation>步长：</translation>
+    </message>
+    <message>
+        <source>valid (no padding)</source>
+        <translation>valid（不填充）</translation>
+    </message>
+    <message>
+        <source>same (keeps the length)</source>
+        <translation>same（保持长度）</translation>
+    </message>
+    <message>
+        <source>Padding:</source>
+        <translation>填充：</translation>
+    </message>
+    <message>
+        <source>Output size; the last Dense layer needs one unit per class (46 for Reuters)</source>
+        <translation>输出大小；最后一个 Dense 层每个类别需要一个单元（Reuters 为 46）</translation>
+    </message>
+    <message>
+        <source>Units:</source>
+        <translation>单元数：</translation>
+    </message>
+    <message>
+        <source>Activation:</source>
+        <translation>激活函数：</translation>
+    </message>
+    <message>
+        <source>Use bias</source>
+        <translation>使用偏置</translation>
+    </message>
+    <message>
+        <source>Fraction of inputs set to zero during training (none at evaluation)</source>
+        <translation>训练时置零的输入比例（评估时不置零）</translation>
+    </message>
+    <message>
+        <source>Rate:</source>
+        <translation>比例：</translation>
+    </message>
+    <message>
+        <source>Select a layer to edit its arguments.</source>
+        <translation>选择一个层来编辑它的参数。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; layer “%2”</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; 层“%2”</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::LogPanel</name>
+    <message>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>Everything</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Warnings and errors</source>
+        <translation>警告和错误</translation>
+    </message>
+    <message>
+        <source>Errors</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>Run %1 started</source>
+        <translation>运行 %1 已开始</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::MainWindow</name>
+    <message>
+        <source>MirrorLab — mirrored training</source>
+        <translation>MirrorLab —— 镜像训练</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Device monitor</source>
+        <translation>设备监视器</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Step view</source>
+        <translation>单步视图</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Scaling</source>
+        <translation>扩展性</translation>
+    </message>
+    <message>
+        <source>A training run is in progress: stop it first, so that the two do not share the machine.</source>
+        <translation>正在进行一次训练：请先停止它，以免两者争用同一台机器。</translation>
+    </message>
+    <message>
+        <source>Training failed: %1</source>
+        <translation>训练失败：%1</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Export history as CSV…</source>
+        <translation>把历史导出为 CSV…</translation>
+    </message>
+    <message>
+        <source>Export history</source>
+        <translation>导出历史</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export charts as PNG…</source>
+        <translation>把图表导出为 PNG…</translation>
+    </message>
+    <message>
+        <source>Export charts</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Devices: %1</source>
+        <translation>设备：%1</translation>
+    </message>
+    <message>
+        <source>Model: %1</source>
+        <translation>模型：%1</translation>
+    </message>
+    <message>
+        <source>The data is still loading.</source>
+        <translation>数据仍在加载。</translation>
+    </message>
+    <message>
+        <source>No data loaded; choose a source in the Data panel and press Load.</source>
+        <translation>尚未加载数据；请在“数据”面板中选择来源并点击“加载”。</translation>
+    </message>
+    <message>
+        <source>Data: %1</source>
+        <translation>数据：%1</translation>
+    </message>
+    <message>
+        <source>Start training</source>
+        <translation>开始训练</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::ModelPanel</name>
+    <message>
+        <source>Preset:</source>
+        <translation>预设：</translation>
+    </message>
+    <message>
+        <source>Load…</source>
+        <translation>加载…</translation>
+    </message>
+    <message>
+        <source>Load a model JSON file (ours, or Keras&apos; model.to_json())</source>
+        <translation>加载模型 JSON 文件（本程序的格式，或 Keras 的 model.to_json()）</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Save the model&apos;s layers as JSON</source>
+        <translation>把模型的各层保存为 JSON</translation>
+    </message>
+    <message>
+        <source>Sequence length:</source>
+        <translation>序列长度：</translation>
+    </message>
+    <message>
+        <source>Tokens per sample (input_length); the data is padded or truncated to it</source>
+        <translation>每个样本的词元数（input_length）；数据会被填充或截断到这个长度</translation>
+    </message>
+    <message>
+        <source>tokens per sample</source>
+        <translation>个词元（每个样本）</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Output shape</source>
+        <translation>输出形状</translation>
+    </message>
+    <message>
+        <source>Params</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Insert a layer after the selected one</source>
+        <translation>在选中的层之后插入一层</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Layer arguments</source>
+        <translation>层参数</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>概要</translation>
+    </message>
+    <message>
+        <source>Keras tutorial (Reuters, %1 params)</source>
+        <translation>Keras 教程（Reuters，%1 个参数）</translation>
+    </message>
+    <message>
+        <source>Small CNN with global max pooling (%1 params)</source>
+        <translation>带全局最大池化的小型 CNN（%1 个参数）</translation>
+    </message>
+    <message>
+        <source>Wider CNN with dropout (%1 params)</source>
+        <translation>带 dropout 的较宽 CNN（%1 个参数）</translation>
+    </message>
+    <message>
+        <source>Baseline: embedding + global max pooling (%1 params)</source>
+        <translation>基线：嵌入 + 全局最大池化（%1 个参数）</translation>
+    </message>
+    <message>
+        <source>Custom model</source>
+        <translation>自定义模型</translation>
+    </message>
+    <message>
+        <source>Fix the model before saving it</source>
+        <translation>请先修正模型再保存</translation>
+    </message>
+    <message>
+        <source>Total params: %1</source>
+        <translation>参数总数：%1</translation>
+    </message>
+    <message>
+        <source>&lt;-- error, see below</source>
+        <translation>&lt;-- 错误，见下文</translation>
+    </message>
+    <message>
+        <source>Cannot build this model: %1</source>
+        <translation>无法构建这个模型：%1</translation>
+    </message>
+    <message>
+        <source>Loaded %1</source>
+        <translation>已加载 %1</translation>
+    </message>
+    <message>
+        <source>Could not load the model (the current one is kept): %1</source>
+        <translation>无法加载模型（保留当前模型）：%1</translation>
+    </message>
+    <message>
+        <source>Cannot save: the model is invalid (%1)</source>
+        <translation>无法保存：模型无效（%1）</translation>
+    </message>
+    <message>
+        <source>Cannot save the model to %1: %2</source>
+        <translation>无法把模型保存到 %1：%2</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Load model</source>
+        <translation>加载模型</translation>
+    </message>
+    <message>
+        <source>Model JSON (*.json);;All files (*)</source>
+        <translation>模型 JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Save model</source>
+        <translation>保存模型</translation>
+    </message>
+    <message>
+        <source>The saved model could not be restored: %1</source>
+        <translation>无法恢复已保存的模型：%1</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::MonitorPanel</name>
+    <message>
+        <source>data wait</source>
+        <translation>等待数据</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <translation>全归约</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>limit %1</source>
+        <translation>上限 %1</translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation>无上限</translation>
+    </message>
+    <message>
+        <source>%1 in use · peak %2 · %3</source>
+        <translation>已用 %1 · 峰值 %2 · %3</translation>
+    </message>
+    <message>
+        <source>No memory reported yet: start a run to see each logical device&apos;s memory.</source>
+        <translation>尚未报告内存：开始一次运行即可看到每个逻辑设备的内存。</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>samples/s
+(mean of the last %1 steps)</source>
+        <translation>样本/秒
+（最近 %1 步的平均值）</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>Memory per logical device</source>
+        <translation>每个逻辑设备的内存</translation>
+    </message>
+    <message>
+        <source>Blue: in use · orange tick: peak · bar end: the device&apos;s limit (hatched: no limit, scaled to the largest peak)</source>
+        <translation>蓝色：已用 · 橙色刻度：峰值 · 条形末端：设备的上限（斜线：无上限，按最大峰值缩放）</translation>
+    </message>
+    <message>
+        <source>Step time per phase</source>
+        <translation>各阶段的单步耗时</translation>
+    </message>
+    <message>
+        <source>Replica:</source>
+        <translation>副本：</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>毫秒</translation>
+    </message>
+    <message>
+        <source>Replica %1 · %2</source>
+        <translation>副本 %1 · %2</translation>
+    </message>
+    <message>
+        <source>Replica %1</source>
+        <translation>副本 %1</translation>
+    </message>
+    <message>
+        <source>No steps yet.</source>
+        <translation>还没有训练步。</translation>
+    </message>
+    <message>
+        <source>Step %1 on replica %2, total %3:</source>
+        <translation>副本 %2 上的第 %1 步，共 %3：</translation>
+    </message>
+    <message>
+        <source>—</source>
+        <translation>—</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::RunsPanel</name>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>Best val_loss</source>
+        <translation>最佳 val_loss</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>Val accuracy</source>
+        <translation>验证准确率</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Check a run to draw its curves on the training charts</source>
+        <translation>勾选一次运行，把它的曲线画到训练图表上</translation>
+    </message>
+    <message>
+        <source>Export history as CSV…</source>
+        <translation>把历史导出为 CSV…</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s per-epoch metrics, in the columns Keras&apos; CSVLogger writes</source>
+        <translation>所选运行的每轮指标，列与 Keras 的 CSVLogger 相同</translation>
+    </message>
+    <message>
+        <source>Export charts as PNG…</source>
+        <translation>把图表导出为 PNG…</translation>
+    </message>
+    <message>
+        <source>%1 lr %2, batch %3</source>
+        <translation>%1 学习率 %2，批次 %3</translation>
+    </message>
+    <message>
+        <source>%1/%2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>%1 (epoch %2)</source>
+        <translation>%1（第 %2 轮）</translation>
+    </message>
+    <message>
+        <source>failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>early stopping, restored epoch %1</source>
+        <translation>早停，已恢复第 %1 轮</translation>
+    </message>
+    <message>
+        <source>early stopping</source>
+        <translation>早停</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Overfitting from epoch %1</source>
+        <translation>从第 %1 轮开始过拟合</translation>
+    </message>
+    <message>
+        <source>There is no run %1.</source>
+        <translation>没有运行 %1。</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>There are no training charts to export.</source>
+        <translation>没有可导出的训练图表。</translation>
+    </message>
+    <message>
+        <source>The training charts could not be drawn.</source>
+        <translation>无法绘制训练图表。</translation>
+    </message>
+    <message>
+        <source>Cannot write %1.</source>
+        <translation>无法写入 %1。</translation>
+    </message>
+    <message>
+        <source>Export history as CSV</source>
+        <translation>把历史导出为 CSV</translation>
+    </message>
+    <message>
+        <source>run%1_history.csv</source>
+        <translation>运行%1_历史.csv</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export charts as PNG</source>
+        <translation>把图表导出为 PNG</translation>
+    </message>
+    <message>
+        <source>training_charts.png</source>
+        <translation>训练图表.png</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::ScalingPanel</name>
+    <message>
+        <source>up to </source>
+        <translation>最多 </translation>
+    </message>
+    <message>
+        <source> replicas</source>
+        <translation> 个副本</translation>
+    </message>
+    <message>
+        <source>Runs 1, 2, … up to this many replicas of the device configuration&apos;s kind</source>
+        <translation>依次使用 1、2、…… 直到这么多个与当前设备配置同类的副本</translation>
+    </message>
+    <message>
+        <source> steps each</source>
+        <translation> 步/次</translation>
+    </message>
+    <message>
+        <source>Timed training steps per run (after a few untimed warm-up steps)</source>
+        <translation>每次运行计时的训练步数（之前还有几步不计时的预热）</translation>
+    </message>
+    <message>
+        <source>Run scaling experiment</source>
+        <translation>运行扩展性实验</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <source>Every experiment&apos;s rows, for comparison in a spreadsheet</source>
+        <translation>所有实验的数据行，便于在电子表格中比较</translation>
+    </message>
+    <message>
+        <source>Clear earlier</source>
+        <translation>清除早先的</translation>
+    </message>
+    <message>
+        <source>Keep only the latest experiment</source>
+        <translation>只保留最新的实验</translation>
+    </message>
+    <message>
+        <source>Measures how throughput grows with replicas. Uses the Devices, Model and Data panels&apos; settings.</source>
+        <translation>测量吞吐量如何随副本数增长。使用“设备”、“模型”和“数据”面板中的设置。</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>Time per step</source>
+        <translation>每步耗时</translation>
+    </message>
+    <message>
+        <source>Scaling efficiency</source>
+        <translation>扩展效率</translation>
+    </message>
+    <message>
+        <source>Experiment</source>
+        <translation>实验</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Replicas</source>
+        <translation>副本数</translation>
+    </message>
+    <message>
+        <source>Shards</source>
+        <translation>分片</translation>
+    </message>
+    <message>
+        <source>All-reduce</source>
+        <translation>全归约</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>ms/step</source>
+        <translation>毫秒/步</translation>
+    </message>
+    <message>
+        <source>Compute ms</source>
+        <translation>计算（毫秒）</translation>
+    </message>
+    <message>
+        <source>Communication ms</source>
+        <translation>通信（毫秒）</translation>
+    </message>
+    <message>
+        <source>Other ms</source>
+        <translation>其他（毫秒）</translation>
+    </message>
+    <message>
+        <source>Speed-up</source>
+        <translation>加速比</translation>
+    </message>
+    <message>
+        <source>Efficiency</source>
+        <translation>效率</translation>
+    </message>
+    <message>
+        <source>Nothing to measure: no model, devices or data are set.</source>
+        <translation>没有可测量的内容：尚未设置模型、设备或数据。</translation>
+    </message>
+    <message>
+        <source>Experiment %1: training on 1 replica…</source>
+        <translation>实验 %1：正在用 1 个副本训练…</translation>
+    </message>
+    <message>
+        <source>Cancelling after the current step…</source>
+        <translation>当前训练步结束后取消…</translation>
+    </message>
+    <message>
+        <source>Experiment %1: training on %2 replicas…</source>
+        <translation>实验 %1：正在用 %2 个副本训练…</translation>
+    </message>
+    <message>
+        <source>Experiment %1 finished: %2 runs of %3 steps.</source>
+        <translation>实验 %1 完成：%2 次运行，每次 %3 步。</translation>
+    </message>
+    <message>
+        <source>Experiment %1 stopped: %2</source>
+        <translation>实验 %1 已停止：%2</translation>
+    </message>
+    <message>
+        <source>Experiment %1 cancelled; the runs so far are kept.</source>
+        <translation>实验 %1 已取消；已完成的运行会保留。</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>Export scaling experiments</source>
+        <translation>导出扩展性实验</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>%1×</source>
+        <translation>%1×</translation>
+    </message>
+    <message>
+        <source>%1%</source>
+        <translation>%1%</translation>
+    </message>
+    <message>
+        <source>replicas</source>
+        <translation>副本数</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>#%1 %2</source>
+        <translation>#%1 %2</translation>
+    </message>
+    <message>
+        <source>ideal (linear)</source>
+        <translation>理想（线性）</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>replicas (experiment #%1)</source>
+        <translation>副本数（实验 #%1）</translation>
+    </message>
+    <message>
+        <source>ms per step</source>
+        <translation>每步毫秒数</translation>
+    </message>
+    <message>
+        <source>efficiency (%)</source>
+        <translation>效率（%）</translation>
+    </message>
+    <message>
+        <source>ideal (100%)</source>
+        <translation>理想（100%）</translation>
+    </message>
+    <message>
+        <source>Effective batch size</source>
+        <translation>有效批次大小</translation>
+    </message>
+    <message>
+        <source>Every run trains on the same global batch of %1 samples with the same seed. The replicas share it: %2. One step makes the same progress however many replicas share it, so the runs differ only in speed.</source>
+        <translation>每次运行都使用相同的随机种子，在同样大小为 %1 个样本的全局批次上训练。各副本分担这个批次：%2。无论多少个副本分担，一步取得的训练进展都相同，所以各次运行只有速度不同。</translation>
+    </message>
+    <message>
+        <source>Why efficiency drops</source>
+        <translation>效率为什么会下降</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Communication.&lt;/b&gt; Every step all-reduces the whole gradient and ends at a barrier, so each replica waits for the slowest one; that time does not shrink with more replicas.</source>
+        <translation>&lt;b&gt;通信。&lt;/b&gt;每一步都要对整个梯度做全归约，并在屏障处结束，所以每个副本都要等最慢的那个；这部分时间不会因为副本增多而缩短。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;A batch too small to share.&lt;/b&gt; %1 samples over %2 replicas leaves %3 per replica: too little work to keep a device busy, while each step&apos;s fixed costs (starting the work, synchronising, updating the variables) stay the same.</source>
+        <translation>&lt;b&gt;批次太小，不够分。&lt;/b&gt;%1 个样本分给 %2 个副本，每个副本只剩 %3 个：工作量太少，设备忙不起来，而每一步的固定开销（启动计算、同步、更新变量）却不变。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Virtual devices share one physical device.&lt;/b&gt; CPU replicas split the same cores and memory bandwidth, and virtual GPUs carved from one GPU share its compute units, so N of them cannot be N times faster than one. Real speed-ups need replicas on separate devices.</source>
+        <translation>&lt;b&gt;虚拟设备共享同一个物理设备。&lt;/b&gt;CPU 副本分用同样的核心和内存带宽，从同一块 GPU 划分出的虚拟 GPU 共享它的计算单元，所以 N 个副本不可能比一个快 N 倍。真正的加速需要副本位于不同的设备上。</translation>
+    </message>
+    <message>
+        <source>Learning rate for larger global batches</source>
+        <translation>更大全局批次的学习率</translation>
+    </message>
+    <message>
+        <source>Usually one keeps the batch per replica and adds replicas, so the global batch grows with them. The rule of thumb (Goyal et al., 2017): scale the learning rate by the same factor (linear scaling), with a warm-up over the first epochs; for Adam-type optimizers a square-root scaling is often safer. For example, %1 replicas × %2 = a global batch of %3: learning rate %4 → %5 (linear) or %6 (square root). This experiment keeps the global batch at %2, so the learning rate stays at %4.</source>
+        <translation>通常的做法是保持每个副本的批次不变而增加副本，于是全局批次随副本数增大。经验法则（Goyal 等，2017）：按同样的倍数放大学习率（线性缩放），并在最初几轮进行预热；对 Adam 一类的优化器，按平方根缩放往往更稳妥。例如 %1 个副本 × %2 = 全局批次 %3：学习率 %4 → %5（线性）或 %6（平方根）。本实验保持全局批次为 %2，所以学习率保持 %4 不变。</translation>
+    </message>
+    <message>
+        <source>ring</source>
+        <translation>环形</translation>
+    </message>
+    <message>
+        <source>reduce to one device</source>
+        <translation>归约到一个设备</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>%1, batch %2</source>
+        <translation>%1，批次 %2</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::StepView</name>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>ring all-reduce</source>
+        <translation>环形全归约</translation>
+    </message>
+    <message>
+        <source>reduce to one device, then broadcast</source>
+        <translation>归约到一个设备，然后广播</translation>
+    </message>
+    <message>
+        <source>NCCL all-reduce</source>
+        <translation>NCCL 全归约</translation>
+    </message>
+    <message>
+        <source>no all-reduce</source>
+        <translation>没有全归约</translation>
+    </message>
+    <message>
+        <source>1 replica</source>
+        <translation>1 个副本</translation>
+    </message>
+    <message>
+        <source>%1 replicas</source>
+        <translation>%1 个副本</translation>
+    </message>
+    <message>
+        <source>not needed</source>
+        <translation>不需要</translation>
+    </message>
+    <message>
+        <source>already in place</source>
+        <translation>已就位</translation>
+    </message>
+    <message>
+        <source>NCCL: the GPUs sum the gradients among themselves</source>
+        <translation>NCCL：各 GPU 之间直接对梯度求和</translation>
+    </message>
+    <message>
+        <source>Σ sum on %1</source>
+        <translation>在 %1 上求和 Σ</translation>
+    </message>
+    <message>
+        <source>NCCL all-reduce (solid: gradients in, dashed: the sum back out); each GPU sends %1, %2 in all</source>
+        <translation>NCCL 全归约（实线：梯度送入，虚线：和送回）；每块 GPU 发送 %1，总计 %2</translation>
+    </message>
+    <message>
+        <source>Reduce to one device, then broadcast (solid: gradients in, dashed: the sum back out); %1 moved in all</source>
+        <translation>归约到一个设备，然后广播（实线：梯度送入，虚线：和送回）；总计传输 %1</translation>
+    </message>
+    <message>
+        <source>One replica: its gradient already is the gradient of the whole batch; nothing to exchange.</source>
+        <translation>只有一个副本：它的梯度就是整个批次的梯度，无需交换。</translation>
+    </message>
+    <message>
+        <source>No step yet. Start a run (with Slow motion on to walk through it one step at a time): the global batch, its shards, each replica and the gradient exchange appear here with the step&apos;s real numbers.</source>
+        <translation>还没有训练步。开始一次运行（打开“慢动作”即可一步一步地观察）：全局批次、它的分片、每个副本以及梯度交换都会连同这一步的真实数字显示在这里。</translation>
+    </message>
+    <message>
+        <source>Global batch: %1 samples, split into %2 shards</source>
+        <translation>全局批次：%1 个样本，分成 %2 个分片</translation>
+    </message>
+    <message>
+        <source>%1 samples</source>
+        <translation>%1 个样本</translation>
+    </message>
+    <message>
+        <source>Replica %1</source>
+        <translation>副本 %1</translation>
+    </message>
+    <message>
+        <source>variables: %1 (own copy)</source>
+        <translation>变量：%1（自己的副本）</translation>
+    </message>
+    <message>
+        <source>shard: %1 samples</source>
+        <translation>分片：%1 个样本</translation>
+    </message>
+    <message>
+        <source>local loss: %1</source>
+        <translation>本地损失：%1</translation>
+    </message>
+    <message>
+        <source>‖g‖ local: %1</source>
+        <translation>‖g‖ 本地：%1</translation>
+    </message>
+    <message>
+        <source>‖g‖ after all-reduce: %1</source>
+        <translation>‖g‖ 全归约后：%1</translation>
+    </message>
+    <message>
+        <source>forward %1 · backward %2</source>
+        <translation>前向 %1 · 反向 %2</translation>
+    </message>
+    <message>
+        <source>update %1</source>
+        <translation>更新 %1</translation>
+    </message>
+    <message>
+        <source>checksum %1</source>
+        <translation>校验和 %1</translation>
+    </message>
+    <message>
+        <source>checksum not reported</source>
+        <translation>未报告校验和</translation>
+    </message>
+    <message>
+        <source>Barrier: the step ends when the slowest replica is done (longest wait: replica %1, %2)</source>
+        <translation>屏障：最慢的副本完成后这一步才结束（等待最久：副本 %1，%2）</translation>
+    </message>
+    <message>
+        <source>One replica: nobody to wait for.</source>
+        <translation>只有一个副本：无需等待。</translation>
+    </message>
+    <message>
+        <source>Slow motion</source>
+        <translation>慢动作</translation>
+    </message>
+    <message>
+        <source>Hold the engine after every step, so you can walk through training one step at a time</source>
+        <translation>每一步之后让引擎暂停，这样可以一步一步地观察训练</translation>
+    </message>
+    <message>
+        <source>Next step</source>
+        <translation>下一步</translation>
+    </message>
+    <message>
+        <source>Run exactly one more training step, then wait again</source>
+        <translation>再运行恰好一个训练步，然后再次等待</translation>
+    </message>
+    <message>
+        <source>One synchronous step: every replica starts from the same variables, computes the gradients of its own shard of the global batch, the all-reduce sums those gradients so that every replica holds the gradient of the whole batch, and every replica applies the same update. So the copies stay identical, which the checksums show. The step is as fast as its slowest replica: the others wait at the barrier.</source>
+        <translation>一个同步训练步：每个副本都从相同的变量出发，计算自己那一份全局批次分片的梯度；全归约把这些梯度相加，使每个副本都得到整个批次的梯度；然后每个副本执行相同的更新。因此各副本始终完全一致，校验和可以证明这一点。一步的速度取决于最慢的副本：其他副本在屏障处等待。</translation>
+    </message>
+    <message>
+        <source>Update: %1, learning rate %2, the same step on every replica</source>
+        <translation>更新：%1，学习率 %2，每个副本执行相同的一步</translation>
+    </message>
+    <message>
+        <source>Copy the model</source>
+        <translation>复制模型</translation>
+    </message>
+    <message>
+        <source>Split the batch</source>
+        <translation>拆分批次</translation>
+    </message>
+    <message>
+        <source>Local gradients</source>
+        <translation>本地梯度</translation>
+    </message>
+    <message>
+        <source>All-reduce</source>
+        <translation>全归约</translation>
+    </message>
+    <message>
+        <source>Update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <source>Wait for everyone</source>
+        <translation>等待所有副本</translation>
+    </message>
+    <message>
+        <source>checksums not reported</source>
+        <translation>未报告校验和</translation>
+    </message>
+    <message>
+        <source>✓ variables identical</source>
+        <translation>✓ 变量完全一致</translation>
+    </message>
+    <message>
+        <source>✗ variables differ</source>
+        <translation>✗ 变量不一致</translation>
+    </message>
+    <message>
+        <source>%1, waiting for the first step</source>
+        <translation>%1，等待第一步</translation>
+    </message>
+    <message>
+        <source>No run yet</source>
+        <translation>尚无运行</translation>
+    </message>
+    <message>
+        <source>Step %1 (epoch %2, %3/%4) · %5 · %6</source>
+        <translation>第 %1 步（第 %2 轮，%3/%4）· %5 · %6</translation>
+    </message>
+    <message>
+        <source>paused: press Next step</source>
+        <translation>已暂停：请点击“下一步”</translation>
+    </message>
+    <message>
+        <source>Ring all-reduce: %1 reduce-scatter + %1 all-gather steps around the ring; each replica sends %2 per training step, %3 in all</source>
+        <translation>环形全归约：沿环进行 %1 步归约-散射 + %1 步全收集；每个副本每个训练步发送 %2，总计 %3</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::TimelineView</name>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>data wait</source>
+        <translation>等待数据</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>waiting at the barrier</source>
+        <translation>在屏障处等待</translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <translation>全归约</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <source>waiting for the slowest update</source>
+        <translation>等待最慢的更新</translation>
+    </message>
+    <message>
+        <source>Replica %1</source>
+        <translation>副本 %1</translation>
+    </message>
+    <message>
+        <source>Replica %1 · %2</source>
+        <translation>副本 %1 · %2</translation>
+    </message>
+    <message>
+        <source>Step %1 · %2</source>
+        <translation>第 %1 步 · %2</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3 to %4 into the step)</source>
+        <translation>%1：%2（从这一步开始后的 %3 到 %4）</translation>
+    </message>
+    <message>
+        <source>This replica had its gradients and waited for the slowest one before the all-reduce.</source>
+        <translation>这个副本已经算完梯度，在全归约之前等待最慢的副本。</translation>
+    </message>
+    <message>
+        <source>This replica had updated and waited for the others to finish the step.</source>
+        <translation>这个副本已经完成更新，等待其他副本完成这一步。</translation>
+    </message>
+    <message>
+        <source>Whole step: %1</source>
+        <translation>整步：%1</translation>
+    </message>
+    <message>
+        <source>No steps yet: start a run to see each replica&apos;s phases, step by step.</source>
+        <translation>还没有训练步：开始一次运行，即可逐步看到每个副本的各个阶段。</translation>
+    </message>
+    <message>
+        <source>Last %1 steps. Step %2: %3; slowest gradients on replica %4 (%5); longest wait at the barrier: replica %6 (%7)</source>
+        <translation>最近 %1 步。第 %2 步：%3；梯度最慢的是副本 %4（%5）；在屏障处等待最久的是副本 %6（%7）</translation>
+    </message>
+    <message>
+        <source>Last %1 steps. Step %2: %3 on one replica (no all-reduce, no waiting)</source>
+        <translation>最近 %1 步。第 %2 步：%3，单个副本（没有全归约，无需等待）</translation>
+    </message>
+    <message>
+        <source>#%1</source>
+        <translation>#%1</translation>
+    </message>
+    <message>
+        <source>%1 across the view · hover a bar for its numbers</source>
+        <translation>整个视图跨度 %1 · 把鼠标悬停在条形上可查看数值</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::TrainingController</name>
+    <message>
+        <source>Run %1 - %2 - %3 %4 - batch %5</source>
+        <translation>运行 %1 - %2 - %3 %4 - 批次 %5</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::TrainingPanel</name>
+    <message>
+        <source>No run yet</source>
+        <translation>尚无运行</translation>
+    </message>
+    <message>
+        <source>Waiting for the first epoch</source>
+        <translation>等待第一轮</translation>
+    </message>
+    <message>
+        <source>The last epoch&apos;s progress line, as Keras prints it with verbose=2</source>
+        <translation>最近一轮的进度行，与 Keras 在 verbose=2 时打印的相同</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮</translation>
+    </message>
+    <message>
+        <source>Steps: training curves per step (running mean within the epoch), validation at the step where its epoch ended. Epochs: one training and one validation point per epoch.</source>
+        <translation>步：按步绘制训练曲线（每轮内的累计平均），验证值画在该轮结束的那一步。轮：每轮一个训练点和一个验证点。</translation>
+    </message>
+    <message>
+        <source>Exponential moving average of the training curves; the raw curve stays visible</source>
+        <translation>训练曲线的指数移动平均；原始曲线仍然可见</translation>
+    </message>
+    <message>
+        <source>Reset zoom</source>
+        <translation>重置缩放</translation>
+    </message>
+    <message>
+        <source>Drag to zoom into a rectangle, scroll to zoom, middle button or Shift+drag to pan, right click to zoom out</source>
+        <translation>拖动可放大矩形区域，滚轮缩放，中键或 Shift+拖动平移，右键缩小</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>Top-5 accuracy</source>
+        <translation>Top-5 准确率</translation>
+    </message>
+    <message>
+        <source>X axis:</source>
+        <translation>X 轴：</translation>
+    </message>
+    <message>
+        <source>Smoothing:</source>
+        <translation>平滑：</translation>
+    </message>
+    <message>
+        <source>Same series and colours as the loss chart&apos;s legend. </source>
+        <translation>序列和颜色与损失图的图例相同。</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>overfitting</source>
+        <translation>过拟合</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>training (smoothed)</source>
+        <translation>训练（平滑）</translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2: 0/%3</source>
+        <translation>第 %1/%2 轮：0/%3</translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2: %3/%4 - %5 ms/step - ETA %6</source>
+        <translation>第 %1/%2 轮：%3/%4 - %5 毫秒/步 - 预计剩余 %6</translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2: %3/%4 - %5 ms/step - %6</source>
+        <translation>第 %1/%2 轮：%3/%4 - %5 毫秒/步 - %6</translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2</source>
+        <translation>第 %1/%2 轮</translation>
+    </message>
+    <message>
+        <source>Finished: early stopping after %1 epochs</source>
+        <translation>完成：早停，共训练 %1 轮</translation>
+    </message>
+    <message>
+        <source>Stopped after %1 complete epochs</source>
+        <translation>已停止，完成了 %1 轮</translation>
+    </message>
+    <message>
+        <source>Finished: %1 epochs</source>
+        <translation>完成：%1 轮</translation>
+    </message>
+    <message>
+        <source> at epoch %1, step %2</source>
+        <translation>，位于第 %1 轮第 %2 步</translation>
+    </message>
+    <message>
+        <source>Failed (%1)%2: %3</source>
+        <translation>失败（%1）%2：%3</translation>
+    </message>
+    <message>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>Stopping after the current step…</source>
+        <translation>当前训练步结束后停止…</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>轮</translation>
+    </message>
+    <message>
+        <source>run %1 training</source>
+        <translation>运行 %1 训练</translation>
+    </message>
+    <message>
+        <source>run %1 validation</source>
+        <translation>运行 %1 验证</translation>
+    </message>
+    <message>
+        <source>overfitting from epoch %1</source>
+        <translation>从第 %1 轮开始过拟合</translation>
+    </message>
+    <message>
+        <source>best epoch %1</source>
+        <translation>最佳为第 %1 轮</translation>
+    </message>
+    <message>
+        <source>early stop at epoch %1</source>
+        <translation>在第 %1 轮早停</translation>
+    </message>
+    <message>
+        <source>restored epoch %1</source>
+        <translation>已恢复第 %1 轮</translation>
+    </message>
+    <message>
+        <source>best epoch %1 (weights restored)</source>
+        <translation>最佳为第 %1 轮（已恢复权重）</translation>
+    </message>
+    <message>
+        <source>Validation loss has been rising since epoch %1 while training loss keeps falling: the model is overfitting. The best epoch so far is %2.</source>
+        <translation>从第 %1 轮起验证损失一直在上升，而训练损失仍在下降：模型正在过拟合。目前最佳的是第 %2 轮。</translation>
+    </message>
+    <message>
+        <source>Validation loss has been rising since epoch %1 while training loss keeps falling: the model is overfitting. The best epoch so far is %2. Turn on early stopping with restore best weights to keep it.</source>
+        <translation>从第 %1 轮起验证损失一直在上升，而训练损失仍在下降：模型正在过拟合。目前最佳的是第 %2 轮。打开早停并勾选恢复最佳权重即可保留它。</translation>
+    </message>
+    <message>
+        <source>Early stopping ended the run after epoch %1: %2 had not improved since epoch %3.</source>
+        <translation>早停在第 %1 轮后结束了运行：%2 自第 %3 轮以来没有改善。</translation>
+    </message>
+    <message>
+        <source>The weights were restored from epoch %1.</source>
+        <translation>权重已恢复为第 %1 轮的权重。</translation>
+    </message>
+    <message>
+        <source>The model keeps the weights of epoch %1, the last one trained; turn on restore best weights to keep epoch %2.</source>
+        <translation>模型保留的是第 %1 轮（最后训练的一轮）的权重；打开恢复最佳权重即可保留第 %2 轮。</translation>
+    </message>
+</context>
+</TS>

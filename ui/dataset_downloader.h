@@ -1,0 +1,92 @@
+#pragma once
+// Downloads one data file (Keras' reuters.npz) into the cache, as keras.utils.get_file() would,
+// but resumable and with a progress signal: the bytes go to `destination + ".part"`, a later
+// attempt continues it with a Range request where the server answers 206 (and starts over where
+// it answers 200), the SHA-256 is checked before the file is renamed into place, and a dropped
+// or refused connection is retried up to kMaxRetries times with a doubling delay. Everything
+// runs on the owning thread's event loop; no thread of its own.
+#include <QByteArray>
+#include <QFile>
+#include <QObject>
+#include <QString>
+#include <QUrl>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+class QTimer;
+
+namespace mirrorlab::ui {
+
+class DatasetDownloader : public QObject {
+    Q_OBJECT
+public:
+    // Where keras.datasets.reuters.load_data() downloads from, and the SHA-256 it checks
+    // (keras/src/datasets/reuters.py, Keras 3: get_file(file_hash=...), 64 hex digits = sha256).
+    static constexpr const char* kKerasReutersUrl = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/reuters.npz";
+    static constexpr const char* kKerasReutersSha256 = "d6586e694ee56d7a4e65172e12b3e987c03096cb01eab99753921ef915959916";
+    static constexpr int kMaxRetries = 3;
+
+    explicit DatasetDownloader(QObject* parent = nullptr);
+    // Aborts a running download but keeps the .part file, so the next start() resumes it.
+    ~DatasetDownloader() override;
+
+    // The URL and hash the app uses: Keras' own, unless the environment overrides them with
+    // MIRRORLAB_REUTERS_URL and MIRRORLAB_REUTERS_SHA256 (for tests and for mirrors).
+    static QUrl reutersUrl();
+    static QByteArray reutersSha256();
+    // GenericCacheLocation/mirrorlab/reuters.npz, i.e. $XDG_CACHE_HOME/mirrorlab/reuters.npz or
+    // ~/.cache/mirrorlab/reuters.npz: the last place core's find_keras_reuters() looks. (Not
+    // CacheLocation, which appends the organisation and application names.)
+    static QString defaultCachePath();
+
+    // `expected_sha256_hex`: the SHA-256 of the whole file, hex, either case; empty skips the
+    // check. A destination that already exists with that hash is reused without a request.
+    // Ignored while a download runs. Ends with exactly one finished() or failed() (none after
+    // cancel()).
+    void start(const QUrl& url, const QString& destination, const QByteArray& expected_sha256_hex);
+    // Stops the download and deletes the .part file; no signal follows.
+    void cancel();
+    bool isRunning() const { return running_; }
+    // The first retry's delay; each further retry waits twice as long. 500 ms by default.
+    void setRetryDelay(int first_retry_delay_ms) { retry_delay_ms_ = first_retry_delay_ms; }
+
+signals:
+    // `total` is -1 while the size is unknown; both count the whole file, resumed bytes included.
+    void progress(qint64 received, qint64 total);
+    void finished(const QString& path);
+    void failed(const QString& message);
+
+private:
+    enum class Body { Undecided, Writing, Discarding, RestartClean };
+
+    void sendRequest();
+    void onReplyFinished(QNetworkReply* reply);
+    void consume(QNetworkReply* reply);
+    void decideBody(QNetworkReply* reply);
+    void finishDownload();
+    void fail(const QString& message);
+    void stop();
+    QString partPath() const { return destination_ + QStringLiteral(".part"); }
+    QString fileName() const;
+
+    QNetworkAccessManager* network_ = nullptr;
+    QNetworkReply* reply_ = nullptr;
+    QTimer* retry_timer_ = nullptr;
+    QFile part_;
+    QUrl url_;
+    QString destination_;
+    QByteArray expected_sha256_;
+    Body body_ = Body::Undecided;
+    qint64 resume_from_bytes_ = 0;
+    qint64 received_bytes_ = 0;
+    qint64 total_bytes_ = -1;
+    qint64 end_bytes_ = -1;  // the file offset the current response should end at; -1: unknown
+    int retries_ = 0;
+    int clean_restarts_ = 0;
+    int retry_delay_ms_ = 500;
+    QString write_error_;
+    int generation_ = 0;  // start() and cancel() bump it, so stale queued calls do nothing
+    bool running_ = false;
+};
+
+}  // namespace mirrorlab::ui

@@ -1,0 +1,99 @@
+#pragma once
+// The scaling experiment: one click trains the current model for a fixed number of steps on
+// 1, 2, ... N replicas of the current device configuration (same global batch, same seed) in the
+// background, and plots throughput against the ideal line, time per step split into compute and
+// communication, and scaling efficiency. Every experiment stays in the table (and the charts) for
+// comparison and can be exported as CSV. Beside the charts: what the effective batch is, why
+// efficiency drops, and the learning-rate rule of thumb for larger global batches.
+#include <QString>
+#include <QWidget>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/device/device.h"
+#include "core/train/scaling.h"
+
+class QChart;
+class QChartView;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace mirrorlab::ui {
+
+class ScalingPanel : public QWidget {
+    Q_OBJECT
+public:
+    // The current model, devices, training settings and data; nullopt (and why) when incomplete.
+    using SetupProvider = std::function<std::optional<ScalingSetup>(QString* why)>;
+
+    explicit ScalingPanel(std::shared_ptr<DeviceRegistry> registry = nullptr, QWidget* parent = nullptr);
+    ~ScalingPanel() override;  // cancels a running experiment and waits for it
+
+    void setSetupProvider(SetupProvider provider) { provider_ = std::move(provider); }
+    void setMaxReplicas(int replicas);
+    int maxReplicas() const;
+    void setSteps(int steps);
+    int steps() const;
+
+    bool start();                          // with the provider's setup; false (and why) when blocked
+    bool start(ScalingSetup setup);        // rows 1..maxReplicas(), steps() timed steps each
+    void cancel();
+    bool running() const { return worker_.joinable(); }
+    bool waitForFinished(int timeout_ms);  // processes events meanwhile (tests, screenshots)
+
+    const std::vector<ScalingExperiment>& experiments() const { return experiments_; }
+    void clearEarlier();  // keeps only the latest experiment
+    int tableRowCount() const;
+    QString statusText() const;
+    QString explanationText() const;
+    QChart* throughputChart() const;
+    QChart* stepTimeChart() const;
+    QChart* efficiencyChart() const;
+    bool exportCsv(const QString& path, QString* error) const;
+
+signals:
+    void experimentFinished(int id);
+
+private:
+    void addPoint(const ScalingPoint& point, int done, int total);
+    void finish(ScalingExperiment experiment);
+    void refresh();
+    void refreshTable();
+    void refreshCharts();
+    void refreshExplanation();
+    void updateButtons();
+    void exportInteractively();
+
+    std::shared_ptr<DeviceRegistry> registry_;
+    SetupProvider provider_;
+    std::unique_ptr<ScalingRunner> runner_;
+    std::thread worker_;
+    std::vector<ScalingExperiment> experiments_;     // finished (completed or not)
+    std::optional<ScalingExperiment> in_progress_;  // the rows so far of the running one
+    int next_id_ = 1;
+    double learning_rate_ = 0.0;
+    std::int32_t global_batch_ = 0;
+
+    QSpinBox* replicas_ = nullptr;
+    QSpinBox* steps_ = nullptr;
+    QPushButton* run_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QPushButton* export_ = nullptr;
+    QPushButton* clear_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* status_ = nullptr;
+    QLabel* explanation_ = nullptr;
+    QChartView* throughput_view_ = nullptr;
+    QChartView* time_view_ = nullptr;
+    QChartView* efficiency_view_ = nullptr;
+    QTableWidget* table_ = nullptr;
+};
+
+}  // namespace mirrorlab::ui
