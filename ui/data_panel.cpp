@@ -37,6 +37,7 @@ struct SourceKind {
 };
 // The order is the combo's order; the synthetic default needs nothing on disk.
 const SourceKind kSources[] = {
+    {"default", QT_TRANSLATE_NOOP("DataPanel", "Default: Reuters when found on this computer, else synthetic"), false, false},
     {"synthetic", QT_TRANSLATE_NOOP("DataPanel", "Synthetic newswire (built in, Reuters-shaped)"), false, false},
     {"keras", QT_TRANSLATE_NOOP("DataPanel", "Keras reuters.npz file"), true, false},
     {"reuters21578", QT_TRANSLATE_NOOP("DataPanel", "Reuters-21578 folder (reut2-*.sgm)"), true, true},
@@ -258,9 +259,8 @@ void DataPanel::showStatistics() {
         const QString name = label < train.class_names.size() ? QString::fromStdString(train.class_names[label]) : QString::number(label);
         samples_->setItem(row, 0, new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(name).arg(label)));
         samples_->setItem(row, 1, new QTableWidgetItem(QString::number(train.sequences[i].size())));
-        QStringList ids;
-        for (std::size_t t = 0; t < std::min<std::size_t>(24, train.sequences[i].size()); ++t) ids << QString::number(train.sequences[i][t]);
-        samples_->setItem(row, 2, new QTableWidgetItem(ids.join(QLatin1Char(' '))));
+        // Words where the source has a vocabulary (Reuters-21578, own texts), else the ids.
+        samples_->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(decode_sequence(train, train.sequences[i], 24))));
     }
 }
 

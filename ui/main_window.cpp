@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -238,7 +239,15 @@ void MainWindow::restoreSettings() {
     } else {
         resize(1500, 950);
     }
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
+        // First launch: the charts get the height, the log and runs a strip at the bottom.
+        // Dock sizes apply only once the window is laid out, hence the queued call.
+        QTimer::singleShot(0, this, [this] {
+            if (auto* log_dock = findChild<QDockWidget*>(QStringLiteral("logDock"))) {
+                resizeDocks({log_dock}, {200}, Qt::Vertical);
+            }
+        });
+    }
     devices_->restoreSettings(settings);
     model_->restoreSettings(settings);
     data_->restoreSettings(settings);

@@ -771,7 +771,10 @@ void TrainingPanel::updateRanges(MetricChart& c) {
         y_min -= pad;
         y_max += pad;
     }
-    const double y_step = niceStep(y_max - y_min, 7);
+    // As many y ticks as the plot's height holds without Qt eliding the labels (~28 px each).
+    const qreal plot_height = c.chart->plotArea().height();
+    const int y_ticks = plot_height > 0 ? std::clamp(static_cast<int>(plot_height / 28.0), 3, 7) : 7;
+    const double y_step = niceStep(y_max - y_min, y_ticks);
     y_min = std::max(0.0, std::floor(y_min / y_step) * y_step);
     y_max = std::ceil(y_max / y_step) * y_step;
     if (is_accuracy) y_max = std::min(1.0, y_max);

@@ -4,6 +4,10 @@
 <context>
     <name>DataPanel</name>
     <message>
+        <source>Default: Reuters when found on this computer, else synthetic</source>
+        <translation>默认：在本机找到 Reuters 时使用它，否则使用合成数据</translation>
+    </message>
+    <message>
         <source>Synthetic newswire (built in, Reuters-shaped)</source>
         <translation>合成新闻稿（内置，Reuters 形式）</translation>
     </message>
