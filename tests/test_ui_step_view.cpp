@@ -153,7 +153,7 @@ private slots:
             QVERIFY(r.grad_norm_after > 0);
             QCOMPARE(r.grad_norm_after, view.shownStep()->replicas[0].grad_norm_after);
         }
-        QVERIFY(view.statusText().contains(QStringLiteral("Step 5")));
+        QTRY_VERIFY2_WITH_TIMEOUT(view.statusText().contains(QStringLiteral("Step 5")), qPrintable(view.statusText()), 5000);
         QVERIFY(!view.grab().isNull());
 
         // One lane per replica, each with forward, backward, all-reduce and update bars.
