@@ -1,4 +1,5 @@
 #include "core/util/json.h"
+#include "core/util/utf8.h"
 
 #include <cerrno>
 #include <charconv>
@@ -50,23 +51,6 @@ std::uint32_t utf8_decode(std::string_view s, std::size_t i, std::size_t len) {
     }
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
 
 std::string hex(std::uint32_t v, int digits) {
     static constexpr char kDigits[] = "0123456789ABCDEF";

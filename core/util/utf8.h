@@ -1,0 +1,10 @@
+#pragma once
+// UTF-8 encoding shared by the JSON reader and the tokenizer.
+#include <string>
+
+namespace mirrorlab {
+
+// Appends code point `cp` (at most U+10FFFF; the caller has checked it) as UTF-8.
+void append_utf8(std::string& out, char32_t cp);
+
+}  // namespace mirrorlab
