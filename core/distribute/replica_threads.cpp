@@ -1,5 +1,7 @@
 #include "core/distribute/replica_threads.h"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -17,6 +19,26 @@ ReplicaThreads::ReplicaThreads(int replica_count) {
     for (int r = 0; r < replica_count; ++r) workers_.emplace_back([this, r] { worker_loop(r); });
 }
 
+namespace {
+
+// Spins for up to ~30 microseconds until `ready()` holds; true if it did. Long enough to bridge
+// the gap between the phases of a step, short enough not to steal a core from real work.
+template <typename Ready>
+bool spin_until(Ready ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(30);
+    while (true) {
+        for (int i = 0; i < 64; ++i) {
+            if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+            _mm_pause();
+#endif
+        }
+        if (std::chrono::steady_clock::now() > deadline) return false;
+    }
+}
+
+}  // namespace
+
 ReplicaThreads::~ReplicaThreads() {
     {
         std::lock_guard lock(mutex_);
@@ -27,13 +49,17 @@ ReplicaThreads::~ReplicaThreads() {
 }
 
 void ReplicaThreads::run(const std::function<void(int)>& fn) {
-    std::unique_lock lock(mutex_);
-    task_ = &fn;
-    remaining_ = size();
-    error_ = nullptr;
-    ++generation_;
+    {
+        std::lock_guard lock(mutex_);
+        task_ = &fn;
+        error_ = nullptr;
+        remaining_.store(size(), std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
+    }
     start_cv_.notify_all();
-    done_cv_.wait(lock, [this] { return remaining_ == 0; });
+    spin_until([this] { return remaining_.load(std::memory_order_acquire) == 0; });
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [this] { return remaining_.load(std::memory_order_acquire) == 0; });
     task_ = nullptr;
     if (error_) std::rethrow_exception(error_);
 }
@@ -42,23 +68,30 @@ void ReplicaThreads::worker_loop(int replica) {
     enable_flush_denormals();
     long seen = 0;
     while (true) {
-        const std::function<void(int)>* task = nullptr;
-        {
+        auto has_work = [&] { return quit_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+        if (!spin_until(has_work)) {
             std::unique_lock lock(mutex_);
-            start_cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
-            if (quit_) return;
-            seen = generation_;
-            task = task_;
+            start_cv_.wait(lock, has_work);
         }
+        if (quit_.load(std::memory_order_acquire)) return;
+        seen = generation_.load(std::memory_order_acquire);
+        // task_ was written before the generation was published (release), so it is visible.
+        const std::function<void(int)>* task = task_;
         std::exception_ptr error;
         try {
             (*task)(replica);
         } catch (...) {
             error = std::current_exception();
         }
-        std::lock_guard lock(mutex_);
-        if (error && !error_) error_ = error;
-        if (--remaining_ == 0) done_cv_.notify_one();
+        if (error) {
+            std::lock_guard lock(mutex_);
+            if (!error_) error_ = error;
+        }
+        if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            // Under the lock, so run() cannot check the count and then miss this notification.
+            std::lock_guard lock(mutex_);
+            done_cv_.notify_one();
+        }
     }
 }
 
