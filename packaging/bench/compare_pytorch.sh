@@ -44,7 +44,8 @@ echo "== PyTorch peer: 2 threads, $epochs epochs ${ftz_flag:+(flush-to-zero)}" >
 "$python" "$peer" --threads 2 --epochs "$epochs" $ftz_flag | tee "$work/torch.txt" >&2
 
 echo "== MirrorLab: 2 replicas x 1 thread, $epochs epochs (+ scaling table)" >&2
-"$cli" bench --devices cpu:2 --threads 2 --epochs "$epochs" --json >"$work/two_replicas.json"
+"$cli" bench --devices cpu:2 --threads 2 --epochs "$epochs" --scaling-steps "${SCALING_STEPS:-400}" --json \
+  >"$work/two_replicas.json"
 echo "== MirrorLab: 1 replica x 2 threads, $epochs epochs" >&2
 "$cli" bench --devices cpu --threads 2 --epochs "$epochs" --scaling 0 --json >"$work/one_replica.json"
 if [ "$data" = real ]; then
