@@ -190,13 +190,8 @@ void CudaBackend::bias_gradient(const TensorView& grad_y, std::int64_t rows, std
 
 void CudaBackend::dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                                 const TensorView& y) {
-    check_rank(x, 2, "dense", "input");
-    check_rank(kernel, 2, "dense", "kernel");
+    check_dense_shapes(x, kernel);
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
-    if (kernel.shape[0] != inputs) {
-        throw OpError("[dense] input has " + std::to_string(inputs) + " features, kernel expects " +
-                      std::to_string(kernel.shape[0]));
-    }
     if (batch * units == 0) return;
     use_device(device_, "dense");
     const float one = 1.0f, zero = 0.0f;

@@ -38,8 +38,7 @@ int choose_algorithm(const Perf* perf, int count) {
 
 CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
                                                const Conv1DParams& params) const {
-    check_rank(x, 3, "conv1d", "input");
-    check_rank(kernel, 3, "conv1d", "kernel");
+    check_conv1d_shapes(x, kernel, TensorView{});
     ConvShape shape;
     shape.batch = x.shape[0];
     shape.length = x.shape[1];
@@ -48,10 +47,6 @@ CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const Tensor
     shape.out_channels = kernel.shape[2];
     shape.out_length = out_length;
     shape.pad_left = params.pad_left;
-    if (kernel.shape[1] != shape.in_channels) {
-        throw OpError("[conv1d] input has " + std::to_string(shape.in_channels) + " channels, kernel expects " +
-                      std::to_string(kernel.shape[1]));
-    }
     return shape;
 }
 

@@ -18,6 +18,30 @@ void check_same_shape(const TensorView& a, const TensorView& b, std::string_view
     }
 }
 
+void check_conv1d_shapes(const TensorView& x, const TensorView& kernel, const TensorView& y) {
+    check_rank(x, 3, "conv1d", "input");
+    check_rank(kernel, 3, "conv1d", "kernel");
+    if (kernel.shape[1] != x.shape[2]) {
+        throw OpError("[conv1d] input has " + std::to_string(x.shape[2]) + " channels, kernel expects " +
+                      std::to_string(kernel.shape[1]));
+    }
+    if (!y) return;
+    check_rank(y, 3, "conv1d", "output");
+    if (y.shape[0] != x.shape[0] || y.shape[2] != kernel.shape[2]) {
+        throw OpError("[conv1d] output " + y.shape.to_string() + " does not match input " + x.shape.to_string() +
+                      " and kernel " + kernel.shape.to_string());
+    }
+}
+
+void check_dense_shapes(const TensorView& x, const TensorView& kernel) {
+    check_rank(x, 2, "dense", "input");
+    check_rank(kernel, 2, "dense", "kernel");
+    if (kernel.shape[0] != x.shape[1]) {
+        throw OpError("[dense] input has " + std::to_string(x.shape[1]) + " features, kernel expects " +
+                      std::to_string(kernel.shape[0]));
+    }
+}
+
 std::string_view activation_name(ActivationKind kind) {
     switch (kind) {
         case ActivationKind::Linear: return "linear";

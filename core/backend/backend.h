@@ -32,6 +32,14 @@ struct LossCounts {
     std::int64_t correct = 0;         // argmax == label (first max wins, as tf.argmax)
     std::int64_t top_k_correct = 0;   // label among the k largest (in_top_k: ties count as in)
     std::int64_t samples = 0;
+
+    LossCounts& operator+=(const LossCounts& other) {
+        loss_sum += other.loss_sum;
+        correct += other.correct;
+        top_k_correct += other.top_k_correct;
+        samples += other.samples;
+        return *this;
+    }
 };
 
 class Backend {
@@ -109,6 +117,10 @@ public:
 // Checks shared by every backend's ops, so that each reports the same message for the same misuse.
 void check_rank(const TensorView& view, int rank, std::string_view op, std::string_view what);
 void check_same_shape(const TensorView& a, const TensorView& b, std::string_view op);
+// x [B, T, Cin], kernel [K, Cin, Cout], and y [B, To, Cout] unless y is empty.
+void check_conv1d_shapes(const TensorView& x, const TensorView& kernel, const TensorView& y);
+// x [B, In], kernel [In, Out].
+void check_dense_shapes(const TensorView& x, const TensorView& kernel);
 
 std::string_view activation_name(ActivationKind kind);  // Keras names: "relu", "linear", ...
 ActivationKind activation_from_name(std::string_view name);  // Invalid when unknown

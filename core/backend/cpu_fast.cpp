@@ -71,23 +71,6 @@ struct ConvGeometry {
     }
 };
 
-namespace {
-
-void check_conv(const TensorView& x, const TensorView& kernel, const TensorView& y) {
-    check_rank(x, 3, "conv1d", "input");
-    check_rank(kernel, 3, "conv1d", "kernel");
-    check_rank(y, 3, "conv1d", "output");
-    if (kernel.shape[1] != x.shape[2]) {
-        throw OpError("[conv1d] input has " + std::to_string(x.shape[2]) +
-                      " channels, kernel expects " + std::to_string(kernel.shape[1]));
-    }
-    if (y.shape[0] != x.shape[0] || y.shape[2] != kernel.shape[2]) {
-        throw OpError("[conv1d] output " + y.shape.to_string() + " does not match input " +
-                      x.shape.to_string() + " and kernel " + kernel.shape.to_string());
-    }
-}
-
-}  // namespace
 
 CpuFastBackend::CpuFastBackend() : CpuFastBackend(fast::best_kernels()) {}
 
@@ -115,7 +98,7 @@ float* CpuFastBackend::scratch(std::size_t count) {
 void CpuFastBackend::conv1d_forward(const TensorView& x, const TensorView& kernel,
                                     const TensorView& bias, const TensorView& y,
                                     const Conv1DParams& params) {
-    check_conv(x, kernel, y);
+    check_conv1d_shapes(x, kernel, y);
     const ConvGeometry g(x, kernel, y.shape[1], params.pad_left);
     const std::int64_t chunks_per_sample =
         std::max<std::int64_t>(1, ceil_div(g.out_length, kConvChunkRows));
@@ -374,13 +357,8 @@ void CpuFastBackend::maxpool1d_backward(const TensorView& grad_y, const TensorVi
 
 void CpuFastBackend::dense_forward(const TensorView& x, const TensorView& kernel,
                                    const TensorView& bias, const TensorView& y) {
-    check_rank(x, 2, "dense", "input");
-    check_rank(kernel, 2, "dense", "kernel");
+    check_dense_shapes(x, kernel);
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
-    if (kernel.shape[0] != inputs) {
-        throw OpError("[dense] input has " + std::to_string(inputs) + " features, kernel expects " +
-                      std::to_string(kernel.shape[0]));
-    }
     constexpr std::int64_t kRowsPerChunk = 8;
     ThreadPool::instance().parallel_for(ceil_div(batch, kRowsPerChunk), threads(),
                                         [&](std::int64_t chunk) {

@@ -96,20 +96,10 @@ void CpuReferenceBackend::embedding_backward(const TensorView& ids, const Tensor
 void CpuReferenceBackend::conv1d_forward(const TensorView& x, const TensorView& kernel,
                                          const TensorView& bias, const TensorView& y,
                                          const Conv1DParams& params) {
-    check_rank(x, 3, "conv1d", "input");
-    check_rank(kernel, 3, "conv1d", "kernel");
-    check_rank(y, 3, "conv1d", "output");
+    check_conv1d_shapes(x, kernel, y);
     const std::int64_t batch = x.shape[0], length = x.shape[1], in_channels = x.shape[2];
     const std::int64_t window = kernel.shape[0], out_channels = kernel.shape[2];
     const std::int64_t out_length = y.shape[1];
-    if (kernel.shape[1] != in_channels) {
-        throw OpError("[conv1d] input has " + std::to_string(in_channels) + " channels, kernel expects " +
-                      std::to_string(kernel.shape[1]));
-    }
-    if (y.shape[0] != batch || y.shape[2] != out_channels) {
-        throw OpError("[conv1d] output " + y.shape.to_string() + " does not match input " +
-                      x.shape.to_string() + " and kernel " + kernel.shape.to_string());
-    }
     const float* w = kernel.f32();
     for (std::int64_t b = 0; b < batch; ++b) {
         for (std::int64_t t = 0; t < out_length; ++t) {
@@ -216,13 +206,8 @@ void CpuReferenceBackend::maxpool1d_backward(const TensorView& grad_y, const Ten
 
 void CpuReferenceBackend::dense_forward(const TensorView& x, const TensorView& kernel,
                                         const TensorView& bias, const TensorView& y) {
-    check_rank(x, 2, "dense", "input");
-    check_rank(kernel, 2, "dense", "kernel");
+    check_dense_shapes(x, kernel);
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
-    if (kernel.shape[0] != inputs) {
-        throw OpError("[dense] input has " + std::to_string(inputs) + " features, kernel expects " +
-                      std::to_string(kernel.shape[0]));
-    }
     for (std::int64_t b = 0; b < batch; ++b) {
         float* out = y.f32() + b * units;
         for (std::int64_t o = 0; o < units; ++o) out[o] = bias ? bias.f32()[o] : 0.0f;

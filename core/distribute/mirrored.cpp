@@ -33,6 +33,15 @@ std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
 }
 }  // namespace
 
+namespace {
+// Where each replica's shard starts in the global batch.
+std::vector<std::int32_t> shard_offsets(const std::vector<std::int32_t>& sizes) {
+    std::vector<std::int32_t> offsets(sizes.size(), 0);
+    for (std::size_t r = 1; r < sizes.size(); ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
+    return offsets;
+}
+}  // namespace
+
 std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas) {
     std::vector<std::int32_t> sizes(static_cast<std::size_t>(replicas), global_batch / replicas);
     for (int r = 0; r < global_batch % replicas; ++r) ++sizes[static_cast<std::size_t>(r)];
@@ -168,8 +177,7 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
     TrainStepResult result;
     result.replicas.resize(static_cast<std::size_t>(n));
     std::vector<LossCounts> counts(static_cast<std::size_t>(n));
-    std::vector<std::int32_t> offsets(static_cast<std::size_t>(n), 0);
-    for (int r = 1; r < n; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + sizes[static_cast<std::size_t>(r - 1)];
+    const std::vector<std::int32_t> offsets = shard_offsets(sizes);
 
     // 1. Local gradients on every replica, in parallel.
     threads_->run([&](int r) {
@@ -193,12 +201,7 @@ TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std:
         grads_done[i] = std::chrono::steady_clock::now();
     });
     pending_copy_ms_.clear();
-    for (const auto& c : counts) {
-        result.counts.loss_sum += c.loss_sum;
-        result.counts.correct += c.correct;
-        result.counts.top_k_correct += c.top_k_correct;
-        result.counts.samples += c.samples;
-    }
+    for (const auto& c : counts) result.counts += c;
 
     // 2. All-reduce: every replica ends with the sum of all gradients.
     if (cross_device_ops_) {
@@ -255,8 +258,7 @@ LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_
     // smaller), so split into chunks no larger than what the replicas were built for.
     std::vector<LossCounts> counts(static_cast<std::size_t>(n));
     const auto sizes = shard_sizes(batch, n);
-    std::vector<std::int32_t> offsets(static_cast<std::size_t>(n), 0);
-    for (int r = 1; r < n; ++r) offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + sizes[static_cast<std::size_t>(r - 1)];
+    const std::vector<std::int32_t> offsets = shard_offsets(sizes);
     threads_->run([&](int r) {
         const auto i = static_cast<std::size_t>(r);
         ModelReplica& replica = *replicas_[i];
@@ -264,20 +266,12 @@ LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_
             const std::int32_t chunk = std::min(replica.max_batch(), sizes[i] - done);
             const std::int64_t offset = offsets[i] + done;
             const LossCounts c = replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
-            counts[i].loss_sum += c.loss_sum;
-            counts[i].correct += c.correct;
-            counts[i].top_k_correct += c.top_k_correct;
-            counts[i].samples += c.samples;
+            counts[i] += c;
             done += chunk;
         }
     });
     LossCounts total;
-    for (const auto& c : counts) {
-        total.loss_sum += c.loss_sum;
-        total.correct += c.correct;
-        total.top_k_correct += c.top_k_correct;
-        total.samples += c.samples;
-    }
+    for (const auto& c : counts) total += c;
     return total;
 }
 

@@ -36,13 +36,6 @@ Metrics to_metrics(const LossCounts& counts) {
     return metrics;
 }
 
-void accumulate(LossCounts& total, const LossCounts& part) {
-    total.loss_sum += part.loss_sum;
-    total.correct += part.correct;
-    total.top_k_correct += part.top_k_correct;
-    total.samples += part.samples;
-}
-
 double monitored_value(const EpochRecord& record, const std::string& monitor) {
     const bool validation = monitor.rfind("val_", 0) == 0;
     const Metrics& m = validation ? record.validation : record.train;
@@ -199,7 +192,7 @@ Metrics Trainer::evaluate(MirroredStrategy& strategy) {
     while (auto batch = pipeline.next()) {
         // A stop request waits for the end of validation (a few seconds at most), so every epoch in
         // the history has metrics over the whole validation set.
-        accumulate(total, strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size));
+        total += strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size);
     }
     return to_metrics(total);
 }
@@ -340,7 +333,7 @@ FitResult Trainer::fit() {
                     return fail("nan_loss", text);
                 }
                 ++global_step;
-                accumulate(running, step_result.counts);
+                running += step_result.counts;
                 for (auto& phase : step_result.replicas) phase.data_wait_ms = data_wait_ms;
                 if (config_.emit_step_events) {
                     StepEndEvent event;
