@@ -113,7 +113,7 @@ std::string NcclAllReduce::describe(const std::vector<LogicalDevice*>& devices) 
 }
 
 void NcclAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>&,
-                               std::barrier<>& barrier) {
+                               StepBarrier& barrier) {
     // The replicas' streams are idle here (the strategy synchronised them after the backward pass),
     // so replica 0 can issue the collective for every GPU while the others wait at the barrier.
     if (replica == 0) {

@@ -27,7 +27,7 @@ public:
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::Nccl; }
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
     void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
-                    std::barrier<>& barrier) override;
+                    StepBarrier& barrier) override;
     std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const override;
 
 private:

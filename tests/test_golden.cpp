@@ -8,6 +8,7 @@
 // failure says which tensor drifted and by how much.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -184,7 +185,7 @@ struct Golden {
         std::vector<float> flat;
         for (const auto& variable : model.variables()) {
             const FixtureTensor& tensor = fixture.at(prefix + variable.name);
-            if (tensor.shape != variable.shape.dims()) {
+            if (!std::ranges::equal(tensor.shape, variable.shape.dims())) {
                 throw std::runtime_error(fixture.path() + ": '" + tensor.name + "' is " +
                                          tensor.shape_text() + " but the engine's variable is " +
                                          variable.shape.to_string());

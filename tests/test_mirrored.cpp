@@ -7,7 +7,6 @@
 #include <QtTest/QtTest>
 
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -148,9 +147,9 @@ QString sizes_text(const std::vector<std::int32_t>& sizes) {
     return parts.join('+');
 }
 
-std::unique_ptr<CrossDeviceOps> make_ops(AllReduceAlgorithm algorithm) {
+std::unique_ptr<CrossDeviceOps> make_ops(AllReduceAlgorithm algorithm, bool split_reduction = false) {
     if (algorithm == AllReduceAlgorithm::Ring) return std::make_unique<RingAllReduce>();
-    return std::make_unique<ReduceToOneDevice>();
+    return std::make_unique<ReduceToOneDevice>(split_reduction);
 }
 
 void add_algorithm_rows_by_replicas(const std::vector<int>& replica_counts) {
@@ -194,6 +193,7 @@ class TestMirrored : public QObject {
     void dropout_masks_differ_per_replica();
     void batch_smaller_than_replica_count();
     void non_finite_step_skips_the_update();
+    void replica_failing_mid_step_stops_every_replica();
     void set_weights_reaches_every_replica();
 
     // ---- What people see -----------------------------------------------------------------
@@ -232,7 +232,7 @@ void TestMirrored::chunk_range_covers_the_range() {
         for (int parts = 1; parts <= 6; ++parts) {
             std::int64_t next = 0, smallest = count, largest = 0;
             for (int chunk = 0; chunk < parts; ++chunk) {
-                const auto [begin, end] = RingAllReduce::chunk_range(count, parts, chunk);
+                const auto [begin, end] = chunk_range(count, parts, chunk);
                 QVERIFY2(
                     begin == next,
                     qPrintable(
@@ -360,49 +360,53 @@ void TestMirrored::all_reduce_sums_bit_identically() {
     QFETCH(int, replicas);
     QFETCH(int, algorithm);
     const auto n = static_cast<std::size_t>(replicas);
-    const auto ops = make_ops(static_cast<AllReduceAlgorithm>(algorithm));
-    QCOMPARE(static_cast<int>(ops->algorithm()), algorithm);
+    const bool reduce = algorithm == static_cast<int>(AllReduceAlgorithm::ReduceToOneDevice);
+    // Reduce-to-one-device runs on replica 0 alone (GPUs) or split across the replicas (CPUs).
+    for (const bool split : reduce ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+        const auto ops = make_ops(static_cast<AllReduceAlgorithm>(algorithm), split);
+        QCOMPARE(static_cast<int>(ops->algorithm()), algorithm);
 
-    std::vector<CpuReferenceBackend> backend_storage(n);
-    std::vector<Backend*> backends;
-    for (auto& backend : backend_storage) backends.push_back(&backend);
-    ReplicaThreads threads(replicas);
-    std::barrier<> barrier(
-        replicas);  // reused: every all-reduce leaves it in the same phase on every thread
-    std::mt19937 rng(static_cast<std::uint32_t>(1000 * replicas + algorithm));
-    std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-    std::uniform_int_distribution<int> exponent(-4, 4);
+        std::vector<CpuReferenceBackend> backend_storage(n);
+        std::vector<Backend*> backends;
+        for (auto& backend : backend_storage) backends.push_back(&backend);
+        ReplicaThreads threads(replicas);
+        StepBarrier barrier(replicas);  // reused: every all-reduce leaves it in the same phase
+        std::mt19937 rng(static_cast<std::uint32_t>(1000 * replicas + algorithm));
+        std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+        std::uniform_int_distribution<int> exponent(-4, 4);
 
-    // Odd lengths, including fewer elements than replicas (empty ring chunks).
-    for (std::int64_t count : {1, 2, 3, 7, 33, 1001, 4099}) {
-        for (int round = 0; round < 3; ++round) {
-            std::vector<std::vector<float>> host(
-                n, std::vector<float>(static_cast<std::size_t>(count)));
-            std::vector<double> sum(static_cast<std::size_t>(count), 0.0),
-                magnitude(static_cast<std::size_t>(count), 0.0);
-            for (std::size_t r = 0; r < n; ++r) {
-                for (std::size_t i = 0; i < host[r].size(); ++i) {
-                    host[r][i] = mantissa(rng) * std::pow(10.0f, static_cast<float>(exponent(rng)));
-                    sum[i] += host[r][i];
-                    magnitude[i] += std::abs(host[r][i]);
+        // Odd lengths, including fewer elements than replicas (empty chunks).
+        for (std::int64_t count : {1, 2, 3, 7, 33, 1001, 4099}) {
+            for (int round = 0; round < 3; ++round) {
+                std::vector<std::vector<float>> host(n, std::vector<float>(static_cast<std::size_t>(count)));
+                std::vector<double> sum(static_cast<std::size_t>(count), 0.0),
+                    magnitude(static_cast<std::size_t>(count), 0.0);
+                std::vector<float> in_order(static_cast<std::size_t>(count), 0.0f);  // ((b0 + b1) + b2) ...
+                for (std::size_t r = 0; r < n; ++r) {
+                    for (std::size_t i = 0; i < host[r].size(); ++i) {
+                        host[r][i] = mantissa(rng) * std::pow(10.0f, static_cast<float>(exponent(rng)));
+                        sum[i] += host[r][i];
+                        magnitude[i] += std::abs(host[r][i]);
+                        in_order[i] = r == 0 ? host[r][i] : in_order[i] + host[r][i];
+                    }
                 }
-            }
-            std::vector<TensorView> buffers;
-            for (auto& h : host) buffers.push_back(TensorView{h.data(), Shape{count}, DType::F32});
-            threads.run([&](int r) { ops->all_reduce(r, buffers, backends, barrier); });
+                std::vector<TensorView> buffers;
+                for (auto& h : host) buffers.push_back(TensorView{h.data(), Shape{count}, DType::F32});
+                threads.run([&](int r) { ops->all_reduce(r, buffers, backends, barrier); });
 
-            const QString where = QString("%1 elements, round %2").arg(count).arg(round);
-            for (std::size_t i = 0; i < sum.size(); ++i) {
-                // Float summation of n terms: error at most (n - 1) * eps * sum |x|.
-                const double bound = static_cast<double>(n) * 1.2e-7 * magnitude[i] + 1e-30;
-                QVERIFY2(std::abs(host[0][i] - sum[i]) <= bound,
-                         qPrintable(
-                             where +
-                             QString(", element %1: %2 vs %3").arg(i).arg(host[0][i]).arg(sum[i])));
-            }
-            for (std::size_t r = 1; r < n; ++r) {
-                QVERIFY2(bit_identical(host[r], host[0]),
-                         qPrintable(where + QString(", replica %1 differs").arg(r)));
+                const QString where =
+                    QString("%1 elements, round %2%3").arg(count).arg(round).arg(split ? ", split" : "");
+                for (std::size_t i = 0; i < sum.size(); ++i) {
+                    // Float summation of n terms: error at most (n - 1) * eps * sum |x|.
+                    const double bound = static_cast<double>(n) * 1.2e-7 * magnitude[i] + 1e-30;
+                    QVERIFY2(std::abs(host[0][i] - sum[i]) <= bound,
+                             qPrintable(where + QString(", element %1: %2 vs %3").arg(i).arg(host[0][i]).arg(sum[i])));
+                }
+                // Reducing to one device adds in replica order, split or not: TensorFlow's sum.
+                if (reduce) QVERIFY2(bit_identical(host[0], in_order), qPrintable(where + ": not b0 + b1 + ... in order"));
+                for (std::size_t r = 1; r < n; ++r) {
+                    QVERIFY2(bit_identical(host[r], host[0]), qPrintable(where + QString(", replica %1 differs").arg(r)));
+                }
             }
         }
     }
@@ -638,6 +642,52 @@ void TestMirrored::non_finite_step_skips_the_update() {
         }
         QVERIFY2(skipped, "a learning rate of 1e30 never produced a non-finite step");
         QVERIFY(finite_steps >= 1);  // the first step, from sane weights, was finite
+    }
+}
+
+void TestMirrored::replica_failing_mid_step_stops_every_replica() {
+    // One replica's op fails (here: a label outside the classes, in that replica's shard only)
+    // while the others already wait for it at the all-reduce. The step must end promptly with
+    // that replica's own error, change no variable, and leave the strategy ready for more steps.
+    const Model model = tiny_model();
+    for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::ReduceToOneDevice}) {
+        for (int replicas : {2, 3, 4}) {
+            for (int failing = 0; failing < replicas; ++failing) {
+                const QString where = QString("%1 replicas, %2, replica %3 fails")
+                                          .arg(replicas)
+                                          .arg(QString::fromStdString(std::string(all_reduce_name(algorithm))))
+                                          .arg(failing);
+                auto strategy = make_strategy("cpu:" + std::to_string(replicas), algorithm);
+                const std::int32_t global_batch = 4 * replicas;
+                strategy->build(model, global_batch, OptimizerConfig::defaults(OptimizerKind::Nadam),
+                                initial_weights(model, 5));
+                Batch batch = random_batch(model, global_batch, 77);
+                const std::vector<float> before = strategy->weights(0);
+                batch.labels[static_cast<std::size_t>(4 * failing + 1)] = 999;
+                try {
+                    strategy->train_step(batch.ids.data(), batch.labels.data(), batch.size, 1);
+                    QFAIL(qPrintable(where + ": the bad label was accepted"));
+                } catch (const OpError& error) {
+                    QVERIFY2(QString(error.what()).contains("label 999"), qPrintable(where + ": " + error.what()));
+                }
+                QCOMPARE(strategy->optimizer_state().iterations, std::int64_t{0});
+                for (int r = 0; r < replicas; ++r) {
+                    QVERIFY2(bit_identical(strategy->weights(r), before),
+                             qPrintable(where + QString(": replica %1 changed").arg(r)));
+                }
+                // The next, good step runs on every replica and keeps them identical.
+                const Batch good = random_batch(model, global_batch, 78);
+                const TrainStepResult& result =
+                    strategy->train_step(good.ids.data(), good.labels.data(), good.size, 2);
+                QVERIFY2(result.finite, qPrintable(where));
+                QCOMPARE(strategy->optimizer_state().iterations, std::int64_t{1});
+                QVERIFY2(!bit_identical(strategy->weights(0), before), qPrintable(where + ": no update"));
+                for (int r = 1; r < replicas; ++r) {
+                    QVERIFY2(bit_identical(strategy->weights(r), strategy->weights(0)),
+                             qPrintable(where + QString(": replica %1 differs after recovery").arg(r)));
+                }
+            }
+        }
     }
 }
 

@@ -1,27 +1,50 @@
 #include "core/backend/tensor.h"
 
+#include <algorithm>
+
 #include "core/device/arena.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
 
+void Shape::assign(const std::int64_t* dims, std::size_t rank) {
+    if (rank > static_cast<std::size_t>(kMaxRank)) {
+        throw OpError("[shape] rank " + std::to_string(rank) + " is above the supported " + std::to_string(kMaxRank));
+    }
+    std::copy(dims, dims + rank, dims_.begin());
+    rank_ = static_cast<int>(rank);
+}
+
 std::int64_t Shape::numel() const {
     std::int64_t count = 1;
-    for (auto dim : dims_) count *= dim;
+    for (auto dim : dims()) count *= dim;
     return count;
 }
 
 Shape Shape::with_leading(std::int64_t first) const {
     Shape copy = *this;
-    if (!copy.dims_.empty()) copy.dims_[0] = first;
+    if (copy.rank_ > 0) copy.dims_[0] = first;
     return copy;
+}
+
+Shape Shape::prepended(std::int64_t first) const {
+    if (rank_ == kMaxRank) throw OpError("[shape] cannot add a dimension to " + to_string());
+    Shape result;
+    result.dims_[0] = first;
+    std::copy(dims_.begin(), dims_.begin() + rank_, result.dims_.begin() + 1);
+    result.rank_ = rank_ + 1;
+    return result;
+}
+
+bool Shape::operator==(const Shape& other) const {
+    return rank_ == other.rank_ && std::equal(dims_.begin(), dims_.begin() + rank_, other.dims_.begin());
 }
 
 std::string Shape::to_string() const {
     std::string text = "[";
-    for (std::size_t i = 0; i < dims_.size(); ++i) {
+    for (int i = 0; i < rank_; ++i) {
         if (i > 0) text += ", ";
-        text += std::to_string(dims_[i]);
+        text += std::to_string(dims_[static_cast<std::size_t>(i)]);
     }
     return text + "]";
 }

@@ -2,8 +2,10 @@
 // Tensors are plain row-major buffers on one logical device. `Tensor` owns an allocation in the
 // device's arena; `TensorView` is the non-owning (pointer, shape) pair that ops take, so a
 // buffer sized for the largest shard can be viewed with a smaller batch without copying.
+#include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,23 +18,31 @@ enum class DType { Invalid = 0, F32, I32 };
 
 inline std::int64_t dtype_size(DType dtype) { return dtype == DType::Invalid ? 0 : 4; }
 
+// Dimensions live inline (no heap): ops slice and reshape views of every buffer in every step,
+// and a step must not allocate.
 class Shape {
 public:
-    Shape() = default;
-    Shape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
-    explicit Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {}
+    static constexpr int kMaxRank = 8;
 
-    int rank() const { return static_cast<int>(dims_.size()); }
+    Shape() = default;
+    Shape(std::initializer_list<std::int64_t> dims) { assign(dims.begin(), dims.size()); }
+    explicit Shape(std::span<const std::int64_t> dims) { assign(dims.data(), dims.size()); }
+
+    int rank() const { return rank_; }
     std::int64_t operator[](int axis) const { return dims_[static_cast<std::size_t>(axis)]; }
     std::int64_t& operator[](int axis) { return dims_[static_cast<std::size_t>(axis)]; }
     std::int64_t numel() const;
-    const std::vector<std::int64_t>& dims() const { return dims_; }
+    std::span<const std::int64_t> dims() const { return {dims_.data(), static_cast<std::size_t>(rank_)}; }
     Shape with_leading(std::int64_t first) const;  // same shape, another batch size
-    bool operator==(const Shape&) const = default;
+    Shape prepended(std::int64_t first) const;     // [first, dims...]
+    bool operator==(const Shape& other) const;
     std::string to_string() const;  // "[32, 300, 7]"
 
 private:
-    std::vector<std::int64_t> dims_;
+    void assign(const std::int64_t* dims, std::size_t rank);  // throws OpError above kMaxRank
+
+    std::array<std::int64_t, kMaxRank> dims_{};
+    int rank_ = 0;
 };
 
 struct TensorView {

@@ -36,12 +36,25 @@ std::string ReduceToOneDevice::describe(const std::vector<LogicalDevice*>& devic
 }
 
 void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& buffers,
-                                   const std::vector<Backend*>& backends, std::barrier<>& barrier) {
-    if (replica == 0) {
-        for (std::size_t r = 1; r < buffers.size(); ++r) backends[0]->add_inplace(buffers[0], buffers[r]);
+                                   const std::vector<Backend*>& backends, StepBarrier& barrier) {
+    const auto r = static_cast<std::size_t>(replica);
+    if (split_across_replicas_) {
+        const int n = static_cast<int>(buffers.size());
+        const auto [begin, end] = chunk_range(buffers[0].numel(), n, replica);
+        const TensorView target = buffers[0].slice(begin, Shape{end - begin});
+        for (std::size_t s = 1; s < buffers.size(); ++s) {
+            backends[r]->add_inplace(target, buffers[s].slice(begin, Shape{end - begin}));
+        }
+        backends[r]->synchronize();
+    } else if (replica == 0) {
+        for (std::size_t s = 1; s < buffers.size(); ++s) backends[0]->add_inplace(buffers[0], buffers[s]);
+        backends[0]->synchronize();
     }
     barrier.arrive_and_wait();
-    if (replica != 0) backends[static_cast<std::size_t>(replica)]->copy(buffers[static_cast<std::size_t>(replica)], buffers[0]);
+    if (replica != 0) {
+        backends[r]->copy(buffers[r], buffers[0]);
+        backends[r]->synchronize();
+    }
     // Nobody may touch replica 0's buffer again until every copy of it is done.
     barrier.arrive_and_wait();
 }
@@ -51,7 +64,7 @@ std::int64_t ReduceToOneDevice::bytes_sent_per_replica(std::int64_t bytes, int r
     return replicas <= 1 ? 0 : bytes;
 }
 
-std::pair<std::int64_t, std::int64_t> RingAllReduce::chunk_range(std::int64_t count, int parts, int chunk) {
+std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk) {
     const std::int64_t base = count / parts, extra = count % parts;
     const std::int64_t begin = chunk * base + std::min<std::int64_t>(chunk, extra);
     return {begin, begin + base + (chunk < extra ? 1 : 0)};
@@ -66,7 +79,7 @@ std::string RingAllReduce::describe(const std::vector<LogicalDevice*>& devices) 
 }
 
 void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers,
-                               const std::vector<Backend*>& backends, std::barrier<>& barrier) {
+                               const std::vector<Backend*>& backends, StepBarrier& barrier) {
     const int n = static_cast<int>(buffers.size());
     if (n == 1) return;
     const auto r = static_cast<std::size_t>(replica);
@@ -81,11 +94,13 @@ void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffe
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - 1 - step) % n + n) % n;
         backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));
+        backends[r]->synchronize();
         barrier.arrive_and_wait();
     }
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - step) % n + n) % n;
         backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));
+        backends[r]->synchronize();
         barrier.arrive_and_wait();
     }
 }

@@ -1,13 +1,13 @@
 #pragma once
 // All-reduce of one gradient buffer per replica. Each implementation states its algorithm and why
 // it was chosen in the log, as TensorFlow does ("Reduce to ... then broadcast to ...").
-#include <barrier>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/distribute/step_barrier.h"
 
 namespace mirrorlab {
 
@@ -23,22 +23,34 @@ public:
     virtual AllReduceAlgorithm algorithm() const = 0;
     // The log line that names what runs: "Reduce to /device:CPU:0 then broadcast to (...)".
     virtual std::string describe(const std::vector<LogicalDevice*>& devices) const = 0;
-    // Called from every replica's thread at once with that replica's index; returns when
-    // buffers[replica] holds the element-wise sum of all buffers (bit-identical on every replica).
+    // Called from every replica's thread at once with that replica's index, once every buffer is
+    // complete (the caller's barrier); returns when buffers[replica] holds the element-wise sum of
+    // all buffers (bit-identical on every replica) and no replica reads another's buffer any more.
     virtual void all_reduce(int replica, const std::vector<TensorView>& buffers,
-                            const std::vector<Backend*>& backends, std::barrier<>& barrier) = 0;
+                            const std::vector<Backend*>& backends, StepBarrier& barrier) = 0;
     // Bytes one replica sends per all-reduce of `bytes` (for the step view and the benchmark).
     virtual std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const = 0;
 };
 
-// Replica 0 sums everyone's buffer, then every other replica copies the result back.
+// The element range [begin, end) of chunk `chunk` when `count` elements are split in `parts`.
+std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk);
+
+// The sum lands in replica 0's buffer, then every other replica copies it back. When the replicas
+// share host memory (CPU devices), each replica's thread adds its own slice of every buffer into
+// replica 0's, so the reduction runs on all cores instead of one; the additions per element keep
+// the order b0 + b1 + ... either way, so the result is bit for bit the same.
 class ReduceToOneDevice final : public CrossDeviceOps {
 public:
+    explicit ReduceToOneDevice(bool split_across_replicas = false) : split_across_replicas_(split_across_replicas) {}
+    bool split_across_replicas() const { return split_across_replicas_; }
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::ReduceToOneDevice; }
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
     void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
-                    std::barrier<>& barrier) override;
+                    StepBarrier& barrier) override;
     std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const override;
+
+private:
+    bool split_across_replicas_;
 };
 
 // Reduce-scatter then all-gather around a ring of replicas: each replica sends 2 (N-1)/N of the
@@ -48,11 +60,8 @@ public:
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::Ring; }
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
     void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
-                    std::barrier<>& barrier) override;
+                    StepBarrier& barrier) override;
     std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const override;
-
-    // The element range [begin, end) of chunk `chunk` when `count` elements are split in `parts`.
-    static std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk);
 };
 
 }  // namespace mirrorlab

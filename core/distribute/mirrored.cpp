@@ -34,17 +34,22 @@ std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
 }  // namespace
 
 namespace {
+// Shard sizes into `sizes` (resized only when the replica count changes: no allocation per step).
+void fill_shard_sizes(std::int32_t global_batch, int replicas, std::vector<std::int32_t>& sizes) {
+    sizes.assign(static_cast<std::size_t>(replicas), global_batch / replicas);
+    for (int r = 0; r < global_batch % replicas; ++r) ++sizes[static_cast<std::size_t>(r)];
+}
+
 // Where each replica's shard starts in the global batch.
-std::vector<std::int32_t> shard_offsets(const std::vector<std::int32_t>& sizes) {
-    std::vector<std::int32_t> offsets(sizes.size(), 0);
+void fill_shard_offsets(const std::vector<std::int32_t>& sizes, std::vector<std::int32_t>& offsets) {
+    offsets.assign(sizes.size(), 0);
     for (std::size_t r = 1; r < sizes.size(); ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
-    return offsets;
 }
 }  // namespace
 
 std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas) {
-    std::vector<std::int32_t> sizes(static_cast<std::size_t>(replicas), global_batch / replicas);
-    for (int r = 0; r < global_batch % replicas; ++r) ++sizes[static_cast<std::size_t>(r)];
+    std::vector<std::int32_t> sizes;
+    fill_shard_sizes(global_batch, replicas, sizes);
     return sizes;
 }
 
@@ -113,7 +118,11 @@ MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> d
         if (collectives) {
             cross_device_ops_ = std::move(collectives);
         } else if (chosen == AllReduceAlgorithm::ReduceToOneDevice) {
-            cross_device_ops_ = std::make_unique<ReduceToOneDevice>();
+            // CPU devices share host memory, so every replica's thread can take a slice of the sum.
+            const bool host_memory = std::all_of(raw.begin(), raw.end(), [](LogicalDevice* device) {
+                return device->physical().type == DeviceType::CPU;
+            });
+            cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory);
         } else {
             cross_device_ops_ = std::make_unique<RingAllReduce>();
         }
@@ -146,6 +155,18 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
         replicas_.push_back(std::make_unique<ModelReplica>(model, *devices_[static_cast<std::size_t>(r)], max_shard,
                                                            schedule_->slot_count()));
     }
+    // Everything a step needs, sized once: steps reuse it and allocate nothing.
+    const auto n = static_cast<std::size_t>(replica_count());
+    scratch_ = StepScratch{};
+    scratch_.counts.resize(n);
+    scratch_.finite.resize(n);
+    scratch_.updated.resize(n);
+    scratch_.result.replicas.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        scratch_.gradient_buffers.push_back(replicas_[r]->gradient_buffer());
+        scratch_.backends.push_back(&devices_[r]->backend());
+    }
+    barrier_ = std::make_unique<StepBarrier>(replica_count());
     set_weights(weights);
 }
 
@@ -168,110 +189,135 @@ void MirroredStrategy::restore_optimizer(const OptimizerSchedule::State& state, 
     for (auto& replica : replicas_) replica->set_optimizer_slots(slots);
 }
 
-TrainStepResult MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
-                                             std::uint64_t step_seed) {
+const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels,
+                                                    std::int32_t batch, std::uint64_t step_seed) {
     const auto step_start = std::chrono::steady_clock::now();
     const int n = replica_count();
-    const auto sizes = shard_sizes(batch, n);
-    std::vector<std::chrono::steady_clock::time_point> grads_done(static_cast<std::size_t>(n)), updated(grads_done);
-    TrainStepResult result;
-    result.replicas.resize(static_cast<std::size_t>(n));
-    std::vector<LossCounts> counts(static_cast<std::size_t>(n));
-    const std::vector<std::int32_t> offsets = shard_offsets(sizes);
+    StepScratch& s = scratch_;
+    fill_shard_sizes(batch, n, s.sizes);
+    fill_shard_offsets(s.sizes, s.offsets);
+    s.result.counts = {};
+    s.result.finite = true;
+    for (auto& phase : s.result.replicas) phase = PhaseTimings{};
+    barrier_->reset();
+    // The optimizer's scalars for this update; given back below if the step turns out non-finite.
+    const OptimizerSchedule::State schedule_before = schedule_->state();
+    const OptimizerStep update = schedule_->next_step();
 
-    // 1. Local gradients on every replica, in parallel.
-    threads_->run([&](int r) {
-        const auto i = static_cast<std::size_t>(r);
-        const auto begin = std::chrono::steady_clock::now();
-        ReplicaTimings timings;
-        const std::int64_t offset = offsets[i];
-        counts[i] = replicas_[i]->forward_backward(ids + offset * input_length_, labels + offset, sizes[i], batch,
-                                                   step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
-        PhaseTimings& phase = result.replicas[i];
-        phase.shard_size = sizes[i];
-        phase.forward_ms = timings.forward_ms;
-        phase.backward_ms = timings.backward_ms;
-        phase.local_loss = sizes[i] > 0 ? counts[i].loss_sum / sizes[i] : 0.0;
-        phase.split_ms = ms_between(step_start, begin);
-        if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
-        if (detailed_stats_) {
-            phase.grad_norm_before = std::sqrt(devices_[i]->backend().sum_of_squares(replicas_[i]->gradient_buffer()));
-            if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
-        }
-        grads_done[i] = std::chrono::steady_clock::now();
-    });
+    // One hand-off per step: each replica computes its gradients, meets the others for the
+    // all-reduce, checks the result and applies the update, waiting only where it must.
+    try {
+        threads_->run([&](int r) {
+            try {
+                replica_step(r, ids, labels, batch, step_seed, step_start, update);
+            } catch (const StepAborted&) {
+                throw;
+            } catch (...) {
+                // Release the replicas waiting for this one at a barrier; they leave with StepAborted.
+                barrier_->abort();
+                throw;
+            }
+        });
+    } catch (...) {
+        schedule_->restore(schedule_before);  // the update this step would have made did not happen
+        throw;
+    }
     pending_copy_ms_.clear();
-    for (const auto& c : counts) result.counts += c;
+    for (const auto& c : s.counts) s.result.counts += c;
+    if (!s.result.finite) schedule_->restore(schedule_before);
+    const auto step_end = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < s.result.replicas.size(); ++i) {
+        s.result.replicas[i].finish_wait_ms = ms_between(s.updated[i], step_end);
+    }
+    return s.result;
+}
+
+void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                    std::uint64_t step_seed, std::chrono::steady_clock::time_point step_start,
+                                    const OptimizerStep& update) {
+    const auto i = static_cast<std::size_t>(r);
+    const int n = replica_count();
+    StepScratch& s = scratch_;
+    ModelReplica& replica = *replicas_[i];
+    Backend& backend = devices_[i]->backend();
+    PhaseTimings& phase = s.result.replicas[i];
+
+    // 1. Local gradients.
+    const auto begin = std::chrono::steady_clock::now();
+    ReplicaTimings timings;
+    const std::int64_t offset = s.offsets[i];
+    s.counts[i] = replica.forward_backward(ids + offset * input_length_, labels + offset, s.sizes[i], batch,
+                                           step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
+    phase.shard_size = s.sizes[i];
+    phase.forward_ms = timings.forward_ms;
+    phase.backward_ms = timings.backward_ms;
+    phase.local_loss = s.sizes[i] > 0 ? s.counts[i].loss_sum / s.sizes[i] : 0.0;
+    phase.split_ms = ms_between(step_start, begin);
+    if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
+    if (detailed_stats_) {
+        phase.grad_norm_before = std::sqrt(backend.sum_of_squares(replica.gradient_buffer()));
+        if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
+    }
 
     // 2. All-reduce: every replica ends with the sum of all gradients.
     if (cross_device_ops_) {
-        std::vector<TensorView> buffers;
-        std::vector<Backend*> backends;
-        for (int r = 0; r < n; ++r) {
-            buffers.push_back(replicas_[static_cast<std::size_t>(r)]->gradient_buffer());
-            backends.push_back(&devices_[static_cast<std::size_t>(r)]->backend());
-        }
-        std::barrier<> barrier(n);
-        threads_->run([&](int r) {
-            const auto start = std::chrono::steady_clock::now();
-            cross_device_ops_->all_reduce(r, buffers, backends, barrier);
-            backends[static_cast<std::size_t>(r)]->synchronize();
-            PhaseTimings& phase = result.replicas[static_cast<std::size_t>(r)];
-            phase.allreduce_ms = elapsed_ms(start);
-            phase.allreduce_begin_ms = ms_between(step_start, start);
-            phase.barrier_wait_ms = std::max(0.0, ms_between(grads_done[static_cast<std::size_t>(r)], start));
-            if (detailed_stats_) {
-                phase.grad_norm_after = std::sqrt(backends[static_cast<std::size_t>(r)]->sum_of_squares(buffers[static_cast<std::size_t>(r)]));
-            }
-        });
+        const auto grads_done = std::chrono::steady_clock::now();
+        barrier_->arrive_and_wait();  // every replica's gradients (and loss counts) are complete
+        const auto start = std::chrono::steady_clock::now();
+        cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+        backend.synchronize();
+        phase.allreduce_ms = elapsed_ms(start);
+        phase.allreduce_begin_ms = ms_between(step_start, start);
+        phase.barrier_wait_ms = ms_between(grads_done, start);
+        if (detailed_stats_) phase.grad_norm_after = std::sqrt(backend.sum_of_squares(replica.gradient_buffer()));
     }
 
-    // 3. A non-finite loss or gradient stops here, before any variable changes.
-    result.finite = std::isfinite(result.counts.loss_sum) &&
-                    devices_.front()->backend().all_finite(replicas_.front()->gradient_buffer());
-    if (!result.finite) return result;
+    // 3. A non-finite loss or gradient stops here, before any variable changes. Every replica
+    // judges its own copy of the summed gradient, then all adopt one verdict, so they cannot
+    // part ways even if a backend's all-reduce were not bit-identical.
+    LossCounts total;
+    for (const auto& c : s.counts) total += c;
+    s.finite[i] = std::isfinite(total.loss_sum) && backend.all_finite(replica.gradient_buffer()) ? 1 : 0;
+    if (n > 1) barrier_->arrive_and_wait();
+    const bool finite = std::all_of(s.finite.begin(), s.finite.end(), [](char f) { return f != 0; });
+    if (n > 1) barrier_->arrive_and_wait();  // nobody rewrites s.finite before everyone has read it
+    if (r == 0) s.result.finite = finite;
+    if (!finite) {
+        s.updated[i] = std::chrono::steady_clock::now();
+        return;
+    }
 
     // 4. The same update on every replica keeps the mirrored variables identical.
-    const OptimizerStep step = schedule_->next_step();
-    threads_->run([&](int r) {
-        const auto i = static_cast<std::size_t>(r);
-        const auto start = std::chrono::steady_clock::now();
-        replicas_[i]->apply_update(step);
-        devices_[i]->backend().synchronize();
-        updated[i] = std::chrono::steady_clock::now();
-        PhaseTimings& phase = result.replicas[i];
-        phase.update_ms = ms_between(start, updated[i]);
-        phase.update_begin_ms = ms_between(step_start, start);
-        // After the update's end: with detailed stats the checksum pass counts as waiting.
-        if (detailed_stats_) phase.weights_checksum = fnv1a_checksum(devices_[i]->backend(), replicas_[i]->weight_buffer());
-    });
-    const auto step_end = std::chrono::steady_clock::now();
-    for (int r = 0; r < n; ++r) {
-        result.replicas[static_cast<std::size_t>(r)].finish_wait_ms = ms_between(updated[static_cast<std::size_t>(r)], step_end);
-    }
-    return result;
+    const auto start = std::chrono::steady_clock::now();
+    replica.apply_update(update);
+    backend.synchronize();
+    s.updated[i] = std::chrono::steady_clock::now();
+    phase.update_ms = ms_between(start, s.updated[i]);
+    phase.update_begin_ms = ms_between(step_start, start);
+    // After the update's end: with detailed stats the checksum pass counts as waiting.
+    if (detailed_stats_) phase.weights_checksum = fnv1a_checksum(backend, replica.weight_buffer());
 }
 
 LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
     const int n = replica_count();
+    StepScratch& s = scratch_;
+    fill_shard_sizes(batch, n, s.sizes);
+    fill_shard_offsets(s.sizes, s.offsets);
     // Evaluation shards may exceed the training shard (the last partial training batch is
     // smaller), so split into chunks no larger than what the replicas were built for.
-    std::vector<LossCounts> counts(static_cast<std::size_t>(n));
-    const auto sizes = shard_sizes(batch, n);
-    const std::vector<std::int32_t> offsets = shard_offsets(sizes);
     threads_->run([&](int r) {
         const auto i = static_cast<std::size_t>(r);
         ModelReplica& replica = *replicas_[i];
-        for (std::int32_t done = 0; done < sizes[i];) {
-            const std::int32_t chunk = std::min(replica.max_batch(), sizes[i] - done);
-            const std::int64_t offset = offsets[i] + done;
-            const LossCounts c = replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
-            counts[i] += c;
+        s.counts[i] = {};
+        for (std::int32_t done = 0; done < s.sizes[i];) {
+            const std::int32_t chunk = std::min(replica.max_batch(), s.sizes[i] - done);
+            const std::int64_t offset = s.offsets[i] + done;
+            s.counts[i] += replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
             done += chunk;
         }
     });
     LossCounts total;
-    for (const auto& c : counts) total += c;
+    for (const auto& c : s.counts) total += c;
     return total;
 }
 

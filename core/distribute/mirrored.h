@@ -3,6 +3,7 @@
 // split into per-replica shards, local forward/backward with the loss scaled by the global batch
 // size, an all-reduce of the gradients, and the same optimizer update on every replica. With one
 // device it is TensorFlow's OneDeviceStrategy.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
 #include "core/distribute/replica_threads.h"
+#include "core/distribute/step_barrier.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
@@ -55,8 +57,12 @@ public:
     // reduction over the gradients twice and a pass over the variables per replica and step).
     void set_detailed_stats(bool enabled) { detailed_stats_ = enabled; }
 
-    TrainStepResult train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
-                               std::uint64_t step_seed);
+    // One synchronous step. The result lives in the strategy until the next step; steady-state
+    // steps allocate nothing. Throws what a replica threw (out of memory, an op error) after every
+    // replica has stopped; the variables and the optimizer are as before the step (a failure
+    // inside the update itself, which no op here raises, would leave them part-updated).
+    const TrainStepResult& train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                      std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
 
     std::vector<float> weights(int replica = 0) const;
@@ -73,6 +79,20 @@ public:
     ModelReplica& replica(int index) { return *replicas_[static_cast<std::size_t>(index)]; }
 
 private:
+    // Per-step state, sized by build() so that steps allocate nothing.
+    struct StepScratch {
+        std::vector<std::int32_t> sizes, offsets;  // each replica's shard of the global batch
+        std::vector<LossCounts> counts;
+        std::vector<char> finite;  // each replica's verdict on its all-reduced gradient
+        std::vector<std::chrono::steady_clock::time_point> updated;
+        std::vector<TensorView> gradient_buffers;
+        std::vector<Backend*> backends;
+        TrainStepResult result;
+    };
+    void replica_step(int replica, const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                      std::uint64_t step_seed, std::chrono::steady_clock::time_point step_start,
+                      const OptimizerStep& update);
+
     std::vector<std::unique_ptr<LogicalDevice>> devices_;
     std::unique_ptr<CrossDeviceOps> cross_device_ops_;  // null for one replica
     std::unique_ptr<ReplicaThreads> threads_;
@@ -81,6 +101,8 @@ private:
     std::int32_t input_length_ = 0;
     bool detailed_stats_ = false;
     std::vector<double> pending_copy_ms_;  // set_weights time per replica, reported by the next step
+    std::unique_ptr<StepBarrier> barrier_;
+    StepScratch scratch_;
 };
 
 }  // namespace mirrorlab

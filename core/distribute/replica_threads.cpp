@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/distribute/step_barrier.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -48,11 +50,12 @@ ReplicaThreads::~ReplicaThreads() {
     for (auto& worker : workers_) worker.join();
 }
 
-void ReplicaThreads::run(const std::function<void(int)>& fn) {
+void ReplicaThreads::run_task(Task task) {
     {
         std::lock_guard lock(mutex_);
-        task_ = &fn;
+        task_ = task;
         error_ = nullptr;
+        error_aborted_ = false;
         remaining_.store(size(), std::memory_order_relaxed);
         generation_.fetch_add(1, std::memory_order_release);
     }
@@ -60,7 +63,7 @@ void ReplicaThreads::run(const std::function<void(int)>& fn) {
     spin_until([this] { return remaining_.load(std::memory_order_acquire) == 0; });
     std::unique_lock lock(mutex_);
     done_cv_.wait(lock, [this] { return remaining_.load(std::memory_order_acquire) == 0; });
-    task_ = nullptr;
+    task_ = {};
     if (error_) std::rethrow_exception(error_);
 }
 
@@ -76,16 +79,24 @@ void ReplicaThreads::worker_loop(int replica) {
         if (quit_.load(std::memory_order_acquire)) return;
         seen = generation_.load(std::memory_order_acquire);
         // task_ was written before the generation was published (release), so it is visible.
-        const std::function<void(int)>* task = task_;
+        const Task task = task_;
         std::exception_ptr error;
+        bool aborted = false;
         try {
-            (*task)(replica);
+            task.invoke(task.callable, replica);
+        } catch (const StepAborted&) {
+            error = std::current_exception();
+            aborted = true;
         } catch (...) {
             error = std::current_exception();
         }
         if (error) {
+            // The replica that failed is the news; the others only left its broken barrier.
             std::lock_guard lock(mutex_);
-            if (!error_) error_ = error;
+            if (!error_ || (error_aborted_ && !aborted)) {
+                error_ = error;
+                error_aborted_ = aborted;
+            }
         }
         if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             // Under the lock, so run() cannot check the count and then miss this notification.

@@ -1,11 +1,11 @@
 #pragma once
 // One persistent worker thread per replica. `run` is a fork-join: it hands the same function to
 // every replica's thread and returns when all have finished, so a synchronous mirrored step is a
-// sequence of runs (compute, all-reduce, update) with the "wait for everyone" between them.
+// run; the replicas meet at a StepBarrier inside it where they must wait for each other.
 #include <atomic>
 #include <condition_variable>
 #include <exception>
-#include <functional>
+#include <type_traits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -24,16 +24,28 @@ public:
     ReplicaThreads& operator=(const ReplicaThreads&) = delete;
 
     int size() const { return static_cast<int>(workers_.size()); }
-    // Runs fn(replica) on every replica's thread; rethrows the first exception after all finished.
-    void run(const std::function<void(int replica)>& fn);
+    // Runs fn(replica) on every replica's thread; rethrows the first exception after all finished
+    // (a replica's own error before the StepAborted of the replicas it left at a barrier).
+    // Takes any callable by reference (no std::function: a step must not allocate).
+    template <typename Fn>
+    void run(Fn&& fn) {
+        using Callable = std::remove_reference_t<Fn>;
+        run_task({const_cast<void*>(static_cast<const void*>(&fn)),
+                  [](void* callable, int replica) { (*static_cast<Callable*>(callable))(replica); }});
+    }
 
 private:
+    struct Task {
+        void* callable = nullptr;
+        void (*invoke)(void* callable, int replica) = nullptr;
+    };
+    void run_task(Task task);
     void worker_loop(int replica);
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable start_cv_, done_cv_;
-    const std::function<void(int)>* task_ = nullptr;
+    Task task_;
     // Atomics so that threads can spin on them briefly before sleeping: a synchronous step hands
     // work to the replicas three times, and a condition-variable wake-up costs tens of
     // microseconds each time. Writes still happen under mutex_, so the sleeping path is unchanged.
@@ -41,6 +53,7 @@ private:
     std::atomic<int> remaining_{0};
     std::atomic<bool> quit_{false};
     std::exception_ptr error_;
+    bool error_aborted_ = false;  // error_ is a StepAborted
 };
 
 }  // namespace mirrorlab

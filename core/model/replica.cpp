@@ -17,9 +17,7 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
 }
 
 Shape batched(std::int32_t batch, const Shape& sample_shape) {
-    std::vector<std::int64_t> dims{batch};
-    dims.insert(dims.end(), sample_shape.dims().begin(), sample_shape.dims().end());
-    return Shape(std::move(dims));
+    return sample_shape.prepended(batch);
 }
 
 // The loss consumes logits: a trailing softmax (or linear output) is not applied as a layer.

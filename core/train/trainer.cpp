@@ -317,7 +317,7 @@ FitResult Trainer::fit() {
                 std::optional<Batch> batch = pipeline.next();
                 if (!batch) break;
                 const double data_wait_ms = seconds_since(step_start) * 1000.0;
-                TrainStepResult step_result =
+                const TrainStepResult& step_result =
                     strategy->train_step(batch->ids.data(), batch->labels.data(), batch->size,
                                          config_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(global_step));
                 if (!step_result.finite) {
@@ -334,7 +334,6 @@ FitResult Trainer::fit() {
                 }
                 ++global_step;
                 running += step_result.counts;
-                for (auto& phase : step_result.replicas) phase.data_wait_ms = data_wait_ms;
                 if (config_.emit_step_events) {
                     StepEndEvent event;
                     event.epoch = epoch;
@@ -348,7 +347,8 @@ FitResult Trainer::fit() {
                     event.all_reduce = begin.all_reduce;
                     event.allreduce_bytes_total = strategy->allreduce_bytes_total();
                     event.gradient_bytes = strategy->gradient_bytes();
-                    event.replicas = std::move(step_result.replicas);
+                    event.replicas = step_result.replicas;
+                    for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
                     publish(event);
                 }
                 if (seconds_since(last_memory_event) > 0.5) {
