@@ -39,6 +39,17 @@ Pipeline::Pipeline(std::shared_ptr<const PaddedSequences> ids,
     check(labels_->size() == static_cast<size_t>(ids_->count),
           std::to_string(ids_->count) + " sequences but " + std::to_string(labels_->size()) +
               " labels; they must match");
+    // Every batch that can be in flight at once (the queue, one being filled, one with the
+    // consumer) is allocated here; recycled, they carry every later batch.
+    queue_.resize(static_cast<size_t>(options_.prefetch_batches));
+    const size_t in_flight = static_cast<size_t>(options_.prefetch_batches) + 2;
+    max_spares_ = in_flight;
+    spare_.reserve(in_flight);
+    spare_.resize(in_flight);
+    for (Batch& batch : spare_) {
+        batch.ids.reserve(static_cast<size_t>(options_.batch_size) * static_cast<size_t>(ids_->length));
+        batch.labels.reserve(static_cast<size_t>(options_.batch_size));
+    }
 }
 
 Pipeline::~Pipeline() {
@@ -84,10 +95,9 @@ std::vector<int64_t> Pipeline::epoch_order(int32_t epoch) const {
     return order;
 }
 
-Batch Pipeline::make_batch(int64_t step) const {
+void Pipeline::fill_batch(int64_t step, Batch& batch) const {
     const int64_t first = step * options_.batch_size;
     const auto width = static_cast<size_t>(ids_->length);
-    Batch batch;
     batch.step = step;
     batch.size = static_cast<int32_t>(std::min<int64_t>(options_.batch_size, ids_->count - first));
     batch.sequence_length = ids_->length;
@@ -100,7 +110,20 @@ Batch Pipeline::make_batch(int64_t step) const {
                   batch.ids.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * width));
         batch.labels[static_cast<size_t>(r)] = (*labels_)[sample];
     }
+}
+
+Batch Pipeline::take_spare() {
+    std::lock_guard lock(mutex_);
+    if (spare_.empty()) return Batch{};
+    Batch batch = std::move(spare_.back());
+    spare_.pop_back();
     return batch;
+}
+
+void Pipeline::recycle(Batch&& batch) {
+    std::lock_guard lock(mutex_);
+    // Enough for the batches in flight (queue, producer, consumer); more would only hold memory.
+    if (spare_.size() < max_spares_) spare_.push_back(std::move(batch));
 }
 
 void Pipeline::start_epoch(int32_t epoch) {
@@ -109,7 +132,11 @@ void Pipeline::start_epoch(int32_t epoch) {
     next_step_ = 0;
     {
         std::lock_guard lock(mutex_);
-        queue_.clear();
+        // Batches left in the queue by a stopped epoch become spares.
+        for (; queue_size_ > 0; --queue_size_, queue_head_ = (queue_head_ + 1) % queue_.size()) {
+            if (spare_.size() < max_spares_) spare_.push_back(std::move(queue_[queue_head_]));
+        }
+        queue_head_ = 0;
         producer_done_ = false;
         cancelled_ = false;
         error_ = nullptr;
@@ -123,11 +150,13 @@ void Pipeline::produce() {
     try {
         const int64_t steps = steps_per_epoch();
         for (int64_t step = 0; step < steps; ++step) {
-            Batch batch = make_batch(step);  // outside the lock: the consumer keeps reading
+            Batch batch = take_spare();
+            fill_batch(step, batch);  // outside the lock: the consumer keeps reading
             std::unique_lock lock(mutex_);
-            not_full_.wait(lock, [&] { return cancelled_ || queue_.size() < capacity; });
+            not_full_.wait(lock, [&] { return cancelled_ || queue_size_ < capacity; });
             if (cancelled_) break;
-            queue_.push_back(std::move(batch));
+            queue_[(queue_head_ + queue_size_) % capacity] = std::move(batch);
+            ++queue_size_;
             lock.unlock();
             not_empty_.notify_one();
         }
@@ -143,21 +172,25 @@ void Pipeline::produce() {
 }
 
 std::optional<Batch> Pipeline::next() {
-    check(epoch_started_, "next() called before start_epoch()");
+    // Not check(): its message would be built (and allocated) on every call.
+    if (!epoch_started_) throw DataError("[pipeline] next() called before start_epoch()");
     if (options_.prefetch_batches == 0) {
         {
             std::lock_guard lock(mutex_);
             if (cancelled_) return std::nullopt;
         }
         if (next_step_ >= steps_per_epoch()) return std::nullopt;
-        return make_batch(next_step_++);
+        Batch batch = take_spare();
+        fill_batch(next_step_++, batch);
+        return batch;
     }
     std::unique_lock lock(mutex_);
-    not_empty_.wait(lock, [&] { return cancelled_ || !queue_.empty() || producer_done_; });
+    not_empty_.wait(lock, [&] { return cancelled_ || queue_size_ > 0 || producer_done_; });
     if (cancelled_) return std::nullopt;
-    if (!queue_.empty()) {
-        Batch batch = std::move(queue_.front());
-        queue_.pop_front();
+    if (queue_size_ > 0) {
+        Batch batch = std::move(queue_[queue_head_]);
+        queue_head_ = (queue_head_ + 1) % queue_.size();
+        --queue_size_;
         lock.unlock();
         not_full_.notify_one();
         return batch;

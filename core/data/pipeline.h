@@ -3,7 +3,6 @@
 // -> batch(B) (last partial batch kept) -> prefetch(n), over data already padded to a matrix.
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -59,6 +58,9 @@ class Pipeline {
     // after cancel(). A producer exception is rethrown here, after the batches made before it.
     // Throws DataError if no epoch was started.
     std::optional<Batch> next();
+    // Hands a batch's buffers back for a later batch: a consumer that recycles every batch keeps
+    // the pipeline from allocating in the steady state. Optional; thread-safe.
+    void recycle(Batch&& batch);
     // Stops the current epoch now and wakes a blocked next(). Thread-safe; a later
     // start_epoch() starts afresh.
     void cancel();
@@ -67,7 +69,8 @@ class Pipeline {
     std::vector<int64_t> epoch_order(int32_t epoch) const;
 
   private:
-    Batch make_batch(int64_t step) const;
+    void fill_batch(int64_t step, Batch& batch) const;  // reuses batch's buffers
+    Batch take_spare();
     void produce();
     void stop_producer();
 
@@ -83,7 +86,12 @@ class Pipeline {
     std::mutex mutex_;
     std::condition_variable not_empty_;  // a batch arrived, production ended or cancel()
     std::condition_variable not_full_;   // room in the queue or cancel()
-    std::deque<Batch> queue_;
+    // The prefetched batches, a ring of prefetch_batches slots (a deque would allocate a node
+    // every few batches).
+    std::vector<Batch> queue_;
+    size_t queue_head_ = 0, queue_size_ = 0;
+    std::vector<Batch> spare_;  // recycled batches, their buffers ready for reuse
+    size_t max_spares_ = 0;     // the batches that can be in flight at once
     bool producer_done_ = false;
     bool cancelled_ = false;
     std::exception_ptr error_;

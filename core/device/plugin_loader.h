@@ -21,7 +21,7 @@
 namespace mirrorlab {
 
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
-inline constexpr int kPluginAbiVersion = 1;
+inline constexpr int kPluginAbiVersion = 2;  // 2: CrossDeviceOps::all_reduce takes a StepBarrier
 
 // Sizes of the structures that cross the boundary by value, folded into one number: a plugin
 // built against headers whose structures differ reports another fingerprint.

@@ -193,6 +193,7 @@ Metrics Trainer::evaluate(MirroredStrategy& strategy) {
         // A stop request waits for the end of validation (a few seconds at most), so every epoch in
         // the history has metrics over the whole validation set.
         total += strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size);
+        pipeline.recycle(std::move(*batch));
     }
     return to_metrics(total);
 }
@@ -351,6 +352,7 @@ FitResult Trainer::fit() {
                     for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
                     publish(event);
                 }
+                pipeline.recycle(std::move(*batch));
                 if (seconds_since(last_memory_event) > 0.5) {
                     publish(MemoryEvent{strategy->memory()});
                     last_memory_event = Clock::now();
