@@ -47,7 +47,24 @@ CudaBackend::CudaBackend(int device)
       padded_grad_(device),
       staging_(device),
       partials_(device),
-      results_(device) {}
+      results_(device),
+      step_events_(device) {}
+
+void CudaBackend::attach_arena(MemoryArena* arena) {
+    arena_ = arena;
+    for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_, &results_}) {
+        buffer->attach(arena);
+    }
+}
+
+void CudaBackend::mark(StepMark point) {
+    use_device(device_, "step timing");
+    step_events_.record(static_cast<int>(point), stream());
+}
+
+double CudaBackend::mark_elapsed_ms(StepMark from, StepMark to) {
+    return step_events_.elapsed_ms(static_cast<int>(from), static_cast<int>(to));
+}
 
 CudaBackend::~CudaBackend() {
     // Nothing may still run on the stream when the buffers and handles go away.

@@ -34,6 +34,9 @@ public:
     void copy(const TensorView& dst, const TensorView& src) override;
     void fill(const TensorView& dst, float value) override;
     void synchronize() override;
+    void attach_arena(MemoryArena* arena) override;
+    void mark(StepMark point) override;
+    double mark_elapsed_ms(StepMark from, StepMark to) override;
 
     void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override;
     void embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) override;
@@ -109,10 +112,16 @@ private:
     CudnnHandle cudnn_;
     ConvPath conv_path_ = ConvPath::Cudnn;
     std::map<ConvShape, std::unique_ptr<ConvPlan>> conv_plans_;
-    // Scratch the backend keeps outside the arena: cuDNN workspace (capped), the kernel in cuDNN's
-    // layout and its gradient, explicitly padded inputs, staging for other GPUs' buffers, partial
-    // sums and small results read back by the host.
+    // The most workspace a cuDNN algorithm may ask for: a fixed cap, and no more than the
+    // logical device's arena has left under its limit.
+    std::size_t workspace_budget_bytes() const;
+
+    // Scratch the backend keeps between ops, allocated from the logical device's arena once one is
+    // attached: cuDNN workspace, the kernel in cuDNN's layout and its gradient, explicitly padded
+    // inputs, staging for other GPUs' buffers, partial sums and small results read back by the host.
     DeviceBuffer workspace_, filter_, filter_grad_, padded_, padded_grad_, staging_, partials_, results_;
+    MemoryArena* arena_ = nullptr;
+    StepEvents step_events_;  // CUDA events on stream_ for the phases of a step
 };
 
 }  // namespace mirrorlab::cuda

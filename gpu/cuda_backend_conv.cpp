@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/device/arena.h"
 #include "core/util/error.h"
 #include "gpu/cuda_backend.h"
 #include "gpu/kernels.h"
@@ -15,7 +16,8 @@ namespace mirrorlab::cuda {
 
 namespace {
 
-// A bound on cuDNN's workspace, which lives outside the device's arena and its memory limit.
+// A bound on cuDNN's workspace (it comes from the device's arena, under its memory limit): an
+// algorithm that needs more is passed over for a leaner one.
 constexpr std::size_t kMaxWorkspaceBytes = std::size_t{64} << 20;
 
 bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
@@ -23,10 +25,10 @@ bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) 
 // The first usable algorithm in cuDNN's heuristic order, preferring deterministic ones (so that a
 // run repeats) and never tensor-core math (which would round inputs to TF32).
 template <typename Perf>
-int choose_algorithm(const Perf* perf, int count) {
+int choose_algorithm(const Perf* perf, int count, std::size_t max_workspace_bytes) {
     int fallback = -1;
     for (int i = 0; i < count; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspaceBytes) continue;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > max_workspace_bytes) continue;
         if (perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
         if (perf[i].determinism == CUDNN_DETERMINISTIC) return i;
         if (fallback < 0) fallback = i;
@@ -35,6 +37,17 @@ int choose_algorithm(const Perf* perf, int count) {
 }
 
 }  // namespace
+
+std::size_t CudaBackend::workspace_budget_bytes() const {
+    std::size_t budget = kMaxWorkspaceBytes;
+    if (arena_ != nullptr && arena_->limit_bytes() > 0) {
+        // What the arena has left, plus the workspace it already holds (a larger one replaces it).
+        const MemoryStats stats = arena_->stats();
+        const std::int64_t left = arena_->limit_bytes() - stats.bytes_in_use + static_cast<std::int64_t>(workspace_.size());
+        budget = std::min(budget, static_cast<std::size_t>(std::max<std::int64_t>(left, 0)));
+    }
+    return budget;
+}
 
 CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
                                                const Conv1DParams& params) const {
@@ -76,13 +89,14 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                   "conv1d", "cudnnGetConvolution2dForwardOutputDim", device_);
             if (n == shape.batch && c == shape.out_channels && h == 1 && w == shape.out_length) {
                 use_device(device_, "conv1d");
+                const std::size_t budget = workspace_budget_bytes();
                 int returned = 0;
                 cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
                 check(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->w.get(),
                                                              plan->conv.get(), plan->y.get(),
                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward),
                       "conv1d", "cudnnGetConvolutionForwardAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(forward, returned); i >= 0) {
+                if (const int i = choose_algorithm(forward, returned, budget); i >= 0) {
                     plan->forward_cudnn = true;
                     plan->forward_algorithm = forward[i].algo;
                     plan->forward_workspace = forward[i].memory;
@@ -92,7 +106,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                                                                   plan->conv.get(), plan->x.get(),
                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data),
                       "conv1d", "cudnnGetConvolutionBackwardDataAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(data, returned); i >= 0) {
+                if (const int i = choose_algorithm(data, returned, budget); i >= 0) {
                     plan->data_cudnn = true;
                     plan->data_algorithm = data[i].algo;
                     plan->data_workspace = data[i].memory;
@@ -103,7 +117,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
                                                                     filter),
                       "conv1d", "cudnnGetConvolutionBackwardFilterAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(filter, returned); i >= 0) {
+                if (const int i = choose_algorithm(filter, returned, budget); i >= 0) {
                     plan->filter_cudnn = true;
                     plan->filter_algorithm = filter[i].algo;
                     plan->filter_workspace = filter[i].memory;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/device/arena.h"
 #include "core/util/error.h"
 
 namespace mirrorlab::cuda {
@@ -116,25 +117,76 @@ void ConvolutionDescriptor::set_1d(int pad_width) {
     check(cudnnSetConvolutionMathType(descriptor_, CUDNN_FMA_MATH), "conv1d", "cudnnSetConvolutionMathType", -1);
 }
 
-DeviceBuffer::~DeviceBuffer() {
-    if (data_ != nullptr) {
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+void DeviceBuffer::attach(MemoryArena* arena) {
+    release();
+    arena_ = arena;
+}
+
+void DeviceBuffer::release() {
+    if (data_ == nullptr) return;
+    if (arena_ != nullptr) {
+        // The arena keeps the block for reuse without freeing it. The stream may still be reading
+        // the old buffer, so wait for it first: the next user of the block may run on any stream.
         cudaSetDevice(device_);
-        cudaFree(data_);
+        cudaDeviceSynchronize();
+        arena_->deallocate(data_);
+    } else {
+        cudaSetDevice(device_);
+        cudaFree(data_);  // synchronises the device: nothing in flight still reads the old buffer
     }
+    data_ = nullptr;
+    bytes_ = 0;
 }
 
 void* DeviceBuffer::reserve(std::size_t bytes, std::string_view op) {
     if (bytes <= bytes_ && data_ != nullptr) return data_;
     use_device(device_, op);
-    if (data_ != nullptr) {
-        cudaFree(data_);  // synchronises the device: nothing in flight still reads the old buffer
-        data_ = nullptr;
-        bytes_ = 0;
-    }
+    release();
     const std::size_t rounded = (std::max<std::size_t>(bytes, 256) + 255) / 256 * 256;
-    check(cudaMalloc(&data_, rounded), op, "cudaMalloc of " + std::to_string(rounded) + " scratch bytes", device_);
+    if (arena_ != nullptr) {
+        // Throws OutOfMemoryError naming the device, its limit and the request.
+        data_ = arena_->allocate(static_cast<std::int64_t>(rounded), std::string(op) + " scratch");
+    } else {
+        check(cudaMalloc(&data_, rounded), op, "cudaMalloc of " + std::to_string(rounded) + " scratch bytes", device_);
+    }
     bytes_ = rounded;
     return data_;
+}
+
+StepEvents::StepEvents(int device) : device_(device) {
+    use_device(device, "step timing");
+    for (auto& event : events_) {
+        check(cudaEventCreateWithFlags(&event, cudaEventDefault), "step timing", "cudaEventCreateWithFlags", device);
+    }
+}
+
+StepEvents::~StepEvents() {
+    cudaSetDevice(device_);
+    for (auto event : events_) {
+        if (event != nullptr) cudaEventDestroy(event);
+    }
+}
+
+void StepEvents::record(int slot, cudaStream_t stream) {
+    if (slot < 0 || slot >= kCount) return;
+    // A new step starts at slot 0: marks from the previous step no longer pair with this one's.
+    if (slot == 0) recorded_.fill(false);
+    recorded_[static_cast<std::size_t>(slot)] =
+        cudaEventRecord(events_[static_cast<std::size_t>(slot)], stream) == cudaSuccess;
+}
+
+double StepEvents::elapsed_ms(int from, int to) const {
+    if (from < 0 || to < 0 || from >= kCount || to >= kCount) return -1.0;
+    if (!recorded_[static_cast<std::size_t>(from)] || !recorded_[static_cast<std::size_t>(to)]) return -1.0;
+    float milliseconds = 0.0f;
+    if (cudaEventElapsedTime(&milliseconds, events_[static_cast<std::size_t>(from)],
+                             events_[static_cast<std::size_t>(to)]) != cudaSuccess) {
+        cudaGetLastError();  // not completed yet: clear the sticky-free error and report "unknown"
+        return -1.0;
+    }
+    return milliseconds;
 }
 
 }  // namespace mirrorlab::cuda

@@ -7,10 +7,15 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+namespace mirrorlab {
+class MemoryArena;
+}
 
 namespace mirrorlab::cuda {
 
@@ -104,19 +109,44 @@ private:
     cudnnConvolutionDescriptor_t descriptor_ = nullptr;
 };
 
-// Device memory the backend keeps for itself (scratch, workspaces): grows, never shrinks.
+// Device memory the backend keeps for itself (scratch, workspaces): grows, never shrinks. Once
+// attached to the logical device's arena it allocates there, so the device's memory limit covers
+// it and running out names the virtual device, its limit and the request; before that (a backend
+// used on its own, as in the op tests) it calls cudaMalloc.
 class DeviceBuffer : NonCopyable {
 public:
     explicit DeviceBuffer(int device) : device_(device) {}
     ~DeviceBuffer();
+    // Only while empty (the backend attaches its arena before any op runs).
+    void attach(MemoryArena* arena);
     void* reserve(std::size_t bytes, std::string_view op);  // contents are not kept when it grows
     void* get() const { return data_; }
     std::size_t size() const { return bytes_; }
 
 private:
+    void release();
+
     int device_ = 0;
+    MemoryArena* arena_ = nullptr;
     void* data_ = nullptr;
     std::size_t bytes_ = 0;
+};
+
+// One CUDA event per StepMark on one stream: the device-side clock for a step's phases.
+class StepEvents : NonCopyable {
+public:
+    static constexpr int kCount = 8;
+    explicit StepEvents(int device);
+    ~StepEvents();
+    void record(int slot, cudaStream_t stream);
+    // Milliseconds between two recorded events once both completed; negative if either was not
+    // recorded in this step or has not completed.
+    double elapsed_ms(int from, int to) const;
+
+private:
+    int device_ = 0;
+    std::array<cudaEvent_t, kCount> events_{};
+    std::array<bool, kCount> recorded_{};
 };
 
 }  // namespace mirrorlab::cuda

@@ -5,6 +5,7 @@
 // for the CUDA plugin, which also exercises the DeviceProvider interface the plugin implements.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -52,6 +53,38 @@ class CountingAllocator final : public RawAllocator {
 
   private:
     HostAllocator host;
+};
+
+// The CPU reference ops with a "device clock" as a GPU backend has one (CUDA events): every
+// phase a step marks takes a fixed, recognisable time. It also remembers the arena its logical
+// device handed it, for the scratch a GPU backend keeps.
+class FakeGpuBackend final : public CpuReferenceBackend {
+  public:
+    static constexpr double kForwardMs = 1.25, kBackwardMs = 2.5, kAllReduceMs = 0.5, kUpdateMs = 0.75;
+
+    void attach_arena(MemoryArena* arena) override { attached_arena = arena; }
+    void mark(StepMark point) override {
+        recorded[static_cast<std::size_t>(point)] = true;
+        // Device time at each mark: the phases back to back from 0.
+        const double at[] = {0.0,
+                             kForwardMs,
+                             kForwardMs + kBackwardMs,
+                             kForwardMs + kBackwardMs,
+                             kForwardMs + kBackwardMs + kAllReduceMs,
+                             kForwardMs + kBackwardMs + kAllReduceMs,
+                             kForwardMs + kBackwardMs + kAllReduceMs + kUpdateMs};
+        time_ms[static_cast<std::size_t>(point)] = at[static_cast<std::size_t>(point)];
+    }
+    double mark_elapsed_ms(StepMark from, StepMark to) override {
+        if (!recorded[static_cast<std::size_t>(from)] || !recorded[static_cast<std::size_t>(to)]) return -1.0;
+        return time_ms[static_cast<std::size_t>(to)] - time_ms[static_cast<std::size_t>(from)];
+    }
+
+    MemoryArena* attached_arena = nullptr;
+
+  private:
+    bool recorded[static_cast<std::size_t>(StepMark::Count)] = {};
+    double time_ms[static_cast<std::size_t>(StepMark::Count)] = {};
 };
 
 // One 4 GiB "GPU" backed by host memory and the CPU reference backend.

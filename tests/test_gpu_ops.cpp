@@ -843,6 +843,39 @@ private slots:
         }
     }
 
+    // What a person sees of a GPU step: phases timed by CUDA events, the backend's scratch
+    // (cuDNN workspace, kernel transposes) inside the virtual device's arena and limit, and the
+    // chip's free memory on every row of the memory panel.
+    void gpuStepTimesPhasesAndKeepsScratchInTheArena() {
+        REQUIRE_GPU();
+        auto strategy = strategy_on(gpu_spec(":2x1024MB"), AllReduceAlgorithm::Auto);
+        const Model model = Model::reference();
+        strategy->build(model, 32, nadam(), initial_weights(model, 5));
+        std::vector<std::int64_t> tensors_only;
+        for (const auto& memory : strategy->memory()) tensors_only.push_back(memory.bytes_in_use);
+        const Batch batch = random_batch(model, 32, 6100u);
+        for (int step = 1; step <= 3; ++step) {
+            const TrainStepResult& result = strategy->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step));
+            QVERIFY(result.finite);
+            for (const PhaseTimings& phase : result.replicas) {
+                QVERIFY2(phase.device_timed, "phases were not timed with CUDA events");
+                QVERIFY(phase.forward_ms > 0 && phase.backward_ms > 0 && phase.allreduce_ms >= 0 && phase.update_ms > 0);
+                // Device time never exceeds the host's wall clock around the same phase by much.
+                QVERIFY(phase.forward_ms < 1000 && phase.backward_ms < 1000);
+            }
+        }
+        const auto memory = strategy->memory();
+        for (std::size_t r = 0; r < memory.size(); ++r) {
+            QVERIFY2(memory[r].bytes_in_use > tensors_only[r],
+                     "the backend's scratch did not come from the virtual device's arena");
+            QVERIFY(memory[r].bytes_in_use <= memory[r].limit_bytes);
+            QVERIFY2(memory[r].physical_free_bytes > 0, "no free memory reported for the physical GPU");
+            qInfo("%s: tensors %lld B, with scratch %lld B, GPU free %lld MiB", memory[r].device.c_str(),
+                  static_cast<long long>(tensors_only[r]), static_cast<long long>(memory[r].bytes_in_use),
+                  static_cast<long long>(memory[r].physical_free_bytes >> 20));
+        }
+    }
+
     void ncclAllReduceOnSeparateGpus() {
         REQUIRE_GPU();
         if (gpu().indices.size() < 2) {

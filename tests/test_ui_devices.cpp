@@ -396,6 +396,9 @@ private slots:
         QVERIFY(monitor.shownBytesInUse(0) > 0);
         QVERIFY(monitor.shownBytesInUse(1) > 0);
         QCOMPARE(monitor.shownBytesInUse(2), std::int64_t{-1});
+        // CPU rows: in use, peak, the limit; no GPU free memory is made up for them.
+        QVERIFY2(monitor.shownDeviceText(0).contains("limit 512"), qPrintable(monitor.shownDeviceText(0)));
+        QVERIFY2(!monitor.shownDeviceText(0).contains("free"), qPrintable(monitor.shownDeviceText(0)));
         QVERIFY(monitor.phaseSampleCount() > 0);
         QVERIFY(monitor.samplesPerSecond() > 0.0);
         auto* replicas = child<QComboBox>(monitor, "replicaSelector");
@@ -422,6 +425,28 @@ private slots:
         monitor.refreshNow();
         QCOMPARE(monitor.deviceRowCount(), 1);
         QCOMPARE(replicas->count(), 1);
+    }
+
+    void monitorShowsWhatTheGpuHasLeft() {
+        // Virtual GPUs carved from one chip: each row also says how much the chip has free (the
+        // CUDA backend reports it with every memory event).
+        TrainingController controller;
+        MonitorPanel monitor(&controller);
+        MemoryEvent event;
+        for (int i = 0; i < 2; ++i) {
+            DeviceMemory device;
+            device.device = "/device:GPU:" + std::to_string(i);
+            device.bytes_in_use = 300LL << 20;
+            device.peak_bytes = 400LL << 20;
+            device.limit_bytes = 1024LL << 20;
+            device.physical_free_bytes = 140000LL << 20;
+            event.devices.push_back(device);
+        }
+        monitor.setMemory(event);
+        QCOMPARE(monitor.deviceRowCount(), 2);
+        const QString text = monitor.shownDeviceText(1);
+        QVERIFY2(text.contains("300") && text.contains("400") && text.contains("1.00 GiB"), qPrintable(text));
+        QVERIFY2(text.contains("free on the GPU") && text.contains("136.72 GiB"), qPrintable(text));
     }
 };
 

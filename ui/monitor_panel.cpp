@@ -116,8 +116,11 @@ public:
     QString describe(const DeviceMemory& device) const {
         const QString limit =
             device.limit_bytes > 0 ? MonitorPanel::tr("limit %1").arg(bytes_text(device.limit_bytes)) : MonitorPanel::tr("no limit");
-        return MonitorPanel::tr("%1 in use · peak %2 · %3")
-            .arg(bytes_text(device.bytes_in_use), bytes_text(device.peak_bytes), limit);
+        QString text = MonitorPanel::tr("%1 in use · peak %2 · %3")
+                           .arg(bytes_text(device.bytes_in_use), bytes_text(device.peak_bytes), limit);
+        // Virtual GPUs share one chip: what it has left matters as much as each device's limit.
+        if (device.physical_free_bytes > 0) text += MonitorPanel::tr(" · %1 free on the GPU").arg(bytes_text(device.physical_free_bytes));
+        return text;
     }
 
 protected:
@@ -420,6 +423,12 @@ std::int64_t MonitorPanel::shownBytesInUse(int device) const {
     const auto& devices = memory_->devices();
     if (device < 0 || device >= static_cast<int>(devices.size())) return -1;
     return devices[static_cast<std::size_t>(device)].bytes_in_use;
+}
+
+QString MonitorPanel::shownDeviceText(int device) const {
+    const auto& devices = memory_->devices();
+    if (device < 0 || device >= static_cast<int>(devices.size())) return {};
+    return memory_->describe(devices[static_cast<std::size_t>(device)]);
 }
 
 int MonitorPanel::phaseSampleCount() const { return static_cast<int>(phase_upper_.front()->count()); }

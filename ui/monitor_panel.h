@@ -37,6 +37,7 @@ public:
     // What is shown, for tests.
     int deviceRowCount() const;
     std::int64_t shownBytesInUse(int device) const;
+    QString shownDeviceText(int device) const;  // the line beside the bar; empty if no such row
     int phaseSampleCount() const;  // steps in the phase chart of the selected replica
     double samplesPerSecond() const;
     void refreshNow();  // redraws the charts now instead of on the timer

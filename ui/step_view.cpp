@@ -373,8 +373,11 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         text_line(StepView::tr("‖g‖ local: %1").arg(number_text(r.grad_norm_before)), QColor(0x30, 0x30, 0x30));
         text_line(StepView::tr("‖g‖ after all-reduce: %1").arg(number_text(r.grad_norm_after)),
                   lit(StepView::Stage::AllReduce) ? kExchange.darker(140) : QColor(0x30, 0x30, 0x30));
-        text_line(StepView::tr("forward %1 · backward %2").arg(ms_text(r.forward_ms), ms_text(r.backward_ms)),
-                  QColor(0x30, 0x30, 0x30));
+        // A GPU backend times its phases with CUDA events: the device's own time, said so.
+        const QString phases = r.device_timed
+                                   ? StepView::tr("GPU time: forward %1 · backward %2").arg(ms_text(r.forward_ms), ms_text(r.backward_ms))
+                                   : StepView::tr("forward %1 · backward %2").arg(ms_text(r.forward_ms), ms_text(r.backward_ms));
+        text_line(phases, QColor(0x30, 0x30, 0x30));
     }
     painter.setFont(font());
     y += box_height;

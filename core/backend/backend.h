@@ -13,6 +13,11 @@
 namespace mirrorlab {
 
 struct OptimizerStep;
+class MemoryArena;
+
+// Points in a training step that a backend with its own clock (CUDA events) can time on the
+// device; see Backend::mark.
+enum class StepMark { ForwardBegin = 0, ForwardEnd, BackwardEnd, AllReduceBegin, AllReduceEnd, UpdateBegin, UpdateEnd, Count };
 
 enum class ActivationKind { Invalid = 0, Linear, ReLU, Tanh, Sigmoid, Softmax };
 
@@ -53,6 +58,22 @@ public:
     virtual void copy(const TensorView& dst, const TensorView& src) = 0;
     virtual void fill(const TensorView& dst, float value) = 0;
     virtual void synchronize() {}
+
+    // The logical device's arena, given once by the device that owns this backend: scratch the
+    // backend keeps between ops (cuDNN workspaces, staging) comes from it, so the device's memory
+    // limit covers all of its memory. The arena outlives the backend.
+    virtual void attach_arena(MemoryArena* arena) { (void)arena; }
+
+    // Device-side timing of a step's phases. mark() records a point in the backend's work queue;
+    // mark_elapsed_ms(from, to) is the device time between two recorded marks once both are done
+    // (after synchronize), or a negative number when the backend has no clock of its own: on a CPU
+    // the caller's wall clock already is the device's time.
+    virtual void mark(StepMark point) { (void)point; }
+    virtual double mark_elapsed_ms(StepMark from, StepMark to) {
+        (void)from;
+        (void)to;
+        return -1.0;
+    }
 
     // ids i32 [B, T], table [V, D] -> out [B, T, D]. Ids outside [0, V) are an OpError.
     virtual void embedding_forward(const TensorView& ids, const TensorView& table,

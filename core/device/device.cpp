@@ -316,8 +316,10 @@ LogicalDevice::LogicalDevice(std::string name, PhysicalDevice physical, std::int
                              std::unique_ptr<Backend> backend, std::shared_ptr<RawAllocator> allocator)
     : name_(std::move(name)),
       physical_(std::move(physical)),
-      backend_(std::move(backend)),
-      arena_(name_, memory_limit_bytes, allocator ? std::move(allocator) : std::make_shared<HostAllocator>()) {}
+      arena_(name_, memory_limit_bytes, allocator ? std::move(allocator) : std::make_shared<HostAllocator>()),
+      backend_(std::move(backend)) {
+    backend_->attach_arena(&arena_);
+}
 
 // The fast kernels unless MIRRORLAB_CPU_KERNELS=reference asks for the plain reference ones
 // (to compare speed, or to rule the fast kernels out when hunting a numerical difference).

@@ -124,8 +124,8 @@ public:
 private:
     std::string name_;
     PhysicalDevice physical_;
+    MemoryArena arena_;  // before backend_: the backend's scratch returns to it on destruction
     std::unique_ptr<Backend> backend_;
-    MemoryArena arena_;
     DeviceProvider* provider_ = nullptr;
 };
 

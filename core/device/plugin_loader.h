@@ -5,23 +5,25 @@
 // line in the registry, and the program carries on with its CPU devices. Nothing here throws.
 //
 // The plugin ABI: the library exports three C functions (below). The C++ objects it returns
-// (DeviceProvider, Backend, RawAllocator, CrossDeviceOps) cross the boundary as they are, so the
-// plugin must be built from the same headers by the same compiler; the version and the layout
-// fingerprint catch a plugin from another build. A loaded plugin is never unloaded: the
-// vtables of the objects it made live in it.
+// (DeviceProvider, Backend, RawAllocator, CrossDeviceOps) and the arenas it is handed cross the
+// boundary as they are, so the plugin must be built from the same headers by the same compiler;
+// the version and the layout fingerprint catch a plugin from another build. A loaded plugin is
+// never unloaded: the vtables of the objects it made live in it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/device/arena.h"
 #include "core/device/device.h"
 #include "core/optim/optimizer.h"
 
 namespace mirrorlab {
 
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
-inline constexpr int kPluginAbiVersion = 2;  // 2: CrossDeviceOps::all_reduce takes a StepBarrier
+// 2: CrossDeviceOps::all_reduce takes a StepBarrier; Backend gained attach_arena and the step marks.
+inline constexpr int kPluginAbiVersion = 2;
 
 // Sizes of the structures that cross the boundary by value, folded into one number: a plugin
 // built against headers whose structures differ reports another fingerprint.
@@ -29,7 +31,7 @@ constexpr std::uint64_t plugin_abi_fingerprint() {
     std::uint64_t hash = 1469598103934665603ull;
     for (std::uint64_t size : {sizeof(TensorView), sizeof(Shape), sizeof(PhysicalDevice), sizeof(LossCounts),
                                sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OptimizerStep), sizeof(MemoryStats),
-                               sizeof(DeviceChoice), std::uint64_t{kPluginAbiVersion}}) {
+                               sizeof(DeviceChoice), sizeof(MemoryArena), std::uint64_t{kPluginAbiVersion}}) {
         hash = (hash ^ size) * 1099511628211ull;
     }
     return hash;

@@ -34,6 +34,22 @@ std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
 }  // namespace
 
 namespace {
+// A backend with its own clock (CUDA events) times the phases on the device: the wall-clock
+// numbers then also hold the launch and synchronisation overhead, which the device times do not.
+void take_device_timings(Backend& backend, bool all_reduced, PhaseTimings& phase) {
+    const double forward_ms = backend.mark_elapsed_ms(StepMark::ForwardBegin, StepMark::ForwardEnd);
+    if (forward_ms < 0) return;
+    const double backward_ms = backend.mark_elapsed_ms(StepMark::ForwardEnd, StepMark::BackwardEnd);
+    const double allreduce_ms = all_reduced ? backend.mark_elapsed_ms(StepMark::AllReduceBegin, StepMark::AllReduceEnd) : 0.0;
+    const double update_ms = backend.mark_elapsed_ms(StepMark::UpdateBegin, StepMark::UpdateEnd);
+    if (backward_ms < 0 || allreduce_ms < 0 || update_ms < 0) return;
+    phase.forward_ms = forward_ms;
+    phase.backward_ms = backward_ms;
+    if (all_reduced) phase.allreduce_ms = allreduce_ms;
+    phase.update_ms = update_ms;
+    phase.device_timed = true;
+}
+
 // Shard sizes into `sizes` (resized only when the replica count changes: no allocation per step).
 void fill_shard_sizes(std::int32_t global_batch, int replicas, std::vector<std::int32_t>& sizes) {
     sizes.assign(static_cast<std::size_t>(replicas), global_batch / replicas);
@@ -264,7 +280,9 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
         const auto grads_done = std::chrono::steady_clock::now();
         barrier_->arrive_and_wait();  // every replica's gradients (and loss counts) are complete
         const auto start = std::chrono::steady_clock::now();
+        backend.mark(StepMark::AllReduceBegin);
         cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+        backend.mark(StepMark::AllReduceEnd);
         backend.synchronize();
         phase.allreduce_ms = elapsed_ms(start);
         phase.allreduce_begin_ms = ms_between(step_start, start);
@@ -289,11 +307,14 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
 
     // 4. The same update on every replica keeps the mirrored variables identical.
     const auto start = std::chrono::steady_clock::now();
+    backend.mark(StepMark::UpdateBegin);
     replica.apply_update(update);
+    backend.mark(StepMark::UpdateEnd);
     backend.synchronize();
     s.updated[i] = std::chrono::steady_clock::now();
     phase.update_ms = ms_between(start, s.updated[i]);
     phase.update_begin_ms = ms_between(step_start, start);
+    take_device_timings(backend, cross_device_ops_ != nullptr, phase);
     // After the update's end: with detailed stats the checksum pass counts as waiting.
     if (detailed_stats_) phase.weights_checksum = fnv1a_checksum(backend, replica.weight_buffer());
 }
@@ -325,7 +346,9 @@ std::vector<DeviceMemory> MirroredStrategy::memory() const {
     std::vector<DeviceMemory> all;
     for (const auto& device : devices_) {
         const MemoryStats stats = device->arena().stats();
-        all.push_back({device->name(), stats.bytes_in_use, stats.peak_bytes_in_use, stats.limit_bytes});
+        DeviceProvider* provider = device->provider();
+        const std::int64_t physical_free = provider != nullptr ? provider->free_memory_bytes(device->physical().index) : 0;
+        all.push_back({device->name(), stats.bytes_in_use, stats.peak_bytes_in_use, stats.limit_bytes, physical_free});
     }
     return all;
 }

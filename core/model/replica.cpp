@@ -225,14 +225,18 @@ LossCounts ModelReplica::run_loss(std::int32_t batch, std::int32_t global_batch,
 LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                           std::int32_t global_batch, std::uint64_t dropout_seed,
                                           ReplicaTimings* timings) {
+    backend_.mark(StepMark::ForwardBegin);
     if (batch == 0) {
         backend_.fill(gradients_, 0.0f);
+        backend_.mark(StepMark::ForwardEnd);
+        backend_.mark(StepMark::BackwardEnd);
         return {};
     }
     auto start = std::chrono::steady_clock::now();
     upload_batch(ids, labels, batch);
     run_forward(batch, true, dropout_seed);
     LossCounts counts = run_loss(batch, global_batch, true);
+    backend_.mark(StepMark::ForwardEnd);
     backend_.synchronize();
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
     start = std::chrono::steady_clock::now();
@@ -284,6 +288,7 @@ LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::in
             case LayerKind::Invalid: break;
         }
     }
+    backend_.mark(StepMark::BackwardEnd);
     backend_.synchronize();
     if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
     return counts;

@@ -89,6 +89,7 @@ struct ToJson {
             t.set("update_begin_ms", number(r.update_begin_ms));
             t.set("finish_wait_ms", number(r.finish_wait_ms));
             t.set("copy_model_ms", number(r.copy_model_ms));
+            t.set("timing", r.device_timed ? "device_events" : "wall_clock");
             t.set("grad_norm_before", number(r.grad_norm_before));
             t.set("grad_norm_after", number(r.grad_norm_after));
             // A hex string: JSON numbers (doubles) cannot hold 64 bits exactly.
@@ -126,6 +127,7 @@ struct ToJson {
             m.set("bytes_in_use", d.bytes_in_use);
             m.set("peak_bytes", d.peak_bytes);
             m.set("limit_bytes", d.limit_bytes);
+            if (d.physical_free_bytes > 0) m.set("physical_free_bytes", d.physical_free_bytes);
             devices.push_back(std::move(m));
         }
         o.set("devices", std::move(devices));

@@ -41,6 +41,9 @@ struct PhaseTimings {
     double grad_norm_before = std::numeric_limits<double>::quiet_NaN();
     double grad_norm_after = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t weights_checksum = 0;
+    // forward/backward/all-reduce/update are the device's own times (CUDA events), not the host's
+    // wall clock around them; the begin offsets and waits stay on the host clock.
+    bool device_timed = false;
 };
 
 struct DeviceMemory {
@@ -48,6 +51,7 @@ struct DeviceMemory {
     std::int64_t bytes_in_use = 0;
     std::int64_t peak_bytes = 0;
     std::int64_t limit_bytes = 0;  // 0: no limit
+    std::int64_t physical_free_bytes = 0;  // free memory of the physical GPU now; 0: unknown (CPU)
 };
 
 enum class LogLevel { Invalid = 0, Info, Warning, Error };

@@ -1170,6 +1170,10 @@
         <translation>已用 %1 · 峰值 %2 · %3</translation>
     </message>
     <message>
+        <source> · %1 free on the GPU</source>
+        <translation> · GPU 剩余 %1</translation>
+    </message>
+    <message>
         <source>No memory reported yet: start a run to see each logical device&apos;s memory.</source>
         <translation>尚未报告内存：开始一次运行即可看到每个逻辑设备的内存。</translation>
     </message>
@@ -1723,6 +1727,10 @@
     <message>
         <source>forward %1 · backward %2</source>
         <translation>前向 %1 · 反向 %2</translation>
+    </message>
+    <message>
+        <source>GPU time: forward %1 · backward %2</source>
+        <translation>GPU 时间：前向 %1 · 反向 %2</translation>
     </message>
     <message>
         <source>update %1</source>

@@ -129,6 +129,7 @@ if [[ $with_tests -eq 1 ]]; then
     qtest "mirrored, 2 virtual GPUs vs 1 GPU" 60 mirrored2 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:2 virtual GPUs"
     qtest "mirrored, 4 virtual GPUs vs 1 GPU" 60 mirrored4 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:4 virtual GPUs"
     qtest "memory limit (2 x 64 MB)" 60 memory "$tests/test_gpu_ops" memoryLimitIsEnforced
+    qtest "CUDA-event phases, scratch in arena" 60 phases "$tests/test_gpu_ops" gpuStepTimesPhasesAndKeepsScratchInTheArena
     qtest "NCCL all-reduce ($gpu_count GPU)" 60 nccl "$tests/test_gpu_ops" ncclAllReduceOnSeparateGpus
 fi
 
