@@ -39,14 +39,20 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
                                    const std::vector<Backend*>& backends, StepBarrier& barrier) {
     const auto r = static_cast<std::size_t>(replica);
     if (split_across_replicas_) {
+        // Replica r owns slice r of every buffer: it sums the slice into replica 0's buffer and
+        // copies the sum out to the others. No replica touches another's slice, so one barrier
+        // at the end suffices, and every replica does the same share of the work.
         const int n = static_cast<int>(buffers.size());
         const auto [begin, end] = chunk_range(buffers[0].numel(), n, replica);
-        const TensorView target = buffers[0].slice(begin, Shape{end - begin});
-        for (std::size_t s = 1; s < buffers.size(); ++s) {
-            backends[r]->add_inplace(target, buffers[s].slice(begin, Shape{end - begin}));
-        }
+        const Shape slice{end - begin};
+        const TensorView sum = buffers[0].slice(begin, slice);
+        for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
+        for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
         backends[r]->synchronize();
-    } else if (replica == 0) {
+        barrier.arrive_and_wait();
+        return;
+    }
+    if (replica == 0) {
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[0]->add_inplace(buffers[0], buffers[s]);
         backends[0]->synchronize();
     }

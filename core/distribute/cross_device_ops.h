@@ -36,9 +36,10 @@ public:
 std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk);
 
 // The sum lands in replica 0's buffer, then every other replica copies it back. When the replicas
-// share host memory (CPU devices), each replica's thread adds its own slice of every buffer into
-// replica 0's, so the reduction runs on all cores instead of one; the additions per element keep
-// the order b0 + b1 + ... either way, so the result is bit for bit the same.
+// share host memory (CPU devices), each replica's thread sums its own slice of the buffers into
+// replica 0's and copies that slice of the sum out to the others, so the work is spread evenly
+// over all cores and needs one barrier; the additions per element keep the order b0 + b1 + ...
+// either way, so the result is bit for bit the same.
 class ReduceToOneDevice final : public CrossDeviceOps {
 public:
     explicit ReduceToOneDevice(bool split_across_replicas = false) : split_across_replicas_(split_across_replicas) {}

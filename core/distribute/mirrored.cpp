@@ -175,7 +175,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
     const auto n = static_cast<std::size_t>(replica_count());
     scratch_ = StepScratch{};
     scratch_.counts.resize(n);
-    scratch_.finite.resize(n);
+    scratch_.finite.resize(2 * n);
     scratch_.updated.resize(n);
     scratch_.result.replicas.resize(n);
     for (std::size_t r = 0; r < n; ++r) {
@@ -216,6 +216,7 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
     s.result.finite = true;
     for (auto& phase : s.result.replicas) phase = PhaseTimings{};
     barrier_->reset();
+    s.parity = !s.parity;
     // The optimizer's scalars for this update; given back below if the step turns out non-finite.
     const OptimizerSchedule::State schedule_before = schedule_->state();
     const OptimizerStep update = schedule_->next_step();
@@ -290,15 +291,20 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
         if (detailed_stats_) phase.grad_norm_after = std::sqrt(backend.sum_of_squares(replica.gradient_buffer()));
     }
 
-    // 3. A non-finite loss or gradient stops here, before any variable changes. Every replica
-    // judges its own copy of the summed gradient, then all adopt one verdict, so they cannot
-    // part ways even if a backend's all-reduce were not bit-identical.
+    // 3. A non-finite loss or gradient stops here, before any variable changes. Each replica
+    // checks its own slice of the summed gradient (the copies are identical), then all read the
+    // same verdicts. The verdicts alternate between two rows by step, so a fast replica writing
+    // the next step's verdict cannot overwrite one a slow replica has yet to read.
     LossCounts total;
     for (const auto& c : s.counts) total += c;
-    s.finite[i] = std::isfinite(total.loss_sum) && backend.all_finite(replica.gradient_buffer()) ? 1 : 0;
+    const TensorView gradients = replica.gradient_buffer();
+    const auto [slice_begin, slice_end] = chunk_range(gradients.numel(), n, r);
+    const bool own_finite = std::isfinite(total.loss_sum) &&
+                            backend.all_finite(gradients.slice(slice_begin, Shape{slice_end - slice_begin}));
+    char* verdicts = s.finite.data() + (s.parity ? n : 0);
+    verdicts[i] = own_finite ? 1 : 0;
     if (n > 1) barrier_->arrive_and_wait();
-    const bool finite = std::all_of(s.finite.begin(), s.finite.end(), [](char f) { return f != 0; });
-    if (n > 1) barrier_->arrive_and_wait();  // nobody rewrites s.finite before everyone has read it
+    const bool finite = std::all_of(verdicts, verdicts + n, [](char f) { return f != 0; });
     if (r == 0) s.result.finite = finite;
     if (!finite) {
         s.updated[i] = std::chrono::steady_clock::now();

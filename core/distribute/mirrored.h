@@ -83,7 +83,8 @@ private:
     struct StepScratch {
         std::vector<std::int32_t> sizes, offsets;  // each replica's shard of the global batch
         std::vector<LossCounts> counts;
-        std::vector<char> finite;  // each replica's verdict on its all-reduced gradient
+        std::vector<char> finite;  // each replica's verdict on its slice of the summed gradient, 2 rows
+        bool parity = false;       // which row of `finite` this step uses
         std::vector<std::chrono::steady_clock::time_point> updated;
         std::vector<TensorView> gradient_buffers;
         std::vector<Backend*> backends;

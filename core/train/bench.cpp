@@ -24,6 +24,7 @@ namespace {
 // Steps at the start of a run that warm caches, page in buffers and start threads.
 constexpr std::int64_t kWarmupSteps = 5;
 constexpr std::int64_t kScalingWarmupSteps = 10;
+constexpr int kScalingRounds = 5;
 
 double median(std::vector<double> values) {
     if (values.empty()) return 0.0;
@@ -78,7 +79,7 @@ TrainData load_bench_data(const std::string& spec, const Model& model, std::stri
 
 struct RunSettings {
     std::string devices;
-    int threads = 1;
+    int threads = 1;  // the thread pool's limit for this run; 0 leaves it as it is
     int epochs = 1;
     std::int64_t steps = 0;
     std::int32_t batch_size = 32;
@@ -86,7 +87,7 @@ struct RunSettings {
 };
 
 BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& settings) {
-    ThreadPool::instance().set_limit(settings.threads);
+    if (settings.threads > 0) ThreadPool::instance().set_limit(settings.threads);
     auto registry = std::make_shared<DeviceRegistry>();
     const DeviceConfig devices = DeviceConfig::parse(settings.devices);
     devices.validate(*registry);
@@ -194,6 +195,40 @@ double measure_parallel_capacity(int threads, double seconds) {
     return one > 0 ? rate(threads) / one : 0.0;
 }
 
+// `copies` independent one-replica trainings at once, one thread each, every one on a shard of
+// the global batch (what one replica of a `copies`-replica run computes, including its own full
+// optimizer update) but with no all-reduce and no barrier. Their summed samples/s over one
+// 1 x 1 run is what the machine gives this work in parallel; mirrored replicas can at best match it.
+BenchRun run_independent_copies(const Model& model, const TrainData& data, RunSettings settings, int copies) {
+    ThreadPool::instance().set_limit(copies);  // every copy's backend then runs on one thread
+    settings.threads = 0;
+    settings.devices = "cpu";
+    const std::int32_t global_batch = settings.batch_size;
+    settings.batch_size = std::max(1, global_batch / copies);
+    std::vector<BenchRun> runs(static_cast<std::size_t>(copies));
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(copies));
+    std::vector<std::thread> workers;
+    for (int c = 0; c < copies; ++c) {
+        workers.emplace_back([&, c] {
+            try {
+                runs[static_cast<std::size_t>(c)] = run_once(model, data, settings);
+            } catch (...) {
+                errors[static_cast<std::size_t>(c)] = std::current_exception();
+            }
+        });
+    }
+    for (auto& worker : workers) worker.join();
+    for (const auto& error : errors) {
+        if (error) std::rethrow_exception(error);
+    }
+    BenchRun total = runs.front();
+    total.samples_per_second = 0.0;
+    for (const BenchRun& run : runs) total.samples_per_second += run.samples_per_second;
+    // The time the copies together take for one global batch.
+    total.ms_per_step = total.samples_per_second > 0 ? global_batch * 1000.0 / total.samples_per_second : 0.0;
+    return total;
+}
+
 std::string backend_description() {
     const std::unique_ptr<Backend> backend = make_cpu_backend();
     std::string text(backend->name());
@@ -237,34 +272,57 @@ BenchResult run_bench(const BenchConfig& config,
     TrainData train_only = data;
     train_only.validation_ids.reset();
     train_only.validation_labels.reset();
-    if (rows > 1) {
-        say("bench: measuring the machine's parallel capacity...");
-        result.parallel_capacity = measure_parallel_capacity(rows, 0.3);
+    // The machine's speed drifts over seconds when it is shared (other VMs on the host), and rows
+    // measured one after the other would compare different machines. So the rows run in rounds,
+    // each round measuring every row once, back to back; a row's throughput is its median over
+    // the rounds and its efficiency the median of the per-round ratios to that round's 1 x 1 row.
+    struct RowSpec {
+        int replicas = 1, threads = 1;
+        bool independent = false;
+    };
+    std::vector<RowSpec> specs;
+    for (int replicas = 1; replicas <= rows; ++replicas) {
+        specs.push_back({replicas, replicas, false});
+        if (replicas == 1 && result.cores > 1) specs.push_back({1, result.cores, false});  // one replica on every thread
+    }
+    // What the machine gives the same work without any synchronisation: as many independent
+    // one-thread trainings as the largest row has replicas, each on one replica's shard.
+    if (rows > 1) specs.push_back({rows, rows, true});
+    const int rounds = rows > 0 ? static_cast<int>(std::clamp<std::int64_t>(config.scaling_steps, 1, kScalingRounds)) : 0;
+    const std::int64_t steps_per_round = std::max<std::int64_t>(1, config.scaling_steps / std::max(rounds, 1));
+    std::vector<std::vector<double>> rates(specs.size()), ratios(specs.size()), step_ms(specs.size());
+    std::vector<double> capacities;
+    for (int round = 1; round <= rounds; ++round) {
+        say("bench: scaling, round " + std::to_string(round) + " of " + std::to_string(rounds) + "...");
+        if (rows > 1) capacities.push_back(measure_parallel_capacity(rows, 0.1));
+        double single_rate = 0.0;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            RunSettings row_run;
+            row_run.devices = device_spec(specs[i].replicas);
+            row_run.threads = specs[i].threads;
+            row_run.steps = steps_per_round;
+            row_run.batch_size = config.batch_size;
+            row_run.warmup_steps = kScalingWarmupSteps;
+            const BenchRun measured = specs[i].independent
+                                          ? run_independent_copies(model, train_only, row_run, specs[i].replicas)
+                                          : run_once(model, train_only, row_run);
+            if (i == 0) single_rate = measured.samples_per_second;
+            rates[i].push_back(measured.samples_per_second);
+            step_ms[i].push_back(measured.ms_per_step);
+            // Efficiency against ideal scaling of this round's 1 x 1 row; the 1 x N row is the
+            // speed-up of more threads for one replica.
+            const int ideal = specs[i].replicas > 1 ? specs[i].replicas : 1;
+            ratios[i].push_back(single_rate > 0 ? measured.samples_per_second / (ideal * single_rate) : 0.0);
+        }
+    }
+    if (!capacities.empty()) {
+        result.parallel_capacity = median(capacities);
         result.parallel_capacity_threads = rows;
     }
-    double single_rate = 0.0;
-    for (int replicas = 1; replicas <= rows; ++replicas) {
-        RunSettings row_run;
-        row_run.devices = device_spec(replicas);
-        row_run.threads = replicas;
-        row_run.steps = config.scaling_steps;
-        row_run.batch_size = config.batch_size;
-        row_run.warmup_steps = kScalingWarmupSteps;
-        say("bench: scaling, " + std::to_string(replicas) + " replica(s) x 1 thread...");
-        const BenchRun measured = run_once(model, train_only, row_run);
-        if (replicas == 1) single_rate = measured.samples_per_second;
-        ScalingRow row{
-            replicas, replicas, measured.samples_per_second, measured.ms_per_step,
-            single_rate > 0 ? measured.samples_per_second / (replicas * single_rate) : 0.0};
-        result.scaling.push_back(row);
-        if (replicas == 1 && result.cores > 1) {  // one replica on every thread, for comparison
-            row_run.threads = result.cores;
-            say("bench: scaling, 1 replica x " + std::to_string(result.cores) + " threads...");
-            const BenchRun wide = run_once(model, train_only, row_run);
-            result.scaling.push_back(
-                {1, result.cores, wide.samples_per_second, wide.ms_per_step,
-                 single_rate > 0 ? wide.samples_per_second / single_rate : 0.0});
-        }
+    result.scaling_rounds = rounds;
+    for (std::size_t i = 0; i < specs.size() && rounds > 0; ++i) {
+        result.scaling.push_back({specs[i].replicas, specs[i].threads, median(rates[i]), median(step_ms[i]),
+                                  median(ratios[i]), specs[i].independent});
     }
     ThreadPool::instance().set_limit(saved_limit);
     return result;
@@ -317,9 +375,11 @@ std::string bench_to_json(const BenchResult& result) {
         entry["samples_per_second"] = row.samples_per_second;
         entry["ms_per_step"] = row.ms_per_step;
         entry["efficiency"] = row.efficiency;
+        entry["independent_copies"] = row.independent_copies;
         scaling.push_back(std::move(entry));
     }
     root["scaling"] = std::move(scaling);
+    root["scaling_rounds"] = result.scaling_rounds;
     return json::dump(root, 2);
 }
 

@@ -21,7 +21,7 @@ struct BenchConfig {
     int threads = 0;         // CPU threads in all (0: one per core)
     std::int32_t batch_size = 32;
     int scaling_replicas = -1;        // table rows 1..N replicas; -1: the core count, 0: no table
-    std::int64_t scaling_steps = 60;  // steps per table row (the first 10 are not timed)
+    std::int64_t scaling_steps = 400;  // timed steps per table row, over all rounds
 };
 
 // Medians over the timed steps; a step's phase time is its slowest replica's.
@@ -59,7 +59,12 @@ struct ScalingRow {
     int threads = 0;  // in all
     double samples_per_second = 0.0;
     double ms_per_step = 0.0;
-    double efficiency = 0.0;  // samples/s over (replicas x the 1-replica-1-thread samples/s)
+    // Median over the rounds of samples/s over (replicas x the same round's 1-replica-1-thread
+    // samples/s); for the 1-replica-N-thread row, its speed-up over that row.
+    double efficiency = 0.0;
+    // Not a mirrored run: `replicas` independent one-thread trainings at once, each on one
+    // replica's shard; its efficiency is the machine's parallel capacity for this very work.
+    bool independent_copies = false;
 };
 
 struct BenchResult {
@@ -76,6 +81,7 @@ struct BenchResult {
     std::int64_t train_samples = 0, validation_samples = 0;
     BenchRun run;
     std::vector<ScalingRow> scaling;
+    int scaling_rounds = 0;  // each row was measured once per round, interleaved with the others
 };
 
 // Runs the benchmark; `progress` gets a line per finished part. Throws mirrorlab::Error for

