@@ -334,7 +334,8 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
     cuda::softmax_cross_entropy(stream(), logits.f32(), labels.i32(), batch, classes, probs.f32(),
                                 grad_logits ? grad_logits.f32() : nullptr, grad_scale, top_k, rows);
     check_launch("sparse_categorical_crossentropy", device_);
-    std::vector<RowLoss> host(static_cast<std::size_t>(batch));
+    std::vector<RowLoss>& host = host_row_losses_;  // grows to the largest batch once, then reused
+    host.resize(static_cast<std::size_t>(batch));
     check(cudaMemcpyAsync(host.data(), rows, host.size() * sizeof(RowLoss), cudaMemcpyDeviceToHost, stream()),
           "sparse_categorical_crossentropy", "cudaMemcpyAsync", device_);
     stream_.synchronize("sparse_categorical_crossentropy");
@@ -414,7 +415,8 @@ double CudaBackend::sum_of_squares(const TensorView& x) {
     auto* partials = results<double>(kSumOfSquaresBlocks, "sum_of_squares");
     cuda::sum_of_squares(stream(), x.f32(), x.numel(), partials);
     check_launch("sum_of_squares", device_);
-    std::vector<double> host(kSumOfSquaresBlocks);
+    std::vector<double>& host = host_partials_;
+    host.resize(kSumOfSquaresBlocks);
     check(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream()),
           "sum_of_squares", "cudaMemcpyAsync", device_);
     stream_.synchronize("sum_of_squares");

@@ -13,9 +13,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/backend/backend.h"
 #include "gpu/cuda_handles.h"
+#include "gpu/kernels.h"
 
 namespace mirrorlab::cuda {
 
@@ -115,6 +117,9 @@ private:
     // The most workspace a cuDNN algorithm may ask for: a fixed cap, and no more than the
     // logical device's arena has left under its limit.
     std::size_t workspace_budget_bytes() const;
+    // The cuDNN workspace for one pass in `workspace` (null for 0 bytes); false when the device's
+    // arena cannot hold it, and the pass then runs the direct kernels.
+    bool try_workspace(std::size_t bytes, void*& workspace);
 
     // Scratch the backend keeps between ops, allocated from the logical device's arena once one is
     // attached: cuDNN workspace, the kernel in cuDNN's layout and its gradient, explicitly padded
@@ -122,6 +127,9 @@ private:
     DeviceBuffer workspace_, filter_, filter_grad_, padded_, padded_grad_, staging_, partials_, results_;
     MemoryArena* arena_ = nullptr;
     StepEvents step_events_;  // CUDA events on stream_ for the phases of a step
+    // Host copies of per-step results, kept so that a steady-state step allocates nothing.
+    std::vector<RowLoss> host_row_losses_;
+    std::vector<double> host_partials_;
 };
 
 }  // namespace mirrorlab::cuda

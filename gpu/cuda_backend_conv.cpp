@@ -49,6 +49,19 @@ std::size_t CudaBackend::workspace_budget_bytes() const {
     return budget;
 }
 
+bool CudaBackend::try_workspace(std::size_t bytes, void*& workspace) {
+    workspace = nullptr;
+    if (bytes == 0) return true;
+    try {
+        workspace = workspace_.reserve(bytes, "conv1d");
+        return true;
+    } catch (const OutOfMemoryError&) {
+        // The budget was judged when the plan was made; scratch reserved since (kernel transposes,
+        // padded inputs) may have used the room. A leaner path beats failing the step.
+        return false;
+    }
+}
+
 CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
                                                const Conv1DParams& params) const {
     check_conv1d_shapes(x, kernel, TensorView{});
@@ -154,9 +167,10 @@ void CudaBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, 
             input = padded;
         }
         check_launch("conv1d", device_);
-        void* workspace = plan.forward_workspace > 0 ? workspace_.reserve(plan.forward_workspace, "conv1d") : nullptr;
+        void* workspace = nullptr;
         const float one = 1.0f, zero = 0.0f;
         const cudnnStatus_t status =
+            !try_workspace(plan.forward_workspace, workspace) ? CUDNN_STATUS_NOT_SUPPORTED :
             cudnnConvolutionForward(cudnn_.get(), &one, plan.x.get(), input, plan.w.get(), filter, plan.conv.get(),
                                     plan.forward_algorithm, workspace, plan.forward_workspace, &zero, plan.y.get(),
                                     y.f32());
@@ -166,7 +180,9 @@ void CudaBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, 
             check_launch("conv1d", device_);
             return;
         }
-        plan.forward_cudnn = false;  // cuDNN changed its mind at run time: the direct kernel from now on
+        // cuDNN changed its mind at run time, or the device has no room for its workspace: the
+        // direct kernel from now on.
+        plan.forward_cudnn = false;
     }
     cuda::conv1d_forward(stream(), x.f32(), shape.batch, shape.length, shape.in_channels, kernel.f32(), shape.window,
                          shape.out_channels, bias ? bias.f32() : nullptr, y.f32(), shape.out_length, shape.pad_left);
@@ -196,8 +212,9 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
         float* target = plan.explicit_padding ? static_cast<float*>(padded_grad_.reserve(padded_bytes, "conv1d"))
                                               : grad_x.f32();
         check_launch("conv1d", device_);
-        void* workspace = plan.data_workspace > 0 ? workspace_.reserve(plan.data_workspace, "conv1d") : nullptr;
+        void* workspace = nullptr;
         const cudnnStatus_t status =
+            !try_workspace(plan.data_workspace, workspace) ? CUDNN_STATUS_NOT_SUPPORTED :
             cudnnConvolutionBackwardData(cudnn_.get(), &one, plan.w.get(), filter, plan.y.get(), grad_y.f32(),
                                          plan.conv.get(), plan.data_algorithm, workspace, plan.data_workspace, &zero,
                                          plan.x.get(), target);
@@ -229,8 +246,9 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
         auto* filter_grad =
             static_cast<float*>(filter_grad_.reserve(static_cast<std::size_t>(grad_kernel.bytes()), "conv1d"));
         check_launch("conv1d", device_);
-        void* workspace = plan.filter_workspace > 0 ? workspace_.reserve(plan.filter_workspace, "conv1d") : nullptr;
+        void* workspace = nullptr;
         const cudnnStatus_t status =
+            !try_workspace(plan.filter_workspace, workspace) ? CUDNN_STATUS_NOT_SUPPORTED :
             cudnnConvolutionBackwardFilter(cudnn_.get(), &one, plan.x.get(), input, plan.y.get(), grad_y.f32(),
                                            plan.conv.get(), plan.filter_algorithm, workspace, plan.filter_workspace,
                                            &zero, plan.w.get(), filter_grad);

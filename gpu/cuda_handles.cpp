@@ -25,7 +25,12 @@ std::string error_text(cublasStatus_t status) { return cublasGetStatusString(sta
 std::string error_text(cudnnStatus_t status) { return cudnnGetErrorString(status); }
 
 void check(cudaError_t status, std::string_view op, std::string_view call, int device) {
-    if (status != cudaSuccess) fail(op, call, device, error_text(status));
+    // A failed runtime call is also left as the thread's last error, which the next
+    // check_launch() would report against an innocent op: take it back here.
+    if (status != cudaSuccess) {
+        cudaGetLastError();
+        fail(op, call, device, error_text(status));
+    }
 }
 
 void check(cublasStatus_t status, std::string_view op, std::string_view call, int device) {
@@ -175,6 +180,9 @@ void StepEvents::record(int slot, cudaStream_t stream) {
     if (slot == 0) recorded_.fill(false);
     recorded_[static_cast<std::size_t>(slot)] =
         cudaEventRecord(events_[static_cast<std::size_t>(slot)], stream) == cudaSuccess;
+    // Timing is optional: a failed record only costs this step's device times, and must not
+    // linger as the last error for the next op's launch check.
+    if (!recorded_[static_cast<std::size_t>(slot)]) cudaGetLastError();
 }
 
 double StepEvents::elapsed_ms(int from, int to) const {
@@ -183,7 +191,7 @@ double StepEvents::elapsed_ms(int from, int to) const {
     float milliseconds = 0.0f;
     if (cudaEventElapsedTime(&milliseconds, events_[static_cast<std::size_t>(from)],
                              events_[static_cast<std::size_t>(to)]) != cudaSuccess) {
-        cudaGetLastError();  // not completed yet: clear the sticky-free error and report "unknown"
+        cudaGetLastError();  // not completed yet: clear the error and report "unknown"
         return -1.0;
     }
     return milliseconds;

@@ -1,7 +1,9 @@
 // CUDA kernels of the CUDA backend. Each kernel is the body of the CPU reference's loop
 // (core/backend/cpu_reference.cpp) with the loop index turned into a thread index; where the
-// reference accumulates, the kernel accumulates in the same order. Compiled with --fmad=false so
-// that a * b + c rounds twice, as on the CPU.
+// reference accumulates, the kernel accumulates in the same order, except the scatters (embedding
+// backward, max-pool backward with overlapping windows), which add with atomics: their order, and
+// so the last bits, can differ from run to run (mirrored replicas still agree, as they all copy
+// the one all-reduced sum). Compiled with --fmad=false so that a * b + c rounds twice, as on the CPU.
 #include "gpu/kernels.h"
 
 #include <cmath>

@@ -230,6 +230,9 @@ LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::in
         backend_.fill(gradients_, 0.0f);
         backend_.mark(StepMark::ForwardEnd);
         backend_.mark(StepMark::BackwardEnd);
+        // The all-reduce reads this buffer from other replicas' streams right after the barrier:
+        // the zeros must be there, not just queued (a GPU fill only enqueues).
+        backend_.synchronize();
         return {};
     }
     auto start = std::chrono::steady_clock::now();

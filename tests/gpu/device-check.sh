@@ -128,6 +128,7 @@ if [[ $with_tests -eq 1 ]]; then
     qtest "20-step training vs CPU" 120 training "$tests/test_gpu_ops" trainingMatchesTheCpuFor20Steps
     qtest "mirrored, 2 virtual GPUs vs 1 GPU" 60 mirrored2 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:2 virtual GPUs"
     qtest "mirrored, 4 virtual GPUs vs 1 GPU" 60 mirrored4 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:4 virtual GPUs"
+    qtest "mirrored, 4 virtual GPUs, empty shard" 60 mirrored_empty "$tests/test_gpu_ops" "mirroredOnVirtualGpus:4 virtual GPUs, an empty shard"
     qtest "memory limit (2 x 64 MB)" 60 memory "$tests/test_gpu_ops" memoryLimitIsEnforced
     qtest "CUDA-event phases, scratch in arena" 60 phases "$tests/test_gpu_ops" gpuStepTimesPhasesAndKeepsScratchInTheArena
     qtest "NCCL all-reduce ($gpu_count GPU)" 60 nccl "$tests/test_gpu_ops" ncclAllReduceOnSeparateGpus
