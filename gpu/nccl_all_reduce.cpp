@@ -115,20 +115,10 @@ std::string NcclAllReduce::describe(const std::vector<LogicalDevice*>& devices) 
 void NcclAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>&,
                                StepBarrier& barrier) {
     // The replicas' streams are idle here (the strategy synchronised them after the backward pass),
-    // so replica 0 can issue the collective for every GPU while the others wait at the barrier.
-    if (replica == 0) {
-        try {
-            reduce_all(buffers);
-        } catch (...) {
-            error_ = std::current_exception();
-        }
-    }
+    // so replica 0 can issue the collective for every GPU while the others wait at the barrier. If
+    // it fails, its exception breaks the barrier (the strategy aborts it) and the others leave.
+    if (replica == 0) reduce_all(buffers);
     barrier.arrive_and_wait();
-    if (replica == 0 && error_) {
-        std::exception_ptr error = error_;
-        error_ = nullptr;
-        std::rethrow_exception(error);
-    }
 }
 
 std::int64_t NcclAllReduce::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {

@@ -36,7 +36,6 @@ private:
     std::vector<int> devices_;
     std::unique_ptr<NcclCommunicators> communicators_;
     std::vector<std::unique_ptr<Stream>> streams_;
-    std::exception_ptr error_;  // replica 0's failure, rethrown after the barrier
 };
 
 // "2.28.9", or why NCCL is unavailable.

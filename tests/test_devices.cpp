@@ -80,7 +80,14 @@ class FakeGpuBackend final : public CpuReferenceBackend {
         return time_ms[static_cast<std::size_t>(to)] - time_ms[static_cast<std::size_t>(from)];
     }
 
+    void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                      const TensorView& slot0, const TensorView& slot1) override {
+        if (fail_update) throw OpError("[optimizer] simulated device fault");
+        CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1);
+    }
+
     MemoryArena* attached_arena = nullptr;
+    bool fail_update = false;  // a GPU fault in the middle of the update, on this replica only
 
   private:
     bool recorded[static_cast<std::size_t>(StepMark::Count)] = {};
@@ -106,7 +113,12 @@ class FakeGpuProvider final : public DeviceProvider {
     std::string status() const override { return "fake provider, 1 GPU"; }
     std::unique_ptr<Backend> create_backend(int physical_index) override {
         backend_indices.push_back(physical_index);
-        return std::make_unique<CpuReferenceBackend>();
+        auto backend = std::make_unique<FakeGpuBackend>();
+        backends.push_back(backend.get());
+        return backend;
+    }
+    std::int64_t free_memory_bytes(int physical_index) const override {
+        return physical_index == 0 ? 3000 * kMiB : 0;
     }
     std::shared_ptr<RawAllocator> create_allocator(int physical_index) override {
         allocator_indices.push_back(physical_index);
@@ -117,6 +129,7 @@ class FakeGpuProvider final : public DeviceProvider {
 
     std::vector<int> backend_indices, allocator_indices;
     std::vector<std::shared_ptr<CountingAllocator>> allocators;
+    std::vector<FakeGpuBackend*> backends;  // owned by the logical devices
 };
 
 // The message of the DeviceConfigError that `fn` throws; fails the test when it throws nothing.
@@ -180,6 +193,9 @@ class TestDevices : public QObject {
     void validate_rejects_impossible_hand_built_choices();
     void fake_gpu_provider_validates_and_creates_devices();
     void validate_rejects_mixing_cpu_and_gpu();
+    void gpu_steps_report_device_times_and_free_memory();
+    void cpu_steps_report_wall_clock_times();
+    void failure_during_the_update_stops_training_until_weights_are_set();
 
     // ---- create_logical_devices ----------------------------------------------------------
     void create_cpu_replicas_without_limits();
@@ -547,6 +563,93 @@ void TestDevices::fake_gpu_provider_validates_and_creates_devices() {
         config_error([&] { DeviceConfig::parse("gpu:0,gpu:1").validate(registry); });
     QVERIFY2(missing.contains("GPU:1 does not exist: this machine has 1 GPU ("),
              qPrintable(missing));
+}
+
+void TestDevices::gpu_steps_report_device_times_and_free_memory() {
+    // What the CUDA backend feeds the step view and the memory panel, through the same paths: a
+    // backend with a device clock times the phases (not the host's wall clock around them), the
+    // provider's free memory reaches every logical device's row, and each backend got its own
+    // device's arena for scratch.
+    DeviceRegistry registry;
+    auto provider = std::make_shared<FakeGpuProvider>();
+    registry.add_provider(provider);
+    std::vector<std::string> log;
+    MirroredStrategy strategy(create_logical_devices(DeviceConfig::parse("gpu:0:2x1024MB"), registry),
+                              AllReduceAlgorithm::Auto, [&](LogLevel, const std::string& line) { log.push_back(line); });
+    QCOMPARE(provider->backends.size(), std::size_t{2});
+    for (int r = 0; r < 2; ++r) {
+        QCOMPARE(provider->backends[static_cast<std::size_t>(r)]->attached_arena, &strategy.device(r).arena());
+    }
+    // Two virtual devices of one GPU: NCCL cannot run, and the log says so as TensorFlow does.
+    QCOMPARE(strategy.all_reduce_algorithm(), AllReduceAlgorithm::ReduceToOneDevice);
+    QVERIFY(std::find(log.begin(), log.end(),
+                      "NCCL is not supported when using virtual GPUs, falling back to reduction to one device") != log.end());
+
+    const Model model = embedding_model(50, 4, 6);
+    strategy.build(model, 8, OptimizerConfig::defaults(OptimizerKind::Adam), initial_weights(model, 3));
+    std::vector<std::int32_t> ids(8 * 6), labels(8);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i % 50);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    const TrainStepResult& result = strategy.train_step(ids.data(), labels.data(), 8, 1);
+    QVERIFY(result.finite);
+    for (const PhaseTimings& phase : result.replicas) {
+        QVERIFY(phase.device_timed);
+        QCOMPARE(phase.forward_ms, FakeGpuBackend::kForwardMs);
+        QCOMPARE(phase.backward_ms, FakeGpuBackend::kBackwardMs);
+        QCOMPARE(phase.allreduce_ms, FakeGpuBackend::kAllReduceMs);
+        QCOMPARE(phase.update_ms, FakeGpuBackend::kUpdateMs);
+    }
+    for (const DeviceMemory& memory : strategy.memory()) {
+        QCOMPARE(memory.physical_free_bytes, 3000 * kMiB);
+        QCOMPARE(memory.limit_bytes, 1024 * kMiB);
+        QVERIFY(memory.bytes_in_use > 0);
+    }
+}
+
+void TestDevices::failure_during_the_update_stops_training_until_weights_are_set() {
+    // Replica 1's device faults while applying the update; replica 0 has already updated. The
+    // mirrored copies now differ, so the strategy refuses further steps with a message that says
+    // what to do, until the weights are set again.
+    DeviceRegistry registry;
+    auto provider = std::make_shared<FakeGpuProvider>();
+    registry.add_provider(provider);
+    MirroredStrategy strategy(create_logical_devices(DeviceConfig::parse("gpu:0:2x1024MB"), registry),
+                              AllReduceAlgorithm::Auto, [](LogLevel, const std::string&) {});
+    const Model model = embedding_model(50, 4, 6);
+    const std::vector<float> weights = initial_weights(model, 3);
+    strategy.build(model, 8, OptimizerConfig::defaults(OptimizerKind::Adam), weights);
+    std::vector<std::int32_t> ids(8 * 6, 1), labels(8, 2);
+    provider->backends[1]->fail_update = true;
+    QVERIFY_THROWS_EXCEPTION(OpError, strategy.train_step(ids.data(), labels.data(), 8, 1));
+    try {
+        strategy.train_step(ids.data(), labels.data(), 8, 2);
+        QFAIL("a step ran on replicas that may differ");
+    } catch (const OpError& error) {
+        QVERIFY2(QString(error.what()).contains("set the weights again"), error.what());
+    }
+    provider->backends[1]->fail_update = false;
+    strategy.set_weights(weights);
+    QVERIFY(strategy.train_step(ids.data(), labels.data(), 8, 3).finite);
+    QVERIFY(strategy.weights(0) == strategy.weights(1));
+    QVERIFY(strategy.weights(0) != weights);
+}
+
+void TestDevices::cpu_steps_report_wall_clock_times() {
+    // The CPU has no clock of its own: phases are host wall-clock times, and no free-memory figure
+    // is invented for it.
+    DeviceRegistry registry;
+    MirroredStrategy strategy(create_logical_devices(DeviceConfig::parse("cpu:2"), registry), AllReduceAlgorithm::Auto,
+                              [](LogLevel, const std::string&) {});
+    const Model model = embedding_model(50, 4, 6);
+    strategy.build(model, 8, OptimizerConfig::defaults(OptimizerKind::Adam), initial_weights(model, 3));
+    std::vector<std::int32_t> ids(8 * 6, 1), labels(8, 2);
+    const TrainStepResult& result = strategy.train_step(ids.data(), labels.data(), 8, 1);
+    QVERIFY(result.finite);
+    for (const PhaseTimings& phase : result.replicas) {
+        QVERIFY(!phase.device_timed);
+        QVERIFY(phase.forward_ms > 0 && phase.backward_ms > 0 && phase.update_ms > 0);
+    }
+    for (const DeviceMemory& memory : strategy.memory()) QCOMPARE(memory.physical_free_bytes, std::int64_t{0});
 }
 
 void TestDevices::validate_rejects_mixing_cpu_and_gpu() {

@@ -24,6 +24,7 @@
 #include "core/distribute/cross_device_ops.h"
 #include "core/distribute/mirrored.h"
 #include "core/distribute/replica_threads.h"
+#include "core/distribute/step_barrier.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
@@ -180,6 +181,9 @@ class TestMirrored : public QObject {
     // ---- ReplicaThreads ------------------------------------------------------------------
     void replica_threads_run_concurrently_on_distinct_threads();
     void replica_threads_rethrow_after_all_finished();
+    void replica_threads_prefer_the_failing_replicas_error();
+    void step_barrier_keeps_phases_apart();
+    void step_barrier_abort_releases_sleeping_waiters();
 
     // ---- All-reduce from real threads ----------------------------------------------------
     void all_reduce_sums_bit_identically_data();
@@ -348,6 +352,90 @@ void TestMirrored::replica_threads_rethrow_after_all_finished() {
     }));
     threads.run([&](int r) { ran[static_cast<std::size_t>(r)] = 2; });
     QCOMPARE(ran, std::vector<int>(n, 2));
+}
+
+void TestMirrored::step_barrier_keeps_phases_apart() {
+    // Every thread writes its slot for phase k, meets the others, and must then see every slot at
+    // k: the barrier orders the writes before the reads, phase after phase, on one reused object.
+    constexpr int n = 4, phases = 2000;
+    StepBarrier barrier(n);
+    std::vector<std::atomic<int>> phase_of(n);
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            for (int phase = 1; phase <= phases; ++phase) {
+                phase_of[static_cast<std::size_t>(r)].store(phase, std::memory_order_relaxed);
+                barrier.arrive_and_wait();
+                for (const auto& slot : phase_of) {
+                    if (slot.load(std::memory_order_relaxed) != phase) ++mismatches;
+                }
+                barrier.arrive_and_wait();  // nobody writes phase + 1 before all have read phase
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    QCOMPARE(mismatches.load(), 0);
+}
+
+void TestMirrored::step_barrier_abort_releases_sleeping_waiters() {
+    // Three replicas wait long enough to have stopped spinning and gone to sleep; the fourth fails
+    // and aborts. All three must leave with StepAborted, promptly; after reset() the barrier works.
+    constexpr int n = 4;
+    auto barrier = std::make_shared<StepBarrier>(n);
+    auto aborted = std::make_shared<std::atomic<int>>(0);
+    std::vector<std::thread> waiters;
+    for (int r = 1; r < n; ++r) {
+        waiters.emplace_back([barrier, aborted] {
+            try {
+                barrier->arrive_and_wait();
+            } catch (const StepAborted&) {
+                ++*aborted;
+            }
+        });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    QCOMPARE(aborted->load(), 0);  // still waiting for the fourth
+    barrier->abort();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (aborted->load() < n - 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (aborted->load() != n - 1) {
+        for (auto& waiter : waiters) waiter.detach();  // they hang; do not hang the suite with them
+        QFAIL(qPrintable(QString("only %1 of %2 waiters left the aborted barrier").arg(aborted->load()).arg(n - 1)));
+    }
+    for (auto& waiter : waiters) waiter.join();
+    // A later arrival at a broken barrier leaves at once, too.
+    QVERIFY_THROWS_EXCEPTION(StepAborted, barrier->arrive_and_wait());
+
+    barrier->reset();
+    std::vector<std::thread> again;
+    std::atomic<int> passed{0};
+    for (int r = 0; r < n; ++r) {
+        again.emplace_back([&] {
+            barrier->arrive_and_wait();
+            ++passed;
+        });
+    }
+    for (auto& thread : again) thread.join();
+    QCOMPARE(passed.load(), n);
+}
+
+void TestMirrored::replica_threads_prefer_the_failing_replicas_error() {
+    // The others' StepAborted arrives first; the error that comes out is still the one that
+    // names the real problem.
+    ReplicaThreads threads(4);
+    try {
+        threads.run([](int r) {
+            if (r != 2) throw StepAborted();
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            throw OutOfMemoryError("out of memory on /device:CPU:2: test");
+        });
+        QFAIL("nothing was rethrown");
+    } catch (const OutOfMemoryError& error) {
+        QCOMPARE(std::string(error.what()), std::string("out of memory on /device:CPU:2: test"));
+    }
 }
 
 // ---- All-reduce from real threads --------------------------------------------------------

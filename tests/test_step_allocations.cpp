@@ -186,22 +186,28 @@ void TestStepAllocations::pipeline_reuses_recycled_batches() {
     options.prefetch_batches = prefetch;
     options.seed = 5;
     Pipeline pipeline(data.train_ids, data.train_labels, options);
+    // What recycled buffers must still deliver: this epoch's samples in this epoch's order.
+    std::vector<std::int32_t> expected_labels;
+    for (std::int64_t sample : pipeline.epoch_order(0)) expected_labels.push_back((*data.train_labels)[static_cast<std::size_t>(sample)]);
     pipeline.start_epoch(0);
+    std::vector<std::int32_t> labels;
+    labels.reserve(expected_labels.size());
     std::int64_t delivered = 0;
     for (int i = 0; i < 5; ++i) {
         std::optional<Batch> batch = pipeline.next();
         QVERIFY(batch.has_value());
+        labels.insert(labels.end(), batch->labels.begin(), batch->labels.end());
         ++delivered;
         pipeline.recycle(std::move(*batch));
     }
     const std::int64_t before = allocations();
     while (std::optional<Batch> batch = pipeline.next()) {
-        // Recycled buffers carry the right data: the labels are this epoch's order.
-        QCOMPARE(batch->labels.size(), static_cast<std::size_t>(batch->size));
+        labels.insert(labels.end(), batch->labels.begin(), batch->labels.end());
         ++delivered;
         pipeline.recycle(std::move(*batch));
     }
     const std::int64_t allocated = allocations() - before;
+    QVERIFY(labels == expected_labels);
     QCOMPARE(delivered, pipeline.steps_per_epoch());
     QVERIFY2(allocated == 0, qPrintable(QString("%1 allocations for %2 batches").arg(allocated).arg(delivered - 5)));
 }
@@ -210,7 +216,7 @@ void TestStepAllocations::fit_loop_allocations_do_not_grow_with_steps() {
     // The whole fit loop (pipeline, steps, running metrics) with step events off, as the CLI and
     // the bench run it: the second epoch of a 12-step and of a 48-step run allocate the same
     // (epoch-level work only: the shuffle order, the producer thread, validation, the epoch's
-    // events). A slack of 8 absorbs the memory events, which come by the clock, not by step.
+    // events); memory events, which come by the clock, are counted and taken out.
     auto epoch_allocations = [](std::int32_t steps) {
         TrainConfig config;
         config.epochs = 2;
@@ -220,16 +226,21 @@ void TestStepAllocations::fit_loop_allocations_do_not_grow_with_steps() {
         config.overfitting_monitor = false;
         DeviceConfig devices = DeviceConfig::parse("cpu:2");
         Trainer trainer(small_tutorial_model(), devices, config, small_data(32 * steps, 64));
-        std::int64_t begin = -1, end = -1;
+        std::int64_t begin = -1, end = -1, memory_events = 0;
         trainer.set_event_sink([&](const Event& event) {
             if (const auto* epoch_begin = std::get_if<EpochBeginEvent>(&event); epoch_begin && epoch_begin->epoch == 2) {
                 begin = allocations();
             } else if (const auto* epoch_end = std::get_if<EpochEndEvent>(&event); epoch_end && epoch_end->epoch == 2) {
                 end = allocations();
+            } else if (std::holds_alternative<MemoryEvent>(event) && begin >= 0 && end < 0) {
+                ++memory_events;
             }
         });
         const FitResult result = trainer.run();
-        return result.ok && begin >= 0 && end >= begin ? end - begin : std::int64_t{-1};
+        // Memory events come by the clock (every 0.5 s), not by step: each costs a few
+        // allocations, which are taken out here so that a slow machine does not fail the test.
+        constexpr std::int64_t kPerMemoryEvent = 4;
+        return result.ok && begin >= 0 && end >= begin ? end - begin - kPerMemoryEvent * memory_events : std::int64_t{-1};
     };
     const std::int64_t short_epoch = epoch_allocations(12);
     const std::int64_t long_epoch = epoch_allocations(48);

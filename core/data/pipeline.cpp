@@ -154,7 +154,10 @@ void Pipeline::produce() {
             fill_batch(step, batch);  // outside the lock: the consumer keeps reading
             std::unique_lock lock(mutex_);
             not_full_.wait(lock, [&] { return cancelled_ || queue_size_ < capacity; });
-            if (cancelled_) break;
+            if (cancelled_) {
+                if (spare_.size() < max_spares_) spare_.push_back(std::move(batch));  // kept for the next epoch
+                break;
+            }
             queue_[(queue_head_ + queue_size_) % capacity] = std::move(batch);
             ++queue_size_;
             lock.unlock();

@@ -188,6 +188,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
 
 void MirroredStrategy::set_weights(const std::vector<float>& weights) {
     pending_copy_ms_.assign(static_cast<std::size_t>(replica_count()), 0.0);
+    replicas_may_differ_ = false;  // every replica gets the same variables again
     threads_->run([&](int r) {
         const auto start = std::chrono::steady_clock::now();
         replicas_[static_cast<std::size_t>(r)]->set_weights(weights);
@@ -207,9 +208,14 @@ void MirroredStrategy::restore_optimizer(const OptimizerSchedule::State& state, 
 
 const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, const std::int32_t* labels,
                                                     std::int32_t batch, std::uint64_t step_seed) {
+    if (replicas_may_differ_) {
+        throw OpError("[train_step] an earlier step failed while the replicas were applying the optimizer update, so "
+                      "their variables may differ; set the weights again (or start a new run) before training on");
+    }
     const auto step_start = std::chrono::steady_clock::now();
     const int n = replica_count();
     StepScratch& s = scratch_;
+    update_started_.store(false, std::memory_order_relaxed);
     fill_shard_sizes(batch, n, s.sizes);
     fill_shard_offsets(s.sizes, s.offsets);
     s.result.counts = {};
@@ -236,7 +242,13 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
             }
         });
     } catch (...) {
-        schedule_->restore(schedule_before);  // the update this step would have made did not happen
+        if (update_started_.load(std::memory_order_relaxed)) {
+            // Some replicas may have updated and others not: the mirrored copies can no longer be
+            // trusted, and the schedule already counts the update that some of them made.
+            replicas_may_differ_ = true;
+        } else {
+            schedule_->restore(schedule_before);  // the update this step would have made did not happen
+        }
         throw;
     }
     pending_copy_ms_.clear();
@@ -313,6 +325,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
 
     // 4. The same update on every replica keeps the mirrored variables identical.
     const auto start = std::chrono::steady_clock::now();
+    update_started_.store(true, std::memory_order_relaxed);
     backend.mark(StepMark::UpdateBegin);
     replica.apply_update(update);
     backend.mark(StepMark::UpdateEnd);
@@ -350,6 +363,7 @@ LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_
 
 std::vector<DeviceMemory> MirroredStrategy::memory() const {
     std::vector<DeviceMemory> all;
+    all.reserve(devices_.size());
     for (const auto& device : devices_) {
         const MemoryStats stats = device->arena().stats();
         DeviceProvider* provider = device->provider();

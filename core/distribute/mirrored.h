@@ -3,6 +3,7 @@
 // split into per-replica shards, local forward/backward with the loss scaled by the global batch
 // size, an all-reduce of the gradients, and the same optimizer update on every replica. With one
 // device it is TensorFlow's OneDeviceStrategy.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,8 +60,9 @@ public:
 
     // One synchronous step. The result lives in the strategy until the next step; steady-state
     // steps allocate nothing. Throws what a replica threw (out of memory, an op error) after every
-    // replica has stopped; the variables and the optimizer are as before the step (a failure
-    // inside the update itself, which no op here raises, would leave them part-updated).
+    // replica has stopped. A failure before the update leaves the variables and the optimizer as
+    // before the step; one during the update (a GPU fault) may leave the replicas apart, so later
+    // steps throw OpError until set_weights() makes them equal again.
     const TrainStepResult& train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                       std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -104,6 +106,8 @@ private:
     std::vector<double> pending_copy_ms_;  // set_weights time per replica, reported by the next step
     std::unique_ptr<StepBarrier> barrier_;
     StepScratch scratch_;
+    std::atomic<bool> update_started_{false};  // some replica began this step's update
+    bool replicas_may_differ_ = false;         // a step failed during the update
 };
 
 }  // namespace mirrorlab

@@ -9,8 +9,12 @@
 namespace mirrorlab {
 
 void StepBarrier::arrive_and_wait() {
-    if (broken_.load(std::memory_order_acquire)) throw StepAborted();
+    // The phase first, then the flag: abort() sets the flag before it moves the phase, so either
+    // this load sees the moved phase and the flag check below throws, or the wait ends when the
+    // phase moves. The other order could read the flag before an abort and the phase after it,
+    // and wait forever for a phase that has already moved.
     const std::uint32_t phase = phase_.load(std::memory_order_acquire);
+    if (broken_.load(std::memory_order_acquire)) throw StepAborted();
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) {
         // The last to arrive opens the next phase; nobody can arrive for it before phase_ moves.
         arrived_.store(0, std::memory_order_relaxed);
