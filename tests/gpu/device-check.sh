@@ -10,6 +10,10 @@
 #
 # Environment: BUILD_DIR (default build-device-check), JOBS (default 16), CUDA_ARCH (default: the
 # GPU's compute capability from nvidia-smi, e.g. 90), OUT (if set, logs are copied there).
+#
+# Where the GPU machine has no Qt (the Qt Test programs cannot be built there), build the device
+# bundle here first and carry it: tests/gpu/make-device-bundle.sh says how. cuDNN and NCCL are
+# taken from NVIDIA's Python wheels when they are not next to CUDA.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,16 +26,16 @@ rows=()
 failed=0
 
 row() {  # check, result, seconds, detail
-    rows+=("$(printf '| %-34s | %-6s | %5s s | %s' "$1" "$2" "$3" "$4")")
+    rows+=("$(printf '| %-40s | %-6s | %5s s | %s' "$1" "$2" "$3" "$4")")
     [[ $2 == FAIL ]] && failed=1
-    printf '%-36s %s (%s s) %s\n' "$1" "$2" "$3" "$4"
+    printf '%-42s %s (%s s) %s\n' "$1" "$2" "$3" "$4"
 }
 
 summary() {
     echo
     echo "MirrorLab GPU device check: ${gpu_line:-no GPU information}"
-    echo "| check                              | result |  time   | detail"
-    echo "|------------------------------------|--------|---------|-------"
+    echo "| check                                    | result |  time   | detail"
+    echo "|------------------------------------------|--------|---------|-------"
     printf '%s\n' "${rows[@]}"
     if [[ -f $logs/benchmark.log ]] && grep -q '^BENCH' "$logs/benchmark.log"; then
         echo
@@ -54,10 +58,34 @@ arch=${CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "GPU: ${gpu_line:-nvidia-smi not found}; building for CUDA architecture $arch with -j$jobs"
 
+# --- cuDNN and NCCL: next to the toolkit, or from NVIDIA's Python wheels ------------------------
+# A GPU image may carry them only as pip wheels (nvidia-cudnn-cu13, nvidia-nccl-cu13), whose
+# libraries have only versioned names: point CMake at them and the loader too.
+wheel_lib_dir() {  # a library's file name -> the folder that holds it inside the nvidia wheels
+    local base
+    base=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null) || return 0
+    find "$base" -name "$1" -print -quit 2>/dev/null | xargs -r dirname
+}
+cmake_hints=()
+for wanted in "libcudnn.so.9 CUDNN_ROOT" "libnccl.so.2 NCCL_ROOT"; do
+    read -r library variable <<<"$wanted"
+    if ldconfig -p 2>/dev/null | grep -q "$library" || ls /usr/local/cuda/lib*/"$library" >/dev/null 2>&1; then
+        continue
+    fi
+    dir=$(wheel_lib_dir "$library")
+    if [[ -n $dir ]]; then
+        export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        cmake_hints+=("-DMIRRORLAB_$variable=$(dirname "$dir")")
+        echo "  $library from NVIDIA's Python wheels: $dir"
+    else
+        echo "  $library: not next to CUDA and not in NVIDIA's Python wheels"
+    fi
+done
+
 # --- Build only what the checks need ------------------------------------------------------------
 configure() {  # extra cmake arguments
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMIRRORLAB_BUILD_UI=OFF -DMIRRORLAB_BUILD_CUDA=ON \
-        -DCMAKE_CUDA_ARCHITECTURES="$arch" "$@" >"$logs/configure.log" 2>&1 &&
+        -DCMAKE_CUDA_ARCHITECTURES="$arch" "${cmake_hints[@]}" "$@" >"$logs/configure.log" 2>&1 &&
         grep -q 'CUDA backend: CUDA' "$logs/configure.log"
 }
 t=$SECONDS
@@ -78,10 +106,28 @@ else
     summary
     exit 1
 fi
-[[ $with_tests -eq 0 ]] && row "Qt Test programs" FAIL 0 "Qt 6 not found: op suite and GPU tests not built"
-
 tests=$build/tests
 cli=$build/app/mirrorlab-cli
+# No Qt here: the test programs come from the device bundle built on the project's machine
+# (tests/gpu/make-device-bundle.sh), carried along as build-device-bundle/bundle.tar.xz.
+bundle_file=$root/build-device-bundle/bundle.tar.xz
+if [[ $with_tests -eq 0 && -f $bundle_file ]]; then
+    bundle=$build/bundle
+    rm -rf "$bundle" && mkdir -p "$bundle" && tar -C "$bundle" -xJf "$bundle_file"
+    tests=$bundle/bin
+    cli=$bundle/bin/mirrorlab-cli
+    export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export MIRRORLAB_PLUGIN_DIR=$bundle/plugin
+    with_tests=1
+    here=$(bash "$root/tests/gpu/source-hash.sh")
+    built=$(cat "$bundle/SOURCE_HASH" 2>/dev/null || echo unknown)
+    if [[ $here == "$built" ]]; then
+        row "device bundle (programs built elsewhere)" ok 0 "sources $built; $(ls "$bundle/lib" | wc -l) libraries carried"
+    else
+        row "device bundle (programs built elsewhere)" FAIL 0 "built from sources $built but this tree is $here: rebuild it"
+    fi
+fi
+[[ $with_tests -eq 0 ]] && row "Qt Test programs" FAIL 0 "Qt 6 not found and no device bundle: op suite and GPU tests not built"
 
 # Runs one Qt Test selection with a time limit and turns its output into a table row.
 qtest() {  # label, timeout, log name, program, selection...
@@ -121,9 +167,19 @@ else
 fi
 
 if [[ $with_tests -eq 1 ]]; then
-    qtest "plugin loader" 60 plugin_loader "$tests/test_plugin_loader"
+    if [[ -x $tests/test_plugin_loader ]]; then
+        qtest "plugin loader" 60 plugin_loader "$tests/test_plugin_loader"
+    else
+        row "plugin loader" SKIP 0 "not in the device bundle (runs in CI on the CPU)"
+    fi
     qtest "op suite vs CPU reference" 120 ops "$tests/test_gpu_ops" ops
-    echo "  op rows passed on cuda and cuda-direct: $(grep -c '^PASS.*@cuda' "$logs/ops.log")"
+    cuda_rows=$(grep -c '^PASS.*@cuda' "$logs/ops.log")
+    echo "  op rows passed on cuda and cuda-direct: $cuda_rows"
+    # The suite passes with every GPU row skipped; with a GPU present that would hide a plugin
+    # that did not load in the test program.
+    if [[ $plugin_gpus -eq 1 && $cuda_rows -eq 0 ]]; then
+        row "op suite ran on the GPU" FAIL 0 "no op row ran on cuda: $(grep -m1 'GPU status' "$logs/ops.log" | cut -c1-120)"
+    fi
     qtest "cross-device add/copy" 60 cross_device "$tests/test_gpu_ops" addAndCopyAcrossVirtualDevices
     qtest "20-step training vs CPU" 120 training "$tests/test_gpu_ops" trainingMatchesTheCpuFor20Steps
     qtest "mirrored, 2 virtual GPUs vs 1 GPU" 60 mirrored2 "$tests/test_gpu_ops" "mirroredOnVirtualGpus:2 virtual GPUs"
