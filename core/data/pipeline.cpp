@@ -44,7 +44,6 @@ Pipeline::Pipeline(std::shared_ptr<const PaddedSequences> ids,
     queue_.resize(static_cast<size_t>(options_.prefetch_batches));
     const size_t in_flight = static_cast<size_t>(options_.prefetch_batches) + 2;
     max_spares_ = in_flight;
-    spare_.reserve(in_flight);
     spare_.resize(in_flight);
     for (Batch& batch : spare_) {
         batch.ids.reserve(static_cast<size_t>(options_.batch_size) * static_cast<size_t>(ids_->length));
