@@ -195,7 +195,7 @@ class TestDevices : public QObject {
     void validate_rejects_mixing_cpu_and_gpu();
     void gpu_steps_report_device_times_and_free_memory();
     void cpu_steps_report_wall_clock_times();
-    void failure_during_the_update_stops_training_until_weights_are_set();
+    void failure_during_the_update_stops_further_steps();
 
     // ---- create_logical_devices ----------------------------------------------------------
     void create_cpu_replicas_without_limits();
@@ -606,10 +606,10 @@ void TestDevices::gpu_steps_report_device_times_and_free_memory() {
     }
 }
 
-void TestDevices::failure_during_the_update_stops_training_until_weights_are_set() {
-    // Replica 1's device faults while applying the update; replica 0 has already updated. The
-    // mirrored copies now differ, so the strategy refuses further steps with a message that says
-    // what to do, until the weights are set again.
+void TestDevices::failure_during_the_update_stops_further_steps() {
+    // Replica 1's device faults while applying the update; replica 0 may update anyway. The mirrored
+    // copies (variables and optimizer slots) now differ and none is known to be right, so the
+    // strategy refuses every further step with a message that says what to do.
     DeviceRegistry registry;
     auto provider = std::make_shared<FakeGpuProvider>();
     registry.add_provider(provider);
@@ -621,17 +621,17 @@ void TestDevices::failure_during_the_update_stops_training_until_weights_are_set
     std::vector<std::int32_t> ids(8 * 6, 1), labels(8, 2);
     provider->backends[1]->fail_update = true;
     QVERIFY_THROWS_EXCEPTION(OpError, strategy.train_step(ids.data(), labels.data(), 8, 1));
-    try {
-        strategy.train_step(ids.data(), labels.data(), 8, 2);
-        QFAIL("a step ran on replicas that may differ");
-    } catch (const OpError& error) {
-        QVERIFY2(QString(error.what()).contains("set the weights again"), error.what());
-    }
+    // Replica 0 has usually updated by now (unless the abort reached it first): the copies may differ.
     provider->backends[1]->fail_update = false;
-    strategy.set_weights(weights);
-    QVERIFY(strategy.train_step(ids.data(), labels.data(), 8, 3).finite);
-    QVERIFY(strategy.weights(0) == strategy.weights(1));
-    QVERIFY(strategy.weights(0) != weights);
+    for (int attempt = 0; attempt < 2; ++attempt) {  // also after setting the weights again
+        try {
+            strategy.train_step(ids.data(), labels.data(), 8, 2);
+            QFAIL("a step ran on replicas that may differ");
+        } catch (const OpError& error) {
+            QVERIFY2(QString(error.what()).contains("start a new run"), error.what());
+        }
+        strategy.set_weights(weights);
+    }
 }
 
 void TestDevices::cpu_steps_report_wall_clock_times() {

@@ -31,9 +31,7 @@ std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
     }
     return hash;
 }
-}  // namespace
 
-namespace {
 // A backend with its own clock (CUDA events) times the phases on the device: the wall-clock
 // numbers then also hold the launch and synchronisation overhead, which the device times do not.
 void take_device_timings(Backend& backend, bool all_reduced, PhaseTimings& phase) {
@@ -175,7 +173,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
     const auto n = static_cast<std::size_t>(replica_count());
     scratch_ = StepScratch{};
     scratch_.counts.resize(n);
-    scratch_.finite.resize(2 * n);
+    scratch_.finite.resize(n);
     scratch_.updated.resize(n);
     scratch_.result.replicas.resize(n);
     for (std::size_t r = 0; r < n; ++r) {
@@ -188,7 +186,6 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
 
 void MirroredStrategy::set_weights(const std::vector<float>& weights) {
     pending_copy_ms_.assign(static_cast<std::size_t>(replica_count()), 0.0);
-    replicas_may_differ_ = false;  // every replica gets the same variables again
     threads_->run([&](int r) {
         const auto start = std::chrono::steady_clock::now();
         replicas_[static_cast<std::size_t>(r)]->set_weights(weights);
@@ -210,7 +207,8 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
                                                     std::int32_t batch, std::uint64_t step_seed) {
     if (replicas_may_differ_) {
         throw OpError("[train_step] an earlier step failed while the replicas were applying the optimizer update, so "
-                      "their variables may differ; set the weights again (or start a new run) before training on");
+                      "their variables and optimizer state may differ; start a new run (the epochs already "
+                      "finished are kept) to train on");
     }
     const auto step_start = std::chrono::steady_clock::now();
     const int n = replica_count();
@@ -222,7 +220,6 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
     s.result.finite = true;
     for (auto& phase : s.result.replicas) phase = PhaseTimings{};
     barrier_->reset();
-    s.parity = !s.parity;
     // The optimizer's scalars for this update; given back below if the step turns out non-finite.
     const OptimizerSchedule::State schedule_before = schedule_->state();
     const OptimizerStep update = schedule_->next_step();
@@ -305,18 +302,16 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
 
     // 3. A non-finite loss or gradient stops here, before any variable changes. Each replica
     // checks its own slice of the summed gradient (the copies are identical), then all read the
-    // same verdicts. The verdicts alternate between two rows by step, so a fast replica writing
-    // the next step's verdict cannot overwrite one a slow replica has yet to read.
+    // same verdicts. One row suffices: run() joins every replica before the next step writes it.
     LossCounts total;
     for (const auto& c : s.counts) total += c;
     const TensorView gradients = replica.gradient_buffer();
     const auto [slice_begin, slice_end] = chunk_range(gradients.numel(), n, r);
     const bool own_finite = std::isfinite(total.loss_sum) &&
                             backend.all_finite(gradients.slice(slice_begin, Shape{slice_end - slice_begin}));
-    char* verdicts = s.finite.data() + (s.parity ? n : 0);
-    verdicts[i] = own_finite ? 1 : 0;
+    s.finite[i] = own_finite ? 1 : 0;
     if (n > 1) barrier_->arrive_and_wait();
-    const bool finite = std::all_of(verdicts, verdicts + n, [](char f) { return f != 0; });
+    const bool finite = std::all_of(s.finite.begin(), s.finite.end(), [](char f) { return f != 0; });
     if (r == 0) s.result.finite = finite;
     if (!finite) {
         s.updated[i] = std::chrono::steady_clock::now();

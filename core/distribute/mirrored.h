@@ -61,8 +61,9 @@ public:
     // One synchronous step. The result lives in the strategy until the next step; steady-state
     // steps allocate nothing. Throws what a replica threw (out of memory, an op error) after every
     // replica has stopped. A failure before the update leaves the variables and the optimizer as
-    // before the step; one during the update (a GPU fault) may leave the replicas apart, so later
-    // steps throw OpError until set_weights() makes them equal again.
+    // before the step; one during the update (a GPU fault) may leave the replicas' variables and
+    // optimizer slots apart, with no copy known to be right, so every later step throws OpError:
+    // the run is over (the trainer reports the first error and keeps the finished epochs).
     const TrainStepResult& train_step(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                       std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -85,8 +86,7 @@ private:
     struct StepScratch {
         std::vector<std::int32_t> sizes, offsets;  // each replica's shard of the global batch
         std::vector<LossCounts> counts;
-        std::vector<char> finite;  // each replica's verdict on its slice of the summed gradient, 2 rows
-        bool parity = false;       // which row of `finite` this step uses
+        std::vector<char> finite;  // each replica's verdict on its slice of the summed gradient
         std::vector<std::chrono::steady_clock::time_point> updated;
         std::vector<TensorView> gradient_buffers;
         std::vector<Backend*> backends;
@@ -107,7 +107,7 @@ private:
     std::unique_ptr<StepBarrier> barrier_;
     StepScratch scratch_;
     std::atomic<bool> update_started_{false};  // some replica began this step's update
-    bool replicas_may_differ_ = false;         // a step failed during the update
+    bool replicas_may_differ_ = false;         // a step failed during the update: no more steps
 };
 
 }  // namespace mirrorlab
