@@ -412,8 +412,9 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
 double CudaBackend::sum_of_squares(const TensorView& x) {
     if (x.numel() == 0) return 0.0;
     use_device(device_, "sum_of_squares");
-    auto* partials = results<double>(kSumOfSquaresBlocks, "sum_of_squares");
-    cuda::sum_of_squares(stream(), x.f32(), x.numel(), partials);
+    auto* thread_sums = results<double>(kSumOfSquaresThreadSums + kSumOfSquaresBlocks, "sum_of_squares");
+    double* partials = thread_sums + kSumOfSquaresThreadSums;
+    cuda::sum_of_squares(stream(), x.f32(), x.numel(), thread_sums, partials);
     check_launch("sum_of_squares", device_);
     std::vector<double>& host = host_partials_;
     host.resize(kSumOfSquaresBlocks);

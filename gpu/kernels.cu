@@ -9,6 +9,11 @@
 #include <cmath>
 #include <cstdint>
 
+// A kernel launch. The host emulator that runs these kernels in the tests defines its own.
+#ifndef MIRRORLAB_LAUNCH
+#define MIRRORLAB_LAUNCH(kernel, grid, block, stream) kernel<<<(grid), (block), 0, (stream)>>>
+#endif
+
 namespace mirrorlab::cuda {
 
 namespace {
@@ -357,17 +362,22 @@ __global__ void add_inplace_kernel(float* dst, const float* src, int64_t count) 
     for (int64_t i = thread_index(); i < count; i += thread_stride()) dst[i] += src[i];
 }
 
-__global__ void sum_of_squares_kernel(const float* x, int64_t count, double* partials) {
-    __shared__ double shared[kThreads];
+// Pass 1: each thread's grid-stride sum. Pass 2: block b's threads added in thread order. Two
+// launches instead of a shared-memory tree: a fixed order, and no block-level synchronisation, so
+// every kernel here also runs one thread at a time on the host emulator (tests/cuda_emulation).
+__global__ void thread_sums_of_squares_kernel(const float* x, int64_t count, double* thread_sums) {
     double total = 0.0;
     for (int64_t i = thread_index(); i < count; i += thread_stride()) total += static_cast<double>(x[i]) * x[i];
-    shared[threadIdx.x] = total;
-    __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-        __syncthreads();
+    thread_sums[thread_index()] = total;
+}
+
+__global__ void block_sums_kernel(const double* thread_sums, int64_t blocks, int64_t threads_per_block,
+                                  double* partials) {
+    for (int64_t b = thread_index(); b < blocks; b += thread_stride()) {
+        double total = 0.0;
+        for (int64_t t = 0; t < threads_per_block; ++t) total += thread_sums[b * threads_per_block + t];
+        partials[b] = total;
     }
-    if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
 }
 
 __global__ void all_finite_kernel(const float* x, int64_t count, int32_t* flag) {
@@ -379,72 +389,72 @@ __global__ void all_finite_kernel(const float* x, int64_t count, int32_t* flag) 
 }  // namespace
 
 void fill_f32(cudaStream_t stream, float* dst, int64_t count, float value) {
-    fill_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, count, value);
+    MIRRORLAB_LAUNCH(fill_f32_kernel, blocks_for(count), kThreads, stream)(dst, count, value);
 }
 
 void fill_i32(cudaStream_t stream, int32_t* dst, int64_t count, int32_t value) {
-    fill_i32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, count, value);
+    MIRRORLAB_LAUNCH(fill_i32_kernel, blocks_for(count), kThreads, stream)(dst, count, value);
 }
 
 void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
                        int64_t width, float* out, unsigned long long* bad_position) {
-    embedding_forward_kernel<<<blocks_for(count * width), kThreads, 0, stream>>>(ids, count, table, vocabulary, width,
+    MIRRORLAB_LAUNCH(embedding_forward_kernel, blocks_for(count * width), kThreads, stream)(ids, count, table, vocabulary, width,
                                                                                    out, bad_position);
 }
 
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
                         int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position) {
-    embedding_backward_kernel<<<blocks_for(count * width), kThreads, 0, stream>>>(ids, count, grad_out, vocabulary,
+    MIRRORLAB_LAUNCH(embedding_backward_kernel, blocks_for(count * width), kThreads, stream)(ids, count, grad_out, vocabulary,
                                                                                     width, grad_table, bad_position);
 }
 
 void conv1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t in_channels,
                     const float* kernel, int64_t window, int64_t out_channels, const float* bias, float* y,
                     int64_t out_length, int32_t pad_left) {
-    conv1d_forward_kernel<<<blocks_for(batch * out_length * out_channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(conv1d_forward_kernel, blocks_for(batch * out_length * out_channels), kThreads, stream)(
         x, batch, length, in_channels, kernel, window, out_channels, bias, y, out_length, pad_left);
 }
 
 void conv1d_backward_data(cudaStream_t stream, const float* kernel, const float* grad_y, int64_t batch, int64_t length,
                           int64_t in_channels, int64_t window, int64_t out_channels, int64_t out_length,
                           int32_t pad_left, float* grad_x) {
-    conv1d_backward_data_kernel<<<blocks_for(batch * length * in_channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(conv1d_backward_data_kernel, blocks_for(batch * length * in_channels), kThreads, stream)(
         kernel, grad_y, batch, length, in_channels, window, out_channels, out_length, pad_left, grad_x);
 }
 
 void conv1d_backward_filter(cudaStream_t stream, const float* x, const float* grad_y, int64_t batch, int64_t length,
                             int64_t in_channels, int64_t window, int64_t out_channels, int64_t out_length,
                             int32_t pad_left, float* grad_kernel) {
-    conv1d_backward_filter_kernel<<<blocks_for(window * in_channels * out_channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(conv1d_backward_filter_kernel, blocks_for(window * in_channels * out_channels), kThreads, stream)(
         x, grad_y, batch, length, in_channels, window, out_channels, out_length, pad_left, grad_kernel);
 }
 
 void kernel_to_filter(cudaStream_t stream, const float* kernel, int64_t window, int64_t in_channels,
                       int64_t out_channels, float* filter) {
-    kernel_to_filter_kernel<<<blocks_for(window * in_channels * out_channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(kernel_to_filter_kernel, blocks_for(window * in_channels * out_channels), kThreads, stream)(
         kernel, window, in_channels, out_channels, filter);
 }
 
 void filter_to_kernel(cudaStream_t stream, const float* filter, int64_t window, int64_t in_channels,
                       int64_t out_channels, float* kernel) {
-    filter_to_kernel_kernel<<<blocks_for(window * in_channels * out_channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(filter_to_kernel_kernel, blocks_for(window * in_channels * out_channels), kThreads, stream)(
         filter, window, in_channels, out_channels, kernel);
 }
 
 void pad_rows(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t channels, int64_t pad_left,
               int64_t padded_length, float* padded) {
-    pad_rows_kernel<<<blocks_for(batch * padded_length * channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(pad_rows_kernel, blocks_for(batch * padded_length * channels), kThreads, stream)(
         x, batch, length, channels, pad_left, padded_length, padded);
 }
 
 void crop_rows(cudaStream_t stream, const float* padded, int64_t batch, int64_t padded_length, int64_t channels,
                int64_t pad_left, int64_t length, float* x) {
-    crop_rows_kernel<<<blocks_for(batch * length * channels), kThreads, 0, stream>>>(padded, batch, padded_length,
+    MIRRORLAB_LAUNCH(crop_rows_kernel, blocks_for(batch * length * channels), kThreads, stream)(padded, batch, padded_length,
                                                                                        channels, pad_left, length, x);
 }
 
 void add_bias(cudaStream_t stream, float* y, int64_t rows, int64_t cols, const float* bias) {
-    add_bias_kernel<<<blocks_for(rows * cols), kThreads, 0, stream>>>(y, rows, cols, bias);
+    MIRRORLAB_LAUNCH(add_bias_kernel, blocks_for(rows * cols), kThreads, stream)(y, rows, cols, bias);
 }
 
 int64_t column_sums_partials(int64_t rows, int64_t cols) {
@@ -459,38 +469,38 @@ void column_sums(cudaStream_t stream, const float* x, int64_t rows, int64_t cols
         return;
     }
     const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>((cols + kThreads - 1) / kThreads));
-    column_partials_kernel<<<grid, kThreads, 0, stream>>>(x, rows, cols, partials);
-    column_totals_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(partials, chunks, cols, sums);
+    MIRRORLAB_LAUNCH(column_partials_kernel, grid, kThreads, stream)(x, rows, cols, partials);
+    MIRRORLAB_LAUNCH(column_totals_kernel, blocks_for(cols), kThreads, stream)(partials, chunks, cols, sums);
 }
 
 void maxpool1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t channels, float* y,
                        int32_t* argmax, int64_t out_length, int32_t pool_size, int32_t stride, int32_t pad_left) {
-    maxpool1d_forward_kernel<<<blocks_for(batch * out_length * channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(maxpool1d_forward_kernel, blocks_for(batch * out_length * channels), kThreads, stream)(
         x, batch, length, channels, y, argmax, out_length, pool_size, stride, pad_left);
 }
 
 void maxpool1d_backward(cudaStream_t stream, const float* grad_y, const int32_t* argmax, int64_t batch,
                         int64_t out_length, int64_t channels, int64_t length, float* grad_x) {
-    maxpool1d_backward_kernel<<<blocks_for(batch * out_length * channels), kThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(maxpool1d_backward_kernel, blocks_for(batch * out_length * channels), kThreads, stream)(
         grad_y, argmax, batch, out_length, channels, length, grad_x);
 }
 
 void activation_forward(cudaStream_t stream, ActivationKind kind, const float* x, float* y, int64_t count) {
-    activation_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(kind, x, y, count);
+    MIRRORLAB_LAUNCH(activation_forward_kernel, blocks_for(count), kThreads, stream)(kind, x, y, count);
 }
 
 void activation_backward(cudaStream_t stream, ActivationKind kind, const float* y, const float* grad_y, float* grad_x,
                          int64_t count) {
-    activation_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(kind, y, grad_y, grad_x, count);
+    MIRRORLAB_LAUNCH(activation_backward_kernel, blocks_for(count), kThreads, stream)(kind, y, grad_y, grad_x, count);
 }
 
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int64_t count, float rate,
                      float keep_scale, std::uint64_t seed) {
-    dropout_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, mask, count, rate, keep_scale, seed);
+    MIRRORLAB_LAUNCH(dropout_forward_kernel, blocks_for(count), kThreads, stream)(x, y, mask, count, rate, keep_scale, seed);
 }
 
 void dropout_backward(cudaStream_t stream, const float* grad_y, const float* mask, float* grad_x, int64_t count) {
-    dropout_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(grad_y, mask, grad_x, count);
+    MIRRORLAB_LAUNCH(dropout_backward_kernel, blocks_for(count), kThreads, stream)(grad_y, mask, grad_x, count);
 }
 
 void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32_t* labels, int64_t batch,
@@ -499,25 +509,27 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
     // Few samples per replica and ~50 classes: a warp of serial rows beats any reduction tree here.
     constexpr int kRowThreads = 32;
     const int64_t blocks = (batch + kRowThreads - 1) / kRowThreads;
-    softmax_cross_entropy_kernel<<<static_cast<unsigned>(blocks < 1 ? 1 : blocks), kRowThreads, 0, stream>>>(
+    MIRRORLAB_LAUNCH(softmax_cross_entropy_kernel, static_cast<unsigned>(blocks < 1 ? 1 : blocks), kRowThreads, stream)(
         logits, labels, batch, classes, probs, grad_logits, grad_scale, top_k, rows);
 }
 
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
                   float* slot1, int64_t count) {
-    apply_update_kernel<<<blocks_for(count), kThreads, 0, stream>>>(step, weights, grads, slot0, slot1, count);
+    MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(step, weights, grads, slot0, slot1, count);
 }
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count) {
-    add_inplace_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, src, count);
+    MIRRORLAB_LAUNCH(add_inplace_kernel, blocks_for(count), kThreads, stream)(dst, src, count);
 }
 
-void sum_of_squares(cudaStream_t stream, const float* x, int64_t count, double* partials) {
-    sum_of_squares_kernel<<<kSumOfSquaresBlocks, kThreads, 0, stream>>>(x, count, partials);
+void sum_of_squares(cudaStream_t stream, const float* x, int64_t count, double* thread_sums, double* partials) {
+    static_assert(kSumOfSquaresThreadSums == int64_t{kSumOfSquaresBlocks} * kThreads);
+    MIRRORLAB_LAUNCH(thread_sums_of_squares_kernel, kSumOfSquaresBlocks, kThreads, stream)(x, count, thread_sums);
+    MIRRORLAB_LAUNCH(block_sums_kernel, 1, kThreads, stream)(thread_sums, kSumOfSquaresBlocks, kThreads, partials);
 }
 
 void all_finite(cudaStream_t stream, const float* x, int64_t count, int32_t* flag) {
-    all_finite_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, flag);
+    MIRRORLAB_LAUNCH(all_finite_kernel, blocks_for(count), kThreads, stream)(x, count, flag);
 }
 
 }  // namespace mirrorlab::cuda

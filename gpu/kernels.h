@@ -88,8 +88,10 @@ void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count);
 // Per-block partial sums of squares in double; the host adds the kSumOfSquaresBlocks partials.
+// `thread_sums` is scratch for kSumOfSquaresThreadSums doubles.
 inline constexpr int kSumOfSquaresBlocks = 256;
-void sum_of_squares(cudaStream_t stream, const float* x, int64_t count, double* partials);
+inline constexpr int64_t kSumOfSquaresThreadSums = int64_t{kSumOfSquaresBlocks} * 256;
+void sum_of_squares(cudaStream_t stream, const float* x, int64_t count, double* thread_sums, double* partials);
 // *flag (zeroed by the caller) becomes 1 when an element is NaN or infinite.
 void all_finite(cudaStream_t stream, const float* x, int64_t count, int32_t* flag);
 

@@ -46,6 +46,13 @@ constexpr std::int64_t kMiB = 1024 * 1024;
 // ---------------------------------------------------------------------------------------------
 // The GPU, if this machine has one and the plugin loads.
 
+// Set by CTest's test_gpu_ops_emulated: the plugin built on the CUDA host emulator
+// (tests/cuda_emulation), whose GPU cases must then run, not skip.
+std::string emulated_plugin_dir() {
+    const char* dir = std::getenv("MIRRORLAB_TEST_GPU_PLUGIN_DIR");
+    return dir != nullptr ? std::string(dir) : std::string();
+}
+
 struct GpuState {
     DeviceRegistry registry;
     PluginLoadResult plugin;
@@ -58,8 +65,12 @@ GpuState& gpu() {
     static GpuState* state = [] {
         auto* s = new GpuState();
         std::vector<std::string> dirs;
-        if (!std::string(MIRRORLAB_CUDA_PLUGIN_DIR).empty()) dirs.emplace_back(MIRRORLAB_CUDA_PLUGIN_DIR);
-        for (const auto& dir : gpu_plugin_search_dirs()) dirs.push_back(dir);
+        if (!emulated_plugin_dir().empty()) {
+            dirs.push_back(emulated_plugin_dir());  // that plugin and no other
+        } else {
+            if (!std::string(MIRRORLAB_CUDA_PLUGIN_DIR).empty()) dirs.emplace_back(MIRRORLAB_CUDA_PLUGIN_DIR);
+            for (const auto& dir : gpu_plugin_search_dirs()) dirs.push_back(dir);
+        }
         s->plugin = load_gpu_plugin(s->registry, dirs);
         for (const auto& device : s->registry.physical_devices()) {
             if (device.type == DeviceType::GPU) s->indices.push_back(device.index);
@@ -684,6 +695,12 @@ class TestGpuOps : public QObject {
 private slots:
     void initTestCase() {
         qInfo("GPU status: %s", gpu().plugin.status.c_str());
+        if (!emulated_plugin_dir().empty()) {
+            QVERIFY2(gpu().provider != nullptr, qPrintable(QString("the emulated CUDA plugin in %1 gave no GPU: %2")
+                                                               .arg(QString::fromStdString(emulated_plugin_dir()),
+                                                                    QString::fromStdString(gpu().plugin.status))));
+            qInfo("GPU cases run on the CUDA host emulator (gpu/'s code on the CPU), not on a GPU");
+        }
         qInfo("%zu op cases on cpu%s", op_cases().size(), gpu().provider != nullptr ? ", cuda, cuda-direct" : "");
     }
 

@@ -1,0 +1,100 @@
+// The emulated cuBLAS (see include/cublas_v2.h).
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "emulator.h"
+
+namespace mirrorlab_emulation {
+
+struct BlasHandle {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    cublasMath_t math = CUBLAS_DEFAULT_MATH;
+};
+
+}  // namespace mirrorlab_emulation
+
+using namespace mirrorlab_emulation;
+
+cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+    if (!valid_device(current_device())) return CUBLAS_STATUS_NOT_INITIALIZED;
+    *handle = new BlasHandle{current_device(), nullptr, CUBLAS_DEFAULT_MATH};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    delete handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char* cublasGetStatusString(cublasStatus_t status) {
+    switch (status) {
+        case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+        case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+        case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+        case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    }
+    return "CUBLAS_STATUS_UNKNOWN";
+}
+
+cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
+                           float* c, int ldc) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    // cuBLAS' own checks: sizes, and each leading dimension at least the rows of the stored matrix.
+    const int a_rows = transa == CUBLAS_OP_N ? m : k, a_cols = transa == CUBLAS_OP_N ? k : m;
+    const int b_rows = transb == CUBLAS_OP_N ? k : n, b_cols = transb == CUBLAS_OP_N ? n : k;
+    if (m < 0 || n < 0 || k < 0 || lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) || ldc < std::max(1, m)) {
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    // What a GPU would fault on: a matrix reaching past its buffer, or memory of another device.
+    auto extent = [](int rows, int cols, int ld) {
+        return (static_cast<std::size_t>(cols - 1) * static_cast<std::size_t>(ld) + static_cast<std::size_t>(rows)) *
+               sizeof(float);
+    };
+    const bool reads_inputs = k > 0 && *alpha != 0.0f;
+    const bool a_ok = !reads_inputs || device_of_range(a, extent(a_rows, a_cols, lda)) == handle->device;
+    const bool b_ok = !reads_inputs || device_of_range(b, extent(b_rows, b_cols, ldb)) == handle->device;
+    const bool c_ok = device_of_range(c, extent(m, n, ldc)) == handle->device;
+    if (!a_ok || !b_ok || !c_ok) {
+        std::fprintf(stderr, "CUDA emulation: cublasSgemm(m=%d, n=%d, k=%d, lda=%d, ldb=%d, ldc=%d): %s%s%sreaches "
+                     "outside GPU:%d's memory\n", m, n, k, lda, ldb, ldc, a_ok ? "" : "A ", b_ok ? "" : "B ",
+                     c_ok ? "" : "C ", handle->device);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    const float alpha_value = *alpha, beta_value = *beta;  // host pointer mode: read at the call
+    enqueue(handle->stream, [=] {
+        for (int j = 0; j < n; ++j) {
+            for (int i = 0; i < m; ++i) {
+                float sum = 0.0f;
+                for (int l = 0; l < k; ++l) {
+                    const float a_il = transa == CUBLAS_OP_N ? a[i + static_cast<std::size_t>(l) * lda]
+                                                             : a[l + static_cast<std::size_t>(i) * lda];
+                    const float b_lj = transb == CUBLAS_OP_N ? b[l + static_cast<std::size_t>(j) * ldb]
+                                                             : b[j + static_cast<std::size_t>(l) * ldb];
+                    sum += a_il * b_lj;
+                }
+                float& out = c[i + static_cast<std::size_t>(j) * ldc];
+                // beta == 0: C is not read, so whatever it held (NaN included) does not leak in.
+                out = beta_value == 0.0f ? alpha_value * sum : alpha_value * sum + beta_value * out;
+            }
+        }
+    });
+    return CUBLAS_STATUS_SUCCESS;
+}

@@ -1,0 +1,137 @@
+// The emulated NCCL (see include/nccl.h).
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "emulator.h"
+
+namespace mirrorlab_emulation {
+
+struct Clique {
+    int ranks = 0;
+};
+
+struct Communicator {
+    std::shared_ptr<Clique> clique;
+    int rank = 0;
+    int device = 0;
+};
+
+namespace {
+
+struct PendingAllReduce {
+    const float* send = nullptr;
+    float* receive = nullptr;
+    std::size_t count = 0;
+    Communicator* comm = nullptr;
+    cudaStream_t stream = nullptr;
+};
+
+thread_local int tls_group_depth = 0;
+thread_local std::vector<PendingAllReduce> tls_pending;
+
+ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
+    // Every clique in the group needs exactly one call per rank, all of the same size.
+    std::set<Clique*> cliques;
+    for (const auto& call : calls) cliques.insert(call.comm->clique.get());
+    for (Clique* clique : cliques) {
+        std::vector<PendingAllReduce> ranks(static_cast<std::size_t>(clique->ranks));
+        int seen = 0;
+        for (const auto& call : calls) {
+            if (call.comm->clique.get() != clique) continue;
+            auto& slot = ranks[static_cast<std::size_t>(call.comm->rank)];
+            if (slot.comm != nullptr || call.count != calls.front().count) return ncclInvalidUsage;
+            slot = call;
+            ++seen;
+        }
+        if (seen != clique->ranks) {
+            std::fprintf(stderr, "CUDA emulation: an all-reduce over %d ranks got %d of them from one thread; NCCL "
+                         "would wait for the rest for ever\n", clique->ranks, seen);
+            return ncclInvalidUsage;
+        }
+        // The collective starts after the work queued before it on each rank's stream.
+        for (const auto& call : ranks) drain(call.stream);
+        std::vector<float> sum(ranks.front().count, 0.0f);
+        for (const auto& call : ranks) {
+            for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += call.send[i];
+        }
+        for (const auto& call : ranks) std::copy(sum.begin(), sum.end(), call.receive);
+    }
+    return ncclSuccess;
+}
+
+}  // namespace
+
+}  // namespace mirrorlab_emulation
+
+using namespace mirrorlab_emulation;
+
+ncclResult_t ncclGetVersion(int* version) {
+    *version = 22800;
+    return ncclSuccess;
+}
+
+const char* ncclGetErrorString(ncclResult_t result) {
+    switch (result) {
+        case ncclSuccess: return "no error";
+        case ncclUnhandledCudaError: return "unhandled cuda error";
+        case ncclSystemError: return "unhandled system error";
+        case ncclInternalError: return "internal error";
+        case ncclInvalidArgument: return "invalid argument";
+        case ncclInvalidUsage: return "invalid usage";
+    }
+    return "unknown result code";
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices) {
+    if (comms == nullptr || count <= 0) return ncclInvalidArgument;
+    std::set<int> distinct;
+    for (int i = 0; i < count; ++i) {
+        const int device = devices != nullptr ? devices[i] : i;
+        if (!valid_device(device) || !distinct.insert(device).second) return ncclInvalidArgument;
+    }
+    auto clique = std::make_shared<Clique>();
+    clique->ranks = count;
+    for (int i = 0; i < count; ++i) comms[i] = new Communicator{clique, i, devices != nullptr ? devices[i] : i};
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+    delete comm;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGroupStart() {
+    ++tls_group_depth;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd() {
+    if (tls_group_depth == 0) return ncclInvalidUsage;
+    if (--tls_group_depth > 0) return ncclSuccess;
+    std::vector<PendingAllReduce> calls;
+    calls.swap(tls_pending);
+    return calls.empty() ? ncclSuccess : run_collectives(std::move(calls));
+}
+
+ncclResult_t ncclAllReduce(const void* send, void* receive, std::size_t count, ncclDataType_t type, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream) {
+    if (comm == nullptr || type != ncclFloat || op != ncclSum) return ncclInvalidArgument;
+    const std::size_t bytes = count * sizeof(float);
+    if (device_of_range(send, bytes) != comm->device || device_of_range(receive, bytes) != comm->device ||
+        stream_device(stream) != comm->device) {
+        std::fprintf(stderr, "CUDA emulation: ncclAllReduce on rank %d got buffers or a stream of another device\n",
+                     comm->rank);
+        return ncclInvalidArgument;
+    }
+    PendingAllReduce call{static_cast<const float*>(send), static_cast<float*>(receive), count, comm, stream};
+    if (tls_group_depth > 0) {
+        tls_pending.push_back(call);
+        return ncclSuccess;
+    }
+    return run_collectives({call});
+}
