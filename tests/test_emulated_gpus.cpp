@@ -1,0 +1,175 @@
+// What a person with GPUs sees through mirrorlab-cli, on the CUDA host emulator's two GPUs
+// (tests/cuda_emulation: gpu/'s own code with the CUDA runtime, cuBLAS, cuDNN and NCCL emulated
+// on the CPU). Discovery (GPUs, no driver, no GPU), training on two virtual GPUs carved from one
+// (TensorFlow's NCCL fallback line, device-timed phases, per-device memory) and with NCCL on two
+// GPUs, and every way a GPU run can go wrong: out of memory on a virtual GPU, a GPU that does
+// not exist, a virtual GPU too small to be useful, mixed CPU and GPU replicas, a NaN loss.
+#include <QtTest/QtTest>
+
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QStringList>
+
+#ifndef MIRRORLAB_CLI_PATH
+#error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
+#endif
+#ifndef MIRRORLAB_EMULATED_PLUGIN_DIR
+#error "MIRRORLAB_EMULATED_PLUGIN_DIR must name the emulated CUDA plugin's folder"
+#endif
+
+namespace {
+
+constexpr int kTimeoutMs = 300000;
+
+struct Run {
+    bool finished = false;
+    int exit_code = -1;
+    QString out, err;
+};
+
+// mirrorlab-cli with the emulated plugin and `settings` (NAME=VALUE) for the emulator.
+Run cli(const QStringList& arguments, const QStringList& settings = {}) {
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("MIRRORLAB_PLUGIN_DIR"), QStringLiteral(MIRRORLAB_EMULATED_PLUGIN_DIR));
+    for (const QString& setting : settings) {
+        environment.insert(setting.section(QLatin1Char('='), 0, 0), setting.section(QLatin1Char('='), 1));
+    }
+    process.setProcessEnvironment(environment);
+    process.start(QStringLiteral(MIRRORLAB_CLI_PATH), arguments);
+    Run run;
+    if (!process.waitForStarted(kTimeoutMs)) return run;
+    run.finished = process.waitForFinished(kTimeoutMs);
+    if (!run.finished) process.kill();
+    run.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    run.out = QString::fromUtf8(process.readAllStandardOutput());
+    run.err = QString::fromUtf8(process.readAllStandardError());
+    return run;
+}
+
+QString describe(const Run& run) {
+    return QStringLiteral("exit %1\n--- stdout ---\n%2\n--- stderr ---\n%3")
+        .arg(run.exit_code)
+        .arg(run.out.right(4000), run.err.right(4000));
+}
+
+QStringList train(const QString& devices, const QStringList& more = {}) {
+    return QStringList{QStringLiteral("train"), QStringLiteral("--devices"), devices, QStringLiteral("--data"),
+                       QStringLiteral("synthetic:64:32"), QStringLiteral("--epochs"), QStringLiteral("1")} +
+           more;
+}
+
+}  // namespace
+
+class TestEmulatedGpus : public QObject {
+    Q_OBJECT
+
+private slots:
+    void devicesListsEveryGpu() {
+        const Run run = cli({QStringLiteral("devices")});
+        QVERIFY2(run.finished && run.exit_code == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains(QStringLiteral("CPU:0")), qPrintable(describe(run)));
+        for (const char* gpu : {"GPU:0  CUDA host emulator", "GPU:1  CUDA host emulator"}) {
+            QVERIFY2(run.out.contains(QLatin1String(gpu)), qPrintable(describe(run)));
+        }
+        QVERIFY2(run.out.contains(QStringLiteral("4.00 GiB memory, compute capability 9.0")), qPrintable(describe(run)));
+        QVERIFY2(run.out.contains(QStringLiteral("2 GPUs, peer access GPU:0<->GPU:1")), qPrintable(describe(run)));
+    }
+
+    void devicesWithoutGpus_data() {
+        QTest::addColumn<QString>("setting");
+        QTest::addColumn<QString>("status");
+        QTest::newRow("no driver") << "MIRRORLAB_CUDA_EMULATION_DRIVER=none"
+                                   << "GPU: no CUDA driver found: cudaGetDeviceCount returned cudaErrorInsufficientDriver";
+        QTest::newRow("no GPU") << "MIRRORLAB_CUDA_EMULATION_GPUS=0" << "GPU: no CUDA GPU found: cudaErrorNoDevice";
+    }
+
+    // The plugin loads, says in one line why there is no GPU, and the CPU is still there to train on.
+    void devicesWithoutGpus() {
+        QFETCH(QString, setting);
+        QFETCH(QString, status);
+        const Run devices = cli({QStringLiteral("devices")}, {setting});
+        QVERIFY2(devices.finished && devices.exit_code == 0, qPrintable(describe(devices)));
+        QVERIFY2(devices.out.contains(status), qPrintable(describe(devices)));
+        QVERIFY2(!devices.out.contains(QStringLiteral("GPU:0")), qPrintable(describe(devices)));
+        const Run training = cli(train(QStringLiteral("cpu")), {setting});
+        QVERIFY2(training.finished && training.exit_code == 0, qPrintable(describe(training)));
+        QVERIFY2(training.out.contains(QStringLiteral("2/2 - ")), qPrintable(describe(training)));
+    }
+
+    // The tutorial's configuration: two 1024 MB virtual GPUs on one GPU.
+    void trainsOnTwoVirtualGpus() {
+        const Run run = cli(train(QStringLiteral("gpu:0:2x1024MB")));
+        QVERIFY2(run.finished && run.exit_code == 0, qPrintable(describe(run)));
+        for (const char* line : {"NCCL is not supported when using virtual GPUs, falling back to reduction to one device",
+                                 "Using MirroredStrategy with devices (/device:GPU:0, /device:GPU:1)",
+                                 "Reduce to /device:GPU:0 then broadcast to (/device:GPU:0, /device:GPU:1).",
+                                 "2/2 - ", "val_sparse_top_k_categorical_accuracy: "}) {
+            QVERIFY2(run.out.contains(QLatin1String(line)) || run.err.contains(QLatin1String(line)),
+                     qPrintable(QStringLiteral("missing '%1'\n%2").arg(QLatin1String(line), describe(run))));
+        }
+        // The events a GUI draws: phases timed by CUDA events, memory per virtual GPU under its limit.
+        const Run json = cli(train(QStringLiteral("gpu:0:2x1024MB"), {QStringLiteral("--json")}));
+        QVERIFY2(json.finished && json.exit_code == 0, qPrintable(describe(json)));
+        QVERIFY2(json.out.contains(QStringLiteral("\"timing\":\"device_events\"")), qPrintable(describe(json)));
+        for (const char* device : {"{\"device\":\"/device:GPU:0\"", "{\"device\":\"/device:GPU:1\""}) {
+            QVERIFY2(json.out.contains(QLatin1String(device)), qPrintable(describe(json)));
+        }
+        QVERIFY2(json.out.contains(QStringLiteral("\"limit_bytes\":1073741824,\"physical_free_bytes\":")),
+                 qPrintable(describe(json)));
+    }
+
+    void trainsWithNcclOnTwoGpus() {
+        const Run run = cli(train(QStringLiteral("gpu:0,gpu:1")));
+        QVERIFY2(run.finished && run.exit_code == 0, qPrintable(describe(run)));
+        QVERIFY2(run.out.contains(QStringLiteral("NCCL 2.28.0 all-reduce over (/device:GPU:0, /device:GPU:1)")) ||
+                     run.err.contains(QStringLiteral("NCCL 2.28.0 all-reduce over (/device:GPU:0, /device:GPU:1)")),
+                 qPrintable(describe(run)));
+        QVERIFY2(run.out.contains(QStringLiteral("2/2 - ")), qPrintable(describe(run)));
+    }
+
+    void gpuRunsThatCannotWork_data() {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QStringList>("reason");
+        QTest::newRow("out of memory on a virtual GPU")
+            << QStringList{QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("gpu:0:2x16MB"),
+                           QStringLiteral("--data"), QStringLiteral("synthetic:4096:32"), QStringLiteral("--batch-size"),
+                           QStringLiteral("4096"), QStringLiteral("--epochs"), QStringLiteral("1")}
+            << QStringList{QStringLiteral("out of memory on /device:GPU:0"), QStringLiteral("limit of 16.0 MiB"),
+                           QStringLiteral("lower the batch size")};
+        QTest::newRow("a GPU that does not exist")
+            << train(QStringLiteral("gpu:2"))
+            << QStringList{QStringLiteral("GPU:2 does not exist: this machine has 2 GPUs"),
+                           QStringLiteral("use --devices cpu")};
+        QTest::newRow("a virtual GPU too small")
+            << train(QStringLiteral("gpu:0:2x4MB"))
+            << QStringList{QStringLiteral("a virtual device of 4 MB is too small; give each at least 16 MB")};
+        QTest::newRow("CPU and GPU replicas")
+            << train(QStringLiteral("cpu,gpu:0"))
+            << QStringList{QStringLiteral("mixing CPU and GPU replicas is not supported"),
+                           QStringLiteral("train on the GPUs alone")};
+        QTest::newRow("a NaN loss")
+            << train(QStringLiteral("gpu:0:2x256MB"), {QStringLiteral("--optimizer"), QStringLiteral("sgd"),
+                                                        QStringLiteral("--learning-rate"), QStringLiteral("1e30")})
+            << QStringList{QStringLiteral("the loss became NaN at epoch 1, step 2"),
+                           QStringLiteral("the weights from before this step are kept"),
+                           QStringLiteral("Lower the learning rate")};
+    }
+
+    // Each ends with exit code 1 and one "mirrorlab-cli: error:" line that names what is wrong and
+    // what to do about it.
+    void gpuRunsThatCannotWork() {
+        QFETCH(QStringList, arguments);
+        QFETCH(QStringList, reason);
+        const Run run = cli(arguments);
+        QVERIFY2(run.finished && run.exit_code == 1, qPrintable(describe(run)));
+        QString error;
+        for (const QString& line : run.err.split(QLatin1Char('\n'))) {
+            if (line.startsWith(QStringLiteral("mirrorlab-cli: error: "))) error = line;
+        }
+        for (const QString& words : reason) QVERIFY2(error.contains(words), qPrintable(describe(run)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestEmulatedGpus)
+#include "test_emulated_gpus.moc"
