@@ -310,8 +310,12 @@ private slots:
         QVERIFY(child<QLabel>(panel, "gpuStatus")->text().contains("fake CUDA, 2 GPUs"));
         QVERIFY(child<QLabel>(panel, "gpu1Facts")->text().contains("compute capability 9.0"));
         QVERIFY(child<QLabel>(panel, "gpu1Facts")->text().contains("0000:02:00.0"));
+        // With a GPU, the panel opens on the tutorial's setup: two 1024 MB virtual GPUs on GPU:0.
+        QCOMPARE(spec(panel), QStringLiteral("gpu:0:2x1024MB"));
+        QCOMPARE(panel.validationError(), QString());
+        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
+        panel.setConfig(DeviceConfig::parse("cpu:2x1024MB"));
         QCOMPARE(child<DeviceCarvingView>(panel, "deviceCarving")->devices().size(), std::size_t{3});
-        QCOMPARE(spec(panel), QStringLiteral("cpu:2x1024MB"));
 
         QTest::mouseClick(child<QCheckBox>(panel, "gpu0Use"), Qt::LeftButton);
         QVERIFY(panel.validationError().contains("mixing CPU and GPU"));

@@ -189,9 +189,17 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     outer->addWidget(validation_label_);
 
     buildEditors();
-    // The tutorial's setup, on the CPU: two virtual devices of 1024 MB.
+    // The tutorial's setup: two virtual devices of 1024 MB, carved from the first GPU as in the
+    // tutorial where there is one, else from the CPU.
     DeviceConfig initial;
-    initial.devices.push_back({DeviceType::CPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
+    const auto physical = registry_->physical_devices();
+    const auto first_gpu = std::find_if(physical.begin(), physical.end(),
+                                        [](const PhysicalDevice& device) { return device.type == DeviceType::GPU; });
+    if (first_gpu != physical.end()) {
+        initial.devices.push_back({DeviceType::GPU, first_gpu->index, MemoryMode::Virtual, 1, {1024, 1024}});
+    } else {
+        initial.devices.push_back({DeviceType::CPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
+    }
     setConfig(initial);
 }
 
