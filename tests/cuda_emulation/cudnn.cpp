@@ -143,6 +143,55 @@ void scribble(void* workspace, std::size_t bytes) {
     if (workspace != nullptr && bytes > 0) std::memset(workspace, 0xff, bytes);
 }
 
+enum class Pass { Forward, BackwardData, BackwardFilter };
+
+// Which of the pass's algorithms needs a workspace, and which is the tensor-core one (it rounds its
+// inputs to TF32, as on a GPU).
+struct AlgorithmRoles {
+    int with_workspace = -1;
+    int tensor_op = -1;
+};
+
+// One pass: the output is y (forward), x (backward data: dx from dy) or w (backward filter: dw
+// from x and dy); the other two are its inputs. out = alpha * sum + beta * out, and beta == 0 does
+// not read out (whatever it held, NaN included, does not leak in).
+cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, const void* beta, const DnnTensor* x_desc,
+                       const void* x, const DnnFilter* w_desc, const void* w, const DnnConvolution* conv,
+                       const DnnTensor* y_desc, const void* y, void* out_data, int algo, AlgorithmRoles roles,
+                       void* workspace, std::size_t workspace_bytes) {
+    static const char* const names[] = {"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
+                                        "cudnnConvolutionBackwardFilter"};
+    const cudnnStatus_t status = check_pass(handle, x_desc, w_desc, conv, y_desc, x, w, y, algo, roles.with_workspace,
+                                            workspace, workspace_bytes, names[static_cast<int>(pass)]);
+    if (status != CUDNN_STATUS_SUCCESS) return status;
+    const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
+    const bool rounds = algo == roles.tensor_op;
+    const DnnTensor xd = *x_desc, yd = *y_desc;
+    const DnnFilter wd = *w_desc;
+    const DnnConvolution cd = *conv;
+    enqueue(handle->stream, [=] {
+        scribble(workspace, workspace_bytes);
+        const auto* xs = static_cast<const float*>(x);
+        const auto* ws = static_cast<const float*>(w);
+        const auto* ys = static_cast<const float*>(y);
+        const std::int64_t out_elements = pass == Pass::Forward        ? yd.n * yd.sn
+                                          : pass == Pass::BackwardData ? xd.n * xd.sn
+                                                                       : wd.elements();
+        std::vector<float> sums(static_cast<std::size_t>(out_elements), 0.0f);
+        auto product = [rounds](float p, float q) { return rounds ? tf32(p) * tf32(q) : p * q; };
+        for_each_term(xd, wd, cd, yd, [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) {
+            switch (pass) {
+                case Pass::Forward: sums[static_cast<std::size_t>(yi)] += product(xs[xi], ws[wi]); break;
+                case Pass::BackwardData: sums[static_cast<std::size_t>(xi)] += product(ys[yi], ws[wi]); break;
+                case Pass::BackwardFilter: sums[static_cast<std::size_t>(wi)] += product(xs[xi], ys[yi]); break;
+            }
+        });
+        auto* out = static_cast<float*>(out_data);
+        for (std::size_t i = 0; i < sums.size(); ++i) out[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * out[i];
+    });
+    return CUDNN_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 }  // namespace mirrorlab_emulation
@@ -300,33 +349,14 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle
     return CUDNN_STATUS_SUCCESS;
 }
 
-// The tensor-core algorithm (first in every list) rounds its inputs to TF32, as on a GPU.
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t x_desc,
                                       const void* x, cudnnFilterDescriptor_t w_desc, const void* w,
                                       cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo,
                                       void* workspace, std::size_t workspace_bytes, const void* beta,
                                       cudnnTensorDescriptor_t y_desc, void* y) {
-    const cudnnStatus_t status = check_pass(handle, x_desc, w_desc, conv, y_desc, x, w, y, algo,
-                                            CUDNN_CONVOLUTION_FWD_ALGO_GEMM, workspace, workspace_bytes,
-                                            "cudnnConvolutionForward");
-    if (status != CUDNN_STATUS_SUCCESS) return status;
-    const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
-    const bool rounds = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-    const DnnTensor xd = *x_desc, yd = *y_desc;
-    const DnnFilter wd = *w_desc;
-    const DnnConvolution cd = *conv;
-    enqueue(handle->stream, [=] {
-        scribble(workspace, workspace_bytes);
-        const auto* xs = static_cast<const float*>(x);
-        const auto* ws = static_cast<const float*>(w);
-        auto* ys = static_cast<float*>(y);
-        std::vector<float> sums(static_cast<std::size_t>(yd.sn) * static_cast<std::size_t>(yd.n), 0.0f);
-        for_each_term(xd, wd, cd, yd, [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) {
-            sums[static_cast<std::size_t>(yi)] += rounds ? tf32(xs[xi]) * tf32(ws[wi]) : xs[xi] * ws[wi];
-        });
-        for (std::size_t i = 0; i < sums.size(); ++i) ys[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * ys[i];
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve(Pass::Forward, handle, alpha, beta, x_desc, x, w_desc, w, conv, y_desc, y, y, algo,
+                    {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}, workspace,
+                    workspace_bytes);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alpha, cudnnFilterDescriptor_t w_desc,
@@ -334,27 +364,9 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alp
                                            cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo,
                                            void* workspace, std::size_t workspace_bytes, const void* beta,
                                            cudnnTensorDescriptor_t dx_desc, void* dx) {
-    const cudnnStatus_t status = check_pass(handle, dx_desc, w_desc, conv, dy_desc, dx, w, dy, algo,
-                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, workspace, workspace_bytes,
-                                            "cudnnConvolutionBackwardData");
-    if (status != CUDNN_STATUS_SUCCESS) return status;
-    const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
-    const bool rounds = algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-    const DnnTensor xd = *dx_desc, yd = *dy_desc;
-    const DnnFilter wd = *w_desc;
-    const DnnConvolution cd = *conv;
-    enqueue(handle->stream, [=] {
-        scribble(workspace, workspace_bytes);
-        const auto* ws = static_cast<const float*>(w);
-        const auto* dys = static_cast<const float*>(dy);
-        auto* dxs = static_cast<float*>(dx);
-        std::vector<float> sums(static_cast<std::size_t>(xd.sn) * static_cast<std::size_t>(xd.n), 0.0f);
-        for_each_term(xd, wd, cd, yd, [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) {
-            sums[static_cast<std::size_t>(xi)] += rounds ? tf32(dys[yi]) * tf32(ws[wi]) : dys[yi] * ws[wi];
-        });
-        for (std::size_t i = 0; i < sums.size(); ++i) dxs[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * dxs[i];
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve(Pass::BackwardData, handle, alpha, beta, dx_desc, dx, w_desc, w, conv, dy_desc, dy, dx, algo,
+                    {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1}, workspace,
+                    workspace_bytes);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t x_desc,
@@ -362,25 +374,7 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo,
                                              void* workspace, std::size_t workspace_bytes, const void* beta,
                                              cudnnFilterDescriptor_t dw_desc, void* dw) {
-    const cudnnStatus_t status = check_pass(handle, x_desc, dw_desc, conv, dy_desc, x, dw, dy, algo,
-                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, workspace, workspace_bytes,
-                                            "cudnnConvolutionBackwardFilter");
-    if (status != CUDNN_STATUS_SUCCESS) return status;
-    const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
-    const bool rounds = algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
-    const DnnTensor xd = *x_desc, yd = *dy_desc;
-    const DnnFilter wd = *dw_desc;
-    const DnnConvolution cd = *conv;
-    enqueue(handle->stream, [=] {
-        scribble(workspace, workspace_bytes);
-        const auto* xs = static_cast<const float*>(x);
-        const auto* dys = static_cast<const float*>(dy);
-        auto* dws = static_cast<float*>(dw);
-        std::vector<float> sums(static_cast<std::size_t>(wd.elements()), 0.0f);
-        for_each_term(xd, wd, cd, yd, [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) {
-            sums[static_cast<std::size_t>(wi)] += rounds ? tf32(xs[xi]) * tf32(dys[yi]) : xs[xi] * dys[yi];
-        });
-        for (std::size_t i = 0; i < sums.size(); ++i) dws[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * dws[i];
-    });
-    return CUDNN_STATUS_SUCCESS;
+    return convolve(Pass::BackwardFilter, handle, alpha, beta, x_desc, x, dw_desc, dw, conv, dy_desc, dy, dw, algo,
+                    {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}, workspace,
+                    workspace_bytes);
 }
