@@ -880,13 +880,17 @@ private slots:
         // window; the phases are judged from the second step on.
         QVERIFY(strategy->train_step(batch.ids.data(), batch.labels.data(), 32, 1).finite);
         for (int step = 2; step <= 4; ++step) {
+            const auto start = std::chrono::steady_clock::now();
             const TrainStepResult& result = strategy->train_step(batch.ids.data(), batch.labels.data(), 32, static_cast<std::uint64_t>(step));
+            const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
             QVERIFY(result.finite);
             for (const PhaseTimings& phase : result.replicas) {
                 QVERIFY2(phase.device_timed, "phases were not timed with CUDA events");
                 QVERIFY(phase.forward_ms > 0 && phase.backward_ms > 0 && phase.allreduce_ms >= 0 && phase.update_ms > 0);
-                // Device time never exceeds the host's wall clock around the same phase by much.
-                QVERIFY(phase.forward_ms < 1000 && phase.backward_ms < 1000);
+                // The device's phases happen inside the step the host waited for.
+                const double device_ms = phase.forward_ms + phase.backward_ms + phase.allreduce_ms + phase.update_ms;
+                QVERIFY2(device_ms <= wall_ms * 1.01 + 0.1,
+                         qPrintable(QString("device phases %1 ms in a %2 ms step").arg(device_ms).arg(wall_ms)));
             }
         }
         const auto memory = strategy->memory();

@@ -451,6 +451,19 @@ private slots:
         const QString text = monitor.shownDeviceText(1);
         QVERIFY2(text.contains("300") && text.contains("400") && text.contains("1.00 GiB"), qPrintable(text));
         QVERIFY2(text.contains("free on the GPU") && text.contains("136.72 GiB"), qPrintable(text));
+
+        // In a narrow dock every number stays readable: the row takes more lines, none cut off.
+        monitor.resize(300, 700);
+        monitor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&monitor));
+        const QStringList lines = monitor.shownDeviceLines(1);
+        QVERIFY2(lines.size() >= 2, qPrintable(lines.join(" | ")));
+        QCOMPARE(lines.join(QStringLiteral(" · ")), text);
+        auto* bars = monitor.findChild<QWidget*>("memoryBars");
+        QVERIFY(bars != nullptr);
+        for (const QString& line : lines) {
+            QVERIFY2(bars->fontMetrics().horizontalAdvance(line) <= bars->width(), qPrintable(line));
+        }
     }
 };
 

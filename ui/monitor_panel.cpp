@@ -109,8 +109,19 @@ public:
     int heightForWidth(int width) const override {
         const int line = fontMetrics().height() + 2;
         if (devices_.empty()) return 2 * kMargin + 2 * line;
-        const int lines = twoLines(width) ? 2 : 1;
-        return 2 * kMargin + static_cast<int>(devices_.size()) * (lines * line + kBarHeight + kRowGap) - kRowGap;
+        const bool two = twoLines(width);
+        int height = 2 * kMargin - kRowGap;
+        for (const auto& d : devices_) {
+            const int lines = two ? 1 + static_cast<int>(textLines(d, width).size()) : 1;
+            height += lines * line + kBarHeight + kRowGap;
+        }
+        return height;
+    }
+
+    // The numbers of one row as painted at `width`: beside the name when everything fits on one
+    // line, else under it, broken at the " · " separators.
+    QStringList textLines(const DeviceMemory& device, int width) const {
+        return twoLines(width) ? wrapped(describe(device), width - 2 * kMargin) : QStringList{describe(device)};
     }
 
     QString describe(const DeviceMemory& device) const {
@@ -156,9 +167,11 @@ protected:
             painter.drawText(QRect(left, y, right - left, line), Qt::AlignLeft | Qt::AlignVCenter, name);
             painter.setFont(font());
             if (two) {
-                y += line;
-                painter.drawText(QRect(left, y, right - left, line), Qt::AlignLeft | Qt::AlignVCenter,
-                                 metrics.elidedText(text, Qt::ElideRight, right - left));
+                for (const QString& part : textLines(device, width())) {
+                    y += line;
+                    painter.drawText(QRect(left, y, right - left, line), Qt::AlignLeft | Qt::AlignVCenter,
+                                     metrics.elidedText(part, Qt::ElideRight, right - left));
+                }
             } else {
                 painter.drawText(QRect(left, y, right - left, line), Qt::AlignRight | Qt::AlignVCenter, text);
             }
@@ -191,6 +204,26 @@ private:
         if (area == nullptr) return;
         const int height = std::min(heightForWidth(std::max(viewport->width(), 200)), kMaxMemoryViewHeight);
         if (area->minimumHeight() != height) area->setMinimumHeight(height);
+    }
+
+    // The description broken at its " · " separators into lines no wider than `width` (a narrow
+    // dock shows every number on more lines instead of cutting the last ones off).
+    QStringList wrapped(const QString& text, int width) const {
+        const QString separator = QStringLiteral(" · ");
+        const QFontMetrics metrics(font());
+        QStringList lines;
+        QString current;
+        for (const QString& part : text.split(separator)) {
+            const QString longer = current.isEmpty() ? part : current + separator + part;
+            if (!current.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+                lines << current;
+                current = part;
+            } else {
+                current = longer;
+            }
+        }
+        if (!current.isEmpty()) lines << current;
+        return lines;
     }
 
     bool twoLines(int width) const {
@@ -423,6 +456,12 @@ std::int64_t MonitorPanel::shownBytesInUse(int device) const {
     const auto& devices = memory_->devices();
     if (device < 0 || device >= static_cast<int>(devices.size())) return -1;
     return devices[static_cast<std::size_t>(device)].bytes_in_use;
+}
+
+QStringList MonitorPanel::shownDeviceLines(int device) const {
+    const auto& devices = memory_->devices();
+    if (device < 0 || device >= static_cast<int>(devices.size())) return {};
+    return memory_->textLines(devices[static_cast<std::size_t>(device)], memory_->width());
 }
 
 QString MonitorPanel::shownDeviceText(int device) const {

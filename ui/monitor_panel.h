@@ -4,6 +4,7 @@
 // all-reduce, update) over the last steps; and the samples per second. Events are collected as
 // they arrive and the charts are redrawn in batches on a timer.
 #include <QPointF>
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -38,6 +39,7 @@ public:
     int deviceRowCount() const;
     std::int64_t shownBytesInUse(int device) const;
     QString shownDeviceText(int device) const;  // the line beside the bar; empty if no such row
+    QStringList shownDeviceLines(int device) const;  // that text as painted at the panel's width
     int phaseSampleCount() const;  // steps in the phase chart of the selected replica
     double samplesPerSecond() const;
     void refreshNow();  // redraws the charts now instead of on the timer
