@@ -23,16 +23,33 @@ constexpr std::size_t kMaxWorkspaceBytes = std::size_t{64} << 20;
 bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
 
 // The first usable algorithm in cuDNN's heuristic order, preferring deterministic ones (so that a
-// run repeats) and never tensor-core math (which would round inputs to TF32).
-template <typename Perf>
-int choose_algorithm(const Perf* perf, int count, std::size_t max_workspace_bytes) {
+// run repeats) and never tensor-core math (which would round inputs to TF32). The heuristic rates
+// algorithms under DEFAULT math too, which on Ampere and later would allow TF32; the descriptor
+// stays at FMA math, so each candidate's workspace is asked again for the descriptor as set
+// (`workspace_for(algo, bytes)`), and one cuDNN will not run that way is passed over. Returns the
+// index, -1 for none, and the workspace it needs in `workspace_bytes`.
+template <typename Perf, typename WorkspaceFor>
+int choose_algorithm(const Perf* perf, int count, std::size_t max_workspace_bytes, WorkspaceFor workspace_for,
+                     std::size_t& workspace_bytes) {
     int fallback = -1;
+    std::size_t fallback_bytes = 0;
     for (int i = 0; i < count; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > max_workspace_bytes) continue;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
         if (perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        if (perf[i].determinism == CUDNN_DETERMINISTIC) return i;
-        if (fallback < 0) fallback = i;
+        std::size_t needed = 0;
+        if (workspace_for(perf[i].algo, needed) != CUDNN_STATUS_SUCCESS) continue;
+        needed = std::max(needed, perf[i].memory);
+        if (needed > max_workspace_bytes) continue;
+        if (perf[i].determinism == CUDNN_DETERMINISTIC) {
+            workspace_bytes = needed;
+            return i;
+        }
+        if (fallback < 0) {
+            fallback = i;
+            fallback_bytes = needed;
+        }
     }
+    workspace_bytes = fallback_bytes;
     return fallback;
 }
 
@@ -109,20 +126,27 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                                                              plan->conv.get(), plan->y.get(),
                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward),
                       "conv1d", "cudnnGetConvolutionForwardAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(forward, returned, budget); i >= 0) {
+                const auto forward_workspace = [&](cudnnConvolutionFwdAlgo_t algo, std::size_t& bytes) {
+                    return cudnnGetConvolutionForwardWorkspaceSize(cudnn_.get(), plan->x.get(), plan->w.get(),
+                                                                   plan->conv.get(), plan->y.get(), algo, &bytes);
+                };
+                if (const int i = choose_algorithm(forward, returned, budget, forward_workspace, plan->forward_workspace);
+                    i >= 0) {
                     plan->forward_cudnn = true;
                     plan->forward_algorithm = forward[i].algo;
-                    plan->forward_workspace = forward[i].memory;
                 }
                 cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
                 check(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_.get(), plan->w.get(), plan->y.get(),
                                                                   plan->conv.get(), plan->x.get(),
                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data),
                       "conv1d", "cudnnGetConvolutionBackwardDataAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(data, returned, budget); i >= 0) {
+                const auto data_workspace = [&](cudnnConvolutionBwdDataAlgo_t algo, std::size_t& bytes) {
+                    return cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn_.get(), plan->w.get(), plan->y.get(),
+                                                                        plan->conv.get(), plan->x.get(), algo, &bytes);
+                };
+                if (const int i = choose_algorithm(data, returned, budget, data_workspace, plan->data_workspace); i >= 0) {
                     plan->data_cudnn = true;
                     plan->data_algorithm = data[i].algo;
-                    plan->data_workspace = data[i].memory;
                 }
                 cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
                 check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->y.get(),
@@ -130,10 +154,14 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
                                                                     filter),
                       "conv1d", "cudnnGetConvolutionBackwardFilterAlgorithm_v7", device_);
-                if (const int i = choose_algorithm(filter, returned, budget); i >= 0) {
+                const auto filter_workspace = [&](cudnnConvolutionBwdFilterAlgo_t algo, std::size_t& bytes) {
+                    return cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn_.get(), plan->x.get(), plan->y.get(),
+                                                                          plan->conv.get(), plan->w.get(), algo, &bytes);
+                };
+                if (const int i = choose_algorithm(filter, returned, budget, filter_workspace, plan->filter_workspace);
+                    i >= 0) {
                     plan->filter_cudnn = true;
                     plan->filter_algorithm = filter[i].algo;
-                    plan->filter_workspace = filter[i].memory;
                 }
             }
         } catch (const OpError&) {

@@ -91,11 +91,12 @@ float tf32(float value) {  // what a tensor-core algorithm does to its float inp
 // this device's memory, and a large enough workspace where the algorithm needs one.
 cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnFilter* w, const DnnConvolution* conv,
                          const DnnTensor* y, const void* x_data, const void* w_data, const void* y_data, int algo,
-                         int algo_needing_workspace, const void* workspace, std::size_t workspace_bytes,
-                         const char* what) {
+                         int algo_needing_workspace, int algo_on_tensor_cores, const void* workspace,
+                         std::size_t workspace_bytes, const char* what) {
     if (handle == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
     if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (algo == algo_on_tensor_cores && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;
     const std::size_t needed = algo == algo_needing_workspace ? gemm_workspace_bytes(y, w) : 0;
     if (needed > 0 && (workspace == nullptr || workspace_bytes < needed ||
                        device_of_range(workspace, needed) != handle->device)) {
@@ -145,8 +146,7 @@ void scribble(void* workspace, std::size_t bytes) {
 
 enum class Pass { Forward, BackwardData, BackwardFilter };
 
-// Which of the pass's algorithms needs a workspace, and which is the tensor-core one (it rounds its
-// inputs to TF32, as on a GPU).
+// Which of the pass's algorithms needs a workspace, and which runs only on tensor cores.
 struct AlgorithmRoles {
     int with_workspace = -1;
     int tensor_op = -1;
@@ -162,10 +162,10 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     static const char* const names[] = {"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
                                         "cudnnConvolutionBackwardFilter"};
     const cudnnStatus_t status = check_pass(handle, x_desc, w_desc, conv, y_desc, x, w, y, algo, roles.with_workspace,
-                                            workspace, workspace_bytes, names[static_cast<int>(pass)]);
+                                            roles.tensor_op, workspace, workspace_bytes, names[static_cast<int>(pass)]);
     if (status != CUDNN_STATUS_SUCCESS) return status;
     const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
-    const bool rounds = algo == roles.tensor_op;
+    const bool rounds = conv->math != CUDNN_FMA_MATH;
     const DnnTensor xd = *x_desc, yd = *y_desc;
     const DnnFilter wd = *w_desc;
     const DnnConvolution cd = *conv;
@@ -192,11 +192,48 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     return CUDNN_STATUS_SUCCESS;
 }
 
+cudnnStatus_t workspace_size(const DnnHandle* handle, const DnnTensor* x, const DnnFilter* w, const DnnConvolution* conv,
+                             const DnnTensor* y, int algo, AlgorithmRoles roles, std::size_t* bytes) {
+    if (handle == nullptr || bytes == nullptr) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
+    if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (algo == roles.tensor_op && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = algo == roles.with_workspace ? gemm_workspace_bytes(y, w) : 0;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+constexpr AlgorithmRoles kForwardRoles{CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
+constexpr AlgorithmRoles kDataRoles{CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1};
+constexpr AlgorithmRoles kFilterRoles{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1};
+
 }  // namespace
 
 }  // namespace mirrorlab_emulation
 
 using namespace mirrorlab_emulation;
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                      cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                                      cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+                                                      std::size_t* bytes) {
+    return workspace_size(handle, x, w, conv, y, algo, kForwardRoles, bytes);
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, cudnnFilterDescriptor_t w,
+                                                           cudnnTensorDescriptor_t dy,
+                                                           cudnnConvolutionDescriptor_t conv,
+                                                           cudnnTensorDescriptor_t dx,
+                                                           cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes) {
+    return workspace_size(handle, dx, w, conv, dy, algo, kDataRoles, bytes);
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                             cudnnTensorDescriptor_t dy,
+                                                             cudnnConvolutionDescriptor_t conv,
+                                                             cudnnFilterDescriptor_t dw,
+                                                             cudnnConvolutionBwdFilterAlgo_t algo, std::size_t* bytes) {
+    return workspace_size(handle, x, dw, conv, dy, algo, kFilterRoles, bytes);
+}
 
 std::size_t cudnnGetVersion() { return CUDNN_VERSION; }
 
@@ -355,7 +392,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha, c
                                       void* workspace, std::size_t workspace_bytes, const void* beta,
                                       cudnnTensorDescriptor_t y_desc, void* y) {
     return convolve(Pass::Forward, handle, alpha, beta, x_desc, x, w_desc, w, conv, y_desc, y, y, algo,
-                    {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}, workspace,
+                    kForwardRoles, workspace,
                     workspace_bytes);
 }
 
@@ -365,7 +402,7 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alp
                                            void* workspace, std::size_t workspace_bytes, const void* beta,
                                            cudnnTensorDescriptor_t dx_desc, void* dx) {
     return convolve(Pass::BackwardData, handle, alpha, beta, dx_desc, dx, w_desc, w, conv, dy_desc, dy, dx, algo,
-                    {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1}, workspace,
+                    kDataRoles, workspace,
                     workspace_bytes);
 }
 
@@ -375,6 +412,6 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              void* workspace, std::size_t workspace_bytes, const void* beta,
                                              cudnnFilterDescriptor_t dw_desc, void* dw) {
     return convolve(Pass::BackwardFilter, handle, alpha, beta, x_desc, x, dw_desc, dw, conv, dy_desc, dy, dw, algo,
-                    {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}, workspace,
+                    kFilterRoles, workspace,
                     workspace_bytes);
 }

@@ -5,7 +5,10 @@
 // (mismatched descriptors are CUDNN_STATUS_BAD_PARAM). Its algorithm lists are made to exercise the
 // caller's choice: a tensor-core algorithm first (to be passed over), then one that needs a
 // workspace (which the emulator fills with garbage while it runs, and checks is large enough and
-// in device memory), then one that needs none.
+// in device memory), then one that needs none. Math types as on Ampere and later: under
+// CUDNN_FMA_MATH nothing is rounded and the tensor-core algorithm is not supported; under
+// CUDNN_DEFAULT_MATH (which permits TF32 there) or tensor-op math, every algorithm rounds its
+// inputs to TF32, so a descriptor left at the default shows in the results.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -111,6 +114,21 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle
                                                             cudnnConvolutionDescriptor_t conv,
                                                             cudnnFilterDescriptor_t dw, int requested, int* returned,
                                                             cudnnConvolutionBwdFilterAlgoPerf_t* results);
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                      cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                                      cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+                                                      std::size_t* bytes);
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, cudnnFilterDescriptor_t w,
+                                                           cudnnTensorDescriptor_t dy,
+                                                           cudnnConvolutionDescriptor_t conv,
+                                                           cudnnTensorDescriptor_t dx,
+                                                           cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes);
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                             cudnnTensorDescriptor_t dy,
+                                                             cudnnConvolutionDescriptor_t conv,
+                                                             cudnnFilterDescriptor_t dw,
+                                                             cudnnConvolutionBwdFilterAlgo_t algo, std::size_t* bytes);
 
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t x_desc,
                                       const void* x, cudnnFilterDescriptor_t w_desc, const void* w,
