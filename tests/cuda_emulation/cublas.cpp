@@ -56,6 +56,15 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
                            const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
                            float* c, int ldc) {
     if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (alpha == nullptr || beta == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    const auto valid_op = [](cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; };
+    if (!valid_op(transa) || !valid_op(transb)) return CUBLAS_STATUS_INVALID_VALUE;
+    // A handle belongs to the device that was current when it was created, and so must its stream.
+    if (current_device() != handle->device || stream_device(handle->stream) != handle->device) {
+        std::fprintf(stderr, "CUDA emulation: cublasSgemm with a handle of GPU:%d while GPU:%d is current\n",
+                     handle->device, current_device());
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
     // cuBLAS' own checks: sizes, and each leading dimension at least the rows of the stored matrix.
     const int a_rows = transa == CUBLAS_OP_N ? m : k, a_cols = transa == CUBLAS_OP_N ? k : m;
     const int b_rows = transb == CUBLAS_OP_N ? k : n, b_cols = transb == CUBLAS_OP_N ? n : k;
@@ -83,7 +92,8 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
         for (int j = 0; j < n; ++j) {
             for (int i = 0; i < m; ++i) {
                 float sum = 0.0f;
-                for (int l = 0; l < k; ++l) {
+                // alpha == 0: A and B are not read (cuBLAS does not touch them then).
+                for (int l = 0; l < (alpha_value != 0.0f ? k : 0); ++l) {
                     const float a_il = transa == CUBLAS_OP_N ? a[i + static_cast<std::size_t>(l) * lda]
                                                              : a[l + static_cast<std::size_t>(i) * lda];
                     const float b_lj = transb == CUBLAS_OP_N ? b[l + static_cast<std::size_t>(j) * ldb]

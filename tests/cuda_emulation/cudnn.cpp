@@ -46,7 +46,8 @@ namespace {
 
 // The output height/width of a convolution; <= 0 when the window does not fit.
 int output_extent(int input, int pad, int filter, int stride, int dilation) {
-    return 1 + (input + 2 * pad - ((filter - 1) * dilation + 1)) / stride;
+    const int room = input + 2 * pad - ((filter - 1) * dilation + 1);
+    return room < 0 ? 0 : 1 + room / stride;
 }
 
 // Shapes agree as cuDNN requires; otherwise BAD_PARAM (what cuDNN answers for mismatched descriptors).
@@ -94,6 +95,12 @@ cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnF
                          int algo_needing_workspace, int algo_on_tensor_cores, const void* workspace,
                          std::size_t workspace_bytes, const char* what) {
     if (handle == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+    // A handle belongs to the device that was current when it was created, and so must its stream.
+    if (current_device() != handle->device || stream_device(handle->stream) != handle->device) {
+        std::fprintf(stderr, "CUDA emulation: %s with a handle of GPU:%d while GPU:%d is current\n", what,
+                     handle->device, current_device());
+        return CUDNN_STATUS_EXECUTION_FAILED;
+    }
     if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
     if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
     if (algo == algo_on_tensor_cores && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;

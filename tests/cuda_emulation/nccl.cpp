@@ -44,7 +44,7 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
         for (const auto& call : calls) {
             if (call.comm->clique.get() != clique) continue;
             auto& slot = ranks[static_cast<std::size_t>(call.comm->rank)];
-            if (slot.comm != nullptr || call.count != calls.front().count) return ncclInvalidUsage;
+            if (slot.comm != nullptr) return ncclInvalidUsage;  // two calls for one rank
             slot = call;
             ++seen;
         }
@@ -53,13 +53,20 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
                          "would wait for the rest for ever\n", clique->ranks, seen);
             return ncclInvalidUsage;
         }
-        // The collective starts after the work queued before it on each rank's stream.
-        for (const auto& call : ranks) drain(call.stream);
-        std::vector<float> sum(ranks.front().count, 0.0f);
         for (const auto& call : ranks) {
-            for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += call.send[i];
+            if (call.count != ranks.front().count) return ncclInvalidUsage;
         }
-        for (const auto& call : ranks) std::copy(sum.begin(), sum.end(), call.receive);
+        // The collective reads its inputs after the work queued before it on each rank's stream
+        // (and nothing else: buffers still being written on other streams are read as they are).
+        for (const auto& call : ranks) drain(call.stream);
+        auto sum = std::make_shared<std::vector<float>>(ranks.front().count, 0.0f);
+        for (const auto& call : ranks) {
+            for (std::size_t i = 0; i < sum->size(); ++i) (*sum)[i] += call.send[i];
+        }
+        // Each rank's result lands as work on its stream: visible only once that stream is waited for.
+        for (const auto& call : ranks) {
+            enqueue(call.stream, [sum, receive = call.receive] { std::copy(sum->begin(), sum->end(), receive); });
+        }
     }
     return ncclSuccess;
 }

@@ -54,9 +54,16 @@ struct Device {
     std::size_t capacity_bytes = 0;
     std::size_t used_bytes = 0;
     std::set<int> peers_enabled;
-    std::unique_ptr<Stream> default_stream;
-    std::set<Stream*> streams;
+    std::shared_ptr<Stream> default_stream;
+    // Created streams, shared so that a device-wide synchronisation can still drain one that
+    // another thread destroys meanwhile.
+    std::map<Stream*, std::shared_ptr<Stream>> streams;
 };
+
+// Events, shared with the queued work that completes them (destroying an event whose record is
+// still queued releases it when that work has run, as CUDA does).
+std::mutex events_mutex;
+std::map<Event*, std::shared_ptr<Event>> events;
 
 struct State {
     std::mutex mutex;
@@ -84,7 +91,7 @@ State& state() {
         for (int d = 0; d < gpus; ++d) {
             Device& device = made->devices[static_cast<std::size_t>(d)];
             device.capacity_bytes = static_cast<std::size_t>(mebibytes) << 20;
-            device.default_stream = std::make_unique<Stream>();
+            device.default_stream = std::make_shared<Stream>();
             device.default_stream->device = d;
         }
         return made;
@@ -106,15 +113,20 @@ std::map<std::uintptr_t, Allocation>::const_iterator find_allocation(const State
 }
 
 void synchronize_device(int device) {
-    std::vector<Stream*> streams;
+    std::vector<std::shared_ptr<Stream>> streams;
     {
         State& s = state();
         std::lock_guard lock(s.mutex);
         Device& d = s.devices[static_cast<std::size_t>(device)];
-        streams.assign(d.streams.begin(), d.streams.end());
-        streams.push_back(d.default_stream.get());
+        for (const auto& entry : d.streams) streams.push_back(entry.second);
+        streams.push_back(d.default_stream);
     }
-    for (Stream* stream : streams) drain(stream);
+    for (const auto& stream : streams) drain(stream.get());
+}
+
+bool overlapping(const void* a, const void* b, std::size_t bytes) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    return x < y + bytes && y < x + bytes;
 }
 
 cudaError_t no_driver_or(cudaError_t otherwise) { return state().driver ? otherwise : fail(cudaErrorInsufficientDriver); }
@@ -338,6 +350,7 @@ cudaError_t cudaFree(void* pointer) {
     State& s = state();
     std::lock_guard lock(s.mutex);
     const auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(pointer));
+    if (it == s.allocations.end()) return fail(cudaErrorInvalidValue);  // freed by another thread meanwhile
     const std::size_t rounded = (std::max<std::size_t>(it->second.bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     s.devices[static_cast<std::size_t>(device)].used_bytes -= rounded;
     s.allocations.erase(it);
@@ -392,7 +405,10 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             drain(stream);
             std::memcpy(dst, src, bytes);
             break;
-        case cudaMemcpyDeviceToDevice: enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); }); break;
+        case cudaMemcpyDeviceToDevice:
+            if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);  // undefined on a GPU
+            enqueue(stream, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+            break;
         case cudaMemcpyHostToHost:
             drain(stream);
             std::memcpy(dst, src, bytes);
@@ -410,7 +426,8 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
                      "outside those devices' memory\n", bytes, src, src_device, dst, dst_device);
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); });
+    if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);
+    enqueue(stream, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
     return cudaSuccess;
 }
 
@@ -427,12 +444,12 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStr
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
     (void)flags;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
-    auto* made = new Stream();
+    auto made = std::make_shared<Stream>();
     made->device = tls_device;
     State& s = state();
     std::lock_guard lock(s.mutex);
-    s.devices[static_cast<std::size_t>(tls_device)].streams.insert(made);
-    *stream = made;
+    s.devices[static_cast<std::size_t>(tls_device)].streams[made.get()] = made;
+    *stream = made.get();
     return cudaSuccess;
 }
 
@@ -440,11 +457,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (stream == nullptr) return fail(cudaErrorInvalidResourceHandle);
     drain(stream);  // queued work still completes
     State& s = state();
-    {
-        std::lock_guard lock(s.mutex);
-        s.devices[static_cast<std::size_t>(stream->device)].streams.erase(stream);
-    }
-    delete stream;
+    std::lock_guard lock(s.mutex);
+    auto& streams = s.devices[static_cast<std::size_t>(stream->device)].streams;
+    if (streams.erase(stream) == 0) return fail(cudaErrorInvalidResourceHandle);
     return cudaSuccess;
 }
 
@@ -455,17 +470,26 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags) {
     (void)flags;
-    *event = new Event();
+    auto made = std::make_shared<Event>();
+    std::lock_guard lock(events_mutex);
+    events[made.get()] = made;
+    *event = made.get();
     return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-    delete event;
-    return cudaSuccess;
+    std::lock_guard lock(events_mutex);
+    return events.erase(event) == 1 ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-    if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    std::shared_ptr<Event> shared;
+    {
+        std::lock_guard lock(events_mutex);
+        const auto it = events.find(event);
+        if (it == events.end()) return fail(cudaErrorInvalidResourceHandle);
+        shared = it->second;
+    }
     std::uint64_t generation = 0;
     {
         std::lock_guard lock(event->mutex);
@@ -473,12 +497,21 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
         event->recorded = true;
         event->done = false;
     }
-    enqueue(stream, [event, generation] {
-        std::lock_guard lock(event->mutex);
-        if (event->generation != generation) return;  // recorded again since
-        event->done = true;
-        event->at = std::chrono::steady_clock::now();
-    });
+    auto complete = [shared, generation] {
+        std::lock_guard lock(shared->mutex);
+        if (shared->generation != generation) return;  // recorded again since
+        shared->done = true;
+        shared->at = std::chrono::steady_clock::now();
+    };
+    // On a GPU an event recorded on an idle stream is reached at once; here too, so that the time
+    // between two marks around host-side work (an all-reduce on other streams) is that work's time.
+    Stream* target = resolve(stream);
+    std::lock_guard lock(target->mutex);
+    if (target->pending.empty()) {
+        complete();
+    } else {
+        target->pending.push_back(std::move(complete));
+    }
     return cudaSuccess;
 }
 
