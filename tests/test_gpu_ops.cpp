@@ -802,6 +802,7 @@ private slots:
         QVERIFY2(log.contains("Reduce to /device:GPU:0 then broadcast to (/device:GPU:0, /device:GPU:1"), log.all().c_str());
         mirrored->build(model, batch_size, nadam(), weights);
         single->build(model, batch_size, nadam(), weights);
+        mirrored->set_detailed_stats(true);  // what the step view shows: gradient norms, checksums
         for (int step = 0; step < 10; ++step) {
             const Batch batch = random_batch(model, batch_size, 2000u + static_cast<std::uint32_t>(step));
             const auto got = mirrored->train_step(batch.ids.data(), batch.labels.data(), batch_size, static_cast<std::uint64_t>(step + 1));
@@ -809,6 +810,14 @@ private slots:
             QVERIFY(std::abs(got.counts.loss_sum - want.counts.loss_sum) <= 1e-4 * std::max(1.0, std::abs(want.counts.loss_sum)));
             QCOMPARE(got.counts.samples, want.counts.samples);
             QCOMPARE(static_cast<int>(got.replicas.size()), replicas);
+            for (const PhaseTimings& phase : got.replicas) {
+                QVERIFY2(phase.grad_norm_after > 0 && std::isfinite(phase.grad_norm_after), "no global gradient norm");
+                QVERIFY2(std::abs(phase.grad_norm_after - got.replicas.front().grad_norm_after) <= 1e-12 * phase.grad_norm_after,
+                         "replicas disagree on the all-reduced gradient's norm");
+                QVERIFY2(phase.shard_size == 0 || phase.grad_norm_before > 0, "no local gradient norm");
+                QVERIFY(phase.weights_checksum != 0);
+                QCOMPARE(phase.weights_checksum, got.replicas.front().weights_checksum);
+            }
         }
         const std::vector<float> first = mirrored->weights(0);
         for (int r = 1; r < replicas; ++r) {

@@ -88,7 +88,10 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     const float alpha_value = *alpha, beta_value = *beta;  // host pointer mode: read at the call
-    enqueue(handle->stream, [=] {
+    const float* a_bytes = reads_inputs ? static_cast<const float*>(device_to_host(a)) : nullptr;
+    const float* b_bytes = reads_inputs ? static_cast<const float*>(device_to_host(b)) : nullptr;
+    auto* c_bytes = static_cast<float*>(device_to_host(c));
+    enqueue(handle->stream, [=, a = a_bytes, b = b_bytes, c = c_bytes] {
         for (int j = 0; j < n; ++j) {
             for (int i = 0; i < m; ++i) {
                 float sum = 0.0f;

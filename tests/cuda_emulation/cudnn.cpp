@@ -176,11 +176,13 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     const DnnTensor xd = *x_desc, yd = *y_desc;
     const DnnFilter wd = *w_desc;
     const DnnConvolution cd = *conv;
+    const auto* xs = static_cast<const float*>(device_to_host(x));
+    const auto* ws = static_cast<const float*>(device_to_host(w));
+    const auto* ys = static_cast<const float*>(device_to_host(y));
+    auto* out = static_cast<float*>(device_to_host(out_data));
+    void* scratch = device_to_host(workspace);
     enqueue(handle->stream, [=] {
-        scribble(workspace, workspace_bytes);
-        const auto* xs = static_cast<const float*>(x);
-        const auto* ws = static_cast<const float*>(w);
-        const auto* ys = static_cast<const float*>(y);
+        scribble(scratch, workspace_bytes);
         const std::int64_t out_elements = pass == Pass::Forward        ? yd.n * yd.sn
                                           : pass == Pass::BackwardData ? xd.n * xd.sn
                                                                        : wd.elements();
@@ -193,7 +195,6 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
                 case Pass::BackwardFilter: sums[static_cast<std::size_t>(wi)] += product(xs[xi], ys[yi]); break;
             }
         });
-        auto* out = static_cast<float*>(out_data);
         for (std::size_t i = 0; i < sums.size(); ++i) out[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * out[i];
     });
     return CUDNN_STATUS_SUCCESS;

@@ -17,6 +17,7 @@ void drain(cudaStream_t stream);
 // The device that owns [pointer, pointer + bytes), or -1 when that range is not inside one live
 // device allocation.
 int device_of_range(const void* pointer, std::size_t bytes);
+// device_to_host (declared in cuda_runtime.h) gives the bytes behind a device address.
 // Records `error` as the calling thread's last error and returns it.
 cudaError_t fail(cudaError_t error);
 

@@ -61,11 +61,14 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
         for (const auto& call : ranks) drain(call.stream);
         auto sum = std::make_shared<std::vector<float>>(ranks.front().count, 0.0f);
         for (const auto& call : ranks) {
-            for (std::size_t i = 0; i < sum->size(); ++i) (*sum)[i] += call.send[i];
+            const auto* send = static_cast<const float*>(device_to_host(call.send));
+            for (std::size_t i = 0; i < sum->size(); ++i) (*sum)[i] += send[i];
         }
         // Each rank's result lands as work on its stream: visible only once that stream is waited for.
         for (const auto& call : ranks) {
-            enqueue(call.stream, [sum, receive = call.receive] { std::copy(sum->begin(), sum->end(), receive); });
+            enqueue(call.stream, [sum, receive = static_cast<float*>(device_to_host(call.receive))] {
+                std::copy(sum->begin(), sum->end(), receive);
+            });
         }
     }
     return ncclSuccess;

@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "emulator.h"
 
 thread_local dim3 threadIdx;
@@ -48,7 +50,15 @@ constexpr std::size_t kAlignment = 256;
 struct Allocation {
     std::size_t bytes = 0;
     int device = 0;
+    unsigned char* storage = nullptr;  // where the bytes really are (host memory)
 };
+
+// Device addresses come from a reserved range of address space that is never readable or
+// writable, and map to storage elsewhere; the emulated device translates them. Host code that
+// dereferences a device pointer therefore crashes here as it would with a GPU, instead of quietly
+// reading host memory. Addresses are not reused, so a stale pointer never aliases a new buffer.
+constexpr std::size_t kAddressRangeBytes = std::size_t{1} << 40;
+constexpr std::size_t kGuardBytes = 4096;  // between allocations: an overrun does not reach the next
 
 struct Device {
     std::size_t capacity_bytes = 0;
@@ -68,6 +78,7 @@ std::map<Event*, std::shared_ptr<Event>> events;
 struct State {
     std::mutex mutex;
     bool driver = true;
+    std::uintptr_t next_address = 0, end_address = 0;
     std::vector<Device> devices;
     std::map<std::uintptr_t, Allocation> allocations;  // by base address
 };
@@ -88,6 +99,11 @@ State& state() {
         const long gpus = env_number("MIRRORLAB_CUDA_EMULATION_GPUS", 2);
         const long mebibytes = env_number("MIRRORLAB_CUDA_EMULATION_MEMORY_MIB", 4096);
         made->devices.resize(static_cast<std::size_t>(gpus));
+        void* range = mmap(nullptr, kAddressRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (range != MAP_FAILED) {
+            made->next_address = reinterpret_cast<std::uintptr_t>(range);
+            made->end_address = made->next_address + kAddressRangeBytes;
+        }
         for (int d = 0; d < gpus; ++d) {
             Device& device = made->devices[static_cast<std::size_t>(d)];
             device.capacity_bytes = static_cast<std::size_t>(mebibytes) << 20;
@@ -165,6 +181,15 @@ void enqueue(cudaStream_t stream, std::function<void()> work) {
     Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
     target->pending.push_back(std::move(work));
+}
+
+void* device_to_host(const void* pointer) {
+    if (pointer == nullptr) return nullptr;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const auto it = find_allocation(s, pointer);
+    if (it == s.allocations.end()) return nullptr;
+    return it->second.storage + (reinterpret_cast<std::uintptr_t>(pointer) - it->first);
 }
 
 int device_of_range(const void* pointer, std::size_t bytes) {
@@ -325,14 +350,20 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     std::lock_guard lock(s.mutex);
     Device& device = s.devices[static_cast<std::size_t>(tls_device)];
     if (device.used_bytes + rounded > device.capacity_bytes) return fail(cudaErrorMemoryAllocation);
-    void* memory = std::aligned_alloc(kAlignment, rounded);
-    if (memory == nullptr) return fail(cudaErrorMemoryAllocation);
+    if (s.next_address == 0 || s.end_address - s.next_address < rounded + kGuardBytes) {
+        std::fprintf(stderr, "CUDA emulation: the reserved device address range is used up\n");
+        return fail(cudaErrorMemoryAllocation);
+    }
+    auto* storage = static_cast<unsigned char*>(std::aligned_alloc(kAlignment, rounded));
+    if (storage == nullptr) return fail(cudaErrorMemoryAllocation);
     // Fresh device memory holds garbage, not zeros: all bits set (NaN as float, -1 as int), so
     // code that reads before it writes shows it in the results.
-    std::memset(memory, 0xff, rounded);
+    std::memset(storage, 0xff, rounded);
     device.used_bytes += rounded;
-    s.allocations[reinterpret_cast<std::uintptr_t>(memory)] = Allocation{bytes, tls_device};
-    *pointer = memory;
+    const std::uintptr_t address = s.next_address;
+    s.next_address += (rounded + kGuardBytes + kAlignment - 1) / kAlignment * kAlignment;
+    s.allocations[address] = Allocation{bytes, tls_device, storage};
+    *pointer = reinterpret_cast<void*>(address);
     return cudaSuccess;
 }
 
@@ -353,8 +384,8 @@ cudaError_t cudaFree(void* pointer) {
     if (it == s.allocations.end()) return fail(cudaErrorInvalidValue);  // freed by another thread meanwhile
     const std::size_t rounded = (std::max<std::size_t>(it->second.bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     s.devices[static_cast<std::size_t>(device)].used_bytes -= rounded;
+    std::free(it->second.storage);
     s.allocations.erase(it);
-    std::free(pointer);
     return cudaSuccess;
 }
 
@@ -397,17 +428,17 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             // Pageable source: copied to staging at once, so the caller may reuse it on return.
             auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
                                                                        static_cast<const unsigned char*>(src) + bytes);
-            enqueue(stream, [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+            enqueue(stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); });
             break;
         }
         case cudaMemcpyDeviceToHost:
             // Pageable destination: the copy is complete when the call returns.
             drain(stream);
-            std::memcpy(dst, src, bytes);
+            std::memcpy(dst, device_to_host(src), bytes);
             break;
         case cudaMemcpyDeviceToDevice:
             if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);  // undefined on a GPU
-            enqueue(stream, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+            enqueue(stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); });
             break;
         case cudaMemcpyHostToHost:
             drain(stream);
@@ -427,7 +458,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
         return fail(cudaErrorInvalidValue);
     }
     if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);
-    enqueue(stream, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+    enqueue(stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); });
     return cudaSuccess;
 }
 
@@ -437,7 +468,7 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStr
         std::fprintf(stderr, "CUDA emulation: cudaMemsetAsync of %zu bytes at %p is outside device memory\n", bytes, pointer);
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(stream, [pointer, value, bytes] { std::memset(pointer, value, bytes); });
+    enqueue(stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); });
     return cudaSuccess;
 }
 

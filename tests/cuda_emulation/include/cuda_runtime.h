@@ -9,7 +9,8 @@
 // lie inside one allocation, kernel pointer arguments must be device memory of the launching
 // device, work on a stream runs only when something waits for it (so a missing synchronisation
 // shows up as stale data), an event not yet reached has no time, and copies to host memory
-// complete before returning (pageable memory, as on a GPU). It does not emulate concurrency
+// complete before returning (pageable memory, as on a GPU), and device addresses cannot be read or
+// written by host code (they lie in a reserved, inaccessible range). It does not emulate concurrency
 // inside a kernel: threads run one at a time, blocks in reverse order, and atomics are plain
 // read-modify-writes; there is no shared memory or __syncthreads, so a kernel that needs them
 // does not compile here.
@@ -148,6 +149,9 @@ bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block);
 // A pointer argument that is not device memory of the stream's device (a host pointer, a freed
 // buffer): what a GPU reports as an illegal address; recorded like a launch error.
 bool check_kernel_pointer(cudaStream_t stream, const void* pointer);
+// Where the emulator keeps the bytes of a device address (device addresses themselves are not
+// accessible to the host); null for an address outside every allocation.
+void* device_to_host(const void* pointer);
 
 template <typename... Params>
 struct Launch {
@@ -172,6 +176,18 @@ struct Launch {
             },
             values);
         if (!pointers_ok) return;
+        // The emulated device reads and writes the bytes behind each device address.
+        std::apply(
+            [](auto&... value) {
+                auto translate = [](auto& v) {
+                    using T = std::decay_t<decltype(v)>;
+                    if constexpr (std::is_pointer_v<T>) {
+                        if (v != nullptr) v = static_cast<T>(device_to_host(v));
+                    }
+                };
+                (translate(value), ...);
+            },
+            values);
         enqueue(stream, [run = kernel, g = grid, b = block, values]() {
             gridDim = g;
             blockDim = b;
