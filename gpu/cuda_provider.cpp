@@ -61,6 +61,19 @@ void* CudaAllocator::allocate_raw(std::int64_t bytes) {
     return pointer;
 }
 
+std::string CudaAllocator::refusal(std::int64_t bytes, std::string_view what) const {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const bool known = cudaSetDevice(device_) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+    cudaGetLastError();
+    const std::string gpu = "GPU:" + std::to_string(device_);
+    return gpu + " refused " + format_bytes(bytes) + " for " + std::string(what) +
+           (known ? " with " + format_bytes(static_cast<std::int64_t>(free_bytes)) + " of its " +
+                        format_bytes(static_cast<std::int64_t>(total_bytes)) + " free"
+                  : std::string()) +
+           " (other programs and the CUDA libraries also use its memory). Close programs that use " + gpu +
+           ", or lower the memory limits or the batch size.";
+}
+
 void CudaAllocator::free_raw(void* pointer) {
     if (pointer == nullptr) return;
     cudaSetDevice(device_);

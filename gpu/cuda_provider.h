@@ -18,6 +18,9 @@ public:
     explicit CudaAllocator(int device) : device_(device) {}
     void* allocate_raw(std::int64_t bytes) override;
     void free_raw(void* pointer) override;
+    // Names the GPU and what it has free: on a shared GPU other programs may hold the memory
+    // that the virtual devices' limits promised.
+    std::string refusal(std::int64_t bytes, std::string_view what) const override;
 
 private:
     int device_ = 0;

@@ -3,7 +3,8 @@
 // on the CPU). Discovery (GPUs, no driver, no GPU), training on two virtual GPUs carved from one
 // (TensorFlow's NCCL fallback line, device-timed phases, per-device memory) and with NCCL on two
 // GPUs, and every way a GPU run can go wrong: out of memory on a virtual GPU, a GPU that does
-// not exist, a virtual GPU too small to be useful, mixed CPU and GPU replicas, a NaN loss.
+// not exist, a virtual GPU too small to be useful, mixed CPU and GPU replicas, a NaN loss, a GPU
+// that other programs have filled.
 #include <QtTest/QtTest>
 
 #include <QProcess>
@@ -131,29 +132,41 @@ private slots:
     void gpuRunsThatCannotWork_data() {
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QStringList>("reason");
+        QTest::addColumn<QStringList>("settings");
+        // A shared GPU: other programs hold all but ~10 MiB, far below the limits set.
+        QTest::newRow("a GPU that other programs have filled")
+            << train(QStringLiteral("gpu:0:2x1024MB"))
+            << QStringList{QStringLiteral("out of memory on /device:GPU:0: GPU:0 refused"),
+                           QStringLiteral("of its 4.00 GiB free"), QStringLiteral("Close programs that use GPU:0")}
+            << QStringList{QStringLiteral("MIRRORLAB_CUDA_EMULATION_OTHER_MIB=4086")};
         QTest::newRow("out of memory on a virtual GPU")
             << QStringList{QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("gpu:0:2x16MB"),
                            QStringLiteral("--data"), QStringLiteral("synthetic:4096:32"), QStringLiteral("--batch-size"),
                            QStringLiteral("4096"), QStringLiteral("--epochs"), QStringLiteral("1")}
             << QStringList{QStringLiteral("out of memory on /device:GPU:0"), QStringLiteral("limit of 16.0 MiB"),
-                           QStringLiteral("lower the batch size")};
+                           QStringLiteral("lower the batch size")}
+            << QStringList{};
         QTest::newRow("a GPU that does not exist")
             << train(QStringLiteral("gpu:2"))
             << QStringList{QStringLiteral("GPU:2 does not exist: this machine has 2 GPUs"),
-                           QStringLiteral("use --devices cpu")};
+                           QStringLiteral("use --devices cpu")}
+            << QStringList{};
         QTest::newRow("a virtual GPU too small")
             << train(QStringLiteral("gpu:0:2x4MB"))
-            << QStringList{QStringLiteral("a virtual device of 4 MB is too small; give each at least 16 MB")};
+            << QStringList{QStringLiteral("a virtual device of 4 MB is too small; give each at least 16 MB")}
+            << QStringList{};
         QTest::newRow("CPU and GPU replicas")
             << train(QStringLiteral("cpu,gpu:0"))
             << QStringList{QStringLiteral("mixing CPU and GPU replicas is not supported"),
-                           QStringLiteral("train on the GPUs alone")};
+                           QStringLiteral("train on the GPUs alone")}
+            << QStringList{};
         QTest::newRow("a NaN loss")
             << train(QStringLiteral("gpu:0:2x256MB"), {QStringLiteral("--optimizer"), QStringLiteral("sgd"),
                                                         QStringLiteral("--learning-rate"), QStringLiteral("1e30")})
             << QStringList{QStringLiteral("the loss became NaN at epoch 1, step 2"),
                            QStringLiteral("the weights from before this step are kept"),
-                           QStringLiteral("Lower the learning rate")};
+                           QStringLiteral("Lower the learning rate")}
+            << QStringList{};
     }
 
     // Each ends with exit code 1 and one "mirrorlab-cli: error:" line that names what is wrong and
@@ -161,7 +174,8 @@ private slots:
     void gpuRunsThatCannotWork() {
         QFETCH(QStringList, arguments);
         QFETCH(QStringList, reason);
-        const Run run = cli(arguments);
+        QFETCH(QStringList, settings);
+        const Run run = cli(arguments, settings);
         QVERIFY2(run.finished && run.exit_code == 1, qPrintable(describe(run)));
         QString error;
         for (const QString& line : run.err.split(QLatin1Char('\n'))) {

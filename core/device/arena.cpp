@@ -58,6 +58,11 @@ void MemoryArena::release_cache_locked() {
     cached_.clear();
 }
 
+std::string RawAllocator::refusal(std::int64_t bytes, std::string_view what) const {
+    return "the system refused " + format_bytes(bytes) + " for " + std::string(what) +
+           ". Close other programs or lower the batch size.";
+}
+
 void* MemoryArena::allocate(std::int64_t bytes, std::string_view what) {
     const std::int64_t size = rounded_size(bytes);
     std::lock_guard lock(mutex_);
@@ -80,11 +85,7 @@ void* MemoryArena::allocate(std::int64_t bytes, std::string_view what) {
             release_cache_locked();
             pointer = raw_->allocate_raw(size);
         }
-        if (pointer == nullptr) {
-            throw OutOfMemoryError("out of memory on " + device_name_ + ": the system refused " +
-                                   format_bytes(bytes) + " for " + std::string(what) +
-                                   ". Close other programs or lower the batch size.");
-        }
+        if (pointer == nullptr) throw OutOfMemoryError("out of memory on " + device_name_ + ": " + raw_->refusal(bytes, what));
         stats_.bytes_reserved += size;
         ++stats_.raw_allocation_calls;
     }

@@ -18,6 +18,9 @@ public:
     virtual ~RawAllocator() = default;
     virtual void* allocate_raw(std::int64_t bytes) = 0;  // nullptr when the system has no memory
     virtual void free_raw(void* pointer) = 0;
+    // After allocate_raw refused `bytes` for `what`: the sentence that says so and what to do, for
+    // the out-of-memory message ("the system refused 16.4 MiB for ... Close other programs ...").
+    virtual std::string refusal(std::int64_t bytes, std::string_view what) const;
 };
 
 // 64-byte aligned host memory.

@@ -23,7 +23,7 @@ namespace mirrorlab {
 
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
 // 2: CrossDeviceOps::all_reduce takes a StepBarrier; Backend gained attach_arena and the step marks.
-inline constexpr int kPluginAbiVersion = 2;
+inline constexpr int kPluginAbiVersion = 3;
 
 // Sizes of the structures that cross the boundary by value, folded into one number: a plugin
 // built against headers whose structures differ reports another fingerprint.

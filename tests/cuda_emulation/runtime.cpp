@@ -3,6 +3,7 @@
 // Configuration, read once from the environment:
 //   MIRRORLAB_CUDA_EMULATION_GPUS        number of GPUs (default 2; 0: "no CUDA-capable device")
 //   MIRRORLAB_CUDA_EMULATION_MEMORY_MIB  memory of each GPU (default 4096)
+//   MIRRORLAB_CUDA_EMULATION_OTHER_MIB   memory of each GPU that other programs hold (default 0)
 //   MIRRORLAB_CUDA_EMULATION_DRIVER      "none": behave as a machine without a driver
 #include <algorithm>
 #include <chrono>
@@ -62,7 +63,7 @@ constexpr std::size_t kGuardBytes = 4096;  // between allocations: an overrun do
 
 struct Device {
     std::size_t capacity_bytes = 0;
-    std::size_t used_bytes = 0;
+    std::size_t used_bytes = 0;  // by this process, starting with what other programs hold
     std::set<int> peers_enabled;
     std::shared_ptr<Stream> default_stream;
     // Created streams, shared so that a device-wide synchronisation can still drain one that
@@ -98,6 +99,7 @@ State& state() {
         made->driver = driver == nullptr || std::string_view(driver) != "none";
         const long gpus = env_number("MIRRORLAB_CUDA_EMULATION_GPUS", 2);
         const long mebibytes = env_number("MIRRORLAB_CUDA_EMULATION_MEMORY_MIB", 4096);
+        const long others = std::min(env_number("MIRRORLAB_CUDA_EMULATION_OTHER_MIB", 0), mebibytes);
         made->devices.resize(static_cast<std::size_t>(gpus));
         void* range = mmap(nullptr, kAddressRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (range != MAP_FAILED) {
@@ -107,6 +109,7 @@ State& state() {
         for (int d = 0; d < gpus; ++d) {
             Device& device = made->devices[static_cast<std::size_t>(d)];
             device.capacity_bytes = static_cast<std::size_t>(mebibytes) << 20;
+            device.used_bytes = static_cast<std::size_t>(others) << 20;
             device.default_stream = std::make_shared<Stream>();
             device.default_stream->device = d;
         }
