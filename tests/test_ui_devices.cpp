@@ -341,6 +341,24 @@ private slots:
         QVERIFY(!child<QLabel>(panel, "missingDevices")->isVisible());
     }
 
+    // Limits that fit the GPU but not what it has free (other programs hold the rest): the run may
+    // start, with a caution under "Ready".
+    void cautionWhenOtherProgramsHoldTheMemory() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        registry->add_provider(std::make_shared<FakeGpuProvider>(1));  // 16 GiB, 16000 MiB free
+        DevicesPanel panel(registry);
+        QCOMPARE(panel.memoryCaution(), QString());  // the tutorial's 2 x 1024 MB
+        panel.setConfig(DeviceConfig::parse("gpu:0:2x8100MB"));
+        QCOMPARE(panel.validationError(), QString());
+        QVERIFY2(panel.memoryCaution().contains("GPU:0 has 15.62 GiB free, but its virtual devices ask for 15.82 GiB"),
+                 qPrintable(panel.memoryCaution()));
+        const QString label = shown(panel, "validationLabel");
+        QVERIFY2(label.startsWith("Ready: 2 replicas\n") && label.contains("other programs hold the rest"), qPrintable(label));
+        panel.setConfig(DeviceConfig::parse("gpu:0:2x4096MB"));
+        QCOMPARE(panel.memoryCaution(), QString());
+        QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 2 replicas"));
+    }
+
     void ncclBetweenSeparateGpus() {
         auto registry = std::make_shared<DeviceRegistry>();
         registry->add_provider(std::make_shared<FakeGpuProvider>(2, true));

@@ -451,6 +451,31 @@ QString DevicesPanel::strategyDescription() const { return strategy_; }
 
 QString DevicesPanel::validationError() const { return error_; }
 
+QString DevicesPanel::memoryCaution() const { return caution_; }
+
+QString DevicesPanel::cautionFor(const DeviceConfig& config) const {
+    QStringList cautions;
+    const auto physical = registry_->physical_devices();
+    const DeviceProvider* gpus = registry_->provider(DeviceType::GPU);
+    for (const auto& choice : config.devices) {
+        if (choice.mode != MemoryMode::Virtual) continue;
+        const auto device = std::find_if(physical.begin(), physical.end(), [&](const PhysicalDevice& d) {
+            return d.type == choice.type && d.index == choice.index;
+        });
+        if (device == physical.end()) continue;
+        // A GPU's free memory now (other programs come and go), else what discovery saw.
+        std::int64_t free_bytes = choice.type == DeviceType::GPU && gpus != nullptr ? gpus->free_memory_bytes(choice.index) : 0;
+        if (free_bytes <= 0) free_bytes = device->free_memory_bytes;
+        std::int64_t asked_bytes = 0;
+        for (const auto limit : choice.memory_limits_mb) asked_bytes += limit * kMiB;
+        if (free_bytes <= 0 || asked_bytes <= free_bytes) continue;
+        cautions << tr("%1 has %2 free, but its virtual devices ask for %3 in all: other programs hold the rest, so "
+                       "a run may run out of memory before reaching the limits.")
+                        .arg(QString::fromStdString(device->id()), bytes_text(free_bytes), bytes_text(asked_bytes));
+    }
+    return cautions.join(QLatin1Char(' '));
+}
+
 AllReduceAlgorithm DevicesPanel::allReduce() const {
     return static_cast<AllReduceAlgorithm>(all_reduce_->currentData().toInt());
 }
@@ -572,9 +597,16 @@ void DevicesPanel::refresh() {
     } catch (const std::exception& error) {
         error_ = engine_message(error);
     }
+    caution_ = error_.isEmpty() ? cautionFor(current) : QString();
     if (error_.isEmpty()) {
         validation_label_->setStyleSheet(QStringLiteral("color: #1b7a1b; font-weight: bold;"));
-        validation_label_->setText(replicas == 1 ? tr("Ready: 1 replica") : tr("Ready: %1 replicas").arg(replicas));
+        const QString ready = replicas == 1 ? tr("Ready: 1 replica") : tr("Ready: %1 replicas").arg(replicas);
+        QString text = ready.toHtmlEscaped();
+        if (!caution_.isEmpty()) {
+            text += QStringLiteral("<br><span style=\"color: #8a5300; font-weight: normal;\">%1</span>")
+                        .arg(caution_.toHtmlEscaped());
+        }
+        validation_label_->setText(text);
     } else {
         validation_label_->setStyleSheet(QStringLiteral("color: #b00020;"));
         validation_label_->setText(keep_names_whole(tr("Cannot start: %1").arg(error_)));

@@ -36,6 +36,9 @@ public:
     int replicaCount() const;  // of config(), whether or not it is valid
     QString strategyDescription() const;
     QString validationError() const;  // empty when the configuration is valid
+    // A valid configuration whose virtual devices' limits add up to more than a device has free
+    // now (other programs hold the rest): a run may run out of memory before the limits. Empty if not.
+    QString memoryCaution() const;
     AllReduceAlgorithm allReduce() const;
     void setAllReduce(AllReduceAlgorithm algorithm);
 
@@ -58,6 +61,7 @@ private:
     DeviceChoice choiceFor(const Editor& editor) const;
     void showChoice(Editor& editor, const DeviceChoice* choice);
     void syncLimitTable(Editor& editor);
+    QString cautionFor(const DeviceConfig& config) const;
     void edited();
     void refresh();
 
@@ -66,6 +70,7 @@ private:
     std::vector<DeviceChoice> missing_;  // chosen, but not a device this panel shows
     bool updating_ = false;
     QString error_;
+    QString caution_;
     QString strategy_;
 
     QLabel* gpu_status_ = nullptr;

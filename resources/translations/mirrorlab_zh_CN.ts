@@ -631,6 +631,10 @@
         <translation>就绪：%1 个副本</translation>
     </message>
     <message>
+        <source>%1 has %2 free, but its virtual devices ask for %3 in all: other programs hold the rest, so a run may run out of memory before reaching the limits.</source>
+        <translation>%1 当前空闲 %2，但其虚拟设备共需 %3：其余内存被其他程序占用，训练可能在达到限额之前就内存不足。</translation>
+    </message>
+    <message>
         <source>Cannot start: %1</source>
         <translation>无法开始：%1</translation>
     </message>
