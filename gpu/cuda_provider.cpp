@@ -193,7 +193,15 @@ int CudaDeviceProvider::cuda_ordinal(int physical_index) const {
 }
 
 std::unique_ptr<Backend> CudaDeviceProvider::create_backend(int physical_index) {
-    return std::make_unique<CudaBackend>(cuda_ordinal(physical_index));
+    const int ordinal = cuda_ordinal(physical_index);
+    try {
+        return std::make_unique<CudaBackend>(ordinal);
+    } catch (const OpError& error) {
+        // A stream, cuBLAS or cuDNN that will not start is the machine's state, not the model's.
+        throw DeviceConfigError("device configuration: GPU:" + std::to_string(ordinal) + " could not be set up: " +
+                                error.what() + ". The GPU may be out of memory or held by another process, or its "
+                                "driver may not suit this CUDA; check nvidia-smi, or train on the CPU (--devices cpu)");
+    }
 }
 
 std::shared_ptr<RawAllocator> CudaDeviceProvider::create_allocator(int physical_index) {

@@ -83,6 +83,9 @@ private slots:
         QTest::newRow("no driver") << "MIRRORLAB_CUDA_EMULATION_DRIVER=none"
                                    << "GPU: no CUDA driver found: cudaGetDeviceCount returned cudaErrorInsufficientDriver";
         QTest::newRow("no GPU") << "MIRRORLAB_CUDA_EMULATION_GPUS=0" << "GPU: no CUDA GPU found: cudaErrorNoDevice";
+        QTest::newRow("cuDNN of another major version")
+            << "MIRRORLAB_CUDA_EMULATION_CUDNN=80907"
+            << "GPU: cuDNN version mismatch: the CUDA backend was built with cuDNN 9.0.0 but loaded 8.9.7; install cuDNN 9";
     }
 
     // The plugin loads, says in one line why there is no GPU, and the CPU is still there to train on.
@@ -127,6 +130,16 @@ private slots:
                      run.err.contains(QStringLiteral("NCCL 2.28.0 all-reduce over (/device:GPU:0, /device:GPU:1)")),
                  qPrintable(describe(run)));
         QVERIFY2(run.out.contains(QStringLiteral("2/2 - ")), qPrintable(describe(run)));
+
+        // NCCL that will not start: said in one warning, and the run goes on with a ring.
+        const Run fallback = cli(train(QStringLiteral("gpu:0,gpu:1")), {QStringLiteral("MIRRORLAB_CUDA_EMULATION_FAIL=ncclCommInitAll")});
+        QVERIFY2(fallback.finished && fallback.exit_code == 0, qPrintable(describe(fallback)));
+        const QString both = fallback.out + fallback.err;
+        QVERIFY2(both.contains(QStringLiteral("NCCL could not be started (device configuration: NCCL could not create "
+                                              "communicators for GPU:0, GPU:1: unhandled system error); using a ring instead")),
+                 qPrintable(describe(fallback)));
+        QVERIFY2(both.contains(QStringLiteral("All-reduce: ring")) && fallback.out.contains(QStringLiteral("2/2 - ")),
+                 qPrintable(describe(fallback)));
     }
 
     void gpuRunsThatCannotWork_data() {
@@ -160,6 +173,16 @@ private slots:
             << QStringList{QStringLiteral("mixing CPU and GPU replicas is not supported"),
                            QStringLiteral("train on the GPUs alone")}
             << QStringList{};
+        QTest::newRow("cuDNN that will not start")
+            << train(QStringLiteral("gpu:0:2x1024MB"))
+            << QStringList{QStringLiteral("GPU:0 could not be set up: [cudnn] cudnnCreate failed on GPU:0: "
+                                          "CUDNN_STATUS_NOT_INITIALIZED"),
+                           QStringLiteral("check nvidia-smi, or train on the CPU (--devices cpu)")}
+            << QStringList{QStringLiteral("MIRRORLAB_CUDA_EMULATION_FAIL=cudnnCreate")};
+        QTest::newRow("cuBLAS that will not start")
+            << train(QStringLiteral("gpu:1"))
+            << QStringList{QStringLiteral("GPU:1 could not be set up: [cublas] cublasCreate failed on GPU:1")}
+            << QStringList{QStringLiteral("MIRRORLAB_CUDA_EMULATION_FAIL=cublasCreate")};
         QTest::newRow("a NaN loss")
             << train(QStringLiteral("gpu:0:2x256MB"), {QStringLiteral("--optimizer"), QStringLiteral("sgd"),
                                                         QStringLiteral("--learning-rate"), QStringLiteral("1e30")})

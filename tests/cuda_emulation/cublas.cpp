@@ -19,7 +19,7 @@ struct BlasHandle {
 using namespace mirrorlab_emulation;
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle) {
-    if (!valid_device(current_device())) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!valid_device(current_device()) || injected_failure("cublasCreate")) return CUBLAS_STATUS_NOT_INITIALIZED;
     *handle = new BlasHandle{current_device(), nullptr, CUBLAS_DEFAULT_MATH};
     return CUBLAS_STATUS_SUCCESS;
 }

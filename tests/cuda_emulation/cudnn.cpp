@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -243,7 +244,10 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handl
     return workspace_size(handle, x, dw, conv, dy, algo, kFilterRoles, bytes);
 }
 
-std::size_t cudnnGetVersion() { return CUDNN_VERSION; }
+std::size_t cudnnGetVersion() {
+    const char* version = std::getenv("MIRRORLAB_CUDA_EMULATION_CUDNN");
+    return version != nullptr ? std::strtoull(version, nullptr, 10) : CUDNN_VERSION;
+}
 
 const char* cudnnGetErrorString(cudnnStatus_t status) {
     switch (status) {
@@ -258,7 +262,7 @@ const char* cudnnGetErrorString(cudnnStatus_t status) {
 }
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
-    if (!valid_device(current_device())) return CUDNN_STATUS_NOT_INITIALIZED;
+    if (!valid_device(current_device()) || injected_failure("cudnnCreate")) return CUDNN_STATUS_NOT_INITIALIZED;
     *handle = new DnnHandle{current_device(), nullptr};
     return CUDNN_STATUS_SUCCESS;
 }

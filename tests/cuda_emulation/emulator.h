@@ -19,6 +19,9 @@ void drain(cudaStream_t stream);
 int device_of_range(const void* pointer, std::size_t bytes);
 // device_to_host (declared in cuda_runtime.h) gives the bytes behind a device address.
 // Records `error` as the calling thread's last error and returns it.
+// Whether MIRRORLAB_CUDA_EMULATION_FAIL (a comma-separated list of API names) asks `call` to fail:
+// how the tests show what a person sees when a library cannot start.
+bool injected_failure(const char* call);
 cudaError_t fail(cudaError_t error);
 
 }  // namespace mirrorlab_emulation

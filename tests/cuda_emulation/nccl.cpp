@@ -99,6 +99,7 @@ const char* ncclGetErrorString(ncclResult_t result) {
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices) {
     if (comms == nullptr || count <= 0) return ncclInvalidArgument;
+    if (injected_failure("ncclCommInitAll")) return ncclSystemError;
     std::set<int> distinct;
     for (int i = 0; i < count; ++i) {
         const int device = devices != nullptr ? devices[i] : i;

@@ -5,6 +5,8 @@
 //   MIRRORLAB_CUDA_EMULATION_MEMORY_MIB  memory of each GPU (default 4096)
 //   MIRRORLAB_CUDA_EMULATION_OTHER_MIB   memory of each GPU that other programs hold (default 0)
 //   MIRRORLAB_CUDA_EMULATION_DRIVER      "none": behave as a machine without a driver
+//   MIRRORLAB_CUDA_EMULATION_FAIL        API calls that fail, e.g. "cudnnCreate,ncclCommInitAll"
+//   MIRRORLAB_CUDA_EMULATION_CUDNN       the cuDNN version the library reports (default: the header's)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -158,6 +160,18 @@ cudaError_t fail(cudaError_t error) {
 }
 
 int current_device() { return tls_device; }
+
+bool injected_failure(const char* call) {
+    const char* list = std::getenv("MIRRORLAB_CUDA_EMULATION_FAIL");
+    if (list == nullptr) return false;
+    const std::string_view names(list), name(call);
+    for (std::size_t start = 0; start <= names.size();) {
+        const std::size_t end = std::min(names.find(',', start), names.size());
+        if (names.substr(start, end - start) == name) return true;
+        start = end + 1;
+    }
+    return false;
+}
 
 bool valid_device(int device) {
     return state().driver && device >= 0 && static_cast<std::size_t>(device) < state().devices.size();
@@ -478,6 +492,7 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStr
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
     (void)flags;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    if (injected_failure("cudaStreamCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
     auto made = std::make_shared<Stream>();
     made->device = tls_device;
     State& s = state();
