@@ -211,6 +211,19 @@ cudnnStatus_t workspace_size(const DnnHandle* handle, const DnnTensor* x, const 
     return CUDNN_STATUS_SUCCESS;
 }
 
+template <typename Descriptor>
+cudnnStatus_t create(Descriptor** descriptor) {
+    if (descriptor == nullptr) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    *descriptor = new Descriptor();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+template <typename Descriptor>
+cudnnStatus_t destroy(Descriptor* descriptor) {
+    delete descriptor;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 constexpr AlgorithmRoles kForwardRoles{CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
 constexpr AlgorithmRoles kDataRoles{CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1};
 constexpr AlgorithmRoles kFilterRoles{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1};
@@ -278,15 +291,9 @@ cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* descriptor) {
-    *descriptor = new DnnTensor();
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* descriptor) { return create(descriptor); }
 
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t descriptor) {
-    delete descriptor;
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t descriptor) { return destroy(descriptor); }
 
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format, cudnnDataType_t type,
                                          int n, int c, int h, int w) {
@@ -302,15 +309,9 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorF
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* descriptor) {
-    *descriptor = new DnnFilter();
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* descriptor) { return create(descriptor); }
 
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t descriptor) {
-    delete descriptor;
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t descriptor) { return destroy(descriptor); }
 
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format,
                                          int k, int c, int h, int w) {
@@ -322,15 +323,9 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataTyp
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* descriptor) {
-    *descriptor = new DnnConvolution();
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* descriptor) { return create(descriptor); }
 
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t descriptor) {
-    delete descriptor;
-    return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t descriptor) { return destroy(descriptor); }
 
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h, int pad_w, int u, int v,
                                               int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
