@@ -26,8 +26,9 @@ bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) 
 // run repeats) and never tensor-core math (which would round inputs to TF32). The heuristic rates
 // algorithms under DEFAULT math too, which on Ampere and later would allow TF32; the descriptor
 // stays at FMA math, so each candidate's workspace is asked again for the descriptor as set
-// (`workspace_for(algo, bytes)`), and one cuDNN will not run that way is passed over. Returns the
-// index, -1 for none, and the workspace it needs in `workspace_bytes`.
+// (`workspace_for(algo, bytes)`), and one cuDNN will not run that way is passed over. The larger of
+// that and the heuristic's figure is reserved (never too little). Returns the index, -1 for none,
+// and the workspace it needs in `workspace_bytes`.
 template <typename Perf, typename WorkspaceFor>
 int choose_algorithm(const Perf* perf, int count, std::size_t max_workspace_bytes, WorkspaceFor workspace_for,
                      std::size_t& workspace_bytes) {

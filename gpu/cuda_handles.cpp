@@ -62,9 +62,14 @@ void Stream::synchronize(std::string_view op) const {
 CublasHandle::CublasHandle(int device, cudaStream_t stream) {
     use_device(device, "cublas");
     check(cublasCreate(&handle_), "cublas", "cublasCreate", device);
-    check(cublasSetStream(handle_, stream), "cublas", "cublasSetStream", device);
-    // Full float precision: no TF32 tensor cores unless NVIDIA_TF32_OVERRIDE asks for them.
-    check(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublas", "cublasSetMathMode", device);
+    try {
+        check(cublasSetStream(handle_, stream), "cublas", "cublasSetStream", device);
+        // Full float precision: no TF32 tensor cores unless NVIDIA_TF32_OVERRIDE asks for them.
+        check(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublas", "cublasSetMathMode", device);
+    } catch (...) {
+        cublasDestroy(handle_);  // a throwing constructor runs no destructor
+        throw;
+    }
 }
 
 CublasHandle::~CublasHandle() {
@@ -74,7 +79,10 @@ CublasHandle::~CublasHandle() {
 CudnnHandle::CudnnHandle(int device, cudaStream_t stream) {
     use_device(device, "cudnn");
     check(cudnnCreate(&handle_), "cudnn", "cudnnCreate", device);
-    check(cudnnSetStream(handle_, stream), "cudnn", "cudnnSetStream", device);
+    if (const cudnnStatus_t status = cudnnSetStream(handle_, stream); status != CUDNN_STATUS_SUCCESS) {
+        cudnnDestroy(handle_);  // a throwing constructor runs no destructor
+        check(status, "cudnn", "cudnnSetStream", device);
+    }
 }
 
 CudnnHandle::~CudnnHandle() {

@@ -66,11 +66,16 @@ std::string CudaAllocator::refusal(std::int64_t bytes, std::string_view what) co
     const bool known = cudaSetDevice(device_) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
     cudaGetLastError();
     const std::string gpu = "GPU:" + std::to_string(device_);
-    return gpu + " refused " + format_bytes(bytes) + " for " + std::string(what) +
-           (known ? " with " + format_bytes(static_cast<std::int64_t>(free_bytes)) + " of its " +
-                        format_bytes(static_cast<std::int64_t>(total_bytes)) + " free"
-                  : std::string()) +
-           " (other programs and the CUDA libraries also use its memory). Close programs that use " + gpu +
+    if (!known) {
+        // Not even its free memory can be read: the GPU is in an error state, not merely full.
+        return gpu + " refused " + format_bytes(bytes) + " for " + std::string(what) +
+               " and does not answer (its CUDA context may have failed); restart MirrorLab, and check the GPU "
+               "with nvidia-smi";
+    }
+    return gpu + " refused " + format_bytes(bytes) + " for " + std::string(what) + " with " +
+           format_bytes(static_cast<std::int64_t>(free_bytes)) + " of its " +
+           format_bytes(static_cast<std::int64_t>(total_bytes)) +
+           " free (other programs and the CUDA libraries also use its memory). Close programs that use " + gpu +
            ", or lower the memory limits or the batch size.";
 }
 

@@ -362,20 +362,21 @@ __global__ void add_inplace_kernel(float* dst, const float* src, int64_t count) 
     for (int64_t i = thread_index(); i < count; i += thread_stride()) dst[i] += src[i];
 }
 
-// Pass 1: each thread's grid-stride sum. Pass 2: block b's threads added in thread order. Two
+// Pass 1: each thread's grid-stride sum, stored thread-major ([thread][block]) so that pass 2's
+// neighbouring threads read neighbouring words. Pass 2: block b's threads added in thread order. Two
 // launches instead of a shared-memory tree: a fixed order, and no block-level synchronisation, so
 // every kernel here also runs one thread at a time on the host emulator (tests/cuda_emulation).
 __global__ void thread_sums_of_squares_kernel(const float* x, int64_t count, double* thread_sums) {
     double total = 0.0;
     for (int64_t i = thread_index(); i < count; i += thread_stride()) total += static_cast<double>(x[i]) * x[i];
-    thread_sums[thread_index()] = total;
+    thread_sums[static_cast<int64_t>(threadIdx.x) * gridDim.x + blockIdx.x] = total;
 }
 
 __global__ void block_sums_kernel(const double* thread_sums, int64_t blocks, int64_t threads_per_block,
                                   double* partials) {
     for (int64_t b = thread_index(); b < blocks; b += thread_stride()) {
         double total = 0.0;
-        for (int64_t t = 0; t < threads_per_block; ++t) total += thread_sums[b * threads_per_block + t];
+        for (int64_t t = 0; t < threads_per_block; ++t) total += thread_sums[t * blocks + b];
         partials[b] = total;
     }
 }

@@ -37,7 +37,8 @@ constexpr std::int64_t kMiB = 1024 * 1024;
 
 class FakeGpuProvider final : public DeviceProvider {
 public:
-    explicit FakeGpuProvider(int count, bool collectives = false) : count_(count), collectives_(collectives) {}
+    explicit FakeGpuProvider(int count, bool collectives = false, std::int64_t total_mib = 16384)
+        : count_(count), collectives_(collectives), total_mib_(total_mib) {}
     bool supports_collectives() const override { return collectives_; }
     DeviceType type() const override { return DeviceType::GPU; }
     std::vector<PhysicalDevice> devices() const override {
@@ -47,8 +48,8 @@ public:
             gpu.type = DeviceType::GPU;
             gpu.index = i;
             gpu.name = "Fake H200";
-            gpu.total_memory_bytes = 16384 * kMiB;
-            gpu.free_memory_bytes = 16000 * kMiB;
+            gpu.total_memory_bytes = total_mib_ * kMiB;
+            gpu.free_memory_bytes = (total_mib_ - 384) * kMiB;
             gpu.cores = 132;
             gpu.compute_capability = "9.0";
             gpu.bus_id = "0000:0" + std::to_string(i + 1) + ":00.0";
@@ -63,6 +64,7 @@ public:
 private:
     int count_ = 0;
     bool collectives_ = false;
+    std::int64_t total_mib_ = 16384;
 };
 
 template <typename T>
@@ -339,6 +341,15 @@ private slots:
         QTest::mouseClick(child<QWidget>(panel, "removeMissing"), Qt::LeftButton);
         QVERIFY(panel.validationError().contains("no device is selected"));
         QVERIFY(!child<QLabel>(panel, "missingDevices")->isVisible());
+    }
+
+    // A GPU too small for the tutorial's two 1024 MB devices: the panel opens on the CPU instead.
+    void smallGpuOpensOnTheCpu() {
+        auto registry = std::make_shared<DeviceRegistry>();
+        registry->add_provider(std::make_shared<FakeGpuProvider>(1, false, 1536));
+        DevicesPanel panel(registry);
+        QCOMPARE(spec(panel), QStringLiteral("cpu:2x1024MB"));
+        QCOMPARE(panel.validationError(), QString());
     }
 
     // Limits that fit the GPU but not what it has free (other programs hold the rest): the run may

@@ -197,9 +197,13 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
                                         [](const PhysicalDevice& device) { return device.type == DeviceType::GPU; });
     if (first_gpu != physical.end()) {
         initial.devices.push_back({DeviceType::GPU, first_gpu->index, MemoryMode::Virtual, 1, {1024, 1024}});
-    } else {
-        initial.devices.push_back({DeviceType::CPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
+        try {
+            initial.validate(*registry_);
+        } catch (const std::exception&) {
+            initial.devices.clear();  // a GPU too small for two 1024 MB devices: the CPU instead
+        }
     }
+    if (initial.devices.empty()) initial.devices.push_back({DeviceType::CPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
     setConfig(initial);
 }
 
@@ -457,14 +461,16 @@ QString DevicesPanel::cautionFor(const DeviceConfig& config) const {
     QStringList cautions;
     const auto physical = registry_->physical_devices();
     const DeviceProvider* gpus = registry_->provider(DeviceType::GPU);
+    // GPUs only: a GPU's free memory is exact and shared with other programs, while a CPU's "free"
+    // leaves out the page cache the system would hand back.
     for (const auto& choice : config.devices) {
-        if (choice.mode != MemoryMode::Virtual) continue;
+        if (choice.mode != MemoryMode::Virtual || choice.type != DeviceType::GPU || gpus == nullptr) continue;
         const auto device = std::find_if(physical.begin(), physical.end(), [&](const PhysicalDevice& d) {
             return d.type == choice.type && d.index == choice.index;
         });
         if (device == physical.end()) continue;
-        // A GPU's free memory now (other programs come and go), else what discovery saw.
-        std::int64_t free_bytes = choice.type == DeviceType::GPU && gpus != nullptr ? gpus->free_memory_bytes(choice.index) : 0;
+        // Free memory now (other programs come and go), else what discovery saw.
+        std::int64_t free_bytes = gpus->free_memory_bytes(choice.index);
         if (free_bytes <= 0) free_bytes = device->free_memory_bytes;
         std::int64_t asked_bytes = 0;
         for (const auto limit : choice.memory_limits_mb) asked_bytes += limit * kMiB;
@@ -604,7 +610,7 @@ void DevicesPanel::refresh() {
         QString text = ready.toHtmlEscaped();
         if (!caution_.isEmpty()) {
             text += QStringLiteral("<br><span style=\"color: #8a5300; font-weight: normal;\">%1</span>")
-                        .arg(caution_.toHtmlEscaped());
+                        .arg(keep_names_whole(caution_));
         }
         validation_label_->setText(text);
     } else {

@@ -85,7 +85,15 @@ void* MemoryArena::allocate(std::int64_t bytes, std::string_view what) {
             release_cache_locked();
             pointer = raw_->allocate_raw(size);
         }
-        if (pointer == nullptr) throw OutOfMemoryError("out of memory on " + device_name_ + ": " + raw_->refusal(bytes, what));
+        if (pointer == nullptr) {
+            std::string reason;
+            try {
+                reason = raw_->refusal(bytes, what);
+            } catch (const std::exception&) {
+                reason = raw_->RawAllocator::refusal(bytes, what);  // still an out-of-memory error
+            }
+            throw OutOfMemoryError("out of memory on " + device_name_ + ": " + reason);
+        }
         stats_.bytes_reserved += size;
         ++stats_.raw_allocation_calls;
     }

@@ -23,6 +23,7 @@ namespace mirrorlab {
 
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
 // 2: CrossDeviceOps::all_reduce takes a StepBarrier; Backend gained attach_arena and the step marks.
+// 3: RawAllocator gained refusal().
 inline constexpr int kPluginAbiVersion = 3;
 
 // Sizes of the structures that cross the boundary by value, folded into one number: a plugin
