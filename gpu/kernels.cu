@@ -399,14 +399,14 @@ void fill_i32(cudaStream_t stream, int32_t* dst, int64_t count, int32_t value) {
 
 void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
                        int64_t width, float* out, unsigned long long* bad_position) {
-    MIRRORLAB_LAUNCH(embedding_forward_kernel, blocks_for(count * width), kThreads, stream)(ids, count, table, vocabulary, width,
-                                                                                   out, bad_position);
+    MIRRORLAB_LAUNCH(embedding_forward_kernel, blocks_for(count * width), kThreads, stream)(
+        ids, count, table, vocabulary, width, out, bad_position);
 }
 
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
                         int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position) {
-    MIRRORLAB_LAUNCH(embedding_backward_kernel, blocks_for(count * width), kThreads, stream)(ids, count, grad_out, vocabulary,
-                                                                                    width, grad_table, bad_position);
+    MIRRORLAB_LAUNCH(embedding_backward_kernel, blocks_for(count * width), kThreads, stream)(
+        ids, count, grad_out, vocabulary, width, grad_table, bad_position);
 }
 
 void conv1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t in_channels,
@@ -450,8 +450,8 @@ void pad_rows(cudaStream_t stream, const float* x, int64_t batch, int64_t length
 
 void crop_rows(cudaStream_t stream, const float* padded, int64_t batch, int64_t padded_length, int64_t channels,
                int64_t pad_left, int64_t length, float* x) {
-    MIRRORLAB_LAUNCH(crop_rows_kernel, blocks_for(batch * length * channels), kThreads, stream)(padded, batch, padded_length,
-                                                                                       channels, pad_left, length, x);
+    MIRRORLAB_LAUNCH(crop_rows_kernel, blocks_for(batch * length * channels), kThreads, stream)(
+        padded, batch, padded_length, channels, pad_left, length, x);
 }
 
 void add_bias(cudaStream_t stream, float* y, int64_t rows, int64_t cols, const float* bias) {
@@ -497,7 +497,8 @@ void activation_backward(cudaStream_t stream, ActivationKind kind, const float* 
 
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int64_t count, float rate,
                      float keep_scale, std::uint64_t seed) {
-    MIRRORLAB_LAUNCH(dropout_forward_kernel, blocks_for(count), kThreads, stream)(x, y, mask, count, rate, keep_scale, seed);
+    MIRRORLAB_LAUNCH(dropout_forward_kernel, blocks_for(count), kThreads, stream)(
+        x, y, mask, count, rate, keep_scale, seed);
 }
 
 void dropout_backward(cudaStream_t stream, const float* grad_y, const float* mask, float* grad_x, int64_t count) {
@@ -516,7 +517,8 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
 
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
                   float* slot1, int64_t count) {
-    MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(step, weights, grads, slot0, slot1, count);
+    MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
+        step, weights, grads, slot0, slot1, count);
 }
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count) {
