@@ -191,19 +191,23 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     buildEditors();
     // The tutorial's setup: two virtual devices of 1024 MB, carved from the first GPU as in the
     // tutorial where there is one, else from the CPU.
-    DeviceConfig initial;
+    auto tutorial = [](DeviceType type, int index) {
+        DeviceConfig config;
+        config.devices.push_back({type, index, MemoryMode::Virtual, 1, {1024, 1024}});
+        return config;
+    };
+    DeviceConfig initial = tutorial(DeviceType::CPU, 0);
     const auto physical = registry_->physical_devices();
     const auto first_gpu = std::find_if(physical.begin(), physical.end(),
                                         [](const PhysicalDevice& device) { return device.type == DeviceType::GPU; });
     if (first_gpu != physical.end()) {
-        initial.devices.push_back({DeviceType::GPU, first_gpu->index, MemoryMode::Virtual, 1, {1024, 1024}});
         try {
-            initial.validate(*registry_);
+            DeviceConfig on_gpu = tutorial(DeviceType::GPU, first_gpu->index);
+            on_gpu.validate(*registry_);  // a GPU too small for two 1024 MB devices keeps the CPU
+            initial = on_gpu;
         } catch (const std::exception&) {
-            initial.devices.clear();  // a GPU too small for two 1024 MB devices: the CPU instead
         }
     }
-    if (initial.devices.empty()) initial.devices.push_back({DeviceType::CPU, 0, MemoryMode::Virtual, 1, {1024, 1024}});
     setConfig(initial);
 }
 
@@ -459,16 +463,13 @@ QString DevicesPanel::memoryCaution() const { return caution_; }
 
 QString DevicesPanel::cautionFor(const DeviceConfig& config) const {
     QStringList cautions;
-    const auto physical = registry_->physical_devices();
     const DeviceProvider* gpus = registry_->provider(DeviceType::GPU);
     // GPUs only: a GPU's free memory is exact and shared with other programs, while a CPU's "free"
     // leaves out the page cache the system would hand back.
     for (const auto& choice : config.devices) {
         if (choice.mode != MemoryMode::Virtual || choice.type != DeviceType::GPU || gpus == nullptr) continue;
-        const auto device = std::find_if(physical.begin(), physical.end(), [&](const PhysicalDevice& d) {
-            return d.type == choice.type && d.index == choice.index;
-        });
-        if (device == physical.end()) continue;
+        const PhysicalDevice* device = registry_->find(choice.type, choice.index);
+        if (device == nullptr) continue;
         // Free memory now (other programs come and go), else what discovery saw.
         std::int64_t free_bytes = gpus->free_memory_bytes(choice.index);
         if (free_bytes <= 0) free_bytes = device->free_memory_bytes;

@@ -112,16 +112,30 @@ public:
         const bool two = twoLines(width);
         int height = 2 * kMargin - kRowGap;
         for (const auto& d : devices_) {
-            const int lines = two ? 1 + static_cast<int>(textLines(d, width).size()) : 1;
+            const int lines = (two ? 1 : 0) + static_cast<int>(textLines(d, width, two).size());  // name, numbers
             height += lines * line + kBarHeight + kRowGap;
         }
         return height;
     }
 
-    // The numbers of one row as painted at `width`: beside the name when everything fits on one
-    // line, else under it, broken at the " · " separators.
-    QStringList textLines(const DeviceMemory& device, int width) const {
-        return twoLines(width) ? wrapped(describe(device), width - 2 * kMargin) : QStringList{describe(device)};
+    // The numbers of one row as painted at `width`: beside the name when every row fits on one
+    // line (`two` false, from twoLines()), else under it, broken at the " · " separators.
+    QStringList textLines(const DeviceMemory& device, int width, bool two) const {
+        return two ? wrapped(describe(device), width - 2 * kMargin) : QStringList{describe(device)};
+    }
+
+    // Whether some row's name and numbers do not fit on one line at `width`: then every row puts
+    // its numbers under its name.
+    bool twoLines(int width) const {
+        QFont bold = font();
+        bold.setBold(true);
+        const QFontMetrics bold_metrics(bold), metrics(font());
+        for (const auto& d : devices_) {
+            const int needed = bold_metrics.horizontalAdvance(QString::fromStdString(d.device)) + 16 +
+                               metrics.horizontalAdvance(describe(d));
+            if (needed > width - 2 * kMargin) return true;
+        }
+        return false;
     }
 
     QString describe(const DeviceMemory& device) const {
@@ -167,7 +181,7 @@ protected:
             painter.drawText(QRect(left, y, right - left, line), Qt::AlignLeft | Qt::AlignVCenter, name);
             painter.setFont(font());
             if (two) {
-                for (const QString& part : textLines(device, width())) {
+                for (const QString& part : textLines(device, width(), two)) {
                     y += line;
                     painter.drawText(QRect(left, y, right - left, line), Qt::AlignLeft | Qt::AlignVCenter,
                                      metrics.elidedText(part, Qt::ElideRight, right - left));
@@ -226,17 +240,6 @@ private:
         return lines;
     }
 
-    bool twoLines(int width) const {
-        QFont bold = font();
-        bold.setBold(true);
-        const QFontMetrics bold_metrics(bold), metrics(font());
-        for (const auto& d : devices_) {
-            const int needed = bold_metrics.horizontalAdvance(QString::fromStdString(d.device)) + 16 +
-                               metrics.horizontalAdvance(describe(d));
-            if (needed > width - 2 * kMargin) return true;
-        }
-        return false;
-    }
 
     std::vector<DeviceMemory> devices_;
 };
@@ -461,7 +464,8 @@ std::int64_t MonitorPanel::shownBytesInUse(int device) const {
 QStringList MonitorPanel::shownDeviceLines(int device) const {
     const auto& devices = memory_->devices();
     if (device < 0 || device >= static_cast<int>(devices.size())) return {};
-    return memory_->textLines(devices[static_cast<std::size_t>(device)], memory_->width());
+    const int width = memory_->width();
+    return memory_->textLines(devices[static_cast<std::size_t>(device)], width, memory_->twoLines(width));
 }
 
 QString MonitorPanel::shownDeviceText(int device) const {

@@ -89,12 +89,29 @@ float tf32(float value) {  // what a tensor-core algorithm does to its float inp
     return value;
 }
 
-// Everything a pass needs checked before it is queued: descriptors, the algorithm, the data in
-// this device's memory, and a large enough workspace where the algorithm needs one.
+// Which of the pass's algorithms needs a workspace, and which runs only on tensor cores.
+struct AlgorithmRoles {
+    int with_workspace = -1;
+    int tensor_op = -1;
+};
+
+// The workspace `algo` needs, or why cuDNN would not run it (shapes, an unknown algorithm, the
+// tensor-core one under FMA math).
+cudnnStatus_t workspace_size(const DnnHandle* handle, const DnnTensor* x, const DnnFilter* w, const DnnConvolution* conv,
+                             const DnnTensor* y, int algo, AlgorithmRoles roles, std::size_t* bytes) {
+    if (handle == nullptr || bytes == nullptr) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
+    if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (algo == roles.tensor_op && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = algo == roles.with_workspace ? gemm_workspace_bytes(y, w) : 0;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+// Everything a pass needs checked before it is queued: the handle's device, what
+// workspace_size() checks, the data in this device's memory, and a large enough workspace.
 cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnFilter* w, const DnnConvolution* conv,
                          const DnnTensor* y, const void* x_data, const void* w_data, const void* y_data, int algo,
-                         int algo_needing_workspace, int algo_on_tensor_cores, const void* workspace,
-                         std::size_t workspace_bytes, const char* what) {
+                         AlgorithmRoles roles, const void* workspace, std::size_t workspace_bytes, const char* what) {
     if (handle == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     // A handle belongs to the device that was current when it was created, and so must its stream.
     if (current_device() != handle->device || stream_device(handle->stream) != handle->device) {
@@ -102,10 +119,11 @@ cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnF
                      handle->device, current_device());
         return CUDNN_STATUS_EXECUTION_FAILED;
     }
-    if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
-    if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (algo == algo_on_tensor_cores && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;
-    const std::size_t needed = algo == algo_needing_workspace ? gemm_workspace_bytes(y, w) : 0;
+    std::size_t needed = 0;
+    if (const cudnnStatus_t status = workspace_size(handle, x, w, conv, y, algo, roles, &needed);
+        status != CUDNN_STATUS_SUCCESS) {
+        return status;
+    }
     if (needed > 0 && (workspace == nullptr || workspace_bytes < needed ||
                        device_of_range(workspace, needed) != handle->device)) {
         std::fprintf(stderr, "CUDA emulation: %s with algorithm %d needs %zu workspace bytes, got %zu at %p\n", what,
@@ -154,11 +172,6 @@ void scribble(void* workspace, std::size_t bytes) {
 
 enum class Pass { Forward, BackwardData, BackwardFilter };
 
-// Which of the pass's algorithms needs a workspace, and which runs only on tensor cores.
-struct AlgorithmRoles {
-    int with_workspace = -1;
-    int tensor_op = -1;
-};
 
 // One pass: the output is y (forward), x (backward data: dx from dy) or w (backward filter: dw
 // from x and dy); the other two are its inputs. out = alpha * sum + beta * out, and beta == 0 does
@@ -169,8 +182,8 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
                        void* workspace, std::size_t workspace_bytes) {
     static const char* const names[] = {"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
                                         "cudnnConvolutionBackwardFilter"};
-    const cudnnStatus_t status = check_pass(handle, x_desc, w_desc, conv, y_desc, x, w, y, algo, roles.with_workspace,
-                                            roles.tensor_op, workspace, workspace_bytes, names[static_cast<int>(pass)]);
+    const cudnnStatus_t status = check_pass(handle, x_desc, w_desc, conv, y_desc, x, w, y, algo, roles, workspace,
+                                            workspace_bytes, names[static_cast<int>(pass)]);
     if (status != CUDNN_STATUS_SUCCESS) return status;
     const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
     const bool rounds = conv->math != CUDNN_FMA_MATH;
@@ -201,15 +214,6 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t workspace_size(const DnnHandle* handle, const DnnTensor* x, const DnnFilter* w, const DnnConvolution* conv,
-                             const DnnTensor* y, int algo, AlgorithmRoles roles, std::size_t* bytes) {
-    if (handle == nullptr || bytes == nullptr) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    if (!shapes_agree(x, w, conv, y)) return CUDNN_STATUS_BAD_PARAM;
-    if (algo < 0 || algo > 2) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (algo == roles.tensor_op && conv->math == CUDNN_FMA_MATH) return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = algo == roles.with_workspace ? gemm_workspace_bytes(y, w) : 0;
-    return CUDNN_STATUS_SUCCESS;
-}
 
 template <typename Descriptor>
 cudnnStatus_t create(Descriptor** descriptor) {
