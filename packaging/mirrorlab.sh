@@ -20,9 +20,12 @@ build_dir=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
 
 # --- 1. System packages --------------------------------------------------------------------
+# Every package the build reads is named, Recommends included: the install skips Recommends, and
+# a fresh Debian 12 has none of them (libqt6opengl6-dev holds the Qt6OpenGL CMake package that
+# Qt6Charts' needs).
 packages=(
   build-essential cmake git
-  qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+  qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
 )
 missing=()
