@@ -68,19 +68,22 @@ step() {
 base_tarball() {
   local tarball=$cache/bookworm-apt.tar
   if [ -f "$tarball" ] && [ -n "$(find "$tarball" -mtime -7)" ]; then return 0; fi
-  mmdebstrap --variant=apt --include=ca-certificates bookworm "$tarball.part" && mv "$tarball.part" "$tarball"
+  mmdebstrap --variant=apt --format=tar --include=ca-certificates bookworm "$tarball.part" && mv "$tarball.part" "$tarball"
 }
 
 # A new root from the cached tarball, with the kernel file systems, name resolution and the shared
-# .deb cache bound in.
+# .deb cache bound in. (Steps run inside `if`, where set -e is off: every failure returns.)
 make_root() {
-  local root=$1
-  mkdir -p "$root"
-  tar -xf "$cache/bookworm-apt.tar" -C "$root"
-  cp /etc/resolv.conf "$root/etc/resolv.conf"
-  local fs
-  for fs in proc dev sys; do mount --rbind "/$fs" "$root/$fs"; mounted+=("$root/$fs"); done
-  mount --bind "$cache/archives" "$root/var/cache/apt/archives"
+  local root=$1 fs
+  mkdir -p "$root" || return 1
+  tar -xf "$cache/bookworm-apt.tar" -C "$root" || return 1
+  cp /etc/resolv.conf "$root/etc/resolv.conf" || return 1
+  for fs in proc dev sys; do
+    mount --rbind "/$fs" "$root/$fs" || return 1
+    mount --make-rslave "$root/$fs" || return 1  # so unmounting here never reaches the host's
+    mounted+=("$root/$fs")
+  done
+  mount --bind "$cache/archives" "$root/var/cache/apt/archives" || return 1
   mounted+=("$root/var/cache/apt/archives")
 }
 
