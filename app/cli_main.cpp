@@ -41,6 +41,7 @@ commands:
   bench   [options]             time the reference workload (see 'bench --help')
   data    [--data SPEC] [--sequence-length N]
                                 print the data set's statistics and a few decoded samples
+  --version                     print the version and exit
 
 train options:
   --model FILE                  model JSON (default: the tutorial model, 332,856 parameters)
@@ -261,6 +262,10 @@ int main(int argc, char** argv) {
         std::strcmp(argv[1], "help") == 0) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (std::strcmp(argv[1], "--version") == 0) {
+        std::printf("mirrorlab-cli %s\n", MIRRORLAB_VERSION);
+        return 0;
     }
     const std::string command = argv[1];
     try {

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));
     QApplication::setApplicationVersion(QStringLiteral(MIRRORLAB_VERSION));
+    // Wayland compositors and docks find the window's icon and name through the installed entry.
+    QGuiApplication::setDesktopFileName(QStringLiteral("org.mirrorlab.MirrorLab"));
 
     // The language is needed before the parser's help texts exist, so it is read ahead.
     QString language;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine: installs what is missing (quietly, only when
-# something is missing), configures and builds, then either runs the main job or the tests.
+# something is missing), configures and builds, then runs the main job, the tests or packaging.
 #
-#   bash packaging/mirrorlab.sh run    # the GUI where there is a display, else headless training
-#   bash packaging/mirrorlab.sh test   # the whole test suite through CTest
+#   bash packaging/mirrorlab.sh run      # the GUI where there is a display, else headless training
+#   bash packaging/mirrorlab.sh test     # the whole test suite through CTest
+#   bash packaging/mirrorlab.sh package  # build/mirrorlab_<version>_amd64.deb, checked by lintian,
+#                                        # desktop-file-validate and appstreamcli
 #
 # Environment: BUILD_DIR (default build), JOBS (default: all cores), CI=true turns warnings into
 # errors.
@@ -11,8 +13,8 @@ set -euo pipefail
 
 mode=${1:-run}
 case "$mode" in
-  run | test | build) ;;
-  *) echo "usage: bash packaging/mirrorlab.sh run|test|build" >&2; exit 2 ;;
+  run | test | build | package) ;;
+  *) echo "usage: bash packaging/mirrorlab.sh run|test|build|package" >&2; exit 2 ;;
 esac
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +30,11 @@ packages=(
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
 )
+if [ "$mode" = package ]; then
+  # CPack's DEB generator finds ELF files with `file` and computes Depends with dpkg-shlibdeps;
+  # the rest check what it built.
+  packages+=(dpkg-dev file lintian desktop-file-utils appstream)
+fi
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -48,8 +55,10 @@ fi
 # elsewhere the plugin is built wherever nvcc exists and skipped cleanly where it does not.
 strict=OFF
 if [ "${CI:-}" = "true" ]; then strict=ON; fi
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DMIRRORLAB_WERROR="$strict" \
-  -DMIRRORLAB_REQUIRE_CUDA="$strict" >/dev/null
+# The install prefix is the package's (/usr); programs find what they install relative to
+# themselves, so the same build runs from the build tree too.
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+  -DMIRRORLAB_WERROR="$strict" -DMIRRORLAB_REQUIRE_CUDA="$strict" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 
 # --- 3. Run -------------------------------------------------------------------------------
@@ -58,7 +67,31 @@ case "$mode" in
   test)
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
     ;;
+  package)
+    rm -f "$build_dir"/mirrorlab*_amd64.deb
+    (cd "$build_dir" && cpack -G DEB >/dev/null)
+    status=0
+    desktop-file-validate "$root"/packaging/linux/*.desktop || status=1
+    appstreamcli validate --no-net --explain "$build_dir"/packaging/*.metainfo.xml >/dev/null ||
+      { appstreamcli validate --no-net --explain "$build_dir"/packaging/*.metainfo.xml; status=1; }
+    unpacked=$(mktemp -d)
+    for deb in "$build_dir"/mirrorlab*_amd64.deb; do
+      echo "mirrorlab: $deb"
+      report=$(lintian --fail-on error "$deb" 2>&1) || status=1
+      printf '%s\n' "$report" | grep -v '^running with root privileges' || true
+      dpkg-deb -x "$deb" "$unpacked"
+    done
+    # The unpacked programs run from their installed layout and find the plugin where it was put.
+    "$unpacked/usr/bin/mirrorlab-cli" --version
+    "$unpacked/usr/bin/mirrorlab-cli" devices | grep -E '^GPU' || true
+    rm -rf "$unpacked"
+    exit $status
+    ;;
   run)
+    # The team's Reuters-21578 files beside the checkout are the default data where they exist.
+    if [ -z "${MIRRORLAB_REUTERS21578_DIR:-}" ] && [ -f "$root/../shared/data/reuters21578/reut2-000.sgm" ]; then
+      export MIRRORLAB_REUTERS21578_DIR=$root/../shared/data/reuters21578
+    fi
     gui="$build_dir/app/mirrorlab"
     if [ -x "$gui" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
       exec "$gui"

@@ -96,6 +96,7 @@ private slots:
     void summaryRejectsBadModels_data();
     void summaryRejectsBadModels();
     void devicesListsCpu();
+    void versionMatchesTheProject();
     void trainPrintsKerasProgress();
     void trainJsonStreamsEvents();
     void errors_data();
@@ -175,6 +176,13 @@ void TestCli::devicesListsCpu() {
     for (const QString& line : r.out_lines) found = found || cpu.match(line).hasMatch();
     QVERIFY2(found, qPrintable(describe(r)));
     QVERIFY(r.out.contains(QStringLiteral("GPU: ")));
+}
+
+// The man page, the package and `mirrorlab --version` name one version; scripts read this line.
+void TestCli::versionMatchesTheProject() {
+    const CliResult r = run_cli({QStringLiteral("--version")});
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
+    QCOMPARE(r.out_lines, QStringList{QStringLiteral("mirrorlab-cli " MIRRORLAB_VERSION)});
 }
 
 void TestCli::trainPrintsKerasProgress() {

@@ -83,8 +83,6 @@ std::vector<std::string> reuters21578_candidates() {
     } else if (auto home = from_environment("HOME"); !home.empty()) {
         candidates.push_back(home + "/.cache/mirrorlab/reuters21578");
     }
-    // The project's shared data folder beside the source tree (where the team keeps the files).
-    candidates.push_back(std::string(MIRRORLAB_SOURCE_DIR) + "/../shared/data/reuters21578");
     return candidates;
 }
 

@@ -120,8 +120,8 @@ std::vector<std::string> gpu_plugin_search_dirs() {
     const std::string exe_dir = executable_dir();
     if (!exe_dir.empty()) {
         dirs.push_back(exe_dir);
-        dirs.push_back(exe_dir + "/../gpu");
-        dirs.push_back(exe_dir + "/../lib/mirrorlab");
+        dirs.push_back(exe_dir + "/../gpu");                                // a build tree
+        dirs.push_back(exe_dir + "/" + MIRRORLAB_PLUGIN_DIR_FROM_BINDIR);  // installed
     }
     return dirs;
 }

@@ -58,7 +58,8 @@ struct PluginLoadResult {
 };
 
 // Where the plugin is looked for, in order: each entry of $MIRRORLAB_PLUGIN_DIR (':'-separated),
-// the executable's directory, ../gpu next to it (the build tree), ../lib/mirrorlab (installed).
+// the executable's directory, ../gpu next to it (the build tree), and the installed plugin folder
+// relative to the executable's (/usr/bin/../lib/x86_64-linux-gnu/mirrorlab for the .deb).
 std::vector<std::string> gpu_plugin_search_dirs();
 
 // Loads the first libmirrorlab_cuda.so found in `dirs` and adds its GPUs to `registry`; sets the

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# CTest: MirrorLab installed the way the .deb installs it (cmake --install into a staging root
+# with the build's /usr prefix) runs from there and needs nothing of the source or build tree.
+#   bash tests/install_layout.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+fail() { echo "install_layout: FAIL: $*" >&2; exit 1; }
+
+DESTDIR=$stage cmake --install "$build_dir" --component main >/dev/null
+if grep -q '^MIRRORLAB_HAVE_CUDA:INTERNAL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null ||
+   [ -f "$build_dir/gpu/libmirrorlab_cuda.so" ]; then
+  DESTDIR=$stage cmake --install "$build_dir" --component cuda >/dev/null
+fi
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")
+bin=$stage$prefix/bin
+[ -x "$bin/mirrorlab-cli" ] || fail "no $prefix/bin/mirrorlab-cli installed"
+
+# The installed programs run, and find the installed plugin (not the build tree's) when there is one.
+version=$(cd "$stage" && "$bin/mirrorlab-cli" --version)
+echo "$version"
+gpu_line=$(cd "$stage" && env -u MIRRORLAB_PLUGIN_DIR "$bin/mirrorlab-cli" devices | grep '^GPU')
+echo "$gpu_line"
+plugin=$(find "$stage" -name libmirrorlab_cuda.so)
+if [ -n "$plugin" ]; then
+  echo "installed plugin: ${plugin#"$stage"}"
+  case "$gpu_line" in
+    *"not installed"* | *"could not be loaded"* | *"not a MirrorLab plugin"*) fail "the installed plugin was not used: $gpu_line" ;;
+  esac
+fi
+(cd "$stage" && "$bin/mirrorlab-cli" train --data synthetic:64:16 --epochs 1 --steps-per-epoch 2 >/dev/null) ||
+  fail "mirrorlab-cli train did not run from the installed tree"
+
+# Nothing of the source or build tree is compiled into what is installed.
+leaks=$(find "$stage" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
+        xargs -0 strings -a | grep -F -e "$(realpath "$source_dir")" -e "$(realpath "$build_dir")" | sort -u | head -n 5 || true)
+[ -z "$leaks" ] || fail "installed binaries name the source or build tree: $leaks"
+
+# Desktop integration and man pages are where a desktop and man(1) look for them.
+for file in share/applications/org.mirrorlab.MirrorLab.desktop share/metainfo/org.mirrorlab.MirrorLab.metainfo.xml \
+            share/icons/hicolor/scalable/apps/org.mirrorlab.MirrorLab.svg share/man/man1/mirrorlab-cli.1.gz \
+            share/mirrorlab/presets/reuters_tutorial.json; do
+  if [[ $file == *desktop* || $file == *metainfo* || $file == *svg* ]] && [ ! -x "$bin/mirrorlab" ]; then continue; fi
+  [ -f "$stage$prefix/$file" ] || fail "$prefix/$file is not installed"
+done
+(cd "$stage" && "$bin/mirrorlab-cli" summary --model "$stage$prefix/share/mirrorlab/presets/reuters_tutorial.json" |
+  grep -q 'Total params: 332,856') || fail "the installed preset is not the tutorial model"
+echo "install_layout: passed"
