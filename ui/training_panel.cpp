@@ -531,8 +531,14 @@ void TrainingPanel::handleFinished(const FinishedEvent& event) {
             restored_epoch_ = event.restored_epoch;
             text = tr("Finished: early stopping after %1 epochs").arg(event.epochs_completed);
             break;
-        case FinishReason::StoppedByUser: text = tr("Stopped after %1 complete epochs").arg(event.epochs_completed); break;
-        default: text = tr("Finished: %1 epochs").arg(event.epochs_completed); break;
+        case FinishReason::StoppedByUser:
+            text = event.epochs_completed == 1 ? tr("Stopped after 1 complete epoch")
+                                               : tr("Stopped after %1 complete epochs").arg(event.epochs_completed);
+            break;
+        default:
+            text = event.epochs_completed == 1 ? tr("Finished: 1 epoch")
+                                               : tr("Finished: %1 epochs").arg(event.epochs_completed);
+            break;
     }
     status_label_->setText(text);
     status_label_->setStyleSheet(QString());

@@ -2042,6 +2042,14 @@
         <translation>完成：%1 轮</translation>
     </message>
     <message>
+        <source>Finished: 1 epoch</source>
+        <translation>完成：1 轮</translation>
+    </message>
+    <message>
+        <source>Stopped after 1 complete epoch</source>
+        <translation>已停止，完成了 1 轮</translation>
+    </message>
+    <message>
         <source> at epoch %1, step %2</source>
         <translation>，位于第 %1 轮第 %2 步</translation>
     </message>
