@@ -80,6 +80,7 @@ class TestUiModel : public QObject {
     void unevenBatchLint();
     void highLearningRateLint();
     void settingsRoundTrip();
+    void modelFolderFollowsXdg();
     void screenshot();
 };
 
@@ -418,6 +419,30 @@ void TestUiModel::settingsRoundTrip() {
     preset_restored.restoreSettings(preset_settings);
     QCOMPARE(child<QComboBox>(preset_restored, "preset")->currentIndex(), 2);
     QCOMPARE(summary(preset_restored), summary(preset));
+}
+
+// An installed MirrorLab opens Load on its presets (/usr/share/mirrorlab/presets) until the user
+// has saved models of their own under $XDG_DATA_HOME; nothing points into a source tree.
+void TestUiModel::modelFolderFollowsXdg() {
+    QTemporaryDir user;
+    QTemporaryDir system;
+    QVERIFY(user.isValid() && system.isValid());
+    const QByteArray old_home = qgetenv("XDG_DATA_HOME");
+    const QByteArray old_dirs = qgetenv("XDG_DATA_DIRS");
+    qputenv("XDG_DATA_HOME", user.path().toUtf8());
+    qputenv("XDG_DATA_DIRS", system.path().toUtf8());
+    const QString presets = system.filePath(QStringLiteral("mirrorlab/presets"));
+    const QString models = user.filePath(QStringLiteral("mirrorlab/models"));
+    const QString with_nothing = ModelPanel::modelFolder();
+    QVERIFY(QDir().mkpath(presets));
+    const QString with_presets = ModelPanel::modelFolder();
+    QVERIFY(QDir().mkpath(models));
+    const QString with_models = ModelPanel::modelFolder();
+    qputenv("XDG_DATA_HOME", old_home);
+    qputenv("XDG_DATA_DIRS", old_dirs);
+    QCOMPARE(with_nothing, QDir::homePath());
+    QCOMPARE(QDir::cleanPath(with_presets), QDir::cleanPath(presets));
+    QCOMPARE(with_models, models);
 }
 
 void TestUiModel::screenshot() {

@@ -17,6 +17,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStyledItemDelegate>
 #include <QTableWidget>
 #include <QToolButton>
@@ -639,15 +640,32 @@ bool ModelPanel::saveFile(const QString& path, QString* error) {
     return true;
 }
 
+namespace {
+QString userModelFolder() {
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/mirrorlab/models");
+}
+}  // namespace
+
+QString ModelPanel::modelFolder() {
+    if (QDir(userModelFolder()).exists()) return userModelFolder();
+    const QString presets = QStandardPaths::locate(QStandardPaths::GenericDataLocation, QStringLiteral("mirrorlab/presets"),
+                                                   QStandardPaths::LocateDirectory);
+    return presets.isEmpty() ? QDir::homePath() : presets;
+}
+
 void ModelPanel::browseLoad() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_,
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_.isEmpty() ? modelFolder() : last_dir_,
                                                       tr("Model JSON (*.json);;All files (*)"));
     if (!path.isEmpty()) loadFile(path, nullptr);
 }
 
 void ModelPanel::browseSave() {
-    const QString start = QDir(last_dir_.isEmpty() ? QDir::homePath() : last_dir_)
-                              .filePath(QStringLiteral("model.json"));
+    QString folder = last_dir_;
+    if (folder.isEmpty()) {  // a first save goes with the user's other models, not into the home folder
+        folder = userModelFolder();
+        if (!QDir().mkpath(folder)) folder = QDir::homePath();
+    }
+    const QString start = QDir(folder).filePath(QStringLiteral("model.json"));
     QString path = QFileDialog::getSaveFileName(this, tr("Save model"), start,
                                                 tr("Model JSON (*.json);;All files (*)"));
     if (path.isEmpty()) return;

@@ -51,6 +51,10 @@ class ModelPanel : public QWidget {
     // Model JSON (ours or Keras' model.to_json()); on failure *error says why and nothing changes.
     bool loadFile(const QString& path, QString* error);
     bool saveFile(const QString& path, QString* error);
+    // Where Load and Save open until a file was chosen: the user's saved models
+    // ($XDG_DATA_HOME/mirrorlab/models) once they exist, else the installed presets
+    // (mirrorlab/presets under $XDG_DATA_DIRS, e.g. /usr/share), else the home folder.
+    static QString modelFolder();
 
     void selectPreset(int index);
     int presetCount() const { return static_cast<int>(presets_.size()); }
