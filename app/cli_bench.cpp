@@ -36,11 +36,11 @@ int usage_error(const std::string& message) {
     return 2;
 }
 
-bool parse_integer(const std::string& text, long long min_value, long long& value) {
+bool parse_integer(const std::string& text, long long min_value, long long max_value, long long& value) {
     char* end = nullptr;
     errno = 0;
     value = std::strtoll(text.c_str(), &end, 10);
-    return end != text.c_str() && *end == '\0' && errno == 0 && value >= min_value;
+    return end != text.c_str() && *end == '\0' && errno == 0 && value >= min_value && value <= max_value;
 }
 
 void print_text(const BenchResult& r) {
@@ -131,10 +131,11 @@ int run_bench_command(int argc, char** argv, int first) {
                                                        : "unexpected argument '" + arg + "'");
         }
         long long number = 0;
-        auto integer = [&](long long min_value) {
-            if (!parse_integer(value, min_value, number)) {
-                usage_error(arg + " must be an integer of at least " + std::to_string(min_value) +
-                            ", got '" + value + "'");
+        // Bounded above too, so nothing wraps when it narrows to the engine's int fields.
+        auto integer = [&](long long min_value, long long max_value = 1'000'000) {
+            if (!parse_integer(value, min_value, max_value, number)) {
+                usage_error(arg + " must be an integer from " + std::to_string(min_value) + " to " +
+                            std::to_string(max_value) + ", got '" + value + "'");
                 return false;
             }
             return true;
@@ -150,13 +151,13 @@ int run_bench_command(int argc, char** argv, int first) {
             if (!integer(1)) return 2;
             config.steps = number;
         } else if (arg == "--threads") {
-            if (!integer(1)) return 2;
+            if (!integer(1, 4096)) return 2;
             config.threads = static_cast<int>(number);
         } else if (arg == "--batch-size") {
-            if (!integer(1)) return 2;
+            if (!integer(1, 1 << 24)) return 2;
             config.batch_size = static_cast<std::int32_t>(number);
         } else if (arg == "--scaling") {
-            if (!integer(0)) return 2;
+            if (!integer(0, 64)) return 2;
             config.scaling_replicas = static_cast<int>(number);
         } else if (arg == "--scaling-steps") {
             if (!integer(2)) return 2;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,14 +102,17 @@ Options parse_options(int argc, char** argv, int first, const std::vector<std::s
     return options;
 }
 
-long long integer_option(const Options& options, const std::string& name, long long fallback, long long min_value) {
+// Bounded on both sides, so a value never wraps when it narrows to the engine's int fields.
+long long integer_option(const Options& options, const std::string& name, long long fallback, long long min_value,
+                         long long max_value) {
     auto it = options.values.find(name);
     if (it == options.values.end()) return fallback;
     char* end = nullptr;
     errno = 0;
     const long long value = std::strtoll(it->second.c_str(), &end, 10);
-    if (end == it->second.c_str() || *end != '\0' || errno != 0 || value < min_value) {
-        usage_error(name + " must be an integer of at least " + std::to_string(min_value) + ", got '" + it->second + "'");
+    if (end == it->second.c_str() || *end != '\0' || errno != 0 || value < min_value || value > max_value) {
+        usage_error(name + " must be an integer from " + std::to_string(min_value) + " to " + std::to_string(max_value) +
+                    ", got '" + it->second + "'");
     }
     return value;
 }
@@ -143,7 +147,7 @@ int command_summary(const Options& options) {
 int command_data(const Options& options) {
     auto data_it = options.values.find("--data");
     const std::string spec = data_it == options.values.end() ? "default" : data_it->second;
-    const auto length = static_cast<std::int32_t>(integer_option(options, "--sequence-length", 300, 1));
+    const auto length = static_cast<std::int32_t>(integer_option(options, "--sequence-length", 300, 1, 1 << 24));
     const DatasetSplit split = load_dataset(spec);
     std::printf("Data: %s%s\n", split.train.name.c_str(), split.train.synthetic ? " (synthetic)" : "");
     if (spec == "default") std::printf("Source: %s (the default)\n", resolve_default_data_spec().c_str());
@@ -175,10 +179,10 @@ int command_train(const Options& options) {
     devices.validate(*registry);
 
     TrainConfig config;
-    config.epochs = static_cast<int>(integer_option(options, "--epochs", 10, 1));
-    config.batch_size = static_cast<std::int32_t>(integer_option(options, "--batch-size", 32, 1));
-    config.seed = static_cast<std::uint64_t>(integer_option(options, "--seed", 0, 0));
-    config.max_steps_per_epoch = integer_option(options, "--steps-per-epoch", 0, 1);
+    config.epochs = static_cast<int>(integer_option(options, "--epochs", 10, 1, 1'000'000));
+    config.batch_size = static_cast<std::int32_t>(integer_option(options, "--batch-size", 32, 1, 1 << 24));
+    config.seed = static_cast<std::uint64_t>(integer_option(options, "--seed", 0, 0, std::numeric_limits<long long>::max()));
+    config.max_steps_per_epoch = integer_option(options, "--steps-per-epoch", 0, 1, std::numeric_limits<long long>::max());
     if (auto it = options.values.find("--optimizer"); it != options.values.end()) {
         config.optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(it->second));
     }
@@ -194,7 +198,7 @@ int command_train(const Options& options) {
     }
     if (options.values.count("--early-stopping") > 0) {
         config.early_stopping.enabled = true;
-        config.early_stopping.patience = static_cast<int>(integer_option(options, "--early-stopping", 0, 0));
+        config.early_stopping.patience = static_cast<int>(integer_option(options, "--early-stopping", 0, 0, 1'000'000));
         config.early_stopping.restore_best_weights = true;
     }
 

@@ -102,6 +102,8 @@ private slots:
     void errors_data();
     void errors();
     void outOfMemoryRunFails();
+    void modelBiggerThanMemorySaysWhatItNeeds();
+    void jsonReportsNonUtf8Paths();
 
 private:
     QString write_file(const QString& name, const QString& text);
@@ -261,6 +263,16 @@ void TestCli::errors_data() {
     QTest::newRow("epochs abc") << QStringList{QStringLiteral("train"), QStringLiteral("--epochs"), QStringLiteral("abc"),
                                                QStringLiteral("--devices"), QStringLiteral("cpu")}
                                 << 2 << QStringLiteral("'abc'");
+    // Numbers past the engine's int fields are refused, not wrapped (2^32 + 1 epochs ran one epoch,
+    // gpu:99999999999 was reported as GPU:1215752191).
+    QTest::newRow("epochs past int32") << QStringList{QStringLiteral("train"), QStringLiteral("--epochs"),
+                                                      QStringLiteral("4294967297"), QStringLiteral("--devices"), QStringLiteral("cpu")}
+                                       << 2 << QStringLiteral("--epochs must be an integer from 1 to 1000000, got '4294967297'");
+    QTest::newRow("batch past int32") << QStringList{QStringLiteral("train"), QStringLiteral("--batch-size"),
+                                                     QStringLiteral("4294967328"), QStringLiteral("--devices"), QStringLiteral("cpu")}
+                                      << 2 << QStringLiteral("--batch-size must be an integer from 1 to 16777216");
+    QTest::newRow("gpu index past int32") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("gpu:99999999999")}
+                                          << 1 << QStringLiteral("'99999999999' is not a GPU index");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("train"), QStringLiteral("--frobnicate"), QStringLiteral("1")}
                                     << 2 << QStringLiteral("--frobnicate");
     QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate")} << 2 << QStringLiteral("frobnicate");
@@ -303,6 +315,76 @@ void TestCli::outOfMemoryRunFails() {
     QVERIFY2(reason.contains(QStringLiteral("out of memory on /device:CPU:0")), qPrintable(describe(r)));
     QVERIFY2(reason.contains(QStringLiteral("16.0 MiB")), qPrintable(describe(r)));
     QVERIFY2(!r.out.contains(QStringLiteral("ms/step")), qPrintable(describe(r)));
+}
+
+// A model larger than the machine (137 billion parameters: 550 GB of weights) is refused before
+// anything is allocated, with what it needs and what there is, instead of "std::bad_alloc".
+void TestCli::modelBiggerThanMemorySaysWhatItNeeds() {
+    const QString giant = write_file(
+        QStringLiteral("giant.json"),
+        QStringLiteral("{\"input_length\": 60, \"layers\": ["
+                       "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 2147483647, \"output_dim\": 64}},"
+                       "{\"class_name\": \"GlobalMaxPooling1D\", \"config\": {}},"
+                       "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}"));
+    QVERIFY(!giant.isEmpty());
+    const QStringList run{QStringLiteral("train"), QStringLiteral("--epochs"), QStringLiteral("1"), QStringLiteral("--data"),
+                          QStringLiteral("synthetic:100:20"), QStringLiteral("--model"), giant, QStringLiteral("--devices")};
+    const std::pair<QString, QStringList> cases[] = {
+        {QStringLiteral("cpu"),
+         {QStringLiteral("out of memory on the host: the model needs"), QStringLiteral("137,438,956,398 parameters"),
+          QStringLiteral("is available")}},
+        {QStringLiteral("cpu:2x512MB"),
+         {QStringLiteral("out of memory on /device:CPU:0: the model needs"), QStringLiteral("on each replica"),
+          QStringLiteral("over the device's limit of 512.0 MiB"), QStringLiteral("lower the batch size")}},
+    };
+    for (const auto& [devices, mentions] : cases) {
+        const CliResult r = run_cli(run + QStringList{devices});
+        QVERIFY2(r.finished && r.exit_code == 1, qPrintable(describe(r)));
+        QVERIFY2(count_error_lines(r) == 1, qPrintable(describe(r)));
+        QVERIFY2(!r.err.contains(QStringLiteral("bad_alloc")), qPrintable(describe(r)));
+        for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
+        QVERIFY2(!looks_like_training(r), qPrintable(describe(r)));
+    }
+}
+
+// A Latin-1 file whose name is Latin-1 too (café.csv as bytes 63 61 66 E9) is named in a warning: with --json the
+// run used to end in std::terminate (exit 134) when the JSON writer refused the byte.
+void TestCli::jsonReportsNonUtf8Paths() {
+    const QByteArray path = QFile::encodeName(dir_.path()) + "/caf\xE9.csv";
+    {
+        QFile file(QFile::decodeName(path));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("label,text\nsport,team wins the cup at the caf\xE9\nfinance,shares fall\nsport,goal in the last minute\n"
+                   "finance,bank profits rise\nsport,team wins again\nfinance,stocks drop\n");
+    }
+    QProcess process;
+    process.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
+    // The argument must reach the program as the same bytes, whatever the test's locale.
+    process.setArguments({QStringLiteral("train"), QStringLiteral("--json"), QStringLiteral("--epochs"), QStringLiteral("1"),
+                          QStringLiteral("--devices"), QStringLiteral("cpu"), QStringLiteral("--data"),
+                          QStringLiteral("csv:") + QFile::decodeName(path)});
+    process.start();
+    QVERIFY(process.waitForFinished(kTimeoutMs));
+    const QByteArray out = process.readAllStandardOutput();
+    const QString err = QString::fromUtf8(process.readAllStandardError());
+    QVERIFY2(process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0, qPrintable(err));
+    bool warned = false;
+    bool finished = false;
+    for (const QByteArray& line : out.split('\n')) {
+        if (line.isEmpty()) continue;
+        try {
+            const mirrorlab::json::Value event = mirrorlab::json::parse(line.toStdString());
+            const std::string type = event.find("type")->as_string();
+            const mirrorlab::json::Value* text = event.find("text");
+            warned = warned || (type == "warning" && text != nullptr &&
+                                text->as_string().find("caf\xEF\xBF\xBD.csv is not UTF-8") != std::string::npos);
+            finished = finished || type == "finished";
+        } catch (const std::exception& error) {
+            QFAIL(qPrintable(QStringLiteral("not a JSON line: ") + QString::fromUtf8(line) + " (" + error.what() + ")"));
+        }
+    }
+    QVERIFY2(warned, out.constData());
+    QVERIFY2(finished, out.constData());
 }
 
 QTEST_APPLESS_MAIN(TestCli)

@@ -213,6 +213,7 @@ class TestDevices : public QObject {
 
     // ---- Out of memory at the model level ------------------------------------------------
     void model_variables_do_not_fit_16mb();
+    void memory_needed_is_what_a_replica_allocates();
     void model_activations_do_not_fit_and_nothing_leaks();
     void reference_model_fits_64mb();
 };
@@ -903,6 +904,29 @@ void TestDevices::model_variables_do_not_fit_16mb() {
         OutOfMemoryError,
         strategy.build(model, 8, OptimizerConfig::defaults(OptimizerKind::Nadam),
                        std::vector<float>(static_cast<std::size_t>(model.total_params()), 0.0f)));
+}
+
+// The check before allocation and the allocation itself must agree, byte for byte, or a model is
+// refused that fits (or accepted and then fails half-built).
+void TestDevices::memory_needed_is_what_a_replica_allocates() {
+    DeviceRegistry registry;
+    auto devices = create_logical_devices(DeviceConfig::parse("cpu"), registry);
+    const Model with_dropout = Model::from_json_text(
+        "{\"input_length\": 40, \"layers\": [{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 500, \"output_dim\": 6}},"
+        "{\"class_name\": \"Dropout\", \"config\": {\"rate\": 0.2}},"
+        "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 8, \"kernel_size\": 3, \"padding\": \"same\"}},"
+        "{\"class_name\": \"GlobalMaxPooling1D\"}, {\"class_name\": \"Dense\", \"config\": {\"units\": 5, \"activation\": \"softmax\"}}]}",
+        "dropout model");
+    for (const Model& model : {Model::reference(), embedding_model(100, 8, 2000), with_dropout}) {
+        for (const int slot_count : {0, 1, 2}) {
+            for (const std::int32_t batch : {1, 16}) {
+                const ReplicaMemory need = ModelReplica::memory_needed(model, batch, slot_count);
+                ModelReplica replica(model, *devices[0], batch, slot_count);
+                QCOMPARE(devices[0]->arena().stats().bytes_in_use, need.total());
+                QVERIFY(need.state_bytes >= model.total_params() * 4 * (2 + slot_count));
+            }
+        }
+    }
 }
 
 void TestDevices::model_activations_do_not_fit_and_nothing_leaks() {

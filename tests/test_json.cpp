@@ -121,6 +121,12 @@ private slots:
         QCOMPARE(dump(Value("\xC3\xA9")), std::string("\"\xC3\xA9\""));
         QVERIFY(error_of([] { dump(Value("bad \xFF byte")); }).find("not valid UTF-8") != std::string::npos);
         QVERIFY(error_of([] { dump(Value("\xED\xA0\x80")); }).find("not valid UTF-8") != std::string::npos);
+        // Reports replace each bad byte with U+FFFD and stay parseable; good sequences are kept.
+        Value object = Value::object();
+        object.set("caf\xE9", Value("caf\xE9 \xC3\xA9 \xED\xA0\x80"));
+        const std::string lossy = dump(object, -1, InvalidUtf8::Replace);
+        QCOMPARE(lossy, std::string("{\"caf\xEF\xBF\xBD\":\"caf\xEF\xBF\xBD \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"}"));
+        QCOMPARE(parse(lossy).find("caf\xEF\xBF\xBD")->as_string(), std::string("caf\xEF\xBF\xBD \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
     }
 
     void integers() {

@@ -189,6 +189,35 @@ private slots:
             << QString::fromStdString(with_layers(std::string(kEmbedding) +
                                                   ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4, \"kernel_size\": 3, \"strides\": 2}}"))
             << QStringList{"strides other than 1"};
+
+        // Sizes from a file never wrap (the audit's Embedding(2^62 + 1, 4) summed to 4 parameters
+        // and trained out of bounds; 2^32 + 64 filters trained as 64).
+        auto embedding = [](const std::string& input_dim, const std::string& output_dim) {
+            return "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": " + input_dim +
+                   ", \"output_dim\": " + output_dim + "}}";
+        };
+        QTest::newRow("input_dim past int64 wrap")
+            << QString::fromStdString(with_layers(embedding("4611686018427387905", "4") + flatten + dense))
+            << QStringList{"'input_dim' is 4611686018427387905", "largest supported is 2147483647"};
+        QTest::newRow("filters past int32")
+            << QString::fromStdString(with_layers(std::string(kEmbedding) +
+                                                  ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 4294967360, \"kernel_size\": 3}}"))
+            << QStringList{"'filters' is 4294967360", "largest supported is 2147483647"};
+        QTest::newRow("parameters past the cap")
+            << QString::fromStdString(with_layers(embedding("2147483647", "2147483647") + flatten + dense))
+            << QStringList{"layer 'embedding'", "more than 1,099,511,627,776 parameters"};
+        QTest::newRow("kernel elements overflow")
+            << QString::fromStdString(with_layers(embedding("100", "2147483647") +
+                                                  ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 2147483647, \"kernel_size\": 2147483647, \"padding\": \"same\"}}"))
+            << QStringList{"layer 'conv1d'", "more parameters than can be counted"};
+        QTest::newRow("batch_input_shape past int32")
+            << QString::fromStdString("{\"layers\": [{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 100, "
+                                      "\"output_dim\": 4, \"batch_input_shape\": [null, 4294967596]}}" + flatten + dense + "]}")
+            << QStringList{"\"batch_input_shape\" must give a sequence length between 1 and 16777216", "4294967596"};
+        QTest::newRow("keras input_length past int32")
+            << QString::fromStdString("{\"layers\": [{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 100, "
+                                      "\"output_dim\": 4, \"input_length\": 4294967597}}" + flatten + dense + "]}")
+            << QStringList{"\"input_length\" must give a sequence length", "4294967597"};
     }
 
     void impossibleModelsNameTheLayerAndTheFix() {

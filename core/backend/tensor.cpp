@@ -17,7 +17,12 @@ void Shape::assign(const std::int64_t* dims, std::size_t rank) {
 
 std::int64_t Shape::numel() const {
     std::int64_t count = 1;
-    for (auto dim : dims()) count *= dim;
+    for (auto dim : dims()) {
+        // Shapes come from model files: a wrapped product would allocate too little and write past it.
+        if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) {
+            throw OpError("[shape] " + to_string() + " has more elements than can be counted");
+        }
+    }
     return count;
 }
 

@@ -117,6 +117,18 @@ PhysicalDevice detect_cpu() {
     return cpu;
 }
 
+std::int64_t host_available_memory_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::int64_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit) {
+        if (key == "MemAvailable:") return kib * 1024;
+    }
+    const long free_pages = sysconf(_SC_AVPHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    return free_pages > 0 && page_size > 0 ? std::int64_t{free_pages} * page_size : 0;
+}
+
 DeviceRegistry::DeviceRegistry() : cpu_(detect_cpu()), devices_{cpu_} {}
 
 void DeviceRegistry::add_provider(std::shared_ptr<DeviceProvider> provider) {
@@ -159,7 +171,10 @@ DeviceConfig DeviceConfig::parse(std::string_view spec) {
             choice.type = DeviceType::GPU;
             if (fields.size() < 2) bad_spec(spec, "'gpu' needs an index, e.g. gpu:0");
             std::int64_t index = 0;
-            if (!parse_int(fields[1], index) || index < 0) bad_spec(spec, "'" + fields[1] + "' is not a GPU index");
+            // Bounded before it narrows to int: gpu:99999999999 must not become GPU:1215752191.
+            if (!parse_int(fields[1], index) || index < 0 || index > 4095) {
+                bad_spec(spec, "'" + fields[1] + "' is not a GPU index (0, 1, ...; see mirrorlab-cli devices)");
+            }
             choice.index = static_cast<int>(index);
             next = 2;
         } else {

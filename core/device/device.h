@@ -73,6 +73,9 @@ private:
 };
 
 PhysicalDevice detect_cpu();
+// Memory a new allocation can get without swapping now: MemAvailable (free memory plus the page
+// cache the kernel can drop), or free pages where /proc/meminfo has no such line; 0 if unknown.
+std::int64_t host_available_memory_bytes();
 
 enum class MemoryMode {
     Invalid = 0,

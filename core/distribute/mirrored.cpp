@@ -157,8 +157,57 @@ std::vector<std::string> MirroredStrategy::device_names() const {
     return names;
 }
 
+void MirroredStrategy::check_memory(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
+                                    int host_weight_copies) const {
+    const int slots = OptimizerSchedule(optimizer).slot_count();
+    const std::int32_t max_shard = std::max(shard_sizes(global_batch, replica_count())[0], 1);
+    const ReplicaMemory need = ModelReplica::memory_needed(model, max_shard, slots);
+    const std::string params = format_thousands(model.total_params());
+    // "4.00 GiB for the weights, gradients and Nadam's 2 slots of 1,000 parameters; 1.0 MiB for a shard of 16 samples"
+    const std::string breakdown =
+        format_bytes(need.state_bytes) + " for the weights, gradients" +
+        (slots > 0 ? " and " + std::string(optimizer_name(optimizer.kind)) + "'s " + std::to_string(slots) +
+                         (slots == 1 ? " slot" : " slots")
+                   : std::string()) +
+        " of " + params + " parameters; " + format_bytes(need.activation_bytes) + " for a shard of " +
+        std::to_string(max_shard) + (max_shard == 1 ? " sample" : " samples");
+    const std::string remedy =
+        "; lower the batch size, use a smaller model (a smaller Embedding input_dim or output_dim, fewer filters or units)";
+    const std::int64_t host_copies_bytes = host_weight_copies * MemoryArena::rounded_size(model.total_params() * 4);
+    std::int64_t host_bytes = host_copies_bytes;
+    std::vector<std::string> host_replicas;
+    // A GPU without a limit is left to its allocator, whose refusal names the GPU's free memory and
+    // the programs holding the rest; an unlimited CPU device is the host's own memory.
+    for (const auto& device : devices_) {
+        const std::int64_t limit = device->memory_limit_bytes();
+        if (limit == 0 && device->physical().type == DeviceType::CPU) {
+            host_bytes += need.total();
+            host_replicas.push_back(device->name());
+        }
+        if (limit > 0 && need.total() > limit) {
+            throw OutOfMemoryError("out of memory on " + device->name() + ": the model needs " + format_bytes(need.total()) +
+                                   " on each replica (" + breakdown + "), over the device's limit of " +
+                                   format_bytes(limit) + remedy + ", or raise the memory limit");
+        }
+    }
+    const std::int64_t available = host_available_memory_bytes();
+    if (available <= 0 || host_bytes <= available) return;
+    std::string replicas_text;
+    if (!host_replicas.empty()) {
+        replicas_text = ", and " + format_bytes(need.total()) + " for each replica in host memory (" +
+                        std::to_string(host_replicas.size()) + ", on " + host_replicas.front() +
+                        (host_replicas.size() > 1 ? " ..." : "") + ": " + breakdown + ")";
+    }
+    throw OutOfMemoryError("out of memory on the host: the model needs " + format_bytes(host_bytes) +
+                           " of this machine's memory and " + format_bytes(available) + " is available: " +
+                           format_bytes(host_copies_bytes) + " for " + std::to_string(host_weight_copies) +
+                           " host copies of its " + params + " parameters" + replicas_text + remedy +
+                           ", or close other programs");
+}
+
 void MirroredStrategy::build(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
                              const std::vector<float>& weights) {
+    check_memory(model, global_batch, optimizer, 1);
     replicas_.clear();
     schedule_ = std::make_unique<OptimizerSchedule>(optimizer);
     input_length_ = model.input_length();

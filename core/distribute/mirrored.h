@@ -48,8 +48,14 @@ public:
     std::vector<std::string> device_names() const;
     LogicalDevice& device(int replica) { return *devices_[static_cast<std::size_t>(replica)]; }
 
-    // Creates the replicas (mirrored variables set to `weights`); throws OutOfMemoryError when a
-    // device's limit cannot hold its replica.
+    // Before anything is allocated: throws OutOfMemoryError ("the model needs X on each replica
+    // ..., /device:CPU:0 has Y") when a device's limit (or a GPU's free memory) cannot hold a
+    // replica, or when the host cannot hold `host_weight_copies` flat copies of the weights plus
+    // the replicas that live in host memory (CPU devices).
+    void check_memory(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
+                      int host_weight_copies) const;
+    // Creates the replicas (mirrored variables set to `weights`) after check_memory(.., 1); throws
+    // OutOfMemoryError when a device's limit cannot hold its replica.
     void build(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
                const std::vector<float>& weights);
     bool built() const { return !replicas_.empty(); }

@@ -1,6 +1,7 @@
 #include "core/model/model.h"
 
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -28,6 +29,13 @@ std::string_view layer_class_name(LayerKind kind) {
 }
 
 namespace {
+
+// Sequence lengths beyond this are refused where they are read (16.7 M tokens per sample).
+constexpr std::int64_t kMaxSequenceLength = std::int64_t{1} << 24;
+// Every size computed from a model stays far from int64 overflow under this cap: weights,
+// gradients and two optimizer slots of 2^40 parameters are 2^44 bytes (16 TiB).
+constexpr std::int64_t kMaxParameters = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
 
 // Keras' default layer name stem for a class ("MaxPooling1D" -> "max_pooling1d").
 std::string default_name_stem(LayerKind kind) {
@@ -65,7 +73,9 @@ class ConfigReader {
 public:
     ConfigReader(const json::Value& config, std::string prefix) : config_(config), prefix_(std::move(prefix)) {}
 
-    std::int64_t positive_int(std::string_view key, std::int64_t fallback = -1) const {
+    // Fields are 32-bit in the engine (and token ids are int32): larger values are refused here
+    // rather than wrapped later.
+    std::int64_t positive_int(std::string_view key, std::int64_t fallback = -1, std::int64_t max = kMaxInt32) const {
         const json::Value* value = config_.find(key);
         if (value == nullptr || value->is_null()) {
             if (fallback >= 0) return fallback;
@@ -76,6 +86,10 @@ public:
         if (value->is_array() && value->size() == 1) scalar = &(*value)[0];
         if (!scalar->is_integer() || scalar->as_int64() <= 0) {
             fail("'" + std::string(key) + "' must be a positive integer, got " + json::dump(*value));
+        }
+        if (scalar->as_int64() > max) {
+            fail("'" + std::string(key) + "' is " + std::to_string(scalar->as_int64()) + "; the largest supported is " +
+                 std::to_string(max));
         }
         return scalar->as_int64();
     }
@@ -207,9 +221,9 @@ std::string format_thousands(std::int64_t value) {
 Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfig> configs)
     : name_(std::move(name)), input_length_(input_length) {
     if (name_.empty()) name_ = "sequential";
-    if (input_length_ <= 0) {
-        throw ModelError("model '" + name_ + "': input_length must be a positive sequence length, got " +
-                         std::to_string(input_length_));
+    if (input_length_ <= 0 || input_length_ > kMaxSequenceLength) {
+        throw ModelError("model '" + name_ + "': input_length must be a sequence length between 1 and " +
+                         std::to_string(kMaxSequenceLength) + ", got " + std::to_string(input_length_));
     }
     if (configs.empty()) throw ModelError("model '" + name_ + "' has no layers; start with an Embedding layer");
 
@@ -311,7 +325,18 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
                 fail("has no type");
         }
         info.output_shape = shape;
-        for (const auto& variable : info.variables) info.param_count += variable.shape.numel();
+        // Checked: sizes come from files, and a wrapped count would allocate too little and write
+        // past it. Shape::numel throws on int64 overflow; the cap keeps byte counts far from it.
+        try {
+            for (const auto& variable : info.variables) info.param_count += variable.shape.numel();
+            if (shape.numel() > kMaxParameters) fail("outputs " + shape_text(shape) + " per sample, too large to hold");
+        } catch (const OpError&) {
+            fail("would have more parameters than can be counted; reduce its sizes");
+        }
+        if (info.param_count > kMaxParameters || total_params_ + info.param_count > kMaxParameters) {
+            fail("brings the model to more than " + format_thousands(kMaxParameters) +
+                 " parameters (16 TiB of weights, gradients and slots); reduce its sizes");
+        }
         total_params_ += info.param_count;
         layers_.push_back(std::move(info));
     }
@@ -373,12 +398,15 @@ Model Model::from_json(const json::Value& root, std::string_view source) {
     }
     std::string name = "sequential";
     if (const json::Value* n = body->find("name"); n != nullptr && n->is_string()) name = n->as_string();
-    if (const json::Value* len = root.find("input_length"); len != nullptr) {
-        if (!len->is_integer() || len->as_int64() <= 0 || len->as_int64() > (1 << 24)) {
-            throw ModelError(std::string(source) + ": \"input_length\" must be a positive integer, got " + json::dump(*len));
+    // Every place a sequence length is read is checked the same way before it narrows to int32.
+    auto sequence_length = [&](const json::Value& value, std::string_view key) {
+        if (!value.is_integer() || value.as_int64() <= 0 || value.as_int64() > kMaxSequenceLength) {
+            throw ModelError(std::string(source) + ": \"" + std::string(key) + "\" must give a sequence length between 1 and " +
+                             std::to_string(kMaxSequenceLength) + ", got " + json::dump(value));
         }
-        input_length = static_cast<std::int32_t>(len->as_int64());
-    }
+        return static_cast<std::int32_t>(value.as_int64());
+    };
+    if (const json::Value* len = root.find("input_length"); len != nullptr) input_length = sequence_length(*len, "input_length");
     std::vector<LayerConfig> configs;
     for (std::size_t i = 0; i < layers->size(); ++i) {
         const json::Value& entry = (*layers)[i];
@@ -389,12 +417,12 @@ Model Model::from_json(const json::Value& root, std::string_view source) {
                 const json::Value* shape = config->find(key);
                 if (input_length == 0 && shape != nullptr && shape->is_array() && shape->size() == 2 &&
                     (*shape)[1].is_integer()) {
-                    input_length = static_cast<std::int32_t>((*shape)[1].as_int64());
+                    input_length = sequence_length((*shape)[1], key);
                 }
             }
             const json::Value* keras_length = config->find("input_length");
             if (input_length == 0 && keras_length != nullptr && keras_length->is_integer()) {
-                input_length = static_cast<std::int32_t>(keras_length->as_int64());
+                input_length = sequence_length(*keras_length, "input_length");
             }
         }
         const json::Value* cls = entry.is_object() ? entry.find("class_name") : nullptr;

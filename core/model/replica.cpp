@@ -52,6 +52,28 @@ std::vector<float> initial_weights(const Model& model, std::uint64_t seed) {
     return flat;
 }
 
+ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_batch, int optimizer_slots) {
+    // Sizes are at most 2^40 elements (Model's cap) times a batch of at most 2^24: no overflow.
+    auto bytes = [](const Shape& shape, std::int64_t element_bytes) {
+        return MemoryArena::rounded_size(shape.numel() * element_bytes);
+    };
+    const std::int64_t params = model.total_params();
+    ReplicaMemory memory;
+    memory.state_bytes = 2 * bytes(Shape{params}, 4);
+    if (optimizer_slots > 0) memory.state_bytes += bytes(Shape{params * optimizer_slots}, 4);
+    memory.activation_bytes = bytes(Shape{max_batch, model.input_length()}, 4) + bytes(Shape{max_batch}, 4) +
+                              bytes(Shape{max_batch, model.num_classes()}, 4);
+    for (const LayerInfo& info : model.layers()) {
+        const Shape shape = batched(max_batch, info.output_shape);
+        if (info.config.kind != LayerKind::Flatten) memory.activation_bytes += 2 * bytes(shape, 4);
+        if (info.config.kind == LayerKind::MaxPooling1D || info.config.kind == LayerKind::GlobalMaxPooling1D ||
+            info.config.kind == LayerKind::Dropout) {
+            memory.activation_bytes += bytes(shape, 4);
+        }
+    }
+    return memory;
+}
+
 ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots)
     : model_(model), device_(device), backend_(device.backend()), max_batch_(max_batch),
       optimizer_slots_(optimizer_slots) {

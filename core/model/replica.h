@@ -25,8 +25,20 @@ struct ReplicaTimings {
     double backward_ms = 0.0;
 };
 
+// What a replica allocates on its device (arena-rounded bytes), known before anything is
+// allocated: the model's state (weights, gradients, optimizer slots) and the per-shard buffers
+// (inputs, labels, every layer's output and its gradient, pooling positions, dropout masks).
+struct ReplicaMemory {
+    std::int64_t state_bytes = 0;
+    std::int64_t activation_bytes = 0;
+    std::int64_t total() const { return state_bytes + activation_bytes; }
+};
+
 class ModelReplica {
 public:
+    // Exactly what the constructor below allocates; the two are kept equal by test_mirrored.
+    static ReplicaMemory memory_needed(const Model& model, std::int32_t max_batch, int optimizer_slots);
+
     // Allocates everything for shards of up to `max_batch` samples; throws OutOfMemoryError
     // (naming the device and the tensor) when the device's limit is too small.
     ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots);

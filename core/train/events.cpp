@@ -165,6 +165,10 @@ struct ToJson {
 
 }  // namespace
 
-std::string event_to_json(const Event& event) { return json::dump(std::visit(ToJson{}, event)); }
+// Events quote paths and file contents as they were found (a Latin-1 CSV, a file name in another
+// encoding); the report must still go out, so bad bytes become U+FFFD instead of an exception.
+std::string event_to_json(const Event& event) {
+    return json::dump(std::visit(ToJson{}, event), -1, json::InvalidUtf8::Replace);
+}
 
 }  // namespace mirrorlab

@@ -260,6 +260,10 @@ FitResult Trainer::fit() {
             log(LogLevel::Warning, text);
         }
 
+        // Said before the first byte is allocated. The host holds the initial weights, the copy kept for
+        // the UI and a transient one while it is taken, plus the best epoch's with early stopping.
+        const int host_copies = 3 + (config_.early_stopping.enabled && config_.early_stopping.restore_best_weights ? 1 : 0);
+        strategy->check_memory(model_, config_.batch_size, config_.optimizer, host_copies);
         std::vector<float> weights = initial_weights_.empty() ? initial_weights(model_, config_.seed) : initial_weights_;
         strategy->build(model_, config_.batch_size, config_.optimizer, weights);
         strategy->set_detailed_stats(config_.detailed_step_stats);

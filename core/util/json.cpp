@@ -475,7 +475,7 @@ private:
     int depth_ = 0;
 };
 
-void write_string(std::string& out, std::string_view s) {
+void write_string(std::string& out, std::string_view s, InvalidUtf8 invalid) {
     out += '"';
     std::size_t i = 0;
     while (i < s.size()) {
@@ -495,6 +495,11 @@ void write_string(std::string& out, std::string_view s) {
                     out += static_cast<char>(c);
                 } else {
                     const std::size_t len = utf8_sequence_length(s, i);
+                    if (len == 0 && invalid == InvalidUtf8::Replace) {
+                        out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER, one per bad byte
+                        ++i;
+                        continue;
+                    }
                     if (len == 0)
                         throw Error("cannot write JSON: string " + quoted_for_message(s) +
                                     " is not valid UTF-8 (byte 0x" + hex(c, 2) + " at offset " +
@@ -525,7 +530,7 @@ void newline(std::string& out, int indent, int level) {
     out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
 }
 
-void write_value(std::string& out, const Value& v, int indent, int level) {
+void write_value(std::string& out, const Value& v, int indent, int level, InvalidUtf8 invalid) {
     switch (v.type()) {
         case Value::Type::Null: out += "null"; return;
         case Value::Type::Boolean: out += v.as_bool() ? "true" : "false"; return;
@@ -536,14 +541,14 @@ void write_value(std::string& out, const Value& v, int indent, int level) {
                 write_number(out, v.as_double());
             }
             return;
-        case Value::Type::String: write_string(out, v.as_string()); return;
+        case Value::Type::String: write_string(out, v.as_string(), invalid); return;
         case Value::Type::Array: {
             const auto& elements = v.as_array();
             out += '[';
             for (std::size_t i = 0; i < elements.size(); ++i) {
                 if (i > 0) out += ',';
                 if (indent >= 0) newline(out, indent, level + 1);
-                write_value(out, elements[i], indent, level + 1);
+                write_value(out, elements[i], indent, level + 1, invalid);
             }
             if (indent >= 0 && !elements.empty()) newline(out, indent, level);
             out += ']';
@@ -555,9 +560,9 @@ void write_value(std::string& out, const Value& v, int indent, int level) {
             for (std::size_t i = 0; i < members.size(); ++i) {
                 if (i > 0) out += ',';
                 if (indent >= 0) newline(out, indent, level + 1);
-                write_string(out, members[i].first);
+                write_string(out, members[i].first, invalid);
                 out += indent >= 0 ? ": " : ":";
-                write_value(out, members[i].second, indent, level + 1);
+                write_value(out, members[i].second, indent, level + 1, invalid);
             }
             if (indent >= 0 && !members.empty()) newline(out, indent, level);
             out += '}';
@@ -782,9 +787,9 @@ Value parse_file(const std::string& path) {
     return parse(text, path);
 }
 
-std::string dump(const Value& value, int indent) {
+std::string dump(const Value& value, int indent, InvalidUtf8 invalid) {
     std::string out;
-    write_value(out, value, indent, 0);
+    write_value(out, value, indent, 0, invalid);
     return out;
 }
 

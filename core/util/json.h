@@ -137,8 +137,10 @@ Value parse_file(const std::string& path);
 // Compact when indent < 0, otherwise one member or element per line indented by `indent`
 // spaces per level. Integers are written exactly, doubles in the shortest form that reads
 // back to the same bits (always with a '.' or exponent, so they stay doubles), NaN and
-// infinities as null. Throws Error if a string is not valid UTF-8, since the result would
-// not be JSON that parse() accepts.
-std::string dump(const Value& value, int indent = -1);
+// infinities as null. A string that is not valid UTF-8 throws Error (Refuse), since the result
+// would not be JSON that parse() accepts, or has each bad byte written as U+FFFD (Replace: for
+// reports, whose text quotes file names and contents as found and must never fail to go out).
+enum class InvalidUtf8 { Refuse, Replace };
+std::string dump(const Value& value, int indent = -1, InvalidUtf8 invalid = InvalidUtf8::Refuse);
 
 }  // namespace mirrorlab::json
