@@ -165,6 +165,32 @@ private slots:
         QVERIFY(make_train_data(split, 50, 30982, OovPolicy::Error).warnings.empty());
     }
 
+    // Keras' load_data keeps words that only the test split has (Reuters' id 30,982 is one): such a
+    // validation split used to be refused with a false "an embedding would read past its table",
+    // even under --oov map, and aborted the GUI on Start. It follows the OOV policy like any other id.
+    void validationIdsBeyondTheTrainingVocabularyFollowTheOovPolicy() {
+        DatasetSplit split = load_dataset("synthetic:200:50");
+        const std::int32_t vocabulary = split.train.vocabulary_size;
+        split.validation.sequences[3].back() = vocabulary + 7;
+        const TrainData mapped = make_train_data(split, 50, vocabulary, OovPolicy::MapToOov);
+        QCOMPARE(mapped.warnings.size(), std::size_t{1});
+        const QString warning = QString::fromStdString(mapped.warnings.front());
+        QVERIFY2(warning.contains(QStringLiteral("1 token in the validation data (largest id %1)").arg(vocabulary + 7)),
+                 qPrintable(warning));
+        QVERIFY2(warning.contains(QStringLiteral("mapped to the out-of-vocabulary id %1").arg(split.validation.oov_id)),
+                 qPrintable(warning));
+        for (auto id : mapped.validation_ids->ids) QVERIFY(id < vocabulary);
+        try {
+            make_train_data(split, 50, vocabulary, OovPolicy::Error);
+            QFAIL("no DataError under OovPolicy::Error");
+        } catch (const DataError& error) {
+            QVERIFY2(QString(error.what()).contains(QStringLiteral("raise input_dim to %1").arg(vocabulary + 8)), error.what());
+        }
+        // A negative id is still malformed data, in either split.
+        split.validation.sequences[3].back() = -4;
+        QVERIFY_THROWS_EXCEPTION(DataError, make_train_data(split, 50, vocabulary, OovPolicy::MapToOov));
+    }
+
     void cliTrainsOnEverySource() {
         QTemporaryDir dir;
         write_corpus(dir);

@@ -124,7 +124,7 @@ private slots:
         // Reports replace each bad byte with U+FFFD and stay parseable; good sequences are kept.
         Value object = Value::object();
         object.set("caf\xE9", Value("caf\xE9 \xC3\xA9 \xED\xA0\x80"));
-        const std::string lossy = dump(object, -1, InvalidUtf8::Replace);
+        const std::string lossy = dump(object, -1, mirrorlab::json::InvalidUtf8::Replace);
         QCOMPARE(lossy, std::string("{\"caf\xEF\xBF\xBD\":\"caf\xEF\xBF\xBD \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"}"));
         QCOMPARE(parse(lossy).find("caf\xEF\xBF\xBD")->as_string(), std::string("caf\xEF\xBF\xBD \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
     }

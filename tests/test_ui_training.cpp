@@ -129,6 +129,8 @@ private slots:
     void earlyStoppingMarksStopAndRestoredEpochs();
     void chartsExportAsPng();
     void zoomStopsAutoRangeUntilReset();
+    void validationWordsBeyondTheVocabularyTrainWithAWarning();
+    void dataThatCannotTrainFailsTheRunNotTheApp();
 
 private:
     bool runToEnd(const RunSettings& settings);
@@ -481,6 +483,42 @@ void TestUiTraining::zoomStopsAutoRangeUntilReset() {
     panel_->resetZoom();
     QCOMPARE(x_axis->min(), 0.0);
     QVERIFY(x_axis->max() >= 200.0);
+}
+
+// A validation split with word ids the training split never had (as Keras' load_data gives) used
+// to abort the GUI on Start: now the ids map to the OOV id, the run trains and the log says so.
+void TestUiTraining::validationWordsBeyondTheVocabularyTrainWithAWarning() {
+    auto data = std::make_shared<DatasetSplit>(*syntheticData(200, 50));
+    data->validation.sequences[0].back() = kVocabulary + 11;
+    RunSettings settings = smallRun(1);
+    settings.data = data;
+    QVERIFY(runToEnd(settings));
+    const RunRecord* record = controller_->currentRun();
+    QVERIFY(record != nullptr);
+    QVERIFY2(!record->failed, record->failed ? record->failed->reason.c_str() : "");
+    QVERIFY(record->finished);
+    bool warned = false;
+    for (const WarningEvent& warning : record->warnings) {
+        warned = warned || (warning.text.find("validation data") != std::string::npos &&
+                            warning.text.find("out-of-vocabulary") != std::string::npos);
+    }
+    QVERIFY(warned);
+}
+
+// Data the engine cannot use at all (a negative id) ends that run with the reason; the window and
+// the controller stay usable and the next run trains.
+void TestUiTraining::dataThatCannotTrainFailsTheRunNotTheApp() {
+    auto data = std::make_shared<DatasetSplit>(*syntheticData(200, 50));
+    data->train.sequences[5].front() = -3;
+    RunSettings settings = smallRun(1);
+    settings.data = data;
+    QVERIFY(runToEnd(settings));
+    const RunRecord* failed = controller_->currentRun();
+    QVERIFY(failed != nullptr && failed->failed);
+    QVERIFY2(failed->failed->reason.find("negative token id") != std::string::npos, failed->failed->reason.c_str());
+    QCOMPARE(controller_->state(), TrainingController::State::Idle);
+    QVERIFY(runToEnd(smallRun(1)));
+    QVERIFY(controller_->currentRun()->finished);
 }
 
 QTEST_MAIN(TestUiTraining)

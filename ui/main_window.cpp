@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "core/data/source.h"
+#include "core/util/error.h"
 
 #include "ui/data_panel.h"
 #include "ui/devices_panel.h"
@@ -103,7 +104,13 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
         setup.devices = devices_->config();
         setup.config = model_->trainConfig();
         setup.config.all_reduce = devices_->allReduce();
-        setup.data = make_train_data(*data_->dataset(), setup.model.input_length());
+        try {
+            setup.data = make_train_data(*data_->dataset(), setup.model.input_length(), setup.model.vocabulary_size(),
+                                         OovPolicy::MapToOov);
+        } catch (const Error& error) {
+            *why = QString::fromStdString(error.what());
+            return std::nullopt;
+        }
         return setup;
     });
     connect(devices_, &DevicesPanel::configChanged, this, [this] {

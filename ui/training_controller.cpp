@@ -7,6 +7,7 @@
 #include "core/data/source.h"
 #include "core/device/plugin_loader.h"
 #include "core/optim/optimizer.h"
+#include "core/util/error.h"
 
 namespace mirrorlab::ui {
 
@@ -45,7 +46,21 @@ int TrainingController::start(const RunSettings& settings) {
     record.running = true;
     runs_.push_back(record);
 
-    TrainData data = make_train_data(*settings.data, settings.model->input_length());
+    TrainData data;
+    try {
+        // As mirrorlab-cli does by default: ids beyond the Embedding's input_dim (a validation split
+        // may hold words the training split never had, as Keras' load_data allows) become the OOV
+        // id, and the trainer shows the warning that says how many.
+        data = make_train_data(*settings.data, settings.model->input_length(), settings.model->vocabulary_size(),
+                               OovPolicy::MapToOov);
+    } catch (const Error& error) {
+        // Nothing ran: the run is recorded as failed with the reason, as the engine's own failures are.
+        trainer_.reset();  // the previous run's trainer must not stand for this one
+        emit runStarted(record.id);
+        std::vector<StepEndEvent> no_steps;
+        onEvent(FailedEvent{"data", error.what(), 0, 0}, no_steps);
+        return record.id;
+    }
     trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
     trainer_->set_event_sink([this](const Event& event) {
         {

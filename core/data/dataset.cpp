@@ -26,7 +26,7 @@ std::vector<int64_t> TextDataset::class_counts() const {
     return counts;
 }
 
-void TextDataset::validate() const {
+void TextDataset::validate(IdCheck ids) const {
     if (sequences.empty()) fail(*this, "is empty (no sequences)");
     if (sequences.size() != labels.size()) {
         fail(*this, "has " + std::to_string(sequences.size()) + " sequences but " +
@@ -54,7 +54,7 @@ void TextDataset::validate() const {
                 fail(*this, "sample " + std::to_string(i) + " has a negative token id " +
                                 std::to_string(seq[j]) + " at position " + std::to_string(j));
             }
-            if (seq[j] >= vocabulary_size) {
+            if (ids == IdCheck::WithinVocabulary && seq[j] >= vocabulary_size) {
                 fail(*this, "sample " + std::to_string(i) + " has token id " +
                                 std::to_string(seq[j]) + " at position " + std::to_string(j) +
                                 ", outside the vocabulary of " + std::to_string(vocabulary_size) +

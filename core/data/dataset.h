@@ -26,7 +26,10 @@ struct TextDataset {
     // Samples per class (num_classes entries); labels out of range are not counted.
     std::vector<int64_t> class_counts() const;
     // Throws DataError naming the first problem found (and the sample index where there is one).
-    void validate() const;
+    // Ids are checked against vocabulary_size, or only for being non-negative (a validation split,
+    // whose words the training vocabulary may lack).
+    enum class IdCheck { WithinVocabulary, NonNegative };
+    void validate(IdCheck ids = IdCheck::WithinVocabulary) const;
 };
 
 struct DatasetSplit {

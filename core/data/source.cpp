@@ -178,7 +178,9 @@ TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_lengt
     data.train_ids = std::make_shared<const PaddedSequences>(pad(split.train, "training"));
     data.train_labels = std::make_shared<const std::vector<std::int32_t>>(split.train.labels);
     if (split.validation.size() > 0) {
-        split.validation.validate();
+        // The validation split may hold words the training split never had (Keras' load_data keeps
+        // them); the model's input_dim decides above, not the training vocabulary.
+        split.validation.validate(TextDataset::IdCheck::NonNegative);
         data.validation_ids = std::make_shared<const PaddedSequences>(pad(split.validation, "validation"));
         data.validation_labels = std::make_shared<const std::vector<std::int32_t>>(split.validation.labels);
     }
