@@ -46,6 +46,35 @@ double monitored_value(const EpochRecord& record, const std::string& monitor) {
     return std::numeric_limits<double>::quiet_NaN();
 }
 
+// The message of a captured exception. Handlers only capture (std::current_exception()); the
+// work of describing a failure happens after them, where a second exception cannot escape one.
+const char* message_of(const std::exception_ptr& error) noexcept {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return e.what();  // valid while `error` owns the exception
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
+// The FailedEvent kind of a captured exception.
+const char* failure_kind(const std::exception_ptr& error) noexcept {
+    try {
+        std::rethrow_exception(error);
+    } catch (const OutOfMemoryError&) {
+        return "out_of_memory";
+    } catch (const DeviceConfigError&) {
+        return "device_config";
+    } catch (const ModelError&) {
+        return "model";
+    } catch (const DataError&) {
+        return "data";
+    } catch (...) {
+        return "internal";
+    }
+}
+
 bool higher_is_better(const std::string& monitor) { return monitor.find("loss") == std::string::npos; }
 
 void check_data(const TrainData& data, const Model& model) {
@@ -110,13 +139,29 @@ void Trainer::publish(const Event& event) {
     if (sink_) sink_(event);
 }
 
+void Trainer::report(const Event& event) noexcept {
+    try {
+        publish(event);
+    } catch (...) {
+        // Nowhere left to report to; the FitResult still holds the outcome.
+    }
+}
+
 void Trainer::log(LogLevel level, const std::string& text) { publish(LogEvent{level, text}); }
 
 void Trainer::start() {
     wait();
     stop_requested_ = false;
     running_ = true;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        // run() reports its own failures; this only keeps an exception from terminating the process
+        // (e.g. memory running out while the result is copied).
+        try {
+            run();
+        } catch (...) {
+            running_ = false;
+        }
+    });
 }
 
 void Trainer::wait() {
@@ -170,13 +215,31 @@ bool Trainer::wait_if_paused() {
 FitResult Trainer::run() {
     running_ = true;
     enable_flush_denormals();
-    FitResult result = fit();
+    FitResult result;
+    // fit() turns every failure into a FailedEvent; what still escapes it (memory running out while
+    // it builds that report) is only captured here and described outside the handler.
+    std::exception_ptr escaped;
+    try {
+        result = fit();
+    } catch (...) {
+        escaped = std::current_exception();
+    }
+    if (escaped) {
+        result = FitResult{};
+        result.failed = FailedEvent{};
+        try {
+            result.failed->kind = "internal";
+            result.failed->reason = std::string("training failed: ") + message_of(escaped);
+        } catch (...) {
+            // Out of memory: the failure stands without its text.
+        }
+    }
     {
         std::lock_guard lock(mutex_);
         result_ = result;
     }
-    if (result.finished) publish(*result.finished);
-    if (result.failed) publish(*result.failed);
+    if (result.finished) report(*result.finished);
+    if (result.failed) report(*result.failed);
     running_ = false;
     return result;
 }
@@ -210,12 +273,41 @@ FitResult Trainer::fit() {
             weights_ = std::move(weights);
         }
     };
+    // Ends the run with `reason`. Called outside every catch block, and its reporting never throws:
+    // the device that just failed may fail again when its weights are fetched, and that second
+    // error must neither replace the first one nor escape. The weights kept are then those of the
+    // last finished epoch.
     auto fail = [&](std::string kind, std::string reason) {
-        keep_weights();
-        log(LogLevel::Error, reason);
+        std::exception_ptr keep_error;
+        try {
+            keep_weights();
+        } catch (...) {
+            keep_error = std::current_exception();
+        }
+        try {
+            if (keep_error) {
+                std::size_t kept_epochs = 0;
+                {
+                    std::lock_guard lock(mutex_);
+                    kept_epochs = history_.epochs.size();
+                }
+                report(LogEvent{LogLevel::Warning,
+                                std::string("The weights could not be fetched after this failure (") + message_of(keep_error) +
+                                    "); " +
+                                    (kept_epochs > 0 ? "the weights kept are those from the end of epoch " + std::to_string(kept_epochs)
+                                                     : std::string("no weights are kept")) +
+                                    "."});
+            }
+            report(LogEvent{LogLevel::Error, reason});
+        } catch (...) {
+            // Only the texts' memory can fail here; the FailedEvent below is what counts.
+        }
+        result.ok = false;
+        result.finished.reset();
         result.failed = FailedEvent{std::move(kind), std::move(reason), epoch, step};
         return result;
     };
+    std::exception_ptr failure;
     try {
         {
             std::lock_guard lock(mutex_);
@@ -465,17 +557,13 @@ FitResult Trainer::fit() {
         result.finished = finished;
         result.ok = true;
         return result;
-    } catch (const OutOfMemoryError& error) {
-        return fail("out_of_memory", error.what());
-    } catch (const DeviceConfigError& error) {
-        return fail("device_config", error.what());
-    } catch (const ModelError& error) {
-        return fail("model", error.what());
-    } catch (const DataError& error) {
-        return fail("data", error.what());
-    } catch (const std::exception& error) {
-        return fail("internal", std::string("training failed: ") + error.what());
+    } catch (...) {
+        failure = std::current_exception();
     }
+    // Described and reported here, outside the handler (see fail()).
+    const std::string kind = failure_kind(failure);
+    const char* what = message_of(failure);
+    return fail(kind, kind == "internal" ? std::string("training failed: ") + what : std::string(what));
 }
 
 }  // namespace mirrorlab

@@ -97,8 +97,10 @@ public:
     // Start from these weights instead of the seeded initialisation (continuing a run).
     void set_initial_weights(std::vector<float> weights) { initial_weights_ = std::move(weights); }
 
-    FitResult run();  // fit on the calling thread; never throws for bad input
-    void start();     // fit on a background thread
+    // Fit on the calling thread. Never throws: every failure, including one while reporting a
+    // failure, ends as FitResult::failed.
+    FitResult run();
+    void start();  // fit on a background thread
     void wait();
     bool running() const { return running_.load(); }
 
@@ -117,6 +119,9 @@ public:
 private:
     FitResult fit();
     void publish(const Event& event);
+    // publish() for reporting a failure or the run's end: never throws (a sink that fails here is
+    // ignored; the result is still recorded).
+    void report(const Event& event) noexcept;
     void log(LogLevel level, const std::string& text);
     bool wait_if_paused();  // false when asked to stop
     Metrics evaluate(MirroredStrategy& strategy);
