@@ -232,6 +232,7 @@ private slots:
     void fromLogitsOnSoftmaxWarns();
     void failureWhileKeepingWeightsReportsTheFirstError();
     void failureReportSurvivesAThrowingSink();
+    void stopSaysExactlyWhereItLanded();
 };
 
 void TestTrainer::shortRunEmitsEventsInOrder() {
@@ -702,6 +703,53 @@ void TestTrainer::failureReportSurvivesAThrowingSink() {
         QCOMPARE(result.failed->kind, std::string("data"));
         QVERIFY2(contains(result.failed->reason, "10 units"), result.failed->reason.c_str());
         QVERIFY(!trainer.running());
+    }
+}
+
+// A stop asked for from the sink lands at a known point: after step 3 of epoch 2 (3 steps ran, and
+// the log says 3), or at the start of epoch 2's validation pass (no validation batch runs, and the
+// epoch whose validation was cut short is not kept).
+void TestTrainer::stopSaysExactlyWhereItLanded() {
+    const TrainData data = small_data(400, 100);  // 13 steps, 4 validation steps
+    for (const bool in_validation : {false, true}) {
+        EventLog log;
+        Trainer trainer(small_model(), DeviceConfig::parse("cpu:2"), small_config(5), data);
+        trainer.set_event_sink(log.sink());
+        log.set_hook([&](const Event& event) {
+            const auto* step = std::get_if<StepEndEvent>(&event);
+            const auto* validation = std::get_if<ValidationBeginEvent>(&event);
+            if (!in_validation && step != nullptr && step->epoch == 2 && step->step == 3) trainer.request_stop();
+            if (in_validation && validation != nullptr && validation->epoch == 2) trainer.request_stop();
+        });
+        const FitResult result = trainer.run();
+        QVERIFY(result.ok);
+        QVERIFY(result.finished);
+        const FinishedEvent& finished = *result.finished;
+        QCOMPARE(finished.reason, FinishReason::StoppedByUser);
+        QCOMPARE(finished.epochs_completed, 1);
+        QCOMPARE(trainer.history().epochs.size(), std::size_t{1});
+        QCOMPARE(log.count<EpochEndEvent>(), 1);
+        QCOMPARE(finished.stop.epoch, 2);
+        QCOMPARE(finished.stop.steps, std::int64_t{13});
+        const auto logs = log.of<LogEvent>();
+        if (in_validation) {
+            QCOMPARE(finished.stop.phase, StopPhase::Validation);
+            QCOMPARE(finished.stop.step, std::int64_t{13});
+            QCOMPARE(finished.stop.validation_step, std::int64_t{0});
+            QCOMPARE(finished.stop.validation_steps, std::int64_t{4});
+            QCOMPARE(log.count<ValidationBeginEvent>(), 2);
+            QVERIFY(std::any_of(logs.begin(), logs.end(), [](const LogEvent& e) {
+                return contains(e.text, "during the validation of epoch 2 after 0 of 4 validation steps");
+            }));
+        } else {
+            QCOMPARE(finished.stop.phase, StopPhase::Training);
+            QCOMPARE(finished.stop.step, std::int64_t{3});
+            std::int64_t steps_in_epoch_2 = 0;
+            for (const auto& step : log.of<StepEndEvent>()) steps_in_epoch_2 += step.epoch == 2 ? 1 : 0;
+            QCOMPARE(steps_in_epoch_2, std::int64_t{3});
+            QVERIFY(std::any_of(logs.begin(), logs.end(),
+                                [](const LogEvent& e) { return contains(e.text, "during epoch 2 after 3 of 13 steps"); }));
+        }
     }
 }
 

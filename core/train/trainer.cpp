@@ -244,7 +244,7 @@ FitResult Trainer::run() {
     return result;
 }
 
-Metrics Trainer::evaluate(MirroredStrategy& strategy) {
+std::optional<Metrics> Trainer::evaluate(MirroredStrategy& strategy, std::int64_t& steps_done) {
     PipelineOptions options;
     options.batch_size = config_.batch_size;
     options.shuffle = false;
@@ -252,13 +252,17 @@ Metrics Trainer::evaluate(MirroredStrategy& strategy) {
     Pipeline pipeline(data_.validation_ids, data_.validation_labels, options);
     pipeline.start_epoch(0);
     LossCounts total;
-    while (auto batch = pipeline.next()) {
-        // A stop request waits for the end of validation (a few seconds at most), so every epoch in
-        // the history has metrics over the whole validation set.
+    steps_done = 0;
+    // A stop is honoured between batches: a large validation set can take minutes, and a person who
+    // asks to stop should not wait for it. The epoch then has no validation metrics and is not kept.
+    while (!stop_requested_) {
+        std::optional<Batch> batch = pipeline.next();
+        if (!batch) return to_metrics(total);
         total += strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size);
+        ++steps_done;
         pipeline.recycle(std::move(*batch));
     }
-    return to_metrics(total);
+    return std::nullopt;
 }
 
 FitResult Trainer::fit() {
@@ -392,6 +396,7 @@ FitResult Trainer::fit() {
         double best_val_loss = INFINITY;
         int best_val_epoch = 0;
         FinishReason reason = FinishReason::Completed;
+        StopPoint stop;
         std::int64_t global_step = 0;
         auto last_memory_event = Clock::now();
 
@@ -401,6 +406,7 @@ FitResult Trainer::fit() {
             const auto epoch_start = Clock::now();
             LossCounts running;
             bool stopped = false;
+            std::int64_t steps_done = 0;  // counted, not derived from `step`: a stop can come before or after one
             for (step = 1; step <= steps; ++step) {
                 if (!wait_if_paused()) {
                     stopped = true;
@@ -426,6 +432,7 @@ FitResult Trainer::fit() {
                     return fail("nan_loss", text);
                 }
                 ++global_step;
+                ++steps_done;
                 running += step_result.counts;
                 if (config_.emit_step_events) {
                     StepEndEvent event;
@@ -457,16 +464,29 @@ FitResult Trainer::fit() {
             const double train_seconds = seconds_since(epoch_start);
             if (stopped) {
                 reason = FinishReason::StoppedByUser;
+                stop = StopPoint{StopPhase::Training, epoch, steps_done, steps, 0, 0};
                 log(LogLevel::Info, "Stopped by the user during epoch " + std::to_string(epoch) + " after " +
-                                        std::to_string(std::max<std::int64_t>(step - 1, 0)) + " of " +
-                                        std::to_string(steps) + " steps; the epochs before it are kept.");
+                                        std::to_string(steps_done) + " of " + std::to_string(steps) +
+                                        " steps; the epochs before it are kept.");
                 break;
             }
             EpochRecord record;
             record.epoch = epoch;
             record.train = to_metrics(running);
             if (has_validation) {
-                record.validation = evaluate(*strategy);
+                publish(ValidationBeginEvent{epoch, validation_steps});
+                std::int64_t validated = 0;
+                const std::optional<Metrics> validation = evaluate(*strategy, validated);
+                if (!validation) {
+                    reason = FinishReason::StoppedByUser;
+                    stop = StopPoint{StopPhase::Validation, epoch, steps_done, steps, validated, validation_steps};
+                    log(LogLevel::Info, "Stopped by the user during the validation of epoch " + std::to_string(epoch) +
+                                            " after " + std::to_string(validated) + " of " +
+                                            std::to_string(validation_steps) +
+                                            " validation steps; the epoch is incomplete and not kept, the epochs before it are.");
+                    break;
+                }
+                record.validation = *validation;
                 record.has_validation = true;
             }
             record.epoch_seconds = seconds_since(epoch_start);
@@ -534,12 +554,14 @@ FitResult Trainer::fit() {
             }
             if (stop_requested_) {
                 reason = FinishReason::StoppedByUser;
+                stop = StopPoint{StopPhase::BetweenEpochs, epoch, steps_done, steps, 0, 0};
                 break;
             }
         }
 
         FinishedEvent finished;
         finished.reason = reason;
+        if (reason == FinishReason::StoppedByUser) finished.stop = stop;
         finished.epochs_completed = static_cast<int>(history().epochs.size());
         finished.best_epoch = early.enabled ? best_epoch : best_val_epoch;
         if (reason == FinishReason::EarlyStopping && early.restore_best_weights && !best_weights.empty()) {

@@ -105,7 +105,8 @@ public:
     bool running() const { return running_.load(); }
 
     // Thread-safe controls, honoured between steps (a step in flight always completes, so the
-    // mirrored variables never diverge).
+    // mirrored variables never diverge). A stop is also honoured between the batches of a
+    // validation pass; the epoch it interrupts is not kept (FinishedEvent::stop says where it landed).
     void pause();
     void resume();
     void request_stop();
@@ -124,7 +125,8 @@ private:
     void report(const Event& event) noexcept;
     void log(LogLevel level, const std::string& text);
     bool wait_if_paused();  // false when asked to stop
-    Metrics evaluate(MirroredStrategy& strategy);
+    // The validation metrics, or nothing when a stop was asked for; `steps_done` counts the batches run.
+    std::optional<Metrics> evaluate(MirroredStrategy& strategy, std::int64_t& steps_done);
 
     Model model_;
     DeviceConfig device_config_;
