@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -13,6 +14,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "app/cli_bench.h"
 #include "core/data/source.h"
@@ -24,14 +27,70 @@
 #include "core/train/progress.h"
 #include "core/train/trainer.h"
 #include "core/util/error.h"
+#include "core/util/json.h"
 
 using namespace mirrorlab;
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
+// Ctrl-C (SIGINT) and SIGTERM. The first asks the trainer to stop after the step in flight (the
+// main loop below notices it); a second one, while that is still under way, ends the program at
+// once. Only async-signal-safe work here: a lock-free atomic, write() and _exit().
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-void on_interrupt(int) { g_interrupted = true; }
+void on_stop_signal(int signal_number) {
+    int none = 0;
+    if (g_stop_signal.compare_exchange_strong(none, signal_number)) return;
+    static const char kAgainInt[] = "mirrorlab-cli: Ctrl-C again: exiting at once\n";
+    static const char kAgainTerm[] = "mirrorlab-cli: SIGTERM again: exiting at once\n";
+    const char* text = signal_number == SIGINT ? kAgainInt : kAgainTerm;
+    const std::size_t length = signal_number == SIGINT ? sizeof kAgainInt - 1 : sizeof kAgainTerm - 1;
+    const ssize_t written = ::write(STDERR_FILENO, text, length);
+    (void)written;  // nothing to do about a failed write on the way out
+    ::_exit(128 + signal_number);
+}
+
+void install_stop_handlers() {
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // the training threads' reads and writes carry on undisturbed
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+const char* signal_label(int signal_number) { return signal_number == SIGINT ? "Ctrl-C" : "SIGTERM"; }
+const char* signal_name(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// "in epoch 4 after step 120/281; 3 complete epochs kept"
+std::string describe_stop(const FinishedEvent& finished) {
+    const StopPoint& stop = finished.stop;
+    std::string where;
+    switch (stop.phase) {
+        case StopPhase::Training:
+            where = "in epoch " + std::to_string(stop.epoch) + " after step " + std::to_string(stop.step) + "/" +
+                    std::to_string(stop.steps);
+            break;
+        case StopPhase::Validation:
+            where = "in epoch " + std::to_string(stop.epoch) + ", validation step " + std::to_string(stop.validation_step) +
+                    "/" + std::to_string(stop.validation_steps) + " (after all " + std::to_string(stop.steps) +
+                    " training steps)";
+            break;
+        case StopPhase::BetweenEpochs:
+        case StopPhase::Invalid: where = "after epoch " + std::to_string(stop.epoch); break;
+    }
+    const int kept = finished.epochs_completed;
+    return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch kept" : " complete epochs kept");
+}
+
+// Tests only: once a stop signal has arrived, the trainer's next event is held this long before it
+// is printed, standing in for a slow last step, so that a test can send the second Ctrl-C while
+// the first one is still being honoured.
+long long test_slow_stop_ms() {
+    const char* text = std::getenv("MIRRORLAB_CLI_TEST_SLOW_STOP_MS");
+    return text != nullptr ? std::atoll(text) : 0;
+}
 
 const char* const kUsage = R"(usage: mirrorlab-cli <command> [options]
 
@@ -224,7 +283,12 @@ int command_train(const Options& options) {
     }
 
     Trainer trainer(model, devices, config, std::move(data), registry);
-    trainer.set_event_sink([json](const Event& event) {
+    const long long slow_stop_ms = test_slow_stop_ms();
+    trainer.set_event_sink([json, slow_stop_ms, held = false](const Event& event) mutable {
+        if (slow_stop_ms > 0 && !held && g_stop_signal.load() != 0) {
+            held = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(slow_stop_ms));
+        }
         if (json) {
             std::printf("%s\n", event_to_json(event).c_str());
             std::fflush(stdout);
@@ -239,15 +303,17 @@ int command_train(const Options& options) {
         }
         std::fflush(stdout);
     });
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+    install_stop_handlers();
     trainer.start();
+    int stop_signal = 0;
     while (trainer.running()) {
-        if (g_interrupted.exchange(false)) {
-            std::fprintf(stderr, "INFO: interrupted: stopping after the current step; the finished epochs are kept\n");
+        if (stop_signal == 0 && (stop_signal = g_stop_signal.load()) != 0) {
+            std::fprintf(stderr, "mirrorlab-cli: %s: stopping after the current step; %s\n", signal_label(stop_signal),
+                         stop_signal == SIGINT ? "press Ctrl-C again to quit at once" : "a second SIGTERM quits at once");
+            std::fflush(stderr);
             trainer.request_stop();
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     trainer.wait();
     const FitResult result = trainer.result();
@@ -255,7 +321,31 @@ int command_train(const Options& options) {
         std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
         return 1;
     }
-    if (!json && result.finished) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
+    if (!result.finished) {
+        std::fprintf(stderr, "mirrorlab-cli: error: training ended without a result\n");
+        return 1;
+    }
+    // Stopped by a signal: the exit status says so (128 + the signal, as a shell reports it), so a
+    // script can tell a stopped run from a finished one. A signal that came after the last epoch
+    // was done stopped nothing: that run finished.
+    if (stop_signal != 0 && result.finished->reason == FinishReason::StoppedByUser) {
+        const int exit_code = 128 + stop_signal;
+        const std::string text = std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(*result.finished);
+        if (json) {
+            json::Value event = json::Value::object();
+            event.set("type", "interrupted");
+            event.set("signal", signal_name(stop_signal));
+            event.set("exit_code", exit_code);
+            event.set("epochs_completed", result.finished->epochs_completed);
+            put_stop_point(event, result.finished->stop);
+            event.set("text", text);
+            std::printf("%s\n", json::dump(event).c_str());
+            std::fflush(stdout);
+        }
+        std::fprintf(stderr, "mirrorlab-cli: %s\n", text.c_str());
+        return exit_code;
+    }
+    if (!json) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
     return 0;
 }
 

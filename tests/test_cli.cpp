@@ -1,8 +1,12 @@
-// mirrorlab-cli as scripts see it: commands, output, exit codes (0 ok, 1 failure, 2 usage) and the
-// one-line "mirrorlab-cli: error: " reason on stderr.
+// mirrorlab-cli as scripts see it: commands, output, exit codes (0 ok, 1 failure, 2 usage, 130 after
+// Ctrl-C) and the one-line "mirrorlab-cli: error: " reason on stderr.
 #include <QtTest/QtTest>
 
+#include <csignal>
+#include <functional>
+
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
@@ -10,6 +14,8 @@
 #include <QTemporaryDir>
 
 #include <string>
+
+#include <signal.h>
 
 #include "core/util/json.h"
 
@@ -85,6 +91,95 @@ bool looks_like_training(const CliResult& r) {
            r.out.contains(QStringLiteral("\"type\""));
 }
 
+// A training run the test talks to while it runs: waits for output, sends signals, collects
+// everything it printed.
+class LiveCli {
+public:
+    explicit LiveCli(const QStringList& arguments, const QStringList& extra_environment = {}) {
+        process_.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
+        process_.setArguments(arguments);
+        QStringList environment = QProcess::systemEnvironment();
+        environment += extra_environment;
+        process_.setEnvironment(environment);
+        process_.start();
+        started_ = process_.waitForStarted(kTimeoutMs);
+    }
+    ~LiveCli() {
+        if (process_.state() != QProcess::NotRunning) {
+            process_.kill();
+            process_.waitForFinished(5000);
+        }
+    }
+    bool started() const { return started_; }
+
+    // Until `condition` holds on what was printed so far; false when the program ended or the time ran out.
+    bool wait_until(const std::function<bool()>& condition, int timeout_ms = kTimeoutMs) {
+        QElapsedTimer timer;
+        timer.start();
+        while (true) {
+            collect();
+            if (condition()) return true;
+            if (process_.state() == QProcess::NotRunning || timer.elapsed() > timeout_ms) return false;
+            process_.waitForReadyRead(20);
+        }
+    }
+    bool send(int signal_number) { return ::kill(static_cast<pid_t>(process_.processId()), signal_number) == 0; }
+
+    CliResult finish(int timeout_ms = kTimeoutMs) {
+        CliResult result;
+        result.finished = process_.waitForFinished(timeout_ms);
+        if (!result.finished) {
+            process_.kill();
+            process_.waitForFinished(5000);
+        }
+        collect();
+        result.exit_code = process_.exitStatus() == QProcess::NormalExit ? process_.exitCode() : -1;
+        result.out = out_;
+        result.err = err_;
+        result.out_lines = lines(out_);
+        result.err_lines = lines(err_);
+        return result;
+    }
+
+    const QString& out() const { return out_; }
+    const QString& err() const { return err_; }
+
+private:
+    void collect() {
+        out_ += QString::fromUtf8(process_.readAllStandardOutput());
+        err_ += QString::fromUtf8(process_.readAllStandardError());
+    }
+
+    QProcess process_;
+    bool started_ = false;
+    QString out_;
+    QString err_;
+};
+
+// The --json lines of one type, parsed.
+std::vector<mirrorlab::json::Value> json_events(const QStringList& out_lines, const char* type) {
+    std::vector<mirrorlab::json::Value> events;
+    for (const QString& line : out_lines) {
+        try {
+            mirrorlab::json::Value value = mirrorlab::json::parse(line.toStdString(), "stdout");
+            const mirrorlab::json::Value* name = value.find("type");
+            if (name != nullptr && name->is_string() && name->as_string() == type) events.push_back(std::move(value));
+        } catch (const mirrorlab::Error&) {
+        }
+    }
+    return events;
+}
+
+std::int64_t int_field(const mirrorlab::json::Value& value, const char* key) {
+    const mirrorlab::json::Value* field = value.find(key);
+    return field != nullptr && field->is_number() ? field->as_int64() : -1;
+}
+
+QString string_field(const mirrorlab::json::Value& value, const char* key) {
+    const mirrorlab::json::Value* field = value.find(key);
+    return field != nullptr && field->is_string() ? QString::fromStdString(field->as_string()) : QString();
+}
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -104,6 +199,10 @@ private slots:
     void outOfMemoryRunFails();
     void modelBiggerThanMemorySaysWhatItNeeds();
     void jsonReportsNonUtf8Paths();
+    void ctrlCStopsAfterTheStepAndKeepsFinishedEpochs();
+    void ctrlCIsAJsonEventWithTheExactStep();
+    void ctrlCDuringValidationStopsIt();
+    void secondCtrlCExitsAtOnce();
 
 private:
     QString write_file(const QString& name, const QString& text);
@@ -385,6 +484,145 @@ void TestCli::jsonReportsNonUtf8Paths() {
     }
     QVERIFY2(warned, out.constData());
     QVERIFY2(finished, out.constData());
+}
+
+// Ctrl-C in the middle of a run: the step in flight completes, the finished epochs are kept and
+// said so in one line, and the exit status (128 + SIGINT) tells a script that the run did not finish.
+void TestCli::ctrlCStopsAfterTheStepAndKeepsFinishedEpochs() {
+    LiveCli cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu:2"), QStringLiteral("--epochs"),
+                 QStringLiteral("1000"), QStringLiteral("--data"), QStringLiteral("synthetic:300:100"),
+                 QStringLiteral("--model"), small_model_});
+    QVERIFY(cli.started());
+    // "Epoch 2/1000" comes after epoch 1's progress line: at least one epoch is complete.
+    QVERIFY2(cli.wait_until([&] { return cli.out().contains(QStringLiteral("Epoch 2/1000")); }), qPrintable(cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    const CliResult r = cli.finish();
+    QVERIFY2(r.finished, qPrintable(describe(r)));
+    QVERIFY2(r.exit_code == 130, qPrintable(describe(r)));
+    QVERIFY2(count_error_lines(r) == 0, qPrintable(describe(r)));
+
+    int progress_lines = 0;
+    for (const QString& line : r.out_lines) progress_lines += line.startsWith(QStringLiteral("10/10 - ")) ? 1 : 0;
+    QVERIFY2(progress_lines >= 1, qPrintable(describe(r)));
+    // The last line on stderr says where the run stopped and what was kept.
+    const QRegularExpression summary(QStringLiteral(
+        "^mirrorlab-cli: stopped by Ctrl-C (?:in epoch (\\d+) after step (\\d+)/10|in epoch (\\d+), validation step \\d+/4 "
+        "\\(after all 10 training steps\\)|after epoch (\\d+)); (\\d+) complete epochs? kept$"));
+    QVERIFY2(!r.err_lines.isEmpty(), qPrintable(describe(r)));
+    const QRegularExpressionMatch match = summary.match(r.err_lines.back());
+    QVERIFY2(match.hasMatch(), qPrintable(describe(r)));
+    const int kept = match.captured(5).toInt();
+    QCOMPARE(kept, progress_lines);
+    if (!match.captured(1).isEmpty()) {
+        QCOMPARE(match.captured(1).toInt(), kept + 1);
+        // 0 when the stop came between the epoch's "Epoch N/1000" line and its first step.
+        QVERIFY(match.captured(2).toInt() >= 0 && match.captured(2).toInt() <= 10);
+    } else if (!match.captured(3).isEmpty()) {
+        QCOMPARE(match.captured(3).toInt(), kept + 1);
+    } else {
+        QCOMPARE(match.captured(4).toInt(), kept);
+    }
+    QVERIFY2(r.err.contains(QStringLiteral("press Ctrl-C again")), qPrintable(describe(r)));
+    QVERIFY2(!r.err.contains(QStringLiteral("Training finished")), qPrintable(describe(r)));
+}
+
+// With --json the stop is an event a script can read, and its step count is exactly the number of
+// steps that ran in the interrupted epoch.
+void TestCli::ctrlCIsAJsonEventWithTheExactStep() {
+    LiveCli cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu:2"), QStringLiteral("--epochs"),
+                 QStringLiteral("1000"), QStringLiteral("--data"), QStringLiteral("synthetic:300:100"),
+                 QStringLiteral("--model"), small_model_, QStringLiteral("--json")});
+    QVERIFY(cli.started());
+    QVERIFY2(cli.wait_until([&] { return cli.out().contains(QStringLiteral("\"type\":\"step_end\"")); }),
+             qPrintable(cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    const CliResult r = cli.finish();
+    QVERIFY2(r.finished && r.exit_code == 130, qPrintable(describe(r)));
+    QVERIFY2(!r.out_lines.isEmpty(), qPrintable(describe(r)));
+
+    const auto stops = json_events(r.out_lines, "interrupted");
+    QVERIFY2(stops.size() == 1, qPrintable(describe(r)));
+    QVERIFY2(r.out_lines.back().contains(QStringLiteral("\"type\":\"interrupted\"")), qPrintable(describe(r)));
+    const mirrorlab::json::Value& stop = stops.front();
+    QCOMPARE(string_field(stop, "signal"), QStringLiteral("SIGINT"));
+    QCOMPARE(int_field(stop, "exit_code"), std::int64_t{130});
+    const auto epoch_ends = json_events(r.out_lines, "epoch_end");
+    QCOMPARE(int_field(stop, "epochs_completed"), static_cast<std::int64_t>(epoch_ends.size()));
+
+    const std::int64_t epoch = int_field(stop, "epoch");
+    const QString phase = string_field(stop, "phase");
+    std::int64_t steps_in_epoch = 0;
+    for (const auto& step : json_events(r.out_lines, "step_end")) steps_in_epoch += int_field(step, "epoch") == epoch ? 1 : 0;
+    if (phase == QStringLiteral("between_epochs")) {
+        QCOMPARE(epoch, static_cast<std::int64_t>(epoch_ends.size()));
+    } else {
+        QVERIFY2(phase == QStringLiteral("training") || phase == QStringLiteral("validation"), qPrintable(r.out_lines.back()));
+        QCOMPARE(epoch, static_cast<std::int64_t>(epoch_ends.size()) + 1);
+        QCOMPARE(int_field(stop, "step"), steps_in_epoch);
+        QCOMPARE(int_field(stop, "steps"), std::int64_t{10});
+    }
+    // The engine's own account precedes it.
+    const auto finished = json_events(r.out_lines, "finished");
+    QVERIFY2(finished.size() == 1, qPrintable(describe(r)));
+    QCOMPARE(string_field(finished.front(), "reason"), QStringLiteral("stopped"));
+    QCOMPARE(int_field(finished.front(), "epochs_completed"), static_cast<std::int64_t>(epoch_ends.size()));
+    QVERIFY2(r.err_lines.back().startsWith(QStringLiteral("mirrorlab-cli: stopped by Ctrl-C ")), qPrintable(describe(r)));
+}
+
+// A long validation pass (60,000 samples after a 64-sample epoch) is cut short too; the epoch it
+// belonged to is not a finished epoch.
+void TestCli::ctrlCDuringValidationStopsIt() {
+    LiveCli cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu:2"), QStringLiteral("--epochs"),
+                 QStringLiteral("3"), QStringLiteral("--data"), QStringLiteral("synthetic:64:60000"), QStringLiteral("--json")});
+    QVERIFY(cli.started());
+    QVERIFY2(cli.wait_until([&] { return cli.out().contains(QStringLiteral("\"type\":\"validation_begin\"")); }),
+             qPrintable(cli.out().right(2000) + cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    const CliResult r = cli.finish();
+    QVERIFY2(r.finished && r.exit_code == 130, qPrintable(describe(r)));
+
+    const auto begins = json_events(r.out_lines, "validation_begin");
+    QVERIFY2(begins.size() == 1, qPrintable(describe(r)));
+    const std::int64_t validation_steps = int_field(begins.front(), "steps");
+    QCOMPARE(validation_steps, std::int64_t{1875});  // ceil(60000 / 32)
+    const auto stops = json_events(r.out_lines, "interrupted");
+    QVERIFY2(stops.size() == 1, qPrintable(describe(r)));
+    const mirrorlab::json::Value& stop = stops.front();
+    QCOMPARE(string_field(stop, "phase"), QStringLiteral("validation"));
+    QCOMPARE(int_field(stop, "epoch"), std::int64_t{1});
+    QCOMPARE(int_field(stop, "step"), std::int64_t{2});  // both training steps ran
+    QCOMPARE(int_field(stop, "validation_steps"), validation_steps);
+    const std::int64_t validated = int_field(stop, "validation_step");
+    QVERIFY2(validated >= 0 && validated < validation_steps, qPrintable(r.out_lines.back()));
+    QCOMPARE(int_field(stop, "epochs_completed"), std::int64_t{0});
+    QVERIFY2(json_events(r.out_lines, "epoch_end").empty(), qPrintable(describe(r)));
+    QVERIFY2(r.err_lines.back().contains(QStringLiteral("0 complete epochs kept")), qPrintable(describe(r)));
+}
+
+// A second Ctrl-C while the first is still winding down ends the program at once. The test makes
+// the wind-down slow on purpose (MIRRORLAB_CLI_TEST_SLOW_STOP_MS holds the trainer's next event for
+// ten minutes once a stop was asked), so the second signal always lands while it is in progress.
+void TestCli::secondCtrlCExitsAtOnce() {
+    LiveCli cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu:2"), QStringLiteral("--epochs"),
+                 QStringLiteral("1000"), QStringLiteral("--data"), QStringLiteral("synthetic:300:100"),
+                 QStringLiteral("--model"), small_model_, QStringLiteral("--json")},
+                {QStringLiteral("MIRRORLAB_CLI_TEST_SLOW_STOP_MS=600000")});
+    QVERIFY(cli.started());
+    QVERIFY2(cli.wait_until([&] { return cli.out().contains(QStringLiteral("\"type\":\"step_end\"")); }),
+             qPrintable(cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    // The first Ctrl-C is acknowledged; the run is now stopping (and held there).
+    QVERIFY2(cli.wait_until([&] { return cli.err().contains(QStringLiteral("press Ctrl-C again")); }, 60000),
+             qPrintable(cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    // Well before the ten-minute hold would end.
+    const CliResult r = cli.finish(60000);
+    QVERIFY2(r.finished, qPrintable(describe(r)));
+    QVERIFY2(r.exit_code == 130, qPrintable(describe(r)));
+    QVERIFY2(r.err_lines.back() == QStringLiteral("mirrorlab-cli: Ctrl-C again: exiting at once"), qPrintable(describe(r)));
+    // It did not wait for the run to wind down.
+    QVERIFY2(json_events(r.out_lines, "finished").empty(), qPrintable(describe(r)));
+    QVERIFY2(json_events(r.out_lines, "interrupted").empty(), qPrintable(describe(r)));
 }
 
 QTEST_APPLESS_MAIN(TestCli)

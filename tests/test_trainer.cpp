@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/backend/cpu_reference.h"
 #include "core/data/source.h"
 #include "core/data/synthetic.h"
 #include "core/device/device.h"
@@ -22,6 +24,7 @@
 #include "core/optim/optimizer.h"
 #include "core/train/events.h"
 #include "core/train/trainer.h"
+#include "core/util/error.h"
 
 using namespace mirrorlab;
 
@@ -172,6 +175,43 @@ bool wait_until(const std::function<bool()>& condition, int timeout_ms) {
     return true;
 }
 
+// A "GPU" (host memory, CPU reference ops) that can be lost: once `lost` is set, its next step
+// fails and so does every download of its weights, as a GPU that fell off the bus would.
+class LosableGpuBackend final : public CpuReferenceBackend {
+public:
+    explicit LosableGpuBackend(std::shared_ptr<std::atomic<bool>> lost) : lost_(std::move(lost)) {}
+    void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override {
+        if (*lost_) throw OpError("[embedding] the device was lost (test)");
+        CpuReferenceBackend::embedding_forward(ids, table, out);
+    }
+    void download(void* host, const TensorView& src) override {
+        if (*lost_) throw OpError("[download] the device is gone (test)");
+        CpuReferenceBackend::download(host, src);
+    }
+
+private:
+    std::shared_ptr<std::atomic<bool>> lost_;
+};
+
+class LosableGpuProvider final : public DeviceProvider {
+public:
+    DeviceType type() const override { return DeviceType::GPU; }
+    std::vector<PhysicalDevice> devices() const override {
+        PhysicalDevice gpu;
+        gpu.type = DeviceType::GPU;
+        gpu.name = "Losable test GPU";
+        gpu.total_memory_bytes = std::int64_t{4096} * 1024 * 1024;
+        gpu.cores = 8;
+        gpu.compute_capability = "9.0";
+        return {gpu};
+    }
+    std::string status() const override { return "test provider, 1 GPU"; }
+    std::unique_ptr<Backend> create_backend(int) override { return std::make_unique<LosableGpuBackend>(lost); }
+    std::shared_ptr<RawAllocator> create_allocator(int) override { return std::make_shared<HostAllocator>(); }
+
+    std::shared_ptr<std::atomic<bool>> lost = std::make_shared<std::atomic<bool>>(false);
+};
+
 }  // namespace
 
 class TestTrainer : public QObject {
@@ -190,6 +230,9 @@ private slots:
     void overfittingMonitorWarns();
     void unevenBatchWarns();
     void fromLogitsOnSoftmaxWarns();
+    void failureWhileKeepingWeightsReportsTheFirstError();
+    void failureReportSurvivesAThrowingSink();
+    void stopSaysExactlyWhereItLanded();
 };
 
 void TestTrainer::shortRunEmitsEventsInOrder() {
@@ -571,6 +614,145 @@ void TestTrainer::fromLogitsOnSoftmaxWarns() {
     QVERIFY(std::any_of(logs.begin(), logs.end(), [](const LogEvent& e) {
         return e.level == LogLevel::Warning && contains(e.text, "from_logits");
     }));
+}
+
+// A device lost in epoch 2: its step fails, and fetching the weights after that failure fails
+// too. The run must end with the first error (what the person needs to see), note the second,
+// keep epoch 1's weights and history, and never throw out of run() or terminate the process from
+// the training thread.
+void TestTrainer::failureWhileKeepingWeightsReportsTheFirstError() {
+    const TrainData data = small_data(100, 20);
+    TrainConfig config = small_config(5);
+    config.max_steps_per_epoch = 2;
+    for (const bool on_thread : {false, true}) {
+        auto provider = std::make_shared<LosableGpuProvider>();
+        auto registry = std::make_shared<DeviceRegistry>();
+        registry->add_provider(provider);
+        EventLog log;
+        Trainer trainer(small_model(), DeviceConfig::parse("gpu:0:2x512MB"), config, data, registry);
+        trainer.set_event_sink(log.sink());
+        std::vector<float> epoch1_weights;
+        log.set_hook([&](const Event& event) {
+            const auto* begin = std::get_if<EpochBeginEvent>(&event);
+            if (begin != nullptr && begin->epoch == 2) {
+                epoch1_weights = trainer.weights();
+                *provider->lost = true;
+            }
+        });
+        FitResult result;
+        if (on_thread) {
+            trainer.start();  // an exception escaping the training thread would std::terminate here
+            trainer.wait();
+            result = trainer.result();
+        } else {
+            try {
+                result = trainer.run();
+            } catch (const std::exception& error) {
+                QFAIL(qPrintable(QStringLiteral("run() threw: ") + QString::fromUtf8(error.what())));
+            }
+        }
+        QVERIFY(!result.ok);
+        QVERIFY(result.failed);
+        const FailedEvent& failed = *result.failed;
+        QVERIFY2(contains(failed.reason, "[embedding] the device was lost"), failed.reason.c_str());
+        QVERIFY2(!contains(failed.reason, "[download]"), failed.reason.c_str());
+        QCOMPARE(failed.epoch, 2);
+        QCOMPARE(failed.step, std::int64_t{1});
+        const auto failures = log.of<FailedEvent>();
+        QCOMPARE(failures.size(), std::size_t{1});
+        QCOMPARE(failures.front().reason, failed.reason);
+        QCOMPARE(log.count<FinishedEvent>(), 0);
+        // The second failure is only noted.
+        const auto logs = log.of<LogEvent>();
+        QVERIFY(std::any_of(logs.begin(), logs.end(), [](const LogEvent& e) {
+            return e.level == LogLevel::Warning && contains(e.text, "[download] the device is gone");
+        }));
+        QCOMPARE(trainer.history().epochs.size(), std::size_t{1});
+        QVERIFY(!epoch1_weights.empty());
+        QVERIFY(trainer.weights() == epoch1_weights);
+        QVERIFY(!trainer.running());
+    }
+}
+
+// A sink that throws (a full disk behind the CLI's output, a GUI queue out of memory) while the
+// trainer reports a failure must not turn the report into an escaping exception either.
+void TestTrainer::failureReportSurvivesAThrowingSink() {
+    for (const bool on_thread : {false, true}) {
+        Trainer trainer(small_model(kVocabulary, 10), DeviceConfig::parse("cpu"), small_config(1), small_data(100, 20));
+        int reports = 0;
+        trainer.set_event_sink([&](const Event& event) {
+            const auto* log = std::get_if<LogEvent>(&event);
+            if (std::holds_alternative<FailedEvent>(event) || (log != nullptr && log->level == LogLevel::Error)) {
+                ++reports;
+                throw std::runtime_error("the sink cannot take this");
+            }
+        });
+        FitResult result;
+        if (on_thread) {
+            trainer.start();
+            trainer.wait();
+            result = trainer.result();
+        } else {
+            try {
+                result = trainer.run();
+            } catch (const std::exception& error) {
+                QFAIL(qPrintable(QStringLiteral("run() threw: ") + QString::fromUtf8(error.what())));
+            }
+        }
+        QVERIFY(reports >= 1);
+        QVERIFY(!result.ok);
+        QVERIFY(result.failed);
+        QCOMPARE(result.failed->kind, std::string("data"));
+        QVERIFY2(contains(result.failed->reason, "10 units"), result.failed->reason.c_str());
+        QVERIFY(!trainer.running());
+    }
+}
+
+// A stop asked for from the sink lands at a known point: after step 3 of epoch 2 (3 steps ran, and
+// the log says 3), or at the start of epoch 2's validation pass (no validation batch runs, and the
+// epoch whose validation was cut short is not kept).
+void TestTrainer::stopSaysExactlyWhereItLanded() {
+    const TrainData data = small_data(400, 100);  // 13 steps, 4 validation steps
+    for (const bool in_validation : {false, true}) {
+        EventLog log;
+        Trainer trainer(small_model(), DeviceConfig::parse("cpu:2"), small_config(5), data);
+        trainer.set_event_sink(log.sink());
+        log.set_hook([&](const Event& event) {
+            const auto* step = std::get_if<StepEndEvent>(&event);
+            const auto* validation = std::get_if<ValidationBeginEvent>(&event);
+            if (!in_validation && step != nullptr && step->epoch == 2 && step->step == 3) trainer.request_stop();
+            if (in_validation && validation != nullptr && validation->epoch == 2) trainer.request_stop();
+        });
+        const FitResult result = trainer.run();
+        QVERIFY(result.ok);
+        QVERIFY(result.finished);
+        const FinishedEvent& finished = *result.finished;
+        QCOMPARE(finished.reason, FinishReason::StoppedByUser);
+        QCOMPARE(finished.epochs_completed, 1);
+        QCOMPARE(trainer.history().epochs.size(), std::size_t{1});
+        QCOMPARE(log.count<EpochEndEvent>(), 1);
+        QCOMPARE(finished.stop.epoch, 2);
+        QCOMPARE(finished.stop.steps, std::int64_t{13});
+        const auto logs = log.of<LogEvent>();
+        if (in_validation) {
+            QCOMPARE(finished.stop.phase, StopPhase::Validation);
+            QCOMPARE(finished.stop.step, std::int64_t{13});
+            QCOMPARE(finished.stop.validation_step, std::int64_t{0});
+            QCOMPARE(finished.stop.validation_steps, std::int64_t{4});
+            QCOMPARE(log.count<ValidationBeginEvent>(), 2);
+            QVERIFY(std::any_of(logs.begin(), logs.end(), [](const LogEvent& e) {
+                return contains(e.text, "during the validation of epoch 2 after 0 of 4 validation steps");
+            }));
+        } else {
+            QCOMPARE(finished.stop.phase, StopPhase::Training);
+            QCOMPARE(finished.stop.step, std::int64_t{3});
+            std::int64_t steps_in_epoch_2 = 0;
+            for (const auto& step : log.of<StepEndEvent>()) steps_in_epoch_2 += step.epoch == 2 ? 1 : 0;
+            QCOMPARE(steps_in_epoch_2, std::int64_t{3});
+            QVERIFY(std::any_of(logs.begin(), logs.end(),
+                                [](const LogEvent& e) { return contains(e.text, "during epoch 2 after 3 of 13 steps"); }));
+        }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestTrainer)

@@ -17,6 +17,27 @@ std::string_view finish_reason_name(FinishReason reason) {
     return "invalid";
 }
 
+std::string_view stop_phase_name(StopPhase phase) {
+    switch (phase) {
+        case StopPhase::Training: return "training";
+        case StopPhase::Validation: return "validation";
+        case StopPhase::BetweenEpochs: return "between_epochs";
+        case StopPhase::Invalid: break;
+    }
+    return "invalid";
+}
+
+void put_stop_point(json::Value& object, const StopPoint& stop) {
+    object.set("phase", std::string(stop_phase_name(stop.phase)));
+    object.set("epoch", stop.epoch);
+    object.set("step", stop.step);
+    object.set("steps", stop.steps);
+    if (stop.phase == StopPhase::Validation) {
+        object.set("validation_step", stop.validation_step);
+        object.set("validation_steps", stop.validation_steps);
+    }
+}
+
 namespace {
 
 json::Value number(double value) { return std::isfinite(value) ? json::Value(value) : json::Value(nullptr); }
@@ -105,6 +126,13 @@ struct ToJson {
         o.set("replicas", std::move(replicas));
         return o;
     }
+    json::Value operator()(const ValidationBeginEvent& e) const {
+        json::Value o = json::Value::object();
+        o.set("type", "validation_begin");
+        o.set("epoch", e.epoch);
+        o.set("steps", e.steps);
+        return o;
+    }
     json::Value operator()(const EpochEndEvent& e) const {
         json::Value o = json::Value::object();
         o.set("type", "epoch_end");
@@ -149,6 +177,11 @@ struct ToJson {
         o.set("epochs_completed", e.epochs_completed);
         o.set("best_epoch", e.best_epoch);
         o.set("restored_epoch", e.restored_epoch);
+        if (e.reason == FinishReason::StoppedByUser) {
+            json::Value stop = json::Value::object();
+            put_stop_point(stop, e.stop);
+            o.set("stop", std::move(stop));
+        }
         o.set("text", e.text);
         return o;
     }

@@ -10,6 +10,10 @@
 
 namespace mirrorlab {
 
+namespace json {
+class Value;
+}
+
 struct Metrics {
     double loss = std::numeric_limits<double>::quiet_NaN();
     double accuracy = std::numeric_limits<double>::quiet_NaN();
@@ -94,6 +98,12 @@ struct StepEndEvent {
     std::vector<PhaseTimings> replicas;
 };
 
+// The epoch's training steps are done; its validation pass (`steps` batches) starts.
+struct ValidationBeginEvent {
+    int epoch = 0;
+    std::int64_t steps = 0;
+};
+
 struct EpochEndEvent {
     int epoch = 0;
     int epochs = 0;
@@ -119,11 +129,26 @@ struct WarningEvent {
 enum class FinishReason { Invalid = 0, Completed, EarlyStopping, StoppedByUser };
 std::string_view finish_reason_name(FinishReason reason);
 
+// Where a stop asked for by the person landed. A stop inside an epoch (its training steps or its
+// validation pass) leaves that epoch unfinished: it is not in the history.
+enum class StopPhase { Invalid = 0, Training, Validation, BetweenEpochs };
+std::string_view stop_phase_name(StopPhase phase);  // "training", "validation", "between_epochs"
+
+struct StopPoint {
+    StopPhase phase = StopPhase::Invalid;
+    int epoch = 0;                     // the epoch cut short; BetweenEpochs: the last complete one
+    std::int64_t step = 0;             // training steps that ran in that epoch
+    std::int64_t steps = 0;
+    std::int64_t validation_step = 0;  // Validation: validation batches that ran
+    std::int64_t validation_steps = 0;
+};
+
 struct FinishedEvent {
     FinishReason reason = FinishReason::Completed;
     int epochs_completed = 0;
     int best_epoch = 0;      // by the early-stopping monitor (val_loss by default); 0 if none
     int restored_epoch = 0;  // weights restored from this epoch; 0 if not restored
+    StopPoint stop;          // reason StoppedByUser only
     std::string text;
 };
 
@@ -134,10 +159,14 @@ struct FailedEvent {
     std::int64_t step = 0;
 };
 
-using Event = std::variant<LogEvent, TrainBeginEvent, EpochBeginEvent, StepEndEvent, EpochEndEvent, MemoryEvent,
-                           WarningEvent, FinishedEvent, FailedEvent>;
+using Event = std::variant<LogEvent, TrainBeginEvent, EpochBeginEvent, StepEndEvent, ValidationBeginEvent, EpochEndEvent,
+                           MemoryEvent, WarningEvent, FinishedEvent, FailedEvent>;
 
 // One JSON object per event, with a "type" field ("epoch_end", ...), for `--json`.
 std::string event_to_json(const Event& event);
+// A stop point's fields ("phase", "epoch", "step", "steps", and "validation_step",
+// "validation_steps" for the validation phase) added to a JSON object: the finished event's, the
+// CLI's "interrupted" event's.
+void put_stop_point(json::Value& object, const StopPoint& stop);
 
 }  // namespace mirrorlab

@@ -46,6 +46,35 @@ double monitored_value(const EpochRecord& record, const std::string& monitor) {
     return std::numeric_limits<double>::quiet_NaN();
 }
 
+// The message of a captured exception. Handlers only capture (std::current_exception()); the
+// work of describing a failure happens after them, where a second exception cannot escape one.
+const char* message_of(const std::exception_ptr& error) noexcept {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return e.what();  // valid while `error` owns the exception
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
+// The FailedEvent kind of a captured exception.
+const char* failure_kind(const std::exception_ptr& error) noexcept {
+    try {
+        std::rethrow_exception(error);
+    } catch (const OutOfMemoryError&) {
+        return "out_of_memory";
+    } catch (const DeviceConfigError&) {
+        return "device_config";
+    } catch (const ModelError&) {
+        return "model";
+    } catch (const DataError&) {
+        return "data";
+    } catch (...) {
+        return "internal";
+    }
+}
+
 bool higher_is_better(const std::string& monitor) { return monitor.find("loss") == std::string::npos; }
 
 void check_data(const TrainData& data, const Model& model) {
@@ -110,13 +139,29 @@ void Trainer::publish(const Event& event) {
     if (sink_) sink_(event);
 }
 
+void Trainer::report(const Event& event) noexcept {
+    try {
+        publish(event);
+    } catch (...) {
+        // Nowhere left to report to; the FitResult still holds the outcome.
+    }
+}
+
 void Trainer::log(LogLevel level, const std::string& text) { publish(LogEvent{level, text}); }
 
 void Trainer::start() {
     wait();
     stop_requested_ = false;
     running_ = true;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        // run() reports its own failures; this only keeps an exception from terminating the process
+        // (e.g. memory running out while the result is copied).
+        try {
+            run();
+        } catch (...) {
+            running_ = false;
+        }
+    });
 }
 
 void Trainer::wait() {
@@ -170,18 +215,36 @@ bool Trainer::wait_if_paused() {
 FitResult Trainer::run() {
     running_ = true;
     enable_flush_denormals();
-    FitResult result = fit();
+    FitResult result;
+    // fit() turns every failure into a FailedEvent; what still escapes it (memory running out while
+    // it builds that report) is only captured here and described outside the handler.
+    std::exception_ptr escaped;
+    try {
+        result = fit();
+    } catch (...) {
+        escaped = std::current_exception();
+    }
+    if (escaped) {
+        result = FitResult{};
+        result.failed = FailedEvent{};
+        try {
+            result.failed->kind = "internal";
+            result.failed->reason = std::string("training failed: ") + message_of(escaped);
+        } catch (...) {
+            // Out of memory: the failure stands without its text.
+        }
+    }
     {
         std::lock_guard lock(mutex_);
         result_ = result;
     }
-    if (result.finished) publish(*result.finished);
-    if (result.failed) publish(*result.failed);
+    if (result.finished) report(*result.finished);
+    if (result.failed) report(*result.failed);
     running_ = false;
     return result;
 }
 
-Metrics Trainer::evaluate(MirroredStrategy& strategy) {
+std::optional<Metrics> Trainer::evaluate(MirroredStrategy& strategy, std::int64_t& steps_done) {
     PipelineOptions options;
     options.batch_size = config_.batch_size;
     options.shuffle = false;
@@ -189,13 +252,17 @@ Metrics Trainer::evaluate(MirroredStrategy& strategy) {
     Pipeline pipeline(data_.validation_ids, data_.validation_labels, options);
     pipeline.start_epoch(0);
     LossCounts total;
-    while (auto batch = pipeline.next()) {
-        // A stop request waits for the end of validation (a few seconds at most), so every epoch in
-        // the history has metrics over the whole validation set.
+    steps_done = 0;
+    // A stop is honoured between batches: a large validation set can take minutes, and a person who
+    // asks to stop should not wait for it. The epoch then has no validation metrics and is not kept.
+    while (!stop_requested_) {
+        std::optional<Batch> batch = pipeline.next();
+        if (!batch) return to_metrics(total);
         total += strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size);
+        ++steps_done;
         pipeline.recycle(std::move(*batch));
     }
-    return to_metrics(total);
+    return std::nullopt;
 }
 
 FitResult Trainer::fit() {
@@ -210,12 +277,41 @@ FitResult Trainer::fit() {
             weights_ = std::move(weights);
         }
     };
+    // Ends the run with `reason`. Called outside every catch block, and its reporting never throws:
+    // the device that just failed may fail again when its weights are fetched, and that second
+    // error must neither replace the first one nor escape. The weights kept are then those of the
+    // last finished epoch.
     auto fail = [&](std::string kind, std::string reason) {
-        keep_weights();
-        log(LogLevel::Error, reason);
+        std::exception_ptr keep_error;
+        try {
+            keep_weights();
+        } catch (...) {
+            keep_error = std::current_exception();
+        }
+        try {
+            if (keep_error) {
+                std::size_t kept_epochs = 0;
+                {
+                    std::lock_guard lock(mutex_);
+                    kept_epochs = history_.epochs.size();
+                }
+                report(LogEvent{LogLevel::Warning,
+                                std::string("The weights could not be fetched after this failure (") + message_of(keep_error) +
+                                    "); " +
+                                    (kept_epochs > 0 ? "the weights kept are those from the end of epoch " + std::to_string(kept_epochs)
+                                                     : std::string("no weights are kept")) +
+                                    "."});
+            }
+            report(LogEvent{LogLevel::Error, reason});
+        } catch (...) {
+            // Only the texts' memory can fail here; the FailedEvent below is what counts.
+        }
+        result.ok = false;
+        result.finished.reset();
         result.failed = FailedEvent{std::move(kind), std::move(reason), epoch, step};
         return result;
     };
+    std::exception_ptr failure;
     try {
         {
             std::lock_guard lock(mutex_);
@@ -304,6 +400,7 @@ FitResult Trainer::fit() {
         double best_val_loss = INFINITY;
         int best_val_epoch = 0;
         FinishReason reason = FinishReason::Completed;
+        StopPoint stop;
         std::int64_t global_step = 0;
         auto last_memory_event = Clock::now();
 
@@ -313,6 +410,7 @@ FitResult Trainer::fit() {
             const auto epoch_start = Clock::now();
             LossCounts running;
             bool stopped = false;
+            std::int64_t steps_done = 0;  // counted, not derived from `step`: a stop can come before or after one
             for (step = 1; step <= steps; ++step) {
                 if (!wait_if_paused()) {
                     stopped = true;
@@ -338,6 +436,7 @@ FitResult Trainer::fit() {
                     return fail("nan_loss", text);
                 }
                 ++global_step;
+                ++steps_done;
                 running += step_result.counts;
                 if (config_.emit_step_events) {
                     StepEndEvent event;
@@ -369,16 +468,29 @@ FitResult Trainer::fit() {
             const double train_seconds = seconds_since(epoch_start);
             if (stopped) {
                 reason = FinishReason::StoppedByUser;
+                stop = StopPoint{StopPhase::Training, epoch, steps_done, steps, 0, 0};
                 log(LogLevel::Info, "Stopped by the user during epoch " + std::to_string(epoch) + " after " +
-                                        std::to_string(std::max<std::int64_t>(step - 1, 0)) + " of " +
-                                        std::to_string(steps) + " steps; the epochs before it are kept.");
+                                        std::to_string(steps_done) + " of " + std::to_string(steps) +
+                                        " steps; the epochs before it are kept.");
                 break;
             }
             EpochRecord record;
             record.epoch = epoch;
             record.train = to_metrics(running);
             if (has_validation) {
-                record.validation = evaluate(*strategy);
+                publish(ValidationBeginEvent{epoch, validation_steps});
+                std::int64_t validated = 0;
+                const std::optional<Metrics> validation = evaluate(*strategy, validated);
+                if (!validation) {
+                    reason = FinishReason::StoppedByUser;
+                    stop = StopPoint{StopPhase::Validation, epoch, steps_done, steps, validated, validation_steps};
+                    log(LogLevel::Info, "Stopped by the user during the validation of epoch " + std::to_string(epoch) +
+                                            " after " + std::to_string(validated) + " of " +
+                                            std::to_string(validation_steps) +
+                                            " validation steps; the epoch is incomplete and not kept, the epochs before it are.");
+                    break;
+                }
+                record.validation = *validation;
                 record.has_validation = true;
             }
             record.epoch_seconds = seconds_since(epoch_start);
@@ -446,12 +558,14 @@ FitResult Trainer::fit() {
             }
             if (stop_requested_) {
                 reason = FinishReason::StoppedByUser;
+                stop = StopPoint{StopPhase::BetweenEpochs, epoch, steps_done, steps, 0, 0};
                 break;
             }
         }
 
         FinishedEvent finished;
         finished.reason = reason;
+        if (reason == FinishReason::StoppedByUser) finished.stop = stop;
         finished.epochs_completed = static_cast<int>(history().epochs.size());
         finished.best_epoch = early.enabled ? best_epoch : best_val_epoch;
         if (reason == FinishReason::EarlyStopping && early.restore_best_weights && !best_weights.empty()) {
@@ -469,17 +583,13 @@ FitResult Trainer::fit() {
         result.finished = finished;
         result.ok = true;
         return result;
-    } catch (const OutOfMemoryError& error) {
-        return fail("out_of_memory", error.what());
-    } catch (const DeviceConfigError& error) {
-        return fail("device_config", error.what());
-    } catch (const ModelError& error) {
-        return fail("model", error.what());
-    } catch (const DataError& error) {
-        return fail("data", error.what());
-    } catch (const std::exception& error) {
-        return fail("internal", std::string("training failed: ") + error.what());
+    } catch (...) {
+        failure = std::current_exception();
     }
+    // Described and reported here, outside the handler (see fail()).
+    const std::string kind = failure_kind(failure);
+    const char* what = message_of(failure);
+    return fail(kind, kind == "internal" ? std::string("training failed: ") + what : std::string(what));
 }
 
 }  // namespace mirrorlab

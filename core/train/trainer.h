@@ -97,13 +97,16 @@ public:
     // Start from these weights instead of the seeded initialisation (continuing a run).
     void set_initial_weights(std::vector<float> weights) { initial_weights_ = std::move(weights); }
 
-    FitResult run();  // fit on the calling thread; never throws for bad input
-    void start();     // fit on a background thread
+    // Fit on the calling thread. Never throws: every failure, including one while reporting a
+    // failure, ends as FitResult::failed.
+    FitResult run();
+    void start();  // fit on a background thread
     void wait();
     bool running() const { return running_.load(); }
 
     // Thread-safe controls, honoured between steps (a step in flight always completes, so the
-    // mirrored variables never diverge).
+    // mirrored variables never diverge). A stop is also honoured between the batches of a
+    // validation pass; the epoch it interrupts is not kept (FinishedEvent::stop says where it landed).
     void pause();
     void resume();
     void request_stop();
@@ -117,9 +120,13 @@ public:
 private:
     FitResult fit();
     void publish(const Event& event);
+    // publish() for reporting a failure or the run's end: never throws (a sink that fails here is
+    // ignored; the result is still recorded).
+    void report(const Event& event) noexcept;
     void log(LogLevel level, const std::string& text);
     bool wait_if_paused();  // false when asked to stop
-    Metrics evaluate(MirroredStrategy& strategy);
+    // The validation metrics, or nothing when a stop was asked for; `steps_done` counts the batches run.
+    std::optional<Metrics> evaluate(MirroredStrategy& strategy, std::int64_t& steps_done);
 
     Model model_;
     DeviceConfig device_config_;
