@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ui/data_panel.h"
+#include "ui/image_file.h"
 #include "ui/main_window.h"
 #include "ui/translation.h"
 
@@ -76,8 +77,9 @@ int main(int argc, char** argv) {
     window.controller()->waitForFinished(-1);
     // Let the charts' batching timer draw the last points before the picture is taken.
     QTimer::singleShot(400, &app, [&] {
-        if (!window.grab().save(path)) {
-            std::fprintf(stderr, "mirrorlab: error: cannot write the screenshot to %s\n", qPrintable(path));
+        QString error;
+        if (!mirrorlab::ui::savePngAtomically(window.grab(), path, &error)) {
+            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
             QApplication::exit(1);
             return;
         }

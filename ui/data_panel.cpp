@@ -93,7 +93,8 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(samples_, 1);
 
     connect(source_, &QComboBox::currentIndexChanged, this, &DataPanel::onSourceChanged);
-    connect(load_button_, &QPushButton::clicked, this, [this] { load(spec()); });
+    // While a load runs the same button cancels it, as the download button does for downloads.
+    connect(load_button_, &QPushButton::clicked, this, [this] { loading_ ? cancelLoad() : load(spec()); });
     connect(browse_, &QPushButton::clicked, this, [this] {
         const SourceKind& kind = kSources[source_->currentIndex()];
         const QString chosen = kind.folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), path_->text())
@@ -146,6 +147,7 @@ void DataPanel::toggleDownload() {
 
 DataPanel::~DataPanel() {
     if (worker_.joinable()) worker_.join();
+    for (std::thread& abandoned : abandoned_) abandoned.join();
 }
 
 QString DataPanel::spec() const {
@@ -171,12 +173,14 @@ void DataPanel::load(const QString& spec_text) {
     if (loading_) return;
     if (worker_.joinable()) worker_.join();
     loading_ = true;
-    load_button_->setEnabled(false);
+    loading_spec_ = spec_text;
+    const int generation = ++load_generation_;
+    load_button_->setText(tr("Cancel"));
     status_->setStyleSheet({});
     status_->setText(tr("Loading %1…").arg(spec_text));
     QPointer<DataPanel> self(this);
     const std::string spec_string = spec_text.toStdString();
-    worker_ = std::thread([self, spec_string, spec_text] {
+    worker_ = std::thread([self, spec_string, spec_text, generation] {
         std::shared_ptr<const DatasetSplit> data;
         QString error;
         try {
@@ -185,8 +189,8 @@ void DataPanel::load(const QString& spec_text) {
             error = QString::fromStdString(e.what());
         }
         QMetaObject::invokeMethod(
-            qApp, [self, data, spec_text, error] {
-                if (self) self->onLoaded(data, spec_text, error);
+            qApp, [self, data, spec_text, error, generation] {
+                if (self) self->onLoaded(data, spec_text, error, generation);
             },
             Qt::QueuedConnection);
     });
@@ -202,9 +206,22 @@ bool DataPanel::waitUntilLoaded(int timeout_ms) {
     return !loading_;
 }
 
-void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error) {
+void DataPanel::cancelLoad() {
+    if (!loading_) return;
+    ++load_generation_;
+    abandoned_.push_back(std::move(worker_));
     loading_ = false;
-    load_button_->setEnabled(true);
+    load_button_->setText(tr("Load"));
+    status_->setStyleSheet({});
+    status_->setText(dataset_ ? tr("Stopped loading %1; still using %2").arg(loading_spec_, dataName())
+                              : tr("Stopped loading %1").arg(loading_spec_));
+}
+
+void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error,
+                         int generation) {
+    if (generation != load_generation_) return;  // cancelled: the panel has moved on
+    loading_ = false;
+    load_button_->setText(tr("Load"));
     if (!error.isEmpty()) {
         last_error_ = error;
         status_->setStyleSheet(QStringLiteral("color: #b00020"));

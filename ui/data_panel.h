@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "core/data/dataset.h"
 
@@ -35,6 +36,10 @@ public:
 
     // Loads in the background; datasetChanged() or loadFailed() follow on the GUI thread.
     void load(const QString& spec);
+    // Gives up the load in progress: the panel keeps the data it had and can load again at once.
+    // Core's readers cannot be interrupted, so the abandoned load finishes in the background and
+    // its result is dropped.
+    void cancelLoad();
     bool waitUntilLoaded(int timeout_ms);
 
     void saveSettings(QSettings& settings) const;
@@ -46,7 +51,7 @@ signals:
 
 private:
     void onSourceChanged();
-    void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error);
+    void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error, int generation);
     void showStatistics();
     // "Download Keras Reuters…": fetches reuters.npz into DatasetDownloader::defaultCachePath()
     // from DatasetDownloader::reutersUrl() (MIRRORLAB_REUTERS_URL / MIRRORLAB_REUTERS_SHA256
@@ -67,7 +72,10 @@ private:
     QString loaded_spec_;
     QString last_error_;
     bool loading_ = false;
+    int load_generation_ = 0;  // a result from an older generation was cancelled
+    QString loading_spec_;
     std::thread worker_;
+    std::vector<std::thread> abandoned_;  // cancelled loads still running; joined on destruction
 };
 
 }  // namespace mirrorlab::ui

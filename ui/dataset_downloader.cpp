@@ -9,6 +9,8 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <filesystem>
+
 namespace mirrorlab::ui {
 
 namespace {
@@ -143,6 +145,7 @@ void DatasetDownloader::sendRequest() {
     total_bytes_ = -1;
     end_bytes_ = -1;
     write_error_.clear();
+    too_large_ = false;
     const QFileInfo part_info(partPath());
     resume_from_bytes_ = part_info.isFile() ? part_info.size() : 0;
     received_bytes_ = 0;
@@ -207,6 +210,12 @@ void DatasetDownloader::consume(QNetworkReply* reply) {
         return;
     }
     received_bytes_ += chunk.size();
+    if (received_bytes_ > max_bytes_ || total_bytes_ > max_bytes_) {
+        body_ = Body::Discarding;
+        too_large_ = true;
+        QTimer::singleShot(0, reply, &QNetworkReply::abort);
+        return;
+    }
     emit progress(received_bytes_, total_bytes_);
 }
 
@@ -220,6 +229,14 @@ void DatasetDownloader::onReplyFinished(QNetworkReply* reply) {
     if (!running_) return;
     if (!write_error_.isEmpty()) {
         fail(tr("Could not write %1: %2").arg(QDir::toNativeSeparators(partPath()), write_error_));
+        return;
+    }
+    if (too_large_) {
+        QFile::remove(partPath());
+        fail(tr("Stopped downloading %1: the server sent more than %2 MB, far more than the file is. Check the "
+                "address (MIRRORLAB_REUTERS_URL) or try again later.")
+                 .arg(fileName())
+                 .arg(max_bytes_ >> 20));
         return;
     }
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
@@ -275,9 +292,15 @@ void DatasetDownloader::finishDownload() {
                  .arg(fileName(), QString::fromLatin1(actual), QString::fromLatin1(expected_sha256_)));
         return;
     }
-    if (QFileInfo::exists(destination_)) QFile::remove(destination_);
-    if (!QFile::rename(partPath(), destination_)) {
-        fail(tr("Could not move %1 to %2.").arg(QDir::toNativeSeparators(partPath()), QDir::toNativeSeparators(destination_)));
+    // rename(2) replaces the old file in one step: until the new one is checked and in place, the
+    // old one stays usable, and a failure leaves it as it was.
+    std::error_code rename_error;
+    std::filesystem::rename(QFile::encodeName(partPath()).toStdString(), QFile::encodeName(destination_).toStdString(),
+                            rename_error);
+    if (rename_error) {
+        fail(tr("Could not move %1 to %2: %3")
+                 .arg(QDir::toNativeSeparators(partPath()), QDir::toNativeSeparators(destination_),
+                      QString::fromStdString(rename_error.message())));
         return;
     }
     stop();

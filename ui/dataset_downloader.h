@@ -25,6 +25,9 @@ public:
     static constexpr const char* kKerasReutersUrl = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/reuters.npz";
     static constexpr const char* kKerasReutersSha256 = "d6586e694ee56d7a4e65172e12b3e987c03096cb01eab99753921ef915959916";
     static constexpr int kMaxRetries = 3;
+    // Keras' reuters.npz is 2.1 MB: a server that sends far more is not sending it, and is stopped
+    // before it can fill the disk.
+    static constexpr qint64 kDefaultMaxBytes = qint64{64} << 20;
 
     explicit DatasetDownloader(QObject* parent = nullptr);
     // Aborts a running download but keeps the .part file, so the next start() resumes it.
@@ -49,6 +52,7 @@ public:
     bool isRunning() const { return running_; }
     // The first retry's delay; each further retry waits twice as long. 500 ms by default.
     void setRetryDelay(int first_retry_delay_ms) { retry_delay_ms_ = first_retry_delay_ms; }
+    void setMaxBytes(qint64 max_bytes) { max_bytes_ = max_bytes; }
 
 signals:
     // `total` is -1 while the size is unknown; both count the whole file, resumed bytes included.
@@ -77,6 +81,7 @@ private:
     QString destination_;
     QByteArray expected_sha256_;
     Body body_ = Body::Undecided;
+    qint64 max_bytes_ = kDefaultMaxBytes;
     qint64 resume_from_bytes_ = 0;
     qint64 received_bytes_ = 0;
     qint64 total_bytes_ = -1;
@@ -85,6 +90,7 @@ private:
     int clean_restarts_ = 0;
     int retry_delay_ms_ = 500;
     QString write_error_;
+    bool too_large_ = false;  // more than max_bytes_ arrived (or was announced): not the file
     int generation_ = 0;  // start() and cancel() bump it, so stale queued calls do nothing
     bool running_ = false;
 };

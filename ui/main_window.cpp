@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -43,6 +44,10 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     : QMainWindow(parent), settings_scope_(settings_scope) {
     setWindowTitle(tr("MirrorLab — mirrored training"));
     controller_ = new TrainingController(this);
+    confirm_close_ = [this](const QString& question) {
+        return QMessageBox::question(this, tr("Stop training?"), question, QMessageBox::Yes | QMessageBox::Cancel,
+                                     QMessageBox::Cancel) == QMessageBox::Yes;
+    };
 
     auto* central = new QWidget(this);
     auto* central_layout = new QVBoxLayout(central);
@@ -261,8 +266,27 @@ void MainWindow::restoreSettings() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (controller_->state() != TrainingController::State::Idle) {
+        if (!close_when_idle_) {
+            const QString question =
+                tr("A training run is in progress. Stop it and close MirrorLab?\n\nThe epochs finished so far are in the "
+                   "Runs panel; export them there first if you want to keep them.");
+            if (!confirm_close_(question)) {
+                event->ignore();
+                return;
+            }
+            close_when_idle_ = true;
+            // Closed again once the engine has stopped (after the step in flight), never waited for here.
+            connect(controller_, &TrainingController::stateChanged, this, [this](TrainingController::State state) {
+                if (state == TrainingController::State::Idle) close();
+            });
+        }
+        controller_->stop();
+        statusBar()->showMessage(tr("Stopping the run; MirrorLab closes when the step in flight has finished…"));
+        event->ignore();
+        return;
+    }
     saveSettings();
-    controller_->stop();
     QMainWindow::closeEvent(event);
 }
 

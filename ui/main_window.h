@@ -3,6 +3,7 @@
 // log as docks a person can arrange; the layout and every panel's settings persist.
 #include <QMainWindow>
 
+#include <functional>
 #include <optional>
 
 #include "ui/training_controller.h"
@@ -47,11 +48,18 @@ public:
     // Starts a run with the panels' settings; returns false (and shows why) when blocked.
     bool startTraining(int epochs_override = 0);
     QString messageText() const;  // the message bar's text (errors and warnings a person must see)
+    // Closing during a run asks this question first (a dialog by default; tests answer it). When
+    // the answer is yes the run is stopped and the window closes once the engine has wound down:
+    // the event loop never waits for it.
+    void setCloseConfirmation(std::function<bool(const QString& question)> ask) { confirm_close_ = std::move(ask); }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    std::function<bool(const QString&)> confirm_close_;
+    bool close_when_idle_ = false;
+
     void buildActions();
     void updateActions();
     void showMessage(const QString& text, bool error);

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "core/optim/optimizer.h"
+#include "ui/image_file.h"
 #include "ui/training_panel.h"
 
 namespace mirrorlab::ui {
@@ -253,11 +254,7 @@ bool RunsPanel::exportChartsPng(const QString& path, QString* error) const {
         if (error != nullptr) *error = tr("The training charts could not be drawn.");
         return false;
     }
-    if (!pixmap.save(path, "PNG")) {
-        if (error != nullptr) *error = tr("Cannot write %1.").arg(path);
-        return false;
-    }
-    return true;
+    return savePngAtomically(pixmap, path, error);
 }
 
 void RunsPanel::exportCsvInteractively() {

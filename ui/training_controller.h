@@ -7,6 +7,7 @@
 #include <QString>
 #include <QTimer>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,7 +107,8 @@ private:
     std::vector<Event> queue_;
     std::vector<RunRecord> runs_;
     State state_ = State::Idle;
-    bool step_once_ = false;
+    // Written on the GUI thread, read by the training thread's event sink after every step.
+    std::atomic<bool> step_once_{false};
 };
 
 }  // namespace mirrorlab::ui
