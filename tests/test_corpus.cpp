@@ -7,7 +7,11 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -430,6 +434,34 @@ private slots:
         twice.text_column = "1";
         e = error_of([&] { read_delimited(same, twice); });
         QVERIFY2(e.contains("the label and the text column are the same column"), qPrintable(e));
+    }
+
+    // Issue #13: CSV and text files were read without a size cap: csv:/dev/zero grew until memory
+    // ran out. Only regular files of at most kMaxTextDataFileBytes (2 GiB) are read.
+    void csvNonRegularAndHugeFilesAreRefused() {
+        QString e = error_of([&] { read_delimited("/dev/zero"); });
+        QVERIFY2(e.contains("[corpus] cannot read file '/dev/zero': it is a character device, not a regular file"),
+                 qPrintable(e));
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string fifo = tmp.filePath("data.csv").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        e = error_of([&] { read_delimited(fifo); });
+        QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + fifo + "': it is a FIFO (named pipe)")),
+                 qPrintable(e));
+        // Sparse: 2 GiB + 1 byte long, nothing on disk, refused before a byte is read.
+        const std::string huge = write_file(tmp, "huge.tsv", "");
+        QCOMPARE(::truncate(huge.c_str(), (off_t{2} << 30) + 1), 0);
+        e = error_of([&] { read_delimited(huge); });
+        QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + huge +
+                                                   "': it is 2147483649 bytes, more than the 2.0 GiB limit for one data file")),
+                 qPrintable(e));
+        // A .txt of a folder corpus goes through the same reader.
+        write_file(tmp, "c/a/x.txt", "fine");
+        write_file(tmp, "c/b/y.txt", "");
+        QCOMPARE(::truncate(tmp.filePath("c/b/y.txt").toLocal8Bit().constData(), (off_t{2} << 30) + 1), 0);
+        e = error_of([&] { read_text_folder(tmp.filePath("c").toStdString()); });
+        QVERIFY2(e.contains("/c/b/y.txt': it is 2147483649 bytes, more than the 2.0 GiB limit"), qPrintable(e));
     }
 
     void csvLatin1() {

@@ -4,8 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <numeric>
 #include <set>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace mirrorlab {
 
@@ -101,13 +100,12 @@ std::string read_bytes(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) fail("file " + in_quotes(path.string()) + " does not exist");
     if (fs::is_directory(path, ec)) fail(in_quotes(path.string()) + " is a folder, not a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        fail("cannot open file " + in_quotes(path.string()) +
-             " for reading (check its permissions)");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) fail("reading file " + in_quotes(path.string()) + " failed");
-    return bytes;
+    try {
+        return read_file_text(path.string(), kMaxTextDataFileBytes,
+                              "file " + in_quotes(path.string()), "one data file");
+    } catch (const DataError& e) {
+        fail(e.what());
+    }
 }
 
 // Bytes to UTF-8 text: BOM dropped, universal newlines, and every byte that is not part of a valid
