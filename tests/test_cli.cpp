@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,7 @@ private slots:
     void errors();
     void unreadableInputsFailCleanly_data();
     void unreadableInputsFailCleanly();
+    void folderSymlinkLoopsFinish();
     void outOfMemoryRunFails();
 
 private:
@@ -412,6 +414,37 @@ void TestCli::unreadableInputsFailCleanly() {
     QVERIFY2(r.err_lines.size() == 1 && r.err_lines.front().startsWith(kErrorPrefix), qPrintable(describe(r)));
     for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
     QVERIFY2(!r.err.contains(QStringLiteral("unexpected failure")), qPrintable(describe(r)));
+}
+
+// Two self-links in a class folder used to grow the walk until memory ran out; now each folder is
+// read once and the links are named in warnings.
+void TestCli::folderSymlinkLoopsFinish() {
+    namespace fs = std::filesystem;
+    const fs::path root = dir_.filePath(QStringLiteral("loops")).toStdString();
+    for (const char* cls : {"neg", "pos"}) {
+        fs::create_directories(root / cls);
+        for (int i = 0; i < 3; ++i) {
+            QFile f(QString::fromStdString((root / cls / ("t" + std::to_string(i) + ".txt")).string()));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray(cls) + " text " + QByteArray::number(i));
+        }
+    }
+    fs::create_directory_symlink(".", root / "pos" / "a");
+    fs::create_directory_symlink(".", root / "pos" / "b");
+    fs::create_directory_symlink("..", root / "neg" / "up");
+    const CliResult r = run_cli({QStringLiteral("data"), QStringLiteral("--data"),
+                                 QStringLiteral("folder:") + QString::fromStdString(root.string())},
+                                std::uint64_t{2} << 30);
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("Samples:     5")), qPrintable(describe(r)));  // 6 texts, 1 to validation
+    QVERIFY2(r.out.contains(QStringLiteral("Validation split: 1 samples")), qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("WARNING: skipped '") + QString::fromStdString((root / "pos" / "a").string()) +
+                            QStringLiteral("': it leads to a folder that was already read")),
+             qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("WARNING: skipped '") + QString::fromStdString((root / "neg" / "up").string()) +
+                            QStringLiteral("': it leads to '")),
+             qPrintable(describe(r)));
+    QVERIFY2(count_error_lines(r) == 0, qPrintable(describe(r)));
 }
 
 void TestCli::outOfMemoryRunFails() {
