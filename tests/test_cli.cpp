@@ -13,10 +13,17 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
-#include <string>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <signal.h>
 
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/data/zip_reader.h"
 #include "core/util/json.h"
 
 #ifndef MIRRORLAB_CLI_PATH
@@ -43,10 +50,18 @@ QStringList lines(const QString& text) {
     return all;
 }
 
-CliResult run_cli(const QStringList& arguments) {
+// `address_space_bytes` > 0 caps the child's memory (RLIMIT_AS), so that a regression that reads
+// without bound fails this test instead of exhausting the machine.
+CliResult run_cli(const QStringList& arguments, std::uint64_t address_space_bytes = 0) {
     QProcess process;
     process.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
     process.setArguments(arguments);
+    if (address_space_bytes > 0) {
+        process.setChildProcessModifier([address_space_bytes] {
+            const rlimit limit{address_space_bytes, address_space_bytes};
+            ::setrlimit(RLIMIT_AS, &limit);
+        });
+    }
     process.start();
     CliResult result;
     if (!process.waitForStarted(kTimeoutMs)) return result;
@@ -84,6 +99,65 @@ QString model_json(int vocabulary, int input_length, int kernel_size = 5, const 
         .arg(vocabulary)
         .arg(conv_class)
         .arg(kernel_size);
+}
+
+// A stored (uncompressed) zip of `entries`, as np.savez writes one.
+QByteArray stored_zip(const std::vector<std::pair<std::string, QByteArray>>& entries) {
+    QByteArray out, central;
+    const auto put = [](QByteArray& b, std::uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i) b.append(static_cast<char>((v >> (8 * i)) & 0xff));
+    };
+    for (const auto& [name, data] : entries) {
+        const auto offset = static_cast<std::uint64_t>(out.size());
+        const std::uint32_t crc = mirrorlab::zip_crc32(
+            std::span(reinterpret_cast<const std::uint8_t*>(data.constData()), static_cast<std::size_t>(data.size())));
+        for (QByteArray* h : {&out, &central}) {
+            const bool local = h == &out;
+            put(*h, local ? 0x04034b50 : 0x02014b50, 4);
+            if (!local) put(*h, 20, 2);
+            put(*h, 20, 2);
+            put(*h, 0, 2);  // flags
+            put(*h, 0, 2);  // stored
+            put(*h, 0, 4);  // time, date
+            put(*h, crc, 4);
+            put(*h, static_cast<std::uint64_t>(data.size()), 4);
+            put(*h, static_cast<std::uint64_t>(data.size()), 4);
+            put(*h, name.size(), 2);
+            put(*h, 0, 2);
+            if (!local) {
+                put(*h, 0, 6);  // comment length, disk, internal attributes
+                put(*h, 0, 4);  // external attributes
+                put(*h, offset, 4);
+            }
+            h->append(name.data(), static_cast<qsizetype>(name.size()));
+            if (local) h->append(data);
+        }
+    }
+    const auto cd_offset = static_cast<std::uint64_t>(out.size());
+    out.append(central);
+    put(out, 0x06054b50, 4);
+    put(out, 0, 4);
+    put(out, entries.size(), 2);
+    put(out, entries.size(), 2);
+    put(out, static_cast<std::uint64_t>(central.size()), 4);
+    put(out, cd_offset, 4);
+    put(out, 0, 2);
+    return out;
+}
+
+// A .npy v1.0 of int64 labels.
+QByteArray labels_npy(const std::vector<std::int64_t>& labels) {
+    QByteArray header = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + QByteArray::number(labels.size()) + ",), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    QByteArray out("\x93NUMPY\x01\x00", 8);
+    out.append(static_cast<char>(header.size() & 0xff));
+    out.append(static_cast<char>(header.size() >> 8));
+    out.append(header);
+    for (std::int64_t v : labels) {
+        for (int i = 0; i < 8; ++i) out.append(static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff));
+    }
+    return out;
 }
 
 bool looks_like_training(const CliResult& r) {
@@ -196,6 +270,9 @@ private slots:
     void trainJsonStreamsEvents();
     void errors_data();
     void errors();
+    void unreadableInputsFailCleanly_data();
+    void unreadableInputsFailCleanly();
+    void folderSymlinkLoopsFinish();
     void outOfMemoryRunFails();
     void modelBiggerThanMemorySaysWhatItNeeds();
     void jsonReportsNonUtf8Paths();
@@ -396,6 +473,89 @@ void TestCli::errors() {
     QVERIFY2(r.err_lines.front().startsWith(kErrorPrefix), qPrintable(describe(r)));
     QVERIFY2(count_error_lines(r) == 1, qPrintable(describe(r)));
     if (exit_code == 1) QVERIFY2(r.err_lines.size() == 1, qPrintable(describe(r)));
+}
+
+// Issue #13: inputs that used to hang, fill memory or ask for gigabytes end with one clear error.
+void TestCli::unreadableInputsFailCleanly_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("mentions");
+    const QString fifo = dir_.filePath(QStringLiteral("model-fifo.json"));
+    QFile::remove(fifo);
+    QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+
+    // A Keras-shaped npz whose labels are fine except one of 2,000,000,000 (formerly 16 GB).
+    QFile fixture(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/npz/reuters_small_savez.npz"));
+    QVERIFY(fixture.open(QIODevice::ReadOnly));
+    const QByteArray fixture_bytes = fixture.readAll();
+    const std::vector<std::uint8_t> archive(fixture_bytes.begin(), fixture_bytes.end());
+    const std::vector<std::uint8_t> x = mirrorlab::ZipReader(archive, "fixture").read("x.npy");
+    std::vector<std::int64_t> labels(60, 3);
+    labels[11] = 2000000000;
+    const QString npz = dir_.filePath(QStringLiteral("huge-label.npz"));
+    QFile out(npz);
+    QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    out.write(stored_zip({{"x.npy", QByteArray(reinterpret_cast<const char*>(x.data()), static_cast<qsizetype>(x.size()))},
+                          {"y.npy", labels_npy(labels)}}));
+    out.close();
+
+    const QString zero = QStringLiteral("/dev/zero");
+    QTest::newRow("model /dev/zero") << QStringList{QStringLiteral("summary"), QStringLiteral("--model"), zero}
+                                     << QStringList{QStringLiteral("'/dev/zero'"), QStringLiteral("not a regular file")};
+    QTest::newRow("model FIFO") << QStringList{QStringLiteral("summary"), QStringLiteral("--model"), fifo}
+                                << QStringList{fifo, QStringLiteral("FIFO (named pipe), not a regular file")};
+    QTest::newRow("train --model /dev/zero")
+        << QStringList{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("synthetic:100:20"),
+                       QStringLiteral("--devices"), QStringLiteral("cpu"), QStringLiteral("--model"), zero}
+        << QStringList{QStringLiteral("not a regular file")};
+    QTest::newRow("csv /dev/zero") << QStringList{QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("csv:/dev/zero")}
+                                   << QStringList{QStringLiteral("'/dev/zero'"), QStringLiteral("not a regular file")};
+    QTest::newRow("npz /dev/zero") << QStringList{QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("keras:/dev/zero")}
+                                   << QStringList{QStringLiteral("'/dev/zero'"), QStringLiteral("not a regular file")};
+    QTest::newRow("npz label 2000000000")
+        << QStringList{QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("keras:") + npz}
+        << QStringList{npz, QStringLiteral("label 2000000000 at index 11 is too large"), QStringLiteral("at most 100000 classes")};
+}
+
+void TestCli::unreadableInputsFailCleanly() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, mentions);
+    const CliResult r = run_cli(arguments, std::uint64_t{2} << 30);
+    QVERIFY2(r.finished, qPrintable(describe(r)));
+    QVERIFY2(r.exit_code == 1, qPrintable(describe(r)));
+    QVERIFY2(r.err_lines.size() == 1 && r.err_lines.front().startsWith(kErrorPrefix), qPrintable(describe(r)));
+    for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
+    QVERIFY2(!r.err.contains(QStringLiteral("unexpected failure")), qPrintable(describe(r)));
+}
+
+// Two self-links in a class folder used to grow the walk until memory ran out; now each folder is
+// read once and the links are named in warnings.
+void TestCli::folderSymlinkLoopsFinish() {
+    namespace fs = std::filesystem;
+    const fs::path root = dir_.filePath(QStringLiteral("loops")).toStdString();
+    for (const char* cls : {"neg", "pos"}) {
+        fs::create_directories(root / cls);
+        for (int i = 0; i < 3; ++i) {
+            QFile f(QString::fromStdString((root / cls / ("t" + std::to_string(i) + ".txt")).string()));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray(cls) + " text " + QByteArray::number(i));
+        }
+    }
+    fs::create_directory_symlink(".", root / "pos" / "a");
+    fs::create_directory_symlink(".", root / "pos" / "b");
+    fs::create_directory_symlink("..", root / "neg" / "up");
+    const CliResult r = run_cli({QStringLiteral("data"), QStringLiteral("--data"),
+                                 QStringLiteral("folder:") + QString::fromStdString(root.string())},
+                                std::uint64_t{2} << 30);
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("Samples:     5")), qPrintable(describe(r)));  // 6 texts, 1 to validation
+    QVERIFY2(r.out.contains(QStringLiteral("Validation split: 1 samples")), qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("WARNING: skipped '") + QString::fromStdString((root / "pos" / "a").string()) +
+                            QStringLiteral("': it leads to a folder that was already read")),
+             qPrintable(describe(r)));
+    QVERIFY2(r.out.contains(QStringLiteral("WARNING: skipped '") + QString::fromStdString((root / "neg" / "up").string()) +
+                            QStringLiteral("': it leads to '")),
+             qPrintable(describe(r)));
+    QVERIFY2(count_error_lines(r) == 0, qPrintable(describe(r)));
 }
 
 void TestCli::outOfMemoryRunFails() {

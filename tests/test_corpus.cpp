@@ -7,7 +7,11 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -266,6 +270,90 @@ private slots:
         QCOMPARE(corpus.warnings.size(), size_t{11});
     }
 
+    // Issue #13: symbolic links were followed blindly. One self-link read every file 41 times (into
+    // both splits), two self-links never finished (the walk grew until memory ran out), and a
+    // link to ".." read the other classes' files under the linking class's name.
+    void folderSymlinkCyclesAreReadOnce() {
+        namespace fs = std::filesystem;
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        for (const char* name : {"a", "b", "c"}) write_file(tmp, QString("c/pos/%1.txt").arg(name), QByteArray("good ") + name);
+        write_file(tmp, "c/pos/sub/d.txt", "good d");
+        write_file(tmp, "c/neg/x.txt", "bad x");
+        write_file(tmp, "c/neg/y.txt", "bad y");
+        const fs::path root = tmp.filePath("c").toStdString();
+        fs::create_directory_symlink(".", root / "pos" / "self");        // one self-link
+        fs::create_directory_symlink("..", root / "pos" / "sub" / "up");  // back to its class folder
+        fs::create_directory_symlink(".", root / "neg" / "loop1");       // two self-links: 2^40 paths
+        fs::create_directory_symlink(".", root / "neg" / "loop2");
+
+        const LabelledTexts corpus = read_text_folder(root.string());
+        QCOMPARE(corpus.class_names, (Strings{"neg", "pos"}));
+        QCOMPARE(corpus.texts, (Strings{"bad x", "bad y", "good a", "good b", "good c", "good d"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 0, 1, 1, 1, 1}));
+        const QString warnings = joined(corpus.warnings);
+        for (const char* link : {"/neg/loop1'", "/neg/loop2'", "/pos/self'", "/pos/sub/up'"}) {
+            QVERIFY2(warnings.contains(QString("skipped '%1%2: it leads to a folder that was already read")
+                                           .arg(QString::fromStdString(root.string()), link)),
+                     qPrintable(warnings));
+        }
+        QCOMPARE(corpus.warnings.size(), size_t{4});
+
+        // Built into a data set, every text is in exactly one split.
+        const DatasetSplit split = build_dataset(corpus, {}, 0.5, 1, "links");
+        QCOMPARE(split.train.size() + split.validation.size(), size_t{6});
+    }
+
+    // A class folder's files must lie inside that class folder: links that lead to the corpus
+    // folder or above, into another class, or elsewhere in the corpus are skipped with a warning
+    // naming them; links out of the corpus (data kept elsewhere) are followed; a file reached
+    // twice (hard link) is read once.
+    void folderLinksOutOfTheirClassAreSkipped() {
+        namespace fs = std::filesystem;
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        write_file(tmp, "c/neg/x.txt", "bad x");
+        write_file(tmp, "c/pos/a.txt", "good a");
+        write_file(tmp, "c/unsup/u.md", "not a class");
+        write_file(tmp, "elsewhere/more/e.txt", "good e");
+        write_file(tmp, "elsewhere/neutral/n.txt", "so so");
+        const fs::path root = tmp.filePath("c").toStdString();
+        const fs::path pos = root / "pos";
+        fs::create_directory_symlink("..", pos / "up");                 // the corpus folder
+        fs::create_directory_symlink("../..", pos / "upup");            // above it
+        fs::create_directory_symlink("../neg", pos / "neg_link");       // another class
+        fs::create_directory_symlink("../unsup", pos / "stray");        // elsewhere in the corpus
+        fs::create_symlink("../neg/x.txt", pos / "x_link.txt");         // another class's file
+        fs::create_directory_symlink("../../elsewhere/more", pos / "more");  // out of the corpus: read
+        fs::create_symlink("nowhere.txt", pos / "dangling.txt");        // nothing to read
+        QCOMPARE(::link((root / "neg" / "x.txt").c_str(), (pos / "hard.txt").c_str()), 0);
+        fs::create_directory_symlink("neg", root / "alias");                   // a class that is another
+        fs::create_directory_symlink("../elsewhere/neutral", root / "neutral");  // a class kept elsewhere
+
+        const LabelledTexts corpus = read_text_folder(root.string());
+        QCOMPARE(corpus.class_names, (Strings{"neg", "neutral", "pos"}));
+        QCOMPARE(corpus.texts, (Strings{"bad x", "so so", "good a", "good e"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 1, 2, 2}));
+        const QString warnings = joined(corpus.warnings);
+        const QString r = QString::fromStdString(root.string());
+        const QString rr = QDir(r).canonicalPath();  // where links lead is named by its real path
+        const QString rule = "; a class folder's files must lie inside that class folder";
+        const QString wrong = ", so those files would be read under the wrong class (or twice)" + rule;
+        const QStringList expected = {
+            "skipped '" + r + "/alias': it leads to '" + rr + "/neg', inside the corpus folder" + wrong,
+            "skipped '" + r + "/pos/neg_link': it leads to '" + rr + "/neg', outside its class folder" + wrong,
+            "skipped '" + r + "/pos/stray': it leads to '" + rr + "/unsup', outside its class folder" + wrong,
+            "skipped '" + r + "/pos/up': it leads to '" + rr + "', which holds the corpus folder or a class folder" + rule,
+            "skipped '" + r + "/pos/upup': it leads to '" + QDir(tmp.path()).canonicalPath() +
+                "', which holds the corpus folder or a class folder" + rule,
+            "skipped '" + r + "/pos/x_link.txt': it leads to '" + rr + "/neg/x.txt', outside its class folder" + wrong,
+            "skipped 1 file that was already read through another path (a symlink or hard link)",
+        };
+        for (const QString& warning : expected) QVERIFY2(warnings.contains(warning), qPrintable(warning + "\nin: " + warnings));
+        QVERIFY2(has_warning(corpus, "/unsup' has no .txt files"), qPrintable(warnings));
+        QCOMPARE(corpus.warnings.size(), static_cast<size_t>(expected.size()) + 2);  // + unsup, + "ignored 1 file ... .txt"
+    }
+
     // ---- CSV / TSV ----------------------------------------------------------------------------
 
     void csvQuotingAndHeader() {
@@ -430,6 +518,34 @@ private slots:
         twice.text_column = "1";
         e = error_of([&] { read_delimited(same, twice); });
         QVERIFY2(e.contains("the label and the text column are the same column"), qPrintable(e));
+    }
+
+    // Issue #13: CSV and text files were read without a size cap: csv:/dev/zero grew until memory
+    // ran out. Only regular files of at most kMaxTextDataFileBytes (2 GiB) are read.
+    void csvNonRegularAndHugeFilesAreRefused() {
+        QString e = error_of([&] { read_delimited("/dev/zero"); });
+        QVERIFY2(e.contains("[corpus] cannot read file '/dev/zero': it is a character device, not a regular file"),
+                 qPrintable(e));
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string fifo = tmp.filePath("data.csv").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        e = error_of([&] { read_delimited(fifo); });
+        QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + fifo + "': it is a FIFO (named pipe)")),
+                 qPrintable(e));
+        // Sparse: 2 GiB + 1 byte long, nothing on disk, refused before a byte is read.
+        const std::string huge = write_file(tmp, "huge.tsv", "");
+        QCOMPARE(::truncate(huge.c_str(), (off_t{2} << 30) + 1), 0);
+        e = error_of([&] { read_delimited(huge); });
+        QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + huge +
+                                                   "': it is 2147483649 bytes, more than the 2.0 GiB limit for one data file")),
+                 qPrintable(e));
+        // A .txt of a folder corpus goes through the same reader.
+        write_file(tmp, "c/a/x.txt", "fine");
+        write_file(tmp, "c/b/y.txt", "");
+        QCOMPARE(::truncate(tmp.filePath("c/b/y.txt").toLocal8Bit().constData(), (off_t{2} << 30) + 1), 0);
+        e = error_of([&] { read_text_folder(tmp.filePath("c").toStdString()); });
+        QVERIFY2(e.contains("/c/b/y.txt': it is 2147483649 bytes, more than the 2.0 GiB limit"), qPrintable(e));
     }
 
     void csvLatin1() {

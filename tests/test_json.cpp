@@ -1,6 +1,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -548,6 +551,26 @@ private slots:
         const std::string empty = dir.filePath("empty.json").toStdString();
         std::ofstream(empty).flush();
         QCOMPARE(error_of([&] { parse_file(empty); }), empty + ":1:1: empty input, expected a JSON value");
+    }
+
+    // Issue #13: `--model /dev/zero` read until memory ran out, and a FIFO waited for a writer
+    // forever. Only regular files are read, and none larger than 64 MiB.
+    void parseFileRefusesDevicesFifosAndHugeFiles() {
+        QCOMPARE(error_of([&] { parse_file("/dev/zero"); }),
+                 std::string("cannot read JSON file '/dev/zero': it is a character device, not a regular "
+                             "file; give the path of a file"));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string fifo = dir.filePath("model.json").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        QCOMPARE(error_of([&] { parse_file(fifo); }),
+                 "cannot read JSON file '" + fifo + "': it is a FIFO (named pipe), not a regular file; give the path of a file");
+        // A sparse file: 65 MiB long, nothing on disk, refused before a byte is read.
+        const std::string huge = dir.filePath("huge.json").toStdString();
+        std::ofstream(huge).flush();
+        QCOMPARE(::truncate(huge.c_str(), off_t{65} << 20), 0);
+        QCOMPARE(error_of([&] { parse_file(huge); }),
+                 "cannot read JSON file '" + huge + "': it is 65 MiB, more than the 64 MiB limit for a JSON file");
     }
 
     void largeFile() {

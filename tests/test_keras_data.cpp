@@ -3,6 +3,9 @@
 // tests/golden/make_npz_fixtures.py (real numpy; load_data cross-checked with Keras itself).
 #include <QtTest/QtTest>
 
+#include <sys/stat.h>
+#include <zlib.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/dataset.h"
 #include "core/data/keras_reuters.h"
 #include "core/data/npy.h"
 #include "core/data/numpy_random.h"
@@ -157,6 +161,59 @@ Bytes make_zip(const std::vector<std::pair<std::string, Bytes>>& entries, bool z
     put16(out, zip64 ? 0xffff : entries.size());
     put32(out, zip64 ? 0xffffffff : central.size());
     put32(out, zip64 ? 0xffffffff : cd_offset);
+    put16(out, 0);
+    return out;
+}
+
+// Raw deflate (as zip stores it) of `data` at `level`.
+Bytes deflate_raw(const Bytes& data, int level) {
+    z_stream zs{};
+    if (deflateInit2(&zs, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+    Bytes out(deflateBound(&zs, static_cast<uLong>(data.size())));
+    zs.next_in = const_cast<Bytef*>(data.data());
+    zs.avail_in = static_cast<uInt>(data.size());
+    zs.next_out = out.data();
+    zs.avail_out = static_cast<uInt>(out.size());
+    const int rc = deflate(&zs, Z_FINISH);
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    return rc == Z_STREAM_END ? out : Bytes{};
+}
+
+// A zip with one deflate entry whose headers declare `declared_size` uncompressed bytes and `crc`.
+Bytes make_deflated_zip(const std::string& name, const Bytes& compressed, uint32_t crc,
+                        uint64_t declared_size) {
+    Bytes out, central;
+    for (Bytes* header : {&out, &central}) {
+        const bool local = header == &out;
+        put32(*header, local ? 0x04034b50 : 0x02014b50);
+        if (!local) put16(*header, 20);
+        put16(*header, 20);
+        put16(*header, 0);
+        put16(*header, 8);
+        put32(*header, 0);
+        put32(*header, crc);
+        put32(*header, compressed.size());
+        put32(*header, declared_size);
+        put16(*header, name.size());
+        put16(*header, 0);
+        if (!local) {
+            for (int i = 0; i < 3; ++i) put16(*header, 0);  // comment length, disk, attributes
+            put32(*header, 0);                               // external attributes
+            put32(*header, 0);                               // local header offset
+        }
+        header->insert(header->end(), name.begin(), name.end());
+        if (local) out.insert(out.end(), compressed.begin(), compressed.end());
+    }
+    const uint64_t cd_offset = out.size();
+    out.insert(out.end(), central.begin(), central.end());
+    put32(out, 0x06054b50);
+    put16(out, 0);
+    put16(out, 0);
+    put16(out, 1);
+    put16(out, 1);
+    put32(out, central.size());
+    put32(out, cd_offset);
     put16(out, 0);
     return out;
 }
@@ -829,6 +886,72 @@ class TestKerasData : public QObject {
         { std::ofstream create(empty, std::ios::binary); }
         EXPECT_DATA_ERROR(read_reuters_npz(empty), empty + ": is empty");
         std::filesystem::remove(empty);
+    }
+
+    // Issue #13: a 689-byte npz with the label 2000000000 made the class count 2e9 + 1, and the
+    // per-class tables asked for 16 GB. Labels are class numbers; more than kMaxClasses classes is
+    // a DataError naming the label and its index.
+    void hugeLabelsAreRefused() {
+        const Bytes x = entry_of("reuters_small_savez.npz", "x.npy");
+        std::vector<int64_t> labels(60, 1);
+        labels[5] = 2000000000;
+        const Bytes archive = make_zip({{"x.npy", x}, {"y.npy", y_npy(labels)}});
+        qInfo("archive with label 2000000000: %zu bytes", archive.size());
+        EXPECT_DATA_ERROR(read_reuters_npz_bytes(archive, "reuters.npz"),
+                          "reuters.npz: label 2000000000 at index 5 is too large",
+                          "at most 100000 classes", "renumber the classes from 0");
+        RawReuters raw = read_reuters_npz(fixture("reuters_small_savez.npz"));
+        raw.labels[7] = 2000000000;
+        EXPECT_DATA_ERROR(keras_load_data(raw, KerasLoadOptions{}),
+                          "label 2000000000 at index 7 is too large");
+        // The largest label allowed gives kMaxClasses classes.
+        labels[5] = kMaxClasses - 1;
+        const DatasetSplit split = keras_load_data(
+            read_reuters_npz_bytes(make_zip({{"x.npy", x}, {"y.npy", y_npy(labels)}}), "r.npz"),
+            KerasLoadOptions{});
+        QCOMPARE(split.train.num_classes, kMaxClasses);
+        QCOMPARE(split.train.class_counts().size(), static_cast<size_t>(kMaxClasses));
+        TextDataset too_many = split.train;
+        too_many.num_classes = kMaxClasses + 1;
+        EXPECT_DATA_ERROR(too_many.validate(), "num_classes is 100001");
+    }
+
+    // Issue #13: a 3 MB zip bomb made the reader inflate 2 GB. What an entry may inflate to is
+    // decided by the declared sizes, relative to the compressed size, before anything is
+    // inflated; and an entry never inflates past its declared size.
+    void zipBombsAreRefusedBeforeInflating() {
+        const Bytes zeros(size_t{128} << 20, 0);  // 128 MiB of one byte: ~230:1 at level 1
+        const Bytes compressed = deflate_raw(zeros, 1);
+        QVERIFY(!compressed.empty());
+        const uint32_t crc = zip_crc32(zeros);
+        qInfo("%zu bytes inflating to %zu", compressed.size(), zeros.size());
+        const Bytes bomb = make_deflated_zip("y.npy", compressed, crc, zeros.size());
+        EXPECT_DATA_ERROR(ZipReader(bomb, "bomb.npz").read("y.npy"), "bomb.npz: entry 'y.npy'",
+                          "would inflate " + std::to_string(compressed.size()) +
+                              " compressed bytes to 134217728, more than 100 times as many",
+                          "zip bomb");
+        // Declaring less than it inflates to: stops at the declared size.
+        const Bytes liar = make_deflated_zip("y.npy", compressed, crc, compressed.size() * 20);
+        EXPECT_DATA_ERROR(ZipReader(liar, "liar.npz").read("y.npy"), "liar.npz: entry 'y.npy'",
+                          "inflates to more than the " + std::to_string(compressed.size() * 20) +
+                              " bytes its header says");
+        // Small entries may compress as well as deflate allows (64 MiB whatever the ratio).
+        const Bytes small(size_t{1} << 20, 0);
+        const Bytes small_zip = make_deflated_zip("y.npy", deflate_raw(small, 9), zip_crc32(small), small.size());
+        QCOMPARE(ZipReader(small_zip, "small.npz").read("y.npy").size(), small.size());
+    }
+
+    // Devices and FIFOs are refused by name instead of being read until memory runs out (or, for
+    // a FIFO, waiting for a writer forever).
+    void nonRegularFilesAreRefused() {
+        EXPECT_DATA_ERROR(read_reuters_npz("/dev/zero"), "cannot read '/dev/zero'",
+                          "it is a character device, not a regular file");
+        EXPECT_DATA_ERROR(read_npy_file("/dev/zero"), "/dev/zero", "not a regular file");
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string fifo = dir.filePath("reuters.npz").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        EXPECT_DATA_ERROR(read_reuters_npz(fifo), fifo, "it is a FIFO (named pipe), not a regular file");
     }
 
     void outOfVocabularyIdsAreMapped() {

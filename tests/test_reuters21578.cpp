@@ -106,6 +106,8 @@ private slots:
     void fixture_first_seen_tie_order();
     void default_threshold_drops_small_topics();
     void errors_name_the_folder_or_file();
+    void bodiless_wires_are_scanned_once();
+    void hostile_layouts_are_refused();
     void real_distribution_matches_keras();
 };
 
@@ -304,6 +306,89 @@ void TestReuters21578::errors_name_the_folder_or_file() {
     QVERIFY(corpus.xs.empty());
 }
 
+// Issue #13: every wire without a <BODY> searched for one to the end of the file, so a few MB of
+// brief wires took minutes (4 MB of them: 45 s; 7.7 MB: over 2 minutes). The searches must look
+// at each byte about once, and still give Keras' results: each bodiless wire takes the next body
+// in its file, or, with none left, the text 5 bytes into its <TOPICS>.
+void TestReuters21578::bodiless_wires_are_scanned_once() {
+    constexpr int kBrief = 40000;
+    QByteArray first;  // kBrief bodiless wires, then one wire with a body they all take
+    for (int i = 1; i <= kBrief; ++i) {
+        first += "<REUTERS NEWID=\"" + QByteArray::number(i) +
+                 "\">\n<TOPICS><D>earn</D></TOPICS>\n<TEXT TYPE=\"BRIEF\"><TITLE>BRIEF " +
+                 QByteArray::number(i) + "</TITLE></TEXT>\n</REUTERS>\n";
+    }
+    first += "<REUTERS><TOPICS><D>acq</D></TOPICS>\n<TEXT><BODY>Shared body text.</BODY></TEXT></REUTERS>\n";
+    QByteArray second;  // bodiless wires and no body at all
+    for (int i = 1; i <= kBrief; ++i) {
+        second += "<REUTERS><TOPICS><D>earn</D><D>acq</D></TOPICS><TEXT TYPE=\"UNPROC\">&#2;x</TEXT></REUTERS>\n";
+    }
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    write_file(dir.filePath("reut2-000.sgm"), first);
+    write_file(dir.filePath("reut2-001.sgm"), second);
+    const auto total_bytes = static_cast<int64_t>(first.size() + second.size());
+
+    Reuters21578Options options;
+    options.min_wires_per_topic = 1;
+    const auto start = std::chrono::steady_clock::now();
+    const auto corpus = read_reuters21578(dir.path().toStdString(), options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    qInfo("%.1f MB of bodiless wires: %.3f s, %lld bytes searched (%.2f per byte of SGML)",
+          static_cast<double>(total_bytes) / 1e6, seconds, static_cast<long long>(corpus.bytes_searched),
+          static_cast<double>(corpus.bytes_searched) / static_cast<double>(total_bytes));
+
+    QCOMPARE(corpus.wires_with_topics, int64_t{2 * kBrief + 1});
+    QCOMPARE(corpus.wires_without_body, int64_t{2 * kBrief});
+    QCOMPARE(corpus.multi_topic_wires, int64_t{kBrief});
+    QCOMPARE(corpus.xs.size(), size_t{2 * kBrief + 1});
+    QCOMPARE(corpus.topics, (Words{"earn", "acq"}));
+    // The first file's wires all read "shared body text"; the second file's read "rn" (from
+    // "<D>earn</D>": 5 bytes into the <TOPICS> content, up to the next "</").
+    const std::vector<int64_t> shared = corpus.xs.front();
+    QCOMPARE(ranks_of(corpus, {"shared", "body", "text"}), shared);
+    for (int i = 0; i <= kBrief; ++i) QCOMPARE(corpus.xs[static_cast<size_t>(i)], shared);
+    const std::vector<int64_t> rn = ranks_of(corpus, {"rn"});
+    for (size_t i = kBrief + 1; i < corpus.xs.size(); ++i) QCOMPARE(corpus.xs[i], rn);
+    // The structural check: the old reader searched about kBrief * (file size) / 2 bytes here,
+    // over 10^11; a linear one looks at each byte a few times (once per tag it searches for).
+    QVERIFY2(corpus.bytes_searched <= 4 * total_bytes,
+             qPrintable(QString("searched %1 bytes for %2 bytes of SGML").arg(corpus.bytes_searched).arg(total_bytes)));
+}
+
+// Layouts that would make a small file cost quadratic time or memory are refused, naming the file.
+void TestReuters21578::hostile_layouts_are_refused() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    // A <TOPICS> that never closes for a long stretch: its "topic" would be copied for every
+    // <TOPICS> inside it.
+    write_file(dir.filePath("reut2-000.sgm"), "<TOPICS>" + QByteArray(5000, 'x') + "</TOPICS><BODY>b</BODY>");
+    std::string message = data_error([&] { read_reuters21578(dir.path().toStdString()); });
+    QVERIFY2(message.find("reut2-000.sgm") != std::string::npos &&
+                 message.find("runs for 5000 bytes before its closing tag") != std::string::npos,
+             message.c_str());
+
+    // Many bodiless wires before one long body: each would become a copy of it (20,000 x 100 KB
+    // of text from a 2.5 MB file).
+    QByteArray many;
+    for (int i = 0; i < 20000; ++i) many += "<TOPICS><D>earn</D></TOPICS>\n";
+    many += "<BODY>" + QByteArray(100000, 'w') + "</BODY>";
+    write_file(dir.filePath("reut2-000.sgm"), many);
+    message = data_error([&] { read_reuters21578(dir.path().toStdString()); });
+    QVERIFY2(message.find("reut2-000.sgm") != std::string::npos &&
+                 message.find("more than 8 times the file's size") != std::string::npos,
+             message.c_str());
+
+    // A device where a file should be is refused at once instead of being read forever.
+    QTemporaryDir odd;
+    QVERIFY(odd.isValid());
+    QVERIFY(QFile::link("/dev/zero", odd.filePath("reut2-000.sgm")));
+    message = data_error([&] { read_reuters21578(odd.path().toStdString()); });
+    QVERIFY2(message.find("reut2-000.sgm") != std::string::npos &&
+                 message.find("not a regular file") != std::string::npos,
+             message.c_str());
+}
+
 void TestReuters21578::real_distribution_matches_keras() {
     if (!std::filesystem::is_directory(kRealData)) {
         QSKIP(qPrintable(QString::fromStdString("Reuters-21578 SGML files not found at " + kRealData +
@@ -313,7 +398,7 @@ void TestReuters21578::real_distribution_matches_keras() {
     const auto start = std::chrono::steady_clock::now();
     const auto corpus = read_reuters21578(kRealData);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    qInfo("read_reuters21578: %.3f s", seconds);
+    qInfo("read_reuters21578: %.3f s, %lld bytes searched", seconds, static_cast<long long>(corpus.bytes_searched));
 
     QCOMPARE(corpus.wires_with_topics, int64_t{11367});
     QCOMPARE(corpus.multi_topic_wires, int64_t{1873});

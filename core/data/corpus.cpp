@@ -4,8 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <numeric>
 #include <set>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace mirrorlab {
 
@@ -101,13 +100,12 @@ std::string read_bytes(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) fail("file " + in_quotes(path.string()) + " does not exist");
     if (fs::is_directory(path, ec)) fail(in_quotes(path.string()) + " is a folder, not a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        fail("cannot open file " + in_quotes(path.string()) +
-             " for reading (check its permissions)");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) fail("reading file " + in_quotes(path.string()) + " failed");
-    return bytes;
+    try {
+        return read_file_text(path.string(), kMaxTextDataFileBytes,
+                              "file " + in_quotes(path.string()), "one data file");
+    } catch (const DataError& e) {
+        fail(e.what());
+    }
 }
 
 // Bytes to UTF-8 text: BOM dropped, universal newlines, and every byte that is not part of a valid
@@ -348,6 +346,145 @@ std::string latin1_to_utf8(std::string_view bytes) {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// Whether `path` is `base` or lies inside it (both canonical).
+bool is_within(const fs::path& path, const fs::path& base) {
+    auto p = path.begin();
+    for (auto b = base.begin(); b != base.end(); ++b, ++p) {
+        if (b->empty()) continue;  // a trailing separator
+        if (p == path.end() || *p != *b) return false;
+    }
+    return true;
+}
+
+// Collects the .txt files of the class folders. Symbolic links are followed (people assemble
+// corpora from links to data kept elsewhere), but every folder and file is read at most once, by
+// (device, inode), so a link cycle cannot loop and a second link to the same place reads nothing
+// twice. A link may lead out of the corpus folder, never back into it outside its own class
+// folder, nor to a folder that holds the corpus or a class folder (a link to ".." or "/"): such a
+// link would read another class's files under this class's name. Those links are skipped with a
+// warning rather than failing the whole corpus: they are usually leftovers ("latest -> ..",
+// a link made for another tool), the files they point to are still read under their own class,
+// and the warning names each link so that it can be removed.
+class FolderWalk {
+  public:
+    FolderWalk(fs::path root_real, std::vector<fs::path> class_reals)
+        : root_real_(std::move(root_real)), class_reals_(std::move(class_reals)) {}
+
+    // False (with a warning) when the class folder itself must be skipped.
+    bool begin_class(const fs::path& class_dir, const fs::path& class_real) {
+        class_real_ = class_real;
+        std::error_code ec;
+        if (fs::is_symlink(class_dir, ec) &&
+            !check_link(class_dir, class_real, /*class_level=*/true))
+            return false;
+        const auto id = file_identity(class_dir.string());
+        if (id && !dirs_.insert(*id).second) {
+            skip(class_dir, "it is the same folder as an earlier class folder");
+            return false;
+        }
+        return true;
+    }
+
+    // The .txt files under `dir`, recursively; counts other files in `other_files`.
+    void collect(const fs::path& dir, std::vector<fs::path>& files, int64_t& other_files) {
+        std::vector<fs::directory_entry> entries;
+        std::error_code ec;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (!name.empty() && name.front() != '.') entries.push_back(*it);
+        }
+        if (ec) fail("cannot list folder " + in_quotes(dir.string()) + ": " + ec.message());
+        // Name order, so that which of two paths to the same file is read does not depend on the
+        // file system's listing order.
+        std::sort(entries.begin(), entries.end(),
+                  [](const auto& a, const auto& b) { return a.path() < b.path(); });
+        for (const auto& entry : entries) {
+            const fs::path& path = entry.path();
+            std::error_code type_ec;
+            const bool is_link = entry.is_symlink(type_ec);
+            const fs::file_status status = fs::status(path, type_ec);  // follows links
+            if (type_ec) continue;  // a dangling link: nothing to read
+            if (is_link) {
+                std::error_code real_ec;
+                const fs::path real = fs::canonical(path, real_ec);
+                if (real_ec || !check_link(path, real, /*class_level=*/false)) continue;
+            }
+            const auto id = file_identity(path.string());
+            if (fs::is_directory(status)) {
+                if (id && !dirs_.insert(*id).second) {
+                    skip(path,
+                         "it leads to a folder that was already read (a symlink loop, or "
+                         "a second link to the same folder)");
+                    continue;
+                }
+                collect(path, files, other_files);
+            } else if (fs::is_regular_file(status)) {
+                if (ascii_lower(path.extension().string()) != ".txt") {
+                    ++other_files;
+                } else if (id && !files_.insert(*id).second) {
+                    ++duplicate_files_;
+                } else {
+                    files.push_back(path);
+                }
+            }
+        }
+    }
+
+    const std::vector<std::string>& skipped() const { return skipped_; }
+    int64_t duplicate_files() const { return duplicate_files_; }
+
+  private:
+    // Whether the link `link` (whose target is `real`) may be followed from the current class
+    // folder; `class_level`: the class folder itself is the link.
+    bool check_link(const fs::path& link, const fs::path& real, bool class_level) {
+        const std::string rule = "; a class folder's files must lie inside that class folder";
+        // A folder that holds the corpus or a class folder ("..", "/"). The class folder itself is
+        // not one: a link to it is a loop, which the (device, inode) check skips.
+        const bool holds =
+            is_within(root_real_, real) ||
+            std::any_of(class_reals_.begin(), class_reals_.end(),
+                        [&](const fs::path& c) { return is_within(c, real) && c != real; });
+        if (holds) {
+            skip(link, "it leads to " + in_quotes(real.string()) +
+                           ", which holds the corpus folder or a class folder" + rule);
+            return false;
+        }
+        // Into the corpus folder outside this class folder (another class, a stray folder), or
+        // into another class folder kept outside the corpus.
+        const bool in_other_class =
+            std::any_of(class_reals_.begin(), class_reals_.end(),
+                        [&](const fs::path& c) { return c != class_real_ && is_within(real, c); });
+        const bool in_corpus = is_within(real, root_real_);
+        const bool elsewhere = class_level
+                                   ? in_corpus || in_other_class
+                                   : (in_corpus && !is_within(real, class_real_)) || in_other_class;
+        if (elsewhere) {
+            skip(link, "it leads to " + in_quotes(real.string()) + ", " +
+                           (class_level ? "inside the corpus folder" : "outside its class folder") +
+                           ", so those files would be read under the wrong class (or twice)" +
+                           rule);
+            return false;
+        }
+        return true;
+    }
+
+    void skip(const fs::path& path, const std::string& why) {
+        skipped_.push_back("skipped " + in_quotes(path.string()) + ": " + why);
+    }
+
+    fs::path root_real_;
+    std::vector<fs::path> class_reals_;
+    fs::path class_real_;
+    std::set<FileIdentity> dirs_;
+    std::set<FileIdentity> files_;
+    std::vector<std::string> skipped_;
+    int64_t duplicate_files_ = 0;
+};
+
+}  // namespace
+
 LabelledTexts read_text_folder(const std::string& dir) {
     const fs::path root(dir);
     std::error_code ec;
@@ -385,27 +522,20 @@ LabelledTexts read_text_folder(const std::string& dir) {
     int64_t empty_files = 0;
     int64_t other_files = 0;
     std::vector<std::string> latin1_files;
+    std::error_code real_ec;
+    const fs::path root_real = fs::canonical(root, real_ec);
+    if (real_ec) fail("cannot resolve folder " + in_quotes(dir) + ": " + real_ec.message());
+    std::vector<fs::path> class_reals;
     for (const auto& class_dir : class_dirs) {
+        const fs::path real = fs::canonical(class_dir, real_ec);
+        class_reals.push_back(real_ec ? class_dir : real);
+    }
+    FolderWalk walk(root_real, class_reals);
+    for (size_t c = 0; c < class_dirs.size(); ++c) {
+        const fs::path& class_dir = class_dirs[c];
         std::vector<fs::path> files;
-        std::error_code walk_ec;
-        for (fs::recursive_directory_iterator
-                 it(class_dir, fs::directory_options::follow_directory_symlink, walk_ec),
-             end;
-             !walk_ec && it != end; it.increment(walk_ec)) {
-            const std::string entry_name = it->path().filename().string();
-            std::error_code type_ec;
-            if (!entry_name.empty() && entry_name.front() == '.') {
-                if (it->is_directory(type_ec)) it.disable_recursion_pending();
-                continue;
-            }
-            if (!it->is_regular_file(type_ec)) continue;
-            if (ascii_lower(it->path().extension().string()) == ".txt")
-                files.push_back(it->path());
-            else
-                ++other_files;
-        }
-        if (walk_ec)
-            fail("cannot list folder " + in_quotes(class_dir.string()) + ": " + walk_ec.message());
+        if (!walk.begin_class(class_dir, class_reals[c])) continue;
+        walk.collect(class_dir, files, other_files);
         std::sort(files.begin(), files.end());
 
         std::vector<std::string> texts;
@@ -441,6 +571,19 @@ LabelledTexts read_text_folder(const std::string& dir) {
             "… and " +
             plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
             " are not UTF-8 and were read as Latin-1");
+    }
+    const auto& skipped = walk.skipped();
+    for (size_t i = 0; i < skipped.size() && i < kListed; ++i) out.warnings.push_back(skipped[i]);
+    if (skipped.size() > kListed) {
+        out.warnings.push_back(
+            "… and " +
+            plural(static_cast<int64_t>(skipped.size() - kListed), "more link", "more links") +
+            " skipped");
+    }
+    if (walk.duplicate_files() > 0) {
+        out.warnings.push_back("skipped " +
+                               plural(walk.duplicate_files(), "file that was", "files that were") +
+                               " already read through another path (a symlink or hard link)");
     }
     if (empty_files > 0)
         out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));

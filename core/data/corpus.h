@@ -33,8 +33,13 @@ struct LabelledTexts {
 // by path). Folders and files whose names start with '.' are ignored; other files are ignored with
 // a counted warning. Empty files (nothing but whitespace) are skipped with a counted warning. A
 // subfolder with no non-empty .txt file is not a class: it is skipped with a warning (stray folders
-// such as IMDB's "unsup" or "__MACOSX" are common). Errors: the folder is missing or not a folder,
-// it has no subfolders, or fewer than two classes remain ("needs at least two classes").
+// such as IMDB's "unsup" or "__MACOSX" are common). Symbolic links are followed, but every folder
+// and file is read at most once (a link loop ends, a second link reads nothing twice), and a link
+// that leads back into the corpus outside its own class folder, or to a folder that holds the
+// corpus or a class folder (".."), is skipped with a warning naming it: its files would be read
+// under the wrong class. Errors: the folder is missing or not a folder, it has no subfolders, a
+// .txt file cannot be read or is larger than 2 GiB, or fewer than two classes remain ("needs at
+// least two classes").
 LabelledTexts read_text_folder(const std::string& dir);
 
 enum class HeaderMode { Auto, Present, Absent };
@@ -63,10 +68,11 @@ struct DelimitedOptions {
 // CSV or TSV with one sample per row. Labels are trimmed; when every label is an integer the
 // classes are the distinct integers in numeric order (names "1", "2", "10"), else the distinct
 // strings in byte order. Blank lines are ignored; rows whose text is empty are skipped with a
-// counted warning; extra fields are ignored. Errors (naming file and line): the file is missing
-// or empty, a named column is not in the header ("column 'text' not found; the header has: id,
-// body, topic"), a row has too few fields, an empty label, a quote still open at the end of the
-// file (naming the line where it opened), no data rows, or only one class.
+// counted warning; extra fields are ignored. Errors (naming file and line): the file is missing,
+// not a regular file, larger than 2 GiB or empty, a named column is not in the header ("column
+// 'text' not found; the header has: id, body, topic"), a row has too few fields, an empty label,
+// a quote still open at the end of the file (naming the line where it opened), no data rows, or
+// only one class.
 LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options = {});
 
 // Shuffles the samples deterministically (DataRandom(seed), Fisher-Yates), keeps the last

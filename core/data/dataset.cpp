@@ -34,6 +34,10 @@ void TextDataset::validate(IdCheck ids) const {
     }
     if (num_classes <= 0)
         fail(*this, "num_classes is " + std::to_string(num_classes) + ", must be > 0");
+    if (num_classes > kMaxClasses) {
+        fail(*this, "num_classes is " + std::to_string(num_classes) + ", more than the " +
+                        std::to_string(kMaxClasses) + " classes MirrorLab supports");
+    }
     if (vocabulary_size <= 0) {
         fail(*this, "vocabulary_size is " + std::to_string(vocabulary_size) + ", must be > 0");
     }

@@ -7,6 +7,11 @@
 
 namespace mirrorlab {
 
+// The most classes a data set may have. Where the class count comes from a file (Keras' npz:
+// the largest label + 1), a label beyond this is a DataError rather than a request for gigabytes
+// of per-class counters, names and output units.
+inline constexpr int32_t kMaxClasses = 100000;
+
 // Token-id sequences with integer labels, as Keras' `reuters.load_data()` returns them: one
 // variable-length sequence per sample. Id conventions follow Keras (`start_char=1`,
 // `oov_char=2`, `index_from=3`) so that models and presets written for the tutorial fit.
@@ -25,9 +30,9 @@ struct TextDataset {
     size_t size() const { return sequences.size(); }
     // Samples per class (num_classes entries); labels out of range are not counted.
     std::vector<int64_t> class_counts() const;
-    // Throws DataError naming the first problem found (and the sample index where there is one).
-    // Ids are checked against vocabulary_size, or only for being non-negative (a validation split,
-    // whose words the training vocabulary may lack).
+    // Throws DataError naming the first problem found (and the sample index where there is one),
+    // including num_classes above kMaxClasses. Ids are checked against vocabulary_size, or only for
+    // being non-negative (a validation split, whose words the training vocabulary may lack).
     enum class IdCheck { WithinVocabulary, NonNegative };
     void validate(IdCheck ids = IdCheck::WithinVocabulary) const;
 };

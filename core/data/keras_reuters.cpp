@@ -35,6 +35,13 @@ NpyArray read_member(const ZipReader& zip, const char* entry) {
     return parse_npy(zip.read(*e), zip.source_name() + ": entry '" + member + "'");
 }
 
+std::string label_too_large(int64_t label, size_t index) {
+    return "label " + std::to_string(label) + " at index " + std::to_string(index) +
+           " is too large: labels are class numbers 0, 1, 2, ... (the class count is the largest "
+           "label + 1), and MirrorLab supports at most " +
+           std::to_string(kMaxClasses) + " classes; renumber the classes from 0";
+}
+
 std::string home_dir() {
     const char* home = std::getenv("HOME");
     return home != nullptr ? std::string(home) : std::string();
@@ -43,7 +50,7 @@ std::string home_dir() {
 }  // namespace
 
 RawReuters read_reuters_npz(const std::string& path) {
-    return read_reuters_npz_bytes(read_binary_file(path, kZipMaxArchiveBytes), path);
+    return read_reuters_npz_bytes(read_archive_file(path), path);
 }
 
 RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string& source_name) {
@@ -72,6 +79,8 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
             throw DataError(source_name + ": label " + std::to_string(raw.labels[i]) +
                             " at index " + std::to_string(i) + " is negative");
         }
+        if (raw.labels[i] >= kMaxClasses)
+            throw DataError(source_name + ": " + label_too_large(raw.labels[i], i));
     }
     return raw;
 }
@@ -90,6 +99,12 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
     }
     if (o.seed > 0xffffffffu)
         fail_load("seed must be between 0 and 2**32 - 1, as numpy's RandomState requires");
+
+    // The class count is the largest label + 1 and sizes per-class tables and the output layer,
+    // so a stray huge label must not decide it.
+    for (size_t i = 0; i < raw.labels.size(); ++i) {
+        if (raw.labels[i] >= kMaxClasses) fail_load(label_too_large(raw.labels[i], i));
+    }
 
     // rng = np.random.RandomState(seed); indices = np.arange(len(xs)); rng.shuffle(indices)
     NumpyRandomState rng(static_cast<uint32_t>(o.seed));
@@ -154,9 +169,7 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
     int64_t largest_train_id = -1, largest_id = -1;
     for (size_t i = 0; i < xs.size(); ++i) {
         TextDataset& part = i < split ? out.train : out.validation;
-        if (labels[i] < 0 || labels[i] >= std::numeric_limits<int32_t>::max()) {
-            fail_load("label " + std::to_string(labels[i]) + " is outside [0, 2^31 - 1)");
-        }
+        if (labels[i] < 0) fail_load("label " + std::to_string(labels[i]) + " is negative");
         largest_label = std::max(largest_label, labels[i]);
         part.labels.push_back(static_cast<int32_t>(labels[i]));
         std::vector<int32_t> seq;

@@ -34,7 +34,7 @@ struct RawReuters {
 
 // Reads entries x.npy and y.npy. DataError naming the file for anything wrong: not a zip,
 // corrupt or truncated entries, a pickle that is not numpy's, x and y of different lengths, a
-// negative label (naming its index).
+// negative label or one of kMaxClasses or more (naming its index).
 RawReuters read_reuters_npz(const std::string& path);
 // The same on an archive already in memory; `source_name` starts error messages.
 RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string& source_name);
@@ -45,10 +45,11 @@ inline constexpr const char* kKerasReutersName = "Keras Reuters (reuters.npz)";
 // index_from, drop sequences of length >= maxlen, map ids outside [skip_top, num_words) to
 // oov_char (with num_words = None, Keras uses the largest id, which itself then becomes OOV), split
 // at int(len * (1 - test_split)).
-// Both halves get num_classes = max label + 1 over both, and vocabulary_size = the largest id in
-// the training half + 1 (the tutorial's x_train.max() + 1, 30,982 on the real file; the largest
-// id of both when the training half is empty). The validation half may hold ids beyond it:
-// map_ids_to_oov() fixes that. class_names stay empty (see keras_reuters_label_names()).
+// DataError for a label of kMaxClasses or more. Both halves get num_classes = max label + 1 over
+// both, and vocabulary_size = the largest id in the training half + 1 (the tutorial's x_train.max()
+// + 1, 30,982 on the real file; the largest id of both when the training half is empty). The
+// validation half may hold ids beyond it: map_ids_to_oov() fixes that. class_names stay empty (see
+// keras_reuters_label_names()).
 DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& options,
                              std::string name = kKerasReutersName);
 

@@ -283,7 +283,7 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& source_nam
 }
 
 NpyArray read_npy_file(const std::string& path) {
-    return parse_npy(read_binary_file(path, kZipMaxArchiveBytes), path);
+    return parse_npy(read_archive_file(path), path);
 }
 
 }  // namespace mirrorlab

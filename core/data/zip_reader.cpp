@@ -3,13 +3,13 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
 
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace mirrorlab {
 
@@ -71,32 +71,12 @@ uint32_t zip_crc32(std::span<const uint8_t> bytes) {
     return static_cast<uint32_t>(crc);
 }
 
-std::vector<uint8_t> read_binary_file(const std::string& path, uint64_t max_bytes) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                         &std::fclose);
-    if (!file) throw DataError(path + ": cannot open (" + std::strerror(errno) + ")");
-    std::vector<uint8_t> bytes;
-    uint8_t buffer[1 << 16];
-    for (;;) {
-        const size_t got = std::fread(buffer, 1, sizeof buffer, file.get());
-        if (got > 0) {
-            if (bytes.size() + got > max_bytes) {
-                throw DataError(path + ": is larger than " + std::to_string(max_bytes) +
-                                " bytes, more than any data set this reader is meant for");
-            }
-            bytes.insert(bytes.end(), buffer, buffer + got);
-        }
-        if (got < sizeof buffer) {
-            if (std::ferror(file.get()))
-                throw DataError(path + ": read error (" + std::strerror(errno) + ")");
-            break;
-        }
-    }
-    return bytes;
+std::vector<uint8_t> read_archive_file(const std::string& path) {
+    return read_file_binary(path, kZipMaxArchiveBytes, "'" + path + "'", "a .npz or .npy file");
 }
 
 ZipReader ZipReader::open_file(const std::string& path) {
-    return ZipReader(read_binary_file(path, kZipMaxArchiveBytes), path);
+    return ZipReader(read_archive_file(path), path);
 }
 
 ZipReader::ZipReader(std::vector<uint8_t> bytes, std::string source_name)
@@ -298,6 +278,15 @@ std::vector<uint8_t> ZipReader::read(const ZipEntry& e) const {
                 who + " claims " + std::to_string(e.uncompressed_size) + " bytes from " +
                 std::to_string(e.compressed_size) +
                 " compressed ones, more than deflate can produce or this reader accepts (corrupt)");
+        }
+        if (e.uncompressed_size > kZipRatioFreeBytes &&
+            e.uncompressed_size / kZipMaxRatio > e.compressed_size) {
+            fail(who + " would inflate " + std::to_string(e.compressed_size) +
+                 " compressed bytes to " + std::to_string(e.uncompressed_size) + ", more than " +
+                 std::to_string(kZipMaxRatio) +
+                 " times as many: it looks like a zip bomb and is not read (arrays of word ids "
+                 "and labels compress far less; save a very repetitive array uncompressed, with "
+                 "np.savez)");
         }
         z_stream zs{};
         if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail(who + ": zlib could not start inflating");

@@ -20,6 +20,13 @@ namespace mirrorlab {
 inline constexpr uint64_t kZipMaxArchiveBytes = uint64_t{4} << 30;
 // No entry may inflate to more than this; deflate's own limit (1032:1) is checked too.
 inline constexpr uint64_t kZipMaxEntryBytes = uint64_t{2} << 30;
+// What a small archive may make us allocate: an entry may inflate to at most this many times its
+// compressed size, or to kZipRatioFreeBytes whatever its ratio. Arrays of word ids and labels
+// compress 2-10:1; only long runs of one value (a zip bomb) reach deflate's 1032:1, which would
+// let a 3 MB file fill 3 GB. Checked on the declared sizes, before anything is inflated, and the
+// entry must then inflate to exactly its declared size.
+inline constexpr uint64_t kZipMaxRatio = 100;
+inline constexpr uint64_t kZipRatioFreeBytes = uint64_t{64} << 20;
 
 struct ZipEntry {
     std::string name;
@@ -61,8 +68,8 @@ class ZipReader {
 // CRC-32 as zip (and zlib) define it.
 uint32_t zip_crc32(std::span<const uint8_t> bytes);
 
-// Reads a whole file into memory; DataError naming `path` and the OS reason when it cannot, or
-// when it is larger than `max_bytes`.
-std::vector<uint8_t> read_binary_file(const std::string& path, uint64_t max_bytes);
+// Reads a whole .npz or .npy file (a regular file of at most kZipMaxArchiveBytes; see
+// core/util/file.h); DataError naming `path` and the reason when it cannot.
+std::vector<uint8_t> read_archive_file(const std::string& path);
 
 }  // namespace mirrorlab

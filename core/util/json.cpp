@@ -1,7 +1,7 @@
 #include "core/util/json.h"
+#include "core/util/file.h"
 #include "core/util/utf8.h"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -771,20 +771,8 @@ Value parse(std::string_view text, std::string_view source_name) {
 }
 
 Value parse_file(const std::string& path) {
-    errno = 0;
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!file) throw Error("cannot open JSON file '" + path + "': " + std::strerror(errno));
-    std::string text;
-    char buffer[65536];
-    for (;;) {
-        const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
-        text.append(buffer, n);
-        if (n < sizeof buffer) break;
-    }
-    // A directory opens fine on Linux and only fails here, with EISDIR.
-    if (std::ferror(file.get()))
-        throw Error("cannot read JSON file '" + path + "': " + std::strerror(errno));
-    return parse(text, path);
+    return parse(read_file_text(path, kMaxJsonFileBytes, "JSON file '" + path + "'", "a JSON file"),
+                 path);
 }
 
 std::string dump(const Value& value, int indent, InvalidUtf8 invalid) {

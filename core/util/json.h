@@ -130,8 +130,9 @@ private:
 // message starts with "source_name:line:column: ".
 Value parse(std::string_view text, std::string_view source_name = "<json>");
 
-// Reads and parses a file; parse errors name `path`. A file that cannot be opened or read
-// throws mirrorlab::Error naming the path and the OS reason.
+// Reads and parses a file; parse errors name `path`. A file that cannot be opened or read, is not
+// a regular file (/dev/zero, a FIFO) or is larger than kMaxJsonFileBytes (64 MiB) throws
+// mirrorlab::DataError naming the path and the reason (see core/util/file.h).
 Value parse_file(const std::string& path);
 
 // Compact when indent < 0, otherwise one member or element per line indented by `indent`

@@ -1,0 +1,130 @@
+#include "core/util/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+
+#include "core/util/error.h"
+
+namespace mirrorlab {
+
+namespace {
+
+std::string byte_size(uint64_t bytes) {
+    if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes) / 1024.0;
+    size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < std::size(units)) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, value < 10.0 ? "%.1f %s" : "%.0f %s", value, units[unit]);
+    return text;
+}
+
+const char* kind_of(mode_t mode) {
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+class Descriptor {
+  public:
+    explicit Descriptor(int fd) : fd_(fd) {}
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+    ~Descriptor() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const { return fd_; }
+
+  private:
+    int fd_ = -1;
+};
+
+// The file's bytes as a std::string or a std::vector<uint8_t>.
+template <class Buffer>
+Buffer read_capped(const std::string& path, uint64_t max_bytes, std::string_view what,
+                   std::string_view limit_name) {
+    const std::string who(what);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (fd.get() < 0) throw DataError("cannot open " + who + ": " + std::strerror(errno));
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0)
+        throw DataError("cannot read " + who + ": " + std::strerror(errno));
+    if (S_ISDIR(info.st_mode)) throw DataError("cannot read " + who + ": " + std::strerror(EISDIR));
+    if (!S_ISREG(info.st_mode)) {
+        throw DataError("cannot read " + who + ": it is " + kind_of(info.st_mode) +
+                        ", not a regular file; give the path of a file");
+    }
+    const std::string limit = byte_size(max_bytes) + " limit for " + std::string(limit_name);
+    const auto size = static_cast<uint64_t>(info.st_size);
+    if (size > max_bytes) {
+        // Exact counts where rounding would make the two look equal ("2.0 GiB, more than 2.0 GiB").
+        const bool same = byte_size(size) == byte_size(max_bytes);
+        throw DataError("cannot read " + who + ": it is " +
+                        (same ? std::to_string(size) + " bytes" : byte_size(size)) +
+                        ", more than the " + limit);
+    }
+    // Regular files ignore O_NONBLOCK; clear it anyway so reads behave as usual.
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+
+    Buffer out(static_cast<size_t>(size), 0);
+    size_t filled = 0;
+    const auto read_some = [&](void* into, size_t count) -> size_t {
+        for (;;) {
+            const ssize_t got = ::read(fd.get(), into, count);
+            if (got >= 0) return static_cast<size_t>(got);
+            if (errno != EINTR) throw DataError("cannot read " + who + ": " + std::strerror(errno));
+        }
+    };
+    while (filled < out.size()) {
+        const size_t got = read_some(out.data() + filled, out.size() - filled);
+        if (got == 0) break;  // it shrank while being read
+        filled += got;
+    }
+    out.resize(filled);
+    // It may also have grown (or, like files in /proc, report size 0): read on to its end, never
+    // past the limit.
+    char chunk[1 << 16];
+    for (;;) {
+        const size_t got = read_some(chunk, sizeof chunk);
+        if (got == 0) break;
+        if (out.size() + got > max_bytes) {
+            throw DataError("cannot read " + who + ": it holds more than the " + limit);
+        }
+        out.insert(out.end(), chunk, chunk + got);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string read_file_text(const std::string& path, uint64_t max_bytes, std::string_view what,
+                           std::string_view limit_name) {
+    return read_capped<std::string>(path, max_bytes, what, limit_name);
+}
+
+std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_bytes,
+                                      std::string_view what, std::string_view limit_name) {
+    return read_capped<std::vector<uint8_t>>(path, max_bytes, what, limit_name);
+}
+
+std::optional<FileIdentity> file_identity(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+    return FileIdentity{static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)};
+}
+
+}  // namespace mirrorlab
