@@ -194,6 +194,37 @@ private slots:
         QVERIFY(!QFile::exists(destination_ + QStringLiteral(".part")));
     }
 
+    // A server that sends far more than the file is gets stopped at the cap, and a reuters.npz
+    // already there stays as it was; a good download replaces it whole.
+    void oversizedBodyStopsAndKeepsTheOldFile() {
+        const QByteArray old_file = random_bytes(4'000);
+        {
+            QVERIFY(QDir().mkpath(QFileInfo(destination_).absolutePath()));
+            QFile file(destination_);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(old_file);
+        }
+        FileServer server;
+        server.body = random_bytes(200'000);
+        QVERIFY(server.listen());
+        DatasetDownloader downloader;
+        downloader.setMaxBytes(50'000);
+        QSignalSpy failed(&downloader, &DatasetDownloader::failed);
+        QSignalSpy finished(&downloader, &DatasetDownloader::finished);
+        downloader.start(server.url(), destination_, sha256_hex(server.body));
+        QVERIFY(failed.wait(10'000));
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.contains(QStringLiteral("Stopped downloading reuters.npz")), qPrintable(message));
+        QCOMPARE(finished.count(), 0);
+        QCOMPARE(read_file(destination_), old_file);
+        QVERIFY(!QFile::exists(destination_ + QStringLiteral(".part")));
+
+        downloader.setMaxBytes(DatasetDownloader::kDefaultMaxBytes);
+        downloader.start(server.url(), destination_, sha256_hex(server.body));
+        QVERIFY(finished.wait(10'000));
+        QCOMPARE(read_file(destination_), server.body);
+    }
+
     void droppedConnectionResumesWithRange() {
         FileServer server;
         server.body = random_bytes(300'000);

@@ -107,6 +107,55 @@ private slots:
         QCOMPARE(window.runsPanel()->rowCount(), 3);
     }
 
+    // Closing during a run asks first; "no" keeps training, "yes" stops the run and the window closes
+    // once the engine has wound down. close() itself never waits for the engine.
+    void closingDuringARunAsksAndNeverWaits() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:2000:200"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        prepare(window, small_model(30982), "cpu:2", 1000);
+        QStringList questions;
+        bool answer = false;
+        window.setCloseConfirmation([&](const QString& question) {
+            questions << question;
+            return answer;
+        });
+        QVERIFY(window.startTraining());
+        QVERIFY(!window.close());
+        QCOMPARE(questions.size(), 1);
+        QVERIFY2(questions.front().contains(QStringLiteral("training run is in progress")), qPrintable(questions.front()));
+        QVERIFY(window.isVisible());
+        QCOMPARE(window.controller()->state(), TrainingController::State::Running);
+
+        answer = true;
+        QVERIFY(!window.close());  // the close is deferred until the engine has stopped
+        QCOMPARE(window.controller()->state(), TrainingController::State::Stopping);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 60000);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
+        QCOMPARE(questions.size(), 2);
+        QVERIFY(window.controller()->currentRun()->finished.has_value());
+    }
+
+    // A load can be given up: the panel keeps the data it had and loads something else at once.
+    void dataLoadCanBeCancelled() {
+        MainWindow window(nullptr, scope());
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        const auto before = window.dataPanel()->dataset();
+        window.dataPanel()->load(QStringLiteral("synthetic:400000:100000"));
+        QVERIFY(window.dataPanel()->isLoading());
+        window.dataPanel()->cancelLoad();
+        QVERIFY(!window.dataPanel()->isLoading());
+        QCOMPARE(window.dataPanel()->dataset(), before);
+        window.dataPanel()->load(QStringLiteral("synthetic:300:60"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QCOMPARE(window.dataPanel()->dataset()->train.size(), std::size_t{300});
+        // The abandoned load's result, whenever it comes, does not replace the data chosen since.
+        QTest::qWait(200);
+        QCOMPARE(window.dataPanel()->dataset()->train.size(), std::size_t{300});
+    }
+
     void invalidDevicesBlockStartWithAReason() {
         MainWindow window(nullptr, scope());
         DeviceConfig none;

@@ -357,6 +357,18 @@
         <translation>最大的类别：
 </translation>
     </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stopped loading %1; still using %2</source>
+        <translation>已停止加载 %1；仍在使用 %2</translation>
+    </message>
+    <message>
+        <source>Stopped loading %1</source>
+        <translation>已停止加载 %1</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DatasetDownloader</name>
@@ -397,12 +409,16 @@
         <translation>下载的 %1 已损坏：它的 SHA-256 是 %2，应为 %3。不完整的文件已删除，请重试。</translation>
     </message>
     <message>
-        <source>Could not move %1 to %2.</source>
-        <translation>无法把 %1 移动到 %2。</translation>
-    </message>
-    <message>
         <source>the connection closed after %1 of %2 bytes</source>
         <translation>连接在收到 %2 字节中的 %1 字节后关闭</translation>
+    </message>
+    <message>
+        <source>Stopped downloading %1: the server sent more than %2 MB, far more than the file is. Check the address (MIRRORLAB_REUTERS_URL) or try again later.</source>
+        <translation>已停止下载 %1：服务器发送了超过 %2 MB 的数据，远大于该文件的大小。请检查地址（MIRRORLAB_REUTERS_URL）或稍后再试。</translation>
+    </message>
+    <message>
+        <source>Could not move %1 to %2: %3</source>
+        <translation>无法将 %1 移动到 %2：%3</translation>
     </message>
 </context>
 <context>
@@ -696,6 +712,17 @@
     </message>
 </context>
 <context>
+    <name>mirrorlab::ui::ImageFile</name>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>the picture could not be encoded as PNG</source>
+        <translation>图片无法编码为 PNG</translation>
+    </message>
+</context>
+<context>
     <name>mirrorlab::ui::LayerEditor</name>
     <message>
         <source>, no bias</source>
@@ -974,6 +1001,22 @@
     <message>
         <source>Resume</source>
         <translation>继续</translation>
+    </message>
+    <message>
+        <source>Stop training?</source>
+        <translation>停止训练？</translation>
+    </message>
+    <message>
+        <source>A training run is in progress. Stop it and close MirrorLab?
+
+The epochs finished so far are in the Runs panel; export them there first if you want to keep them.</source>
+        <translation>训练正在进行。停止训练并关闭 MirrorLab？
+
+到目前为止完成的轮次显示在“运行”面板中；如需保留，请先在那里导出。</translation>
+    </message>
+    <message>
+        <source>Stopping the run; MirrorLab closes when the step in flight has finished…</source>
+        <translation>正在停止训练；当前步骤完成后 MirrorLab 将关闭…</translation>
     </message>
 </context>
 <context>
@@ -1353,10 +1396,6 @@
     <message>
         <source>The training charts could not be drawn.</source>
         <translation>无法绘制训练图表。</translation>
-    </message>
-    <message>
-        <source>Cannot write %1.</source>
-        <translation>无法写入 %1。</translation>
     </message>
     <message>
         <source>Export history as CSV</source>
