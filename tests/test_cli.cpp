@@ -2,9 +2,6 @@
 // Ctrl-C) and the one-line "mirrorlab-cli: error: " reason on stderr.
 #include <QtTest/QtTest>
 
-#include <csignal>
-#include <functional>
-
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -13,13 +10,14 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
+#include <signal.h>  // kill()
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <signal.h>
-
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
