@@ -20,9 +20,10 @@ namespace fuzz {
 // A private temporary folder for this fuzzer process. Parsers that only read files
 // (read_delimited, read_reuters21578) get their input through it. libFuzzer ends with _Exit, so
 // the atexit clean-up only runs when a reproducer run returns normally; run-fuzzers.sh points
-// TMPDIR at a folder of its own and removes that.
+// TMPDIR at a folder of its own and removes that. The path is never destroyed: the atexit
+// clean-up runs after the destructors of statics made later, and would read a destroyed path.
 inline const std::filesystem::path& temp_dir() {
-    static const std::filesystem::path dir = [] {
+    static const std::filesystem::path* const dir = [] {
         // $TMPDIR when set, else /dev/shm (memory: tens of thousands of writes per second), else
         // the system temporary folder.
         std::filesystem::path base;
@@ -38,12 +39,12 @@ inline const std::filesystem::path& temp_dir() {
             std::abort();
         }
         std::atexit([] {
-            std::error_code ec;
-            std::filesystem::remove_all(temp_dir(), ec);
+            std::error_code ignored;
+            std::filesystem::remove_all(temp_dir(), ignored);
         });
-        return std::filesystem::path(pattern);
+        return new std::filesystem::path(pattern);
     }();
-    return dir;
+    return *dir;
 }
 
 // Writes the bytes to `path` (truncating); aborts when the disk refuses, which is not a parser bug
@@ -60,8 +61,8 @@ inline void write_file(const std::filesystem::path& path, const uint8_t* data, s
 
 // A broken invariant that is not an exception (e.g. a round trip that does not round-trip).
 [[noreturn]] inline void invariant_failed(const char* what, std::string_view detail = {}) {
-    std::fprintf(stderr, "mirrorlab fuzz: invariant violated: %s\n%.*s\n", what,
-                 static_cast<int>(detail.size()), detail.data());
+    const std::string text(detail);  // never a null pointer for %s
+    std::fprintf(stderr, "mirrorlab fuzz: invariant violated: %s\n%s\n", what, text.c_str());
     std::abort();
 }
 

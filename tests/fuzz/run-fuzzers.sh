@@ -5,11 +5,13 @@
 #   tests/fuzz/run-fuzzers.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 60 s, all targets)
 #
 # Environment: FUZZ_BUILD_DIR (default <repo>/build-fuzz), FUZZ_CXX (default clang++-16),
-# FUZZ_NO_INSTALL=1 to never call apt-get.
+# FUZZ_NO_INSTALL=1 to never call apt-get, FUZZ_RUNS=N to stop a target after N executions too
+# (campaign.sh), FUZZ_JOBS (build parallelism, default: all cores).
 #
 # Layout under build-fuzz/:
 #   seeds/<target>/    seed inputs, regenerated from the repository's fixtures on every run
-#   corpus/<target>/   the growing corpus libFuzzer writes (kept between runs)
+#   corpus/<target>/   the growing corpus libFuzzer writes (kept between runs); the committed
+#                      regression inputs (tests/fuzz/regressions/<target>/) are read too
 #   crashes/<target>/  crash-*, leak-*, timeout-*, oom-* inputs (kept between runs)
 #   logs/<target>.log  the fuzzer's output of the last run
 # Exit status: 0 when no target found anything in this run, 1 when one did, 2 on a setup error.
@@ -22,14 +24,16 @@ if ! [[ $SECONDS_PER_TARGET =~ ^[0-9]+$ ]] || (( SECONDS_PER_TARGET < 1 )); then
     exit 2
 fi
 
-ALL_TARGETS=(fuzz_zip_npz fuzz_npy fuzz_pickle fuzz_sgml fuzz_csv fuzz_json_model)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# The targets: tests/fuzz/targets.cmake's list (the CMake projects read it too).
+read -r -a ALL_TARGETS <<<"$(sed -n 's/^set(MIRRORLAB_FUZZ_TARGETS \(.*\))$/\1/p' "$HERE/targets.cmake")"
+(( ${#ALL_TARGETS[@]} > 0 )) || { echo "error: no targets in $HERE/targets.cmake" >&2; exit 2; }
 if (( $# > 0 )); then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do
     [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || { echo "unknown target '$t' (known: ${ALL_TARGETS[*]})" >&2; exit 2; }
 done
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 CXX_BIN=${FUZZ_CXX:-clang++-16}
 
@@ -73,7 +77,7 @@ if [[ ! -f $BUILD/CMakeCache.txt ]]; then
     cmake -S "$HERE" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_CXX_COMPILER="$CXX_BIN" >/dev/null
 fi
 echo "== building ${TARGETS[*]}"
-cmake --build "$BUILD" --parallel "$(nproc)" --target "${TARGETS[@]}" >"$BUILD/build.log" 2>&1 || {
+cmake --build "$BUILD" --parallel "${FUZZ_JOBS:-$(nproc)}" --target "${TARGETS[@]}" >"$BUILD/build.log" 2>&1 || {
     tail -n 40 "$BUILD/build.log" >&2
     echo "error: build failed (full log: $BUILD/build.log)" >&2
     exit 2
@@ -176,6 +180,40 @@ seed("fuzz_json_model", "values.json",
      '[null, true, false, 0, -0, 1.5e300, -2.25e-300, 9223372036854775807, -9223372036854775808,'
      ' 18446744073709551616, "esc \\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\ud83d\\ude00", {"a": {"b": [[]]}}]')
 
+# fuzz_trainer: byte 0 = options (see fuzz_trainer.cpp), the model JSON, a NUL byte, the data.
+def small_model(input_length, layers):
+    return ('{"name": "tiny", "input_length": %d, "layers": [%s]}' % (input_length, ", ".join(
+        '{"class_name": "%s", "config": {%s}}' % (cls, cfg) for cls, cfg in layers))).encode()
+conv_model = small_model(8, [("Embedding", '"input_dim": 40, "output_dim": 4'),
+                             ("Conv1D", '"filters": 4, "kernel_size": 3, "activation": "relu"'),
+                             ("MaxPooling1D", '"pool_size": 2'),
+                             ("Flatten", ''),
+                             ("Dense", '"units": 3, "activation": "softmax"')])
+pool_model = small_model(6, [("Embedding", '"input_dim": 30, "output_dim": 3'),
+                             ("Conv1D", '"filters": 3, "kernel_size": 2, "padding": "same", "activation": "tanh", "use_bias": false'),
+                             ("GlobalMaxPooling1D", ''),
+                             ("Dropout", '"rate": 0.5'),
+                             ("Dense", '"units": 2')])
+csv_rows = (b"label,text\nsports,the match was won\npolitics,a vote at last\nsports,a goal in the match\n"
+            b"politics,the vote was close\nsports,won the cup\npolitics,\"a law, passed\"\n")
+def tokens(num_classes, vocabulary, samples):
+    out = bytes([num_classes]) + vocabulary.to_bytes(2, "little")
+    for label, validation, ids in samples:
+        out += bytes([label, (0x80 if validation else 0) | len(ids)])
+        out += b"".join(i.to_bytes(2, "little") for i in ids)
+    return out
+token_data = tokens(3, 40, [(0, False, [1, 5, 9, 12]), (1, False, [1, 7, 7, 30, 2]), (2, False, [3, 4]),
+                            (1, False, [39, 38, 1]), (0, True, [1, 5, 9]), (2, True, [3, 4, 4])])
+seed("fuzz_trainer", "csv_nadam.bin", bytes([0x00]) + conv_model + b"\x00" + csv_rows)
+seed("fuzz_trainer", "csv_sgd_batch4_logits.bin", bytes([0x04 | 0x08 | 0x60]) + pool_model + b"\x00" + csv_rows)
+seed("fuzz_trainer", "tokens_adam.bin", bytes([0x01 | 0x02 | 0x20]) + conv_model + b"\x00" + token_data)
+seed("fuzz_trainer", "tokens_rmsprop_oov_error_stats.bin",
+     bytes([0x01 | 0x06 | 0x10 | 0x80]) + conv_model + b"\x00" +
+     tokens(3, 60, [(0, False, [1, 50, 9]), (1, False, [2, 3]), (2, False, [45]), (1, True, [59, 1])]))
+seed("fuzz_trainer", "tokens_golden_a.bin", bytes([0x01 | 0x40]) +
+     open(os.path.join(root, "tests/data/keras_golden_a.json"), "rb").read() + b"\x00" +
+     tokens(7, 20, [(k % 7, k % 4 == 0, [(k * 7 + j) % 20 for j in range(12)]) for k in range(20)]))
+
 print("   seeds: " + ", ".join(f"{k} {v}" for k, v in sorted(count.items())))
 PY
 
@@ -184,7 +222,7 @@ PY
 # end (libFuzzer leaves with _Exit, so the targets cannot clean up after themselves).
 FUZZ_TMP=$(mktemp -d -p /dev/shm mirrorlab-fuzz.XXXXXX 2>/dev/null || mktemp -d -t mirrorlab-fuzz.XXXXXX)
 trap 'rm -rf "$FUZZ_TMP"' EXIT
-declare -A RUNS COV FT RESULT
+declare -A RUNS COV FT RESULT TIME
 FAILED=0
 for t in "${TARGETS[@]}"; do
     mkdir -p "$BUILD/corpus/$t" "$BUILD/crashes/$t"
@@ -194,18 +232,24 @@ for t in "${TARGETS[@]}"; do
     sleep 1  # artifacts of this run are strictly newer than the stamp
     dict=()
     [[ -f $HERE/dicts/$t.dict ]] && dict=(-dict="$HERE/dicts/$t.dict")
-    echo "== $t: ${SECONDS_PER_TARGET}s (log: $log)"
+    regressions=()
+    [[ -d $HERE/regressions/$t ]] && regressions=("$HERE/regressions/$t")
+    runs=()
+    [[ -n ${FUZZ_RUNS:-} ]] && runs=(-runs="$FUZZ_RUNS")
+    echo "== $t: ${SECONDS_PER_TARGET}s${FUZZ_RUNS:+ or $FUZZ_RUNS runs} (log: $log)"
+    started=$(date +%s)
     set +e
     # The corpus directory comes first: libFuzzer writes new inputs there, never into seeds/.
     TMPDIR=$FUZZ_TMP \
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$BUILD/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 "${dict[@]}" \
+        -print_final_stats=1 "${dict[@]}" "${runs[@]}" \
         -artifact_prefix="$BUILD/crashes/$t/" \
-        "$BUILD/corpus/$t" "$BUILD/seeds/$t" >"$log" 2>&1
+        "$BUILD/corpus/$t" "$BUILD/seeds/$t" "${regressions[@]}" >"$log" 2>&1
     rc=$?
     set -e
+    TIME[$t]=$(( $(date +%s) - started ))
     RUNS[$t]=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
     if [[ -z ${RUNS[$t]} ]]; then RUNS[$t]=$(grep -o '^#[0-9]*' "$log" | tail -n 1 | tr -d '#'); fi
     COV[$t]=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$' || true)
@@ -227,9 +271,9 @@ done
 
 # --- 5. Summary ----------------------------------------------------------------------------
 echo
-printf '%-16s %12s %8s %8s  %s\n' target runs cov ft result
+printf '%-16s %12s %8s %8s %8s  %s\n' target runs seconds cov ft result
 for t in "${TARGETS[@]}"; do
-    printf '%-16s %12s %8s %8s  %s\n' "$t" "${RUNS[$t]:-?}" "${COV[$t]:-?}" "${FT[$t]:-?}" "${RESULT[$t]}"
+    printf '%-16s %12s %8s %8s %8s  %s\n' "$t" "${RUNS[$t]:-?}" "${TIME[$t]:-?}" "${COV[$t]:-?}" "${FT[$t]:-?}" "${RESULT[$t]}"
 done
 if (( FAILED )); then
     echo
