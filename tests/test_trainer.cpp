@@ -212,6 +212,22 @@ public:
     std::shared_ptr<std::atomic<bool>> lost = std::make_shared<std::atomic<bool>>(false);
 };
 
+// Runs `trainer` on this thread (run()) or on its own (start()/wait(), where an exception escaping
+// the training thread would std::terminate the test); an exception out of run() lands in `escaped`.
+FitResult run_here_or_on_thread(Trainer& trainer, bool on_thread, std::string& escaped) {
+    if (on_thread) {
+        trainer.start();
+        trainer.wait();
+        return trainer.result();
+    }
+    try {
+        return trainer.run();
+    } catch (const std::exception& error) {
+        escaped = error.what();
+        return {};
+    }
+}
+
 }  // namespace
 
 class TestTrainer : public QObject {
@@ -639,18 +655,9 @@ void TestTrainer::failureWhileKeepingWeightsReportsTheFirstError() {
                 *provider->lost = true;
             }
         });
-        FitResult result;
-        if (on_thread) {
-            trainer.start();  // an exception escaping the training thread would std::terminate here
-            trainer.wait();
-            result = trainer.result();
-        } else {
-            try {
-                result = trainer.run();
-            } catch (const std::exception& error) {
-                QFAIL(qPrintable(QStringLiteral("run() threw: ") + QString::fromUtf8(error.what())));
-            }
-        }
+        std::string escaped;
+        const FitResult result = run_here_or_on_thread(trainer, on_thread, escaped);
+        QVERIFY2(escaped.empty(), qPrintable(QStringLiteral("run() threw: ") + QString::fromStdString(escaped)));
         QVERIFY(!result.ok);
         QVERIFY(result.failed);
         const FailedEvent& failed = *result.failed;
@@ -687,18 +694,9 @@ void TestTrainer::failureReportSurvivesAThrowingSink() {
                 throw std::runtime_error("the sink cannot take this");
             }
         });
-        FitResult result;
-        if (on_thread) {
-            trainer.start();
-            trainer.wait();
-            result = trainer.result();
-        } else {
-            try {
-                result = trainer.run();
-            } catch (const std::exception& error) {
-                QFAIL(qPrintable(QStringLiteral("run() threw: ") + QString::fromUtf8(error.what())));
-            }
-        }
+        std::string escaped;
+        const FitResult result = run_here_or_on_thread(trainer, on_thread, escaped);
+        QVERIFY2(escaped.empty(), qPrintable(QStringLiteral("run() threw: ") + QString::fromStdString(escaped)));
         QVERIFY(reports >= 1);
         QVERIFY(!result.ok);
         QVERIFY(result.failed);
