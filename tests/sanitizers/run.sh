@@ -66,7 +66,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 # _FORTIFY_SOURCE (the top CMakeLists adds it to Release/RelWithDebInfo; fortified libc calls are
 # checked by glibc instead of the sanitizer). _GLIBCXX_ASSERTIONS checks std::vector/span indexing
 # inside the capacity, which ASan cannot see.
-asan_flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+asan_flags="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer"
 tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1:print_summary=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
