@@ -8,8 +8,9 @@
 #   bash tests/fuzz/campaign.sh                       # 10M executions each, however long it takes
 #   bash tests/fuzz/campaign.sh 10000000 600          # at most 10 minutes each
 #
-# The fast parsers run 5,000-15,000 inputs a second on one core, fuzz_trainer a few thousand:
-# 10 million executions take about 15-60 minutes per target, several hours for all of them.
+# Measured rates on one core of the 2-core machine: the parsers 3,600-5,900 inputs a second
+# (10 million in 30-45 minutes), fuzz_trainer ~1,600 (about 2 hours), fuzz_sgml ~650 (over 4 hours,
+# it writes every input to a file): most of a day for all seven.
 # Run several campaigns side by side on more cores with FUZZ_BUILD_DIR set apart, or merge corpora
 # afterwards (libFuzzer -merge=1). Exit status as run-fuzzers.sh: 1 when a target found something.
 set -uo pipefail

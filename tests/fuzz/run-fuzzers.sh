@@ -47,25 +47,37 @@ have_toolchain() {
     fuzzer_lib=$("$CXX_BIN" -print-runtime-dir 2>/dev/null || true)/libclang_rt.fuzzer.a
     [[ -f $fuzzer_lib ]]
 }
-if ! have_toolchain; then
+# What the build and the reports need, installed when missing: llvm-16 has llvm-symbolizer-16,
+# without which the sanitizers print stacks of bare addresses.
+PACKAGES=(clang-16 libclang-rt-16-dev llvm-16 cmake make python3 zlib1g-dev)
+MISSING=()
+for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || MISSING+=("$package")
+done
+if (( ${#MISSING[@]} > 0 )) || ! have_toolchain; then
     if [[ ${FUZZ_NO_INSTALL:-0} == 1 ]]; then
-        echo "error: $CXX_BIN or its libFuzzer runtime is missing (apt-get install clang-16 libclang-rt-16-dev)" >&2
-        exit 2
+        have_toolchain || { echo "error: $CXX_BIN or its libFuzzer runtime is missing (apt-get install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
+        (( ${#MISSING[@]} == 0 )) || echo "warning: not installing ${MISSING[*]} (FUZZ_NO_INSTALL=1)" >&2
+    else
+        SUDO=()
+        if (( EUID != 0 )); then
+            command -v sudo >/dev/null 2>&1 || { echo "error: need root or sudo to install ${MISSING[*]}" >&2; exit 2; }
+            SUDO=(sudo)
+        fi
+        echo "== installing ${MISSING[*]} (apt-get)"
+        export DEBIAN_FRONTEND=noninteractive
+        "${SUDO[@]}" apt-get update -qq >/dev/null
+        "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${MISSING[@]}" >/dev/null
+        have_toolchain || { echo "error: $CXX_BIN still has no libFuzzer runtime after installing" >&2; exit 2; }
     fi
-    SUDO=()
-    if (( EUID != 0 )); then
-        command -v sudo >/dev/null 2>&1 || { echo "error: need root or sudo to install clang-16" >&2; exit 2; }
-        SUDO=(sudo)
-    fi
-    echo "== installing clang-16 libclang-rt-16-dev (apt-get)"
-    export DEBIAN_FRONTEND=noninteractive
-    "${SUDO[@]}" apt-get update -qq >/dev/null
-    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends clang-16 libclang-rt-16-dev >/dev/null
-    have_toolchain || { echo "error: $CXX_BIN still has no libFuzzer runtime after installing" >&2; exit 2; }
 fi
 for tool in cmake python3; do
     command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool not found" >&2; exit 2; }
 done
+SYMBOLIZER=$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)
+if [[ -n $SYMBOLIZER ]]; then
+    export ASAN_SYMBOLIZER_PATH=$SYMBOLIZER UBSAN_SYMBOLIZER_PATH=$SYMBOLIZER LSAN_SYMBOLIZER_PATH=$SYMBOLIZER
+fi
 
 # --- 2. Build ------------------------------------------------------------------------------
 GENERATOR=()
@@ -210,6 +222,12 @@ seed("fuzz_trainer", "tokens_adam.bin", bytes([0x01 | 0x02 | 0x20]) + conv_model
 seed("fuzz_trainer", "tokens_rmsprop_oov_error_stats.bin",
      bytes([0x01 | 0x06 | 0x10 | 0x80]) + conv_model + b"\x00" +
      tokens(3, 60, [(0, False, [1, 50, 9]), (1, False, [2, 3]), (2, False, [45]), (1, True, [59, 1])]))
+# Sizes at the edge of int64: the largest Embedding whose parameter count still fits (3 * 2^61).
+edge_model = small_model(4, [("Embedding", '"input_dim": 2305843009213693952, "output_dim": 3'),
+                             ("GlobalMaxPooling1D", ''),
+                             ("Dense", '"units": 2, "activation": "softmax"')])
+seed("fuzz_trainer", "tokens_edge_sizes.bin", bytes([0x01]) + edge_model + b"\x00" + token_data)
+seed("fuzz_json_model", "edge_sizes.json", edge_model)
 seed("fuzz_trainer", "tokens_golden_a.bin", bytes([0x01 | 0x40]) +
      open(os.path.join(root, "tests/data/keras_golden_a.json"), "rb").read() + b"\x00" +
      tokens(7, 20, [(k % 7, k % 4 == 0, [(k * 7 + j) % 20 for j in range(12)]) for k in range(20)]))

@@ -13,10 +13,10 @@
 # Before the suites, each part runs a canary (a use after free, a signed overflow, a data race) that
 # the sanitizer must report, so a broken set-up cannot pass silently.
 #
-# Measured on the 2-core Debian 12 machine from clean build directories: 7m09s in all (asan+ubsan
-# 4m39s = build 3m51s + tests 48s; tsan 2m28s = build 2m07s + tests 21s) with other builds
-# at a load of ~2; with four builds beside it (load 8) the asan build alone took 11 min. Reruns
-# with the build directories kept take ~1m10s.
+# Measured on the 2-core Debian 12 machine from clean build directories: 7m47s in all (asan+ubsan
+# 5m18s = build 4m30s + tests 48s; tsan 2m29s = build 2m06s + tests 23s) with other builds
+# beside it (load ~2.5); with four builds beside it (load 8) the asan build alone took 11 min.
+# Reruns with the build directories kept take ~1m10s.
 #
 # Environment: JOBS (default: all cores), SANITIZERS_FULL=1 adds test_gpu_ops_emulated to the asan
 # part (it passes; 5-13 min more, see below), SANITIZERS_NO_INSTALL=1 never calls apt-get.
@@ -66,7 +66,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 # _FORTIFY_SOURCE (the top CMakeLists adds it to Release/RelWithDebInfo; fortified libc calls are
 # checked by glibc instead of the sanitizer). _GLIBCXX_ASSERTIONS checks std::vector/span indexing
 # inside the capacity, which ASan cannot see.
-asan_flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+asan_flags="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer"
 tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1:print_summary=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
