@@ -173,6 +173,22 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
     check_position(bad_position, ids, vocabulary, " in the backward pass");
 }
 
+void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
+                                           const TensorView& grad_squares, const TensorView& row_counts) {
+    use_device(device_, "embedding");
+    for (const TensorView* zeroed : {&grad_squares, &row_counts}) {
+        if (zeroed->bytes() > 0) {
+            check(cudaMemsetAsync(zeroed->data, 0, static_cast<std::size_t>(zeroed->bytes()), stream()), "embedding",
+                  "cudaMemsetAsync", device_);
+        }
+    }
+    const std::int64_t width = ids.numel() > 0 ? grad_out.numel() / ids.numel() : 0;
+    if (width == 0 || (!grad_squares && !row_counts)) return;
+    cuda::embedding_gradient_stats(stream(), ids.i32(), ids.numel(), grad_out.f32(), width,
+                                   grad_squares ? grad_squares.f32() : nullptr, row_counts ? row_counts.f32() : nullptr);
+    check_launch("embedding", device_);
+}
+
 void CudaBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
                                     const Pool1DParams& params) {
     check_rank(x, 3, "max_pooling1d", "input");
@@ -357,8 +373,9 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
 }
 
 void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                               const TensorView& slot0, const TensorView& slot1) {
+                               const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
     check_same_shape(weights, grads, "optimizer");
+    check_indexed_slices(weights, sparse);
     // The checks of reference_apply_update, in its order and words.
     if (weights.numel() == 0) return;
     const std::string name(optimizer_name(step.kind));
@@ -375,8 +392,14 @@ void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weig
     if (step.kind == OptimizerKind::Invalid)
         throw OpError("[optimizer] update called with an invalid optimizer step (no optimizer chosen)");
     use_device(device_, "optimizer");
+    IndexedSlicesStats stats;  // device pointers
+    if (sparse.grad_squares) stats.grad_squares = sparse.grad_squares.f32();
+    if (sparse.row_counts) {
+        stats.row_counts = sparse.row_counts.f32();
+        stats.row_width = weights.shape[1];
+    }
     cuda::apply_update(stream(), step, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
-                       slot1 ? slot1.f32() : nullptr, weights.numel());
+                       slot1 ? slot1.f32() : nullptr, weights.numel(), stats);
     check_launch("optimizer", device_);
 }
 

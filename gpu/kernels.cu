@@ -78,6 +78,16 @@ __global__ void embedding_backward_kernel(const int32_t* ids, int64_t count, con
     }
 }
 
+__global__ void embedding_gradient_stats_kernel(const int32_t* ids, int64_t count, const float* grad_out, int64_t width,
+                                                float* grad_squares, float* row_counts) {
+    for (int64_t i = thread_index(); i < count * width; i += thread_stride()) {
+        const int64_t position = i / width, d = i % width;
+        const int64_t id = ids[position];
+        if (grad_squares != nullptr) atomicAdd(grad_squares + id * width + d, grad_out[i] * grad_out[i]);
+        if (row_counts != nullptr && d == 0) atomicAdd(row_counts + id, 1.0f);
+    }
+}
+
 // One output element y[b, t, o] per thread: bias, then k ascending, then c ascending, as the
 // reference adds into out[o].
 __global__ void conv1d_forward_kernel(const float* x, int64_t batch, int64_t length, int64_t in_channels,
@@ -303,14 +313,16 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
 }
 
 // reference_apply_update (core/optim/optimizer.cpp), one element per thread, same operation order.
+// An Embedding table's IndexedSlicesStats change it exactly where reference_apply_update's do.
 __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float* grads, float* slot0, float* slot1,
-                                    int64_t count) {
+                                    int64_t count, IndexedSlicesStats sparse) {
     for (int64_t i = thread_index(); i < count; i += thread_stride()) {
+        const bool in_batch = sparse.row_counts == nullptr || sparse.row_counts[i / sparse.row_width] != 0.0f;
         switch (s.kind) {
             case OptimizerKind::SGD:
                 if (!s.use_momentum) {
                     weights[i] -= grads[i] * s.learning_rate;
-                } else {
+                } else if (in_batch) {
                     float& m = slot0[i];
                     m = m * s.momentum - grads[i] * s.learning_rate;
                     if (s.nesterov)
@@ -324,7 +336,8 @@ __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m += (g - m) * s.one_minus_beta_1;
-                v += (g * g - v) * s.one_minus_beta_2;
+                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
+                v += (g2 - v) * s.one_minus_beta_2;
                 weights[i] -= m * s.adam_alpha / (sqrtf(v) + s.epsilon);
                 break;
             }
@@ -333,16 +346,20 @@ __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m = s.beta_1 * m + s.one_minus_beta_1 * g;
-                v = s.beta_2 * v + s.one_minus_beta_2 * (g * g);
+                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
+                v = s.beta_2 * v + s.one_minus_beta_2 * g2;
+                if (!in_batch) break;
                 const float m_hat = s.nadam_g_coeff * g + s.nadam_m_coeff * m;
                 const float v_hat = v * s.nadam_v_scale;
                 weights[i] -= s.learning_rate * m_hat / (sqrtf(v_hat) + s.epsilon);
                 break;
             }
             case OptimizerKind::RMSprop: {
+                if (s.use_momentum && !in_batch) break;
                 const float g = grads[i];
+                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
                 float& v = slot0[i];
-                v = s.rho * v + s.one_minus_rho * (g * g);
+                v = s.rho * v + s.one_minus_rho * g2;
                 const float increment = s.learning_rate * g / sqrtf(v + s.epsilon);
                 if (s.use_momentum) {
                     float& mom = slot1[i];
@@ -407,6 +424,12 @@ void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, 
                         int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position) {
     MIRRORLAB_LAUNCH(embedding_backward_kernel, blocks_for(count * width), kThreads, stream)(
         ids, count, grad_out, vocabulary, width, grad_table, bad_position);
+}
+
+void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
+                              int64_t width, float* grad_squares, float* row_counts) {
+    MIRRORLAB_LAUNCH(embedding_gradient_stats_kernel, blocks_for(count * width), kThreads, stream)(
+        ids, count, grad_out, width, grad_squares, row_counts);
 }
 
 void conv1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t in_channels,
@@ -516,9 +539,9 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
 }
 
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count) {
+                  float* slot1, int64_t count, const IndexedSlicesStats& sparse) {
     MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
-        step, weights, grads, slot0, slot1, count);
+        step, weights, grads, slot0, slot1, count, sparse);
 }
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count) {

@@ -25,6 +25,10 @@ void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, c
 // grad_table (zeroed by the caller) += grad_out rows at ids: a scatter-add with atomics.
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
                         int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position);
+// The IndexedSlices statistics (zeroed by the caller; either may be null): grad_squares += the
+// squared grad_out rows at ids, row_counts[id] += 1 per occurrence. Ids already checked.
+void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
+                              int64_t width, float* grad_squares, float* row_counts);
 
 // Direct 1-D convolution, the reference's loops one output element per thread (same summation
 // order, so the same float result). Used where cuDNN has no algorithm for a shape, or on request.
@@ -83,8 +87,9 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
                            int64_t classes, float* probs, float* grad_logits, float grad_scale, int32_t top_k,
                            RowLoss* rows);
 
+// `sparse` holds device pointers (IndexedSlicesStats, core/optim/optimizer.h).
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count);
+                  float* slot1, int64_t count, const IndexedSlicesStats& sparse);
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count);
 // Per-block partial sums of squares in double; the host adds the kSumOfSquaresBlocks partials.

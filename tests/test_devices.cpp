@@ -81,9 +81,9 @@ class FakeGpuBackend final : public CpuReferenceBackend {
     }
 
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                      const TensorView& slot0, const TensorView& slot1) override {
+                      const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override {
         if (fail_update) throw OpError("[optimizer] simulated device fault");
-        CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1);
+        CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1, sparse);
     }
 
     MemoryArena* attached_arena = nullptr;
@@ -885,7 +885,7 @@ void TestDevices::model_variables_do_not_fit_16mb() {
     auto devices = create_logical_devices(DeviceConfig::parse("cpu:1x16MB"), registry);
     const Model model = embedding_model(2'000'000, 8, 4);  // 16 M floats = 61 MiB of weights alone
     try {
-        ModelReplica replica(model, *devices[0], 4, 2);
+        ModelReplica replica(model, *devices[0], 4, UpdateLayout{2});
         QFAIL("no OutOfMemoryError");
     } catch (const OutOfMemoryError& error) {
         const QString message = QString::fromUtf8(error.what());
@@ -920,8 +920,8 @@ void TestDevices::memory_needed_is_what_a_replica_allocates() {
     for (const Model& model : {Model::reference(), embedding_model(100, 8, 2000), with_dropout}) {
         for (const int slot_count : {0, 1, 2}) {
             for (const std::int32_t batch : {1, 16}) {
-                const ReplicaMemory need = ModelReplica::memory_needed(model, batch, slot_count);
-                ModelReplica replica(model, *devices[0], batch, slot_count);
+                const ReplicaMemory need = ModelReplica::memory_needed(model, batch, UpdateLayout{slot_count});
+                ModelReplica replica(model, *devices[0], batch, UpdateLayout{slot_count});
                 QCOMPARE(devices[0]->arena().stats().bytes_in_use, need.total());
                 QVERIFY(need.state_bytes >= model.total_params() * 4 * (2 + slot_count));
             }
@@ -935,7 +935,7 @@ void TestDevices::model_activations_do_not_fit_and_nothing_leaks() {
     // Tiny weights, but [512, 2000, 8] floats of embedding output is 31 MiB.
     const Model model = embedding_model(100, 8, 2000);
     try {
-        ModelReplica replica(model, *devices[0], 512, 2);
+        ModelReplica replica(model, *devices[0], 512, UpdateLayout{2});
         QFAIL("no OutOfMemoryError");
     } catch (const OutOfMemoryError& error) {
         const QString message = QString::fromUtf8(error.what());
@@ -946,7 +946,7 @@ void TestDevices::model_activations_do_not_fit_and_nothing_leaks() {
     QCOMPARE(devices[0]->arena().stats().bytes_in_use, std::int64_t{0});
     QCOMPARE(devices[0]->arena().stats().allocation_count, std::int64_t{0});
     // A smaller batch fits the same device.
-    ModelReplica replica(model, *devices[0], 16, 2);
+    ModelReplica replica(model, *devices[0], 16, UpdateLayout{2});
     QVERIFY(devices[0]->arena().stats().bytes_in_use > 0);
 }
 

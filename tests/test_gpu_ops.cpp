@@ -453,7 +453,7 @@ void add_optimizer_cases(std::vector<OpCase>& cases) {
         cases.push_back({"apply_update_" + name, 0.0,
                          {f32({count}, uniform(rng, count)), f32({count}, uniform(rng, count, -1e-2f, 1e-2f)), slot0, slot1},
                          [step](Backend& be, const Views& v) {
-                             be.apply_update(step, v[0], v[1], v[2], v[3]);
+                             be.apply_update(step, v[0], v[1], v[2], v[3], {});
                              return none();
                          }});
     }
@@ -461,7 +461,7 @@ void add_optimizer_cases(std::vector<OpCase>& cases) {
     const OptimizerStep step = adam.next_step();
     cases.push_back({"apply_update_missing_slot", 0.0, {f32({count}, uniform(rng, count)), f32({count}, uniform(rng, count)), absent(), absent()},
                      [step](Backend& be, const Views& v) {
-                         be.apply_update(step, v[0], v[1], v[2], v[3]);
+                         be.apply_update(step, v[0], v[1], v[2], v[3], {});
                          return none();
                      }});
 }

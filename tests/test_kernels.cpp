@@ -526,7 +526,7 @@ void TestKernels::optimizers() {
                                weights.size());
         with_threads(2, [&] {
             fast_backend.apply_update(step, view(w, shape), view(grads, shape), view(m, shape),
-                                      view(v, shape));
+                                      view(v, shape), {});
         });
     }
     expect_identical_bits(w_ref, w, "weights");
@@ -647,7 +647,7 @@ void TestKernels::errorsReadAsTheReference() {
     auto update = [&](Backend& backend) {
         return message([&] {
             backend.apply_update(step, view(w, Shape{4}), view(g, Shape{5}), view(w, Shape{4}),
-                                 view(w, Shape{4}));
+                                 view(w, Shape{4}), {});
         });
     };
     QCOMPARE(update(fast_backend), update(reference));
@@ -685,7 +685,7 @@ void TestKernels::warmKernelsDoNotAllocate() {
         backend.conv1d_backward(view(x1, xs), view(k1, ks), view(y1, ys), view(dx1, xs),
                                 view(dk1, ks), view(db1, Shape{64}), {});
         backend.apply_update(step, view(wd, Shape{2336 * 46}), view(dwd, Shape{2336 * 46}),
-                             view(m, Shape{2336 * 46}), view(v, Shape{2336 * 46}));
+                             view(m, Shape{2336 * 46}), view(v, Shape{2336 * 46}), {});
         backend.add_inplace(view(dwd, Shape{2336 * 46}), view(dwd, Shape{2336 * 46}));
         QVERIFY(backend.all_finite(view(wd, Shape{2336 * 46})));
     };
@@ -722,7 +722,7 @@ void TestKernels::warmKernelsDoNotAllocate() {
                 backend.maxpool1d_backward(vp, va, vy);
                 backend.activation_backward(ActivationKind::ReLU, vy, vy, vy);
                 backend.conv1d_backward(vx, vk, vy, vdx, vdk, vdb, {});
-                backend.apply_update(step, fw, fg, fm, fv);
+                backend.apply_update(step, fw, fg, fm, fv, {});
                 backend.add_inplace(fg, fg);
                 (void)backend.all_finite(fw);
             });
@@ -854,7 +854,7 @@ void TestKernels::benchmarkKernels() {
         const OptimizerStep step = schedule.next_step();
         row("nadam update (332,856)", 0, [&](Backend& be) {
             be.apply_update(step, view(w, Shape{n}), view(g, Shape{n}), view(m, Shape{n}),
-                            view(v, Shape{n}));
+                            view(v, Shape{n}), {});
         });
         row("add (all-reduce, 332,856)", 0,
             [&](Backend& be) { be.add_inplace(view(m, Shape{n}), view(g, Shape{n})); });

@@ -786,7 +786,7 @@ void TestOps::embeddingIdOutsideVocabulary() {
     // Through training, as a person meets it: a data set whose ids exceed input_dim.
     const Model model = Model::from_json_text(kModelWithDropout);
     auto device = cpu_device();
-    ModelReplica replica(model, *device, 1, 0);
+    ModelReplica replica(model, *device, 1, UpdateLayout{});
     std::vector<std::int32_t> sample{1, 2, 3, 4, 5, 6, 7, 10};  // input_dim 10: id 10 is out
     std::vector<std::int32_t> label{0};
     message =
@@ -813,7 +813,7 @@ void TestOps::labelOutsideClasses() {
 
     const Model model = Model::from_json_text(kModelWithDropout);  // 3 classes
     auto device = cpu_device();
-    ModelReplica replica(model, *device, 1, 0);
+    ModelReplica replica(model, *device, 1, UpdateLayout{});
     std::vector<std::int32_t> sample{1, 2, 3, 4, 5, 6, 7, 8};
     std::vector<std::int32_t> label{3};
     message =
@@ -849,7 +849,7 @@ void TestOps::modelGradientMatchesFiniteDifferences() {
     const Model model = Model::from_json_text(json.toStdString());
     auto device = cpu_device();
     const std::int32_t batch = 4;
-    ModelReplica replica(model, *device, batch, 0);
+    ModelReplica replica(model, *device, batch, UpdateLayout{});
     std::mt19937 rng(2024);
     std::vector<float> weights = random_weights(model, rng);
     replica.set_weights(weights);
@@ -920,7 +920,7 @@ void TestOps::dropoutIsReproducibleForASeed() {
     const Model model = Model::from_json_text(kModelWithDropout);
     auto device = cpu_device();
     const std::int32_t batch = 3;
-    ModelReplica replica(model, *device, batch, 0);
+    ModelReplica replica(model, *device, batch, UpdateLayout{});
     std::mt19937 rng(99);
     replica.set_weights(random_weights(model, rng));
     std::vector<std::int32_t> ids(static_cast<std::size_t>(batch * model.input_length()));

@@ -18,6 +18,17 @@ void check_same_shape(const TensorView& a, const TensorView& b, std::string_view
     }
 }
 
+void check_indexed_slices(const TensorView& weights, const IndexedSlicesViews& sparse) {
+    if (sparse.grad_squares) check_same_shape(weights, sparse.grad_squares, "optimizer");
+    if (!sparse.row_counts) return;
+    check_rank(weights, 2, "optimizer", "an embedding table with row counts");
+    check_rank(sparse.row_counts, 1, "optimizer", "the embedding row counts");
+    if (sparse.row_counts.shape[0] != weights.shape[0]) {
+        throw OpError("[optimizer] " + std::to_string(sparse.row_counts.shape[0]) + " row counts for a table of " +
+                      std::to_string(weights.shape[0]) + " rows");
+    }
+}
+
 void check_conv1d_shapes(const TensorView& x, const TensorView& kernel, const TensorView& y) {
     check_rank(x, 3, "conv1d", "input");
     check_rank(kernel, 3, "conv1d", "kernel");

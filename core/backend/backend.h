@@ -47,6 +47,13 @@ struct LossCounts {
     }
 };
 
+// The statistics of an Embedding table's IndexedSlices gradient on the device, for its update
+// (IndexedSlicesStats in core/optim/optimizer.h says what each holds). Empty views: the dense update.
+struct IndexedSlicesViews {
+    TensorView grad_squares;  // f32 [V, D], or empty
+    TensorView row_counts;    // f32 [V], or empty
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -81,6 +88,12 @@ public:
     // grad_table [V, D] = scatter-add of grad_out rows at ids.
     virtual void embedding_backward(const TensorView& ids, const TensorView& grad_out,
                                     const TensorView& grad_table) = 0;
+    // What the table's IndexedSlices gradient carries beyond grad_table (see EmbeddingUpdate):
+    // grad_squares [V, D] = scatter-add of the squared grad_out rows, row_counts f32 [V] = how
+    // often each id occurs. Either may be empty (not computed). Ids were checked by
+    // embedding_backward, which runs first.
+    virtual void embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
+                                          const TensorView& grad_squares, const TensorView& row_counts) = 0;
 
     // x [B, T, Cin], kernel [K, Cin, Cout], bias [Cout] -> y [B, To, Cout].
     virtual void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
@@ -123,10 +136,11 @@ public:
                                              const TensorView& probs, const TensorView& grad_logits,
                                              float grad_scale, std::int32_t top_k) = 0;
 
-    // One optimizer step on one variable; slots as OptimizerSchedule::slot_count() says.
+    // One optimizer step on one variable; slots as OptimizerSchedule::slot_count() says. `sparse`
+    // is empty except for an Embedding table (reference_apply_update says what it changes).
     virtual void apply_update(const OptimizerStep& step, const TensorView& weights,
                               const TensorView& grads, const TensorView& slot0,
-                              const TensorView& slot1) = 0;
+                              const TensorView& slot1, const IndexedSlicesViews& sparse) = 0;
 
     // dst += src (same shape); the all-reduce's building block.
     virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;
@@ -138,6 +152,9 @@ public:
 // Checks shared by every backend's ops, so that each reports the same message for the same misuse.
 void check_rank(const TensorView& view, int rank, std::string_view op, std::string_view what);
 void check_same_shape(const TensorView& a, const TensorView& b, std::string_view op);
+// An Embedding update's statistics fit its table: grad_squares the table's shape, row_counts one
+// f32 per row of a [V, D] table. Empty views always fit.
+void check_indexed_slices(const TensorView& weights, const IndexedSlicesViews& sparse);
 // x [B, T, Cin], kernel [K, Cin, Cout], and y [B, To, Cout] unless y is empty.
 void check_conv1d_shapes(const TensorView& x, const TensorView& kernel, const TensorView& y);
 // x [B, In], kernel [In, Out].

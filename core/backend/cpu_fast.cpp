@@ -457,11 +457,13 @@ void CpuFastBackend::activation_backward(ActivationKind kind, const TensorView& 
 
 void CpuFastBackend::apply_update(const OptimizerStep& step, const TensorView& weights,
                                   const TensorView& grads, const TensorView& slot0,
-                                  const TensorView& slot1) {
-    const bool vectorised =
-        (step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam) && slot0 && slot1;
-    if (!vectorised) {  // SGD, RMSprop and misuse (the reference names the missing slot)
-        CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1);
+                                  const TensorView& slot1, const IndexedSlicesViews& sparse) {
+    // The Embedding table's IndexedSlices statistics take the reference path: per-row decisions
+    // and a second input per element, on the one variable that has them.
+    const bool vectorised = (step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam) && slot0 &&
+                            slot1 && !sparse.grad_squares && !sparse.row_counts;
+    if (!vectorised) {  // SGD, RMSprop, embedding statistics and misuse (the reference names the missing slot)
+        CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1, sparse);
         return;
     }
     check_same_shape(weights, grads, "optimizer");

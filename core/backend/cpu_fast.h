@@ -54,7 +54,7 @@ class CpuFastBackend : public CpuReferenceBackend {
     void activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
                              const TensorView& grad_x) override;
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                      const TensorView& slot0, const TensorView& slot1) override;
+                      const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;
     bool all_finite(const TensorView& x) override;
 

@@ -10,6 +10,23 @@
 
 namespace mirrorlab {
 
+namespace {
+
+// The device views of an Embedding update's statistics as the reference kernel's host pointers
+// (a CPU device's memory is host memory).
+IndexedSlicesStats host_slices_stats(const TensorView& weights, const IndexedSlicesViews& sparse) {
+    check_indexed_slices(weights, sparse);
+    IndexedSlicesStats stats;
+    if (sparse.grad_squares) stats.grad_squares = sparse.grad_squares.f32();
+    if (sparse.row_counts) {
+        stats.row_counts = sparse.row_counts.f32();
+        stats.row_width = weights.shape[1];
+    }
+    return stats;
+}
+
+}  // namespace
+
 std::int64_t conv_output_length(std::int64_t input_length, std::int32_t window, std::int32_t stride,
                                 bool same_padding) {
     if (same_padding) return (input_length + stride - 1) / stride;
@@ -90,6 +107,21 @@ void CpuReferenceBackend::embedding_backward(const TensorView& ids, const Tensor
         float* row = grad_table.f32() + id * width;
         const float* g = grad_out.f32() + i * width;
         for (std::int64_t d = 0; d < width; ++d) row[d] += g[d];
+    }
+}
+
+void CpuReferenceBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
+                                                   const TensorView& grad_squares, const TensorView& row_counts) {
+    if (grad_squares) std::fill_n(grad_squares.f32(), grad_squares.numel(), 0.0f);
+    if (row_counts) std::fill_n(row_counts.f32(), row_counts.numel(), 0.0f);
+    const std::int64_t width = grad_out.numel() / std::max<std::int64_t>(ids.numel(), 1);
+    for (std::int64_t i = 0; i < ids.numel(); ++i) {
+        const std::int32_t id = ids.i32()[i];  // checked by embedding_backward
+        if (row_counts) row_counts.f32()[id] += 1.0f;
+        if (!grad_squares) continue;
+        float* row = grad_squares.f32() + id * width;
+        const float* g = grad_out.f32() + i * width;
+        for (std::int64_t d = 0; d < width; ++d) row[d] += g[d] * g[d];
     }
 }
 
@@ -363,10 +395,11 @@ LossCounts CpuReferenceBackend::softmax_cross_entropy(const TensorView& logits, 
 
 void CpuReferenceBackend::apply_update(const OptimizerStep& step, const TensorView& weights,
                                        const TensorView& grads, const TensorView& slot0,
-                                       const TensorView& slot1) {
+                                       const TensorView& slot1, const IndexedSlicesViews& sparse) {
     check_same_shape(weights, grads, "optimizer");
     reference_apply_update(step, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
-                           slot1 ? slot1.f32() : nullptr, static_cast<std::size_t>(weights.numel()));
+                           slot1 ? slot1.f32() : nullptr, static_cast<std::size_t>(weights.numel()),
+                           host_slices_stats(weights, sparse));
 }
 
 void CpuReferenceBackend::add_inplace(const TensorView& dst, const TensorView& src) {

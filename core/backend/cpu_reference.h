@@ -18,6 +18,8 @@ public:
     void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override;
     void embedding_backward(const TensorView& ids, const TensorView& grad_out,
                             const TensorView& grad_table) override;
+    void embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_squares,
+                                  const TensorView& row_counts) override;
     void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                         const TensorView& y, const Conv1DParams& params) override;
     void conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
@@ -43,7 +45,7 @@ public:
                                      const TensorView& probs, const TensorView& grad_logits,
                                      float grad_scale, std::int32_t top_k) override;
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                      const TensorView& slot0, const TensorView& slot1) override;
+                      const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;
     double sum_of_squares(const TensorView& x) override;
     bool all_finite(const TensorView& x) override;

@@ -159,9 +159,10 @@ std::vector<std::string> MirroredStrategy::device_names() const {
 
 void MirroredStrategy::check_memory(const Model& model, std::int32_t global_batch, const OptimizerConfig& optimizer,
                                     int host_weight_copies) const {
-    const int slots = OptimizerSchedule(optimizer).slot_count();
+    const UpdateLayout layout = OptimizerSchedule(optimizer).update_layout();
+    const int slots = layout.optimizer_slots;
     const std::int32_t max_shard = std::max(shard_sizes(global_batch, replica_count())[0], 1);
-    const ReplicaMemory need = ModelReplica::memory_needed(model, max_shard, slots);
+    const ReplicaMemory need = ModelReplica::memory_needed(model, max_shard, layout);
     const std::string params = format_thousands(model.total_params());
     // "4.00 GiB for the weights, gradients and Nadam's 2 slots of 1,000 parameters; 1.0 MiB for a shard of 16 samples"
     const std::string breakdown =
@@ -216,7 +217,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
         // Every replica holds at least one sample's buffers so evaluation can use any shard.
         const std::int32_t max_shard = std::max(sizes[0], 1);
         replicas_.push_back(std::make_unique<ModelReplica>(model, *devices_[static_cast<std::size_t>(r)], max_shard,
-                                                           schedule_->slot_count()));
+                                                           schedule_->update_layout()));
     }
     // Everything a step needs, sized once: steps reuse it and allocate nothing.
     const auto n = static_cast<std::size_t>(replica_count());
@@ -330,7 +331,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     phase.split_ms = ms_between(step_start, begin);
     if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
     if (detailed_stats_) {
-        phase.grad_norm_before = std::sqrt(backend.sum_of_squares(replica.gradient_buffer()));
+        phase.grad_norm_before = std::sqrt(backend.sum_of_squares(replica.variable_gradients()));
         if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
     }
 
@@ -346,7 +347,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
         phase.allreduce_ms = elapsed_ms(start);
         phase.allreduce_begin_ms = ms_between(step_start, start);
         phase.barrier_wait_ms = ms_between(grads_done, start);
-        if (detailed_stats_) phase.grad_norm_after = std::sqrt(backend.sum_of_squares(replica.gradient_buffer()));
+        if (detailed_stats_) phase.grad_norm_after = std::sqrt(backend.sum_of_squares(replica.variable_gradients()));
     }
 
     // 3. A non-finite loss or gradient stops here, before any variable changes. Each replica

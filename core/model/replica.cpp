@@ -52,15 +52,31 @@ std::vector<float> initial_weights(const Model& model, std::uint64_t seed) {
     return flat;
 }
 
-ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_batch, int optimizer_slots) {
+namespace {
+
+// Elements of the Embedding tables' IndexedSlices statistics appended to the gradient buffer.
+std::int64_t embedding_stats_elements(const Model& model, const UpdateLayout& layout) {
+    std::int64_t elements = 0;
+    for (const LayerInfo& info : model.layers()) {
+        if (info.config.kind != LayerKind::Embedding) continue;
+        const Shape& table = info.variables.front().shape;
+        if (layout.embedding_grad_squares) elements += table.numel();
+        if (layout.embedding_row_counts) elements += table[0];
+    }
+    return elements;
+}
+
+}  // namespace
+
+ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_batch, const UpdateLayout& layout) {
     // Sizes are at most 2^40 elements (Model's cap) times a batch of at most 2^24: no overflow.
     auto bytes = [](const Shape& shape, std::int64_t element_bytes) {
         return MemoryArena::rounded_size(shape.numel() * element_bytes);
     };
     const std::int64_t params = model.total_params();
     ReplicaMemory memory;
-    memory.state_bytes = 2 * bytes(Shape{params}, 4);
-    if (optimizer_slots > 0) memory.state_bytes += bytes(Shape{params * optimizer_slots}, 4);
+    memory.state_bytes = bytes(Shape{params}, 4) + bytes(Shape{params + embedding_stats_elements(model, layout)}, 4);
+    if (layout.optimizer_slots > 0) memory.state_bytes += bytes(Shape{params * layout.optimizer_slots}, 4);
     memory.activation_bytes = bytes(Shape{max_batch, model.input_length()}, 4) + bytes(Shape{max_batch}, 4) +
                               bytes(Shape{max_batch, model.num_classes()}, 4);
     for (const LayerInfo& info : model.layers()) {
@@ -74,16 +90,17 @@ ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_b
     return memory;
 }
 
-ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots)
-    : model_(model), device_(device), backend_(device.backend()), max_batch_(max_batch),
-      optimizer_slots_(optimizer_slots) {
+ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, const UpdateLayout& layout)
+    : model_(model), device_(device), backend_(device.backend()), max_batch_(max_batch), layout_(layout) {
     if (max_batch_ <= 0) throw OpError("[replica] the per-replica batch must be positive");
     MemoryArena& arena = device.arena();
     const std::int64_t params = model.total_params();
     weights_ = Tensor(arena, DType::F32, Shape{params}, "the model's variables (" + format_thousands(params) + " parameters)");
-    gradients_ = Tensor(arena, DType::F32, Shape{params}, "the gradients");
-    if (optimizer_slots_ > 0) {
-        slots_ = Tensor(arena, DType::F32, Shape{params * optimizer_slots_}, "the optimizer's slots");
+    const std::int64_t stats_elements = embedding_stats_elements(model, layout_);
+    gradients_ = Tensor(arena, DType::F32, Shape{params + stats_elements},
+                        stats_elements > 0 ? "the gradients and the embedding's IndexedSlices statistics" : "the gradients");
+    if (layout_.optimizer_slots > 0) {
+        slots_ = Tensor(arena, DType::F32, Shape{params * layout_.optimizer_slots}, "the optimizer's slots");
         backend_.fill(slots_, 0.0f);
     }
     input_ids_ = Tensor(arena, DType::I32, Shape{max_batch_, model.input_length()}, "the input batch");
@@ -92,6 +109,7 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
     backend_.fill(gradients_, 0.0f);
 
     std::int64_t offset = 0;
+    std::int64_t stats_offset = params;  // the statistics follow the variables' gradients
     const auto& infos = model.layers();
     layers_.resize(infos.size());
     for (std::size_t i = 0; i < infos.size(); ++i) {
@@ -101,9 +119,20 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
             const std::int64_t count = variable.shape.numel();
             buffers.variables.push_back(weights_.view().slice(offset, variable.shape));
             buffers.grad_variables.push_back(gradients_.view().slice(offset, variable.shape));
-            if (optimizer_slots_ >= 1) buffers.slot0.push_back(slots_.view().slice(offset, variable.shape));
-            if (optimizer_slots_ >= 2) buffers.slot1.push_back(slots_.view().slice(params + offset, variable.shape));
+            if (layout_.optimizer_slots >= 1) buffers.slot0.push_back(slots_.view().slice(offset, variable.shape));
+            if (layout_.optimizer_slots >= 2) buffers.slot1.push_back(slots_.view().slice(params + offset, variable.shape));
             offset += count;
+        }
+        if (info.config.kind == LayerKind::Embedding) {
+            const Shape& table = info.variables.front().shape;
+            if (layout_.embedding_grad_squares) {
+                buffers.embedding_stats.grad_squares = gradients_.view().slice(stats_offset, table);
+                stats_offset += table.numel();
+            }
+            if (layout_.embedding_row_counts) {
+                buffers.embedding_stats.row_counts = gradients_.view().slice(stats_offset, Shape{table[0]});
+                stats_offset += table[0];
+            }
         }
         const std::string what = "the output of layer '" + info.config.name + "'";
         const Shape shape = batched(max_batch_, info.output_shape);
@@ -150,8 +179,9 @@ std::vector<float> ModelReplica::weights() const {
 }
 
 std::vector<float> ModelReplica::gradients() const {
-    std::vector<float> flat(static_cast<std::size_t>(gradients_.numel()));
-    backend_.download(flat.data(), gradients_);
+    const TensorView variables = variable_gradients();
+    std::vector<float> flat(static_cast<std::size_t>(variables.numel()));
+    backend_.download(flat.data(), variables);
     return flat;
 }
 
@@ -279,7 +309,13 @@ LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::in
         const bool last = i + 1 == infos.size();
         const ActivationKind activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
         switch (info.config.kind) {
-            case LayerKind::Embedding: backend_.embedding_backward(in, grad_out, buffers.grad_variables[0]); break;
+            case LayerKind::Embedding:
+                backend_.embedding_backward(in, grad_out, buffers.grad_variables[0]);
+                if (buffers.embedding_stats.grad_squares || buffers.embedding_stats.row_counts) {
+                    backend_.embedding_gradient_stats(in, grad_out, buffers.embedding_stats.grad_squares,
+                                                      buffers.embedding_stats.row_counts);
+                }
+                break;
             case LayerKind::Conv1D:
                 if (activation != ActivationKind::Linear) backend_.activation_backward(activation, out, grad_out, grad_out);
                 backend_.conv1d_backward(in, buffers.variables[0], grad_out, grad_in, buffers.grad_variables[0],
@@ -342,9 +378,11 @@ std::vector<float> ModelReplica::layer_output(std::size_t index, std::int32_t ba
 void ModelReplica::apply_update(const OptimizerStep& step) {
     for (auto& buffers : layers_) {
         for (std::size_t v = 0; v < buffers.variables.size(); ++v) {
+            // Only the Embedding's table (its variable 0) has IndexedSlices statistics.
             backend_.apply_update(step, buffers.variables[v], buffers.grad_variables[v],
-                                  optimizer_slots_ >= 1 ? buffers.slot0[v] : TensorView{},
-                                  optimizer_slots_ >= 2 ? buffers.slot1[v] : TensorView{});
+                                  layout_.optimizer_slots >= 1 ? buffers.slot0[v] : TensorView{},
+                                  layout_.optimizer_slots >= 2 ? buffers.slot1[v] : TensorView{},
+                                  v == 0 ? buffers.embedding_stats : IndexedSlicesViews{});
         }
     }
 }

@@ -10,11 +10,11 @@
 #include "core/backend/backend.h"
 #include "core/backend/tensor.h"
 #include "core/model/model.h"
+#include "core/optim/optimizer.h"
 
 namespace mirrorlab {
 
 class LogicalDevice;
-struct OptimizerStep;
 
 // Keras' default initialisers, seeded: glorot-uniform kernels, zero biases, Embedding
 // uniform(-0.05, 0.05). Returns all variables concatenated in Model::variables() order.
@@ -37,11 +37,12 @@ struct ReplicaMemory {
 class ModelReplica {
 public:
     // Exactly what the constructor below allocates; the two are kept equal by test_mirrored.
-    static ReplicaMemory memory_needed(const Model& model, std::int32_t max_batch, int optimizer_slots);
+    static ReplicaMemory memory_needed(const Model& model, std::int32_t max_batch, const UpdateLayout& layout);
 
-    // Allocates everything for shards of up to `max_batch` samples; throws OutOfMemoryError
-    // (naming the device and the tensor) when the device's limit is too small.
-    ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, int optimizer_slots);
+    // Allocates everything for shards of up to `max_batch` samples and the optimizer's layout
+    // (OptimizerSchedule::update_layout()); throws OutOfMemoryError (naming the device and the
+    // tensor) when the device's limit is too small.
+    ModelReplica(const Model& model, LogicalDevice& device, std::int32_t max_batch, const UpdateLayout& layout);
     ModelReplica(const ModelReplica&) = delete;
     ModelReplica& operator=(const ModelReplica&) = delete;
 
@@ -52,13 +53,16 @@ public:
 
     void set_weights(const std::vector<float>& flat);
     std::vector<float> weights() const;
-    std::vector<float> gradients() const;
+    std::vector<float> gradients() const;  // the variables' gradients, in Model::variables() order
     std::vector<float> optimizer_slots() const;  // all slots, concatenated (for checkpoints / restore)
     void set_optimizer_slots(const std::vector<float>& flat);
     void zero_optimizer_slots();
 
-    // The flat gradient buffer that the cross-device all-reduce works on.
+    // The flat buffer that the cross-device all-reduce sums: the variables' gradients, then the
+    // Embedding tables' IndexedSlices statistics where the layout has them (UpdateLayout).
     TensorView gradient_buffer() const { return gradients_.view(); }
+    // Only the variables' gradients (the first parameter_count() elements): gradient norms.
+    TensorView variable_gradients() const { return gradients_.view().slice(0, Shape{weights_.numel()}); }
     TensorView weight_buffer() const { return weights_.view(); }
 
     // Runs forward (training mode: dropout on), the fused loss and backward for `batch` samples
@@ -83,6 +87,7 @@ private:
         std::vector<TensorView> variables;       // views into weights_
         std::vector<TensorView> grad_variables;  // views into gradients_
         std::vector<TensorView> slot0, slot1;    // views into slots_
+        IndexedSlicesViews embedding_stats;      // Embedding only: views into gradients_ past the variables
     };
 
     void upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -95,7 +100,7 @@ private:
     LogicalDevice& device_;
     Backend& backend_;
     std::int32_t max_batch_ = 0;
-    int optimizer_slots_ = 0;
+    UpdateLayout layout_;
     Tensor weights_, gradients_, slots_;
     Tensor input_ids_, labels_, probabilities_;
     std::vector<LayerBuffers> layers_;

@@ -111,6 +111,27 @@ std::string_view optimizer_name(OptimizerKind kind) {
     return "Invalid";
 }
 
+EmbeddingUpdate embedding_update_from_name(std::string_view name) {
+    for (EmbeddingUpdate update : {EmbeddingUpdate::TF2, EmbeddingUpdate::Keras3, EmbeddingUpdate::Dense}) {
+        if (equals_ignoring_case(name, embedding_update_name(update))) return update;
+    }
+    throw ModelError("[optimizer] unknown embedding update '" + std::string(name) +
+                     "'; accepted: tf2 (tf.keras optimizer_v2, the tutorial's), keras3 (Keras 3 on "
+                     "TensorFlow), dense (Keras 3 on JAX or PyTorch)");
+}
+
+std::string_view embedding_update_name(EmbeddingUpdate update) {
+    switch (update) {
+        case EmbeddingUpdate::TF2:
+            return "tf2";
+        case EmbeddingUpdate::Keras3:
+            return "keras3";
+        case EmbeddingUpdate::Dense:
+            return "dense";
+    }
+    return "invalid";
+}
+
 OptimizerConfig OptimizerConfig::defaults(OptimizerKind kind) {
     OptimizerConfig config;  // member defaults are already Keras's Adam/Nadam/RMSprop values
     config.kind = kind;
@@ -148,15 +169,23 @@ void OptimizerConfig::validate() const {
             prefix(kind) +
             "schedule_decay must be a finite number >= 0 (0.004 in TF2, 1.0 in Keras 3), got " +
             python_float_repr(nadam_schedule_decay));
+    if (embedding_update != EmbeddingUpdate::TF2 && embedding_update != EmbeddingUpdate::Keras3 &&
+        embedding_update != EmbeddingUpdate::Dense)
+        throw ModelError(prefix(kind) + "unknown embedding update; choose tf2, keras3 or dense");
 }
 
 std::string OptimizerConfig::describe() const {
+    // Not a Keras argument: shown only when it is not the tutorial's (TF2) behaviour.
+    const std::string embedding =
+        embedding_update == EmbeddingUpdate::TF2
+            ? std::string()
+            : ", embedding_update='" + std::string(embedding_update_name(embedding_update)) + "'";
     const std::string name(optimizer_name(kind));
     const std::string lr = "learning_rate=" + python_float_repr(learning_rate);
     switch (kind) {
         case OptimizerKind::SGD:
             return name + "(" + lr + ", momentum=" + python_float_repr(momentum) +
-                   ", nesterov=" + (nesterov ? "True" : "False") + ")";
+                   ", nesterov=" + (nesterov ? "True" : "False") + embedding + ")";
         case OptimizerKind::Adam:
         case OptimizerKind::Nadam: {
             std::string out = name + "(" + lr + ", beta_1=" + python_float_repr(beta_1) +
@@ -164,12 +193,12 @@ std::string OptimizerConfig::describe() const {
                               ", epsilon=" + python_float_repr(epsilon);
             if (kind == OptimizerKind::Nadam && nadam_schedule_decay != 0.004)
                 out += ", schedule_decay=" + python_float_repr(nadam_schedule_decay);
-            return out + ")";
+            return out + embedding + ")";
         }
         case OptimizerKind::RMSprop:
             return name + "(" + lr + ", rho=" + python_float_repr(rho) +
                    ", momentum=" + python_float_repr(momentum) +
-                   ", epsilon=" + python_float_repr(epsilon) + ")";
+                   ", epsilon=" + python_float_repr(epsilon) + embedding + ")";
         case OptimizerKind::Invalid:
             break;
     }
@@ -194,6 +223,19 @@ int OptimizerSchedule::slot_count() const {
             break;
     }
     return 0;
+}
+
+UpdateLayout OptimizerSchedule::update_layout() const {
+    UpdateLayout layout;
+    layout.optimizer_slots = slot_count();
+    const OptimizerKind kind = config_.kind;
+    const bool squares_gradient =
+        kind == OptimizerKind::Adam || kind == OptimizerKind::Nadam || kind == OptimizerKind::RMSprop;
+    const bool lazy_rows = kind == OptimizerKind::Nadam ||
+                           ((kind == OptimizerKind::SGD || kind == OptimizerKind::RMSprop) && config_.momentum > 0.0);
+    layout.embedding_grad_squares = config_.embedding_update == EmbeddingUpdate::Keras3 && squares_gradient;
+    layout.embedding_row_counts = config_.embedding_update == EmbeddingUpdate::TF2 && lazy_rows;
+    return layout;
 }
 
 OptimizerStep OptimizerSchedule::next_step() {
@@ -268,7 +310,7 @@ void OptimizerSchedule::restore(const State& state) {
 // Faster and GPU kernels must use the same order and no fused multiply-add contraction to match
 // this oracle bit for bit.
 void reference_apply_update(const OptimizerStep& s, float* weights, const float* grads,
-                            float* slot0, float* slot1, size_t count) {
+                            float* slot0, float* slot1, size_t count, const IndexedSlicesStats& sparse) {
     if (count == 0) return;
     const std::string name(optimizer_name(s.kind));
     if (weights == nullptr || grads == nullptr)
@@ -282,6 +324,15 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
         throw OpError("[optimizer] " + name + " update needs " +
                       std::to_string(needs_slot0 + needs_slot1) +
                       " slot buffer(s) but got a null one");
+    if (sparse.row_counts != nullptr && sparse.row_width <= 0)
+        throw OpError("[optimizer] " + name + " update got embedding row counts without a row width");
+    // g^2 for the second moments: per element, or summed over the slices (Keras 3 on TensorFlow).
+    auto squared = [&](size_t i, float g) { return sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g; };
+    // Whether element i's row is in the global batch (always, without row counts).
+    auto in_batch = [&](size_t i) {
+        return sparse.row_counts == nullptr ||
+               sparse.row_counts[static_cast<std::int64_t>(i) / sparse.row_width] != 0.0f;
+    };
 
     switch (s.kind) {
         case OptimizerKind::SGD:
@@ -291,6 +342,7 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
                 for (size_t i = 0; i < count; ++i) weights[i] -= grads[i] * s.learning_rate;
             } else {
                 for (size_t i = 0; i < count; ++i) {
+                    if (!in_batch(i)) continue;  // TF2 SparseApplyKerasMomentum writes batch rows only
                     float& m = slot0[i];
                     m = m * s.momentum - grads[i] * s.learning_rate;
                     if (s.nesterov)
@@ -308,7 +360,7 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m += (g - m) * s.one_minus_beta_1;
-                v += (g * g - v) * s.one_minus_beta_2;
+                v += (squared(i, g) - v) * s.one_minus_beta_2;
                 weights[i] -= m * s.adam_alpha / (std::sqrt(v) + s.epsilon);
             }
             return;
@@ -321,7 +373,10 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m = s.beta_1 * m + s.one_minus_beta_1 * g;
-                v = s.beta_2 * v + s.one_minus_beta_2 * (g * g);
+                v = s.beta_2 * v + s.one_minus_beta_2 * squared(i, g);
+                // TF2's sparse Nadam decays every row's moments (g is 0 outside the batch, so the
+                // two lines above are exactly its m * beta_1, v * beta_2) but moves batch rows only.
+                if (!in_batch(i)) continue;
                 const float m_hat = s.nadam_g_coeff * g + s.nadam_m_coeff * m;
                 const float v_hat = v * s.nadam_v_scale;
                 weights[i] -= s.learning_rate * m_hat / (std::sqrt(v_hat) + s.epsilon);
@@ -339,8 +394,9 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
             // Momentum (Keras 3 and TF2 alike): mom = momentum * mom + increment; w -= mom.
             for (size_t i = 0; i < count; ++i) {
                 const float g = grads[i];
+                if (s.use_momentum && !in_batch(i)) continue;  // TF2 SparseApplyRMSProp: batch rows only
                 float& v = slot0[i];
-                v = s.rho * v + s.one_minus_rho * (g * g);
+                v = s.rho * v + s.one_minus_rho * squared(i, g);
                 const float increment = s.learning_rate * g / std::sqrt(v + s.epsilon);
                 if (s.use_momentum) {
                     float& mom = slot1[i];

@@ -19,6 +19,32 @@ namespace mirrorlab {
 
 enum class OptimizerKind { Invalid = 0, SGD, Adam, Nadam, RMSprop };
 
+// How the Embedding table's gradient enters the update. TensorFlow hands it to the optimizer as
+// tf.IndexedSlices, one slice per token occurrence in the batch (duplicates not merged; under
+// MirroredStrategy the replicas' slices are concatenated), and the Keras generations treat those
+// slices differently. Only optimizers that square the gradient or keep momentum can tell.
+enum class EmbeddingUpdate {
+    // tf.keras optimizer_v2 (TF 2.0-2.10, tf.keras.optimizers.legacy up to 2.15; the tutorial's):
+    // duplicate slices are summed first (_deduplicate_indexed_slices), so moments see (sum g)^2
+    // like a dense gradient, but the sparse kernels only write the rows in the batch: Nadam
+    // decays m and v of every row yet moves only rows in the batch; SGD and RMSprop with
+    // momentum leave rows outside the batch untouched (weights and slots). Adam and momentum-free
+    // SGD/RMSprop equal the dense update.
+    TF2,
+    // Keras >= 2.11 and Keras 3 on TensorFlow: the update runs on the slices as ops, and
+    // ops.square squares each slice before the slices are summed into the moment, so Adam, Nadam
+    // and RMSprop accumulate sum_k g_k^2 over the occurrences of a row instead of (sum_k g_k)^2.
+    // Every row is updated.
+    Keras3,
+    // A dense gradient (Keras 3 on JAX or PyTorch, or a gradient converted with
+    // tf.convert_to_tensor): every row updated with (sum g)^2.
+    Dense,
+};
+
+// "tf2", "keras3", "dense" (case-insensitive); anything else throws ModelError naming them.
+EmbeddingUpdate embedding_update_from_name(std::string_view name);
+std::string_view embedding_update_name(EmbeddingUpdate update);
+
 // Case-insensitive "sgd", "adam", "nadam", "rmsprop". Anything else throws ModelError naming
 // the accepted spellings.
 OptimizerKind optimizer_kind_from_name(std::string_view name);
@@ -43,6 +69,9 @@ struct OptimizerConfig {
     // (0.96^t, i.e. 1.0 here), so u_t reaches 0.9 within ~100 steps. Not a Keras argument;
     // describe() shows it only when it differs from the TF2 default.
     double nadam_schedule_decay = 0.004;
+    // See EmbeddingUpdate. TF2 by default, with the TF2 Nadam schedule above: the tutorial's
+    // optimizer is tf.keras' optimizer_v2 Nadam. describe() shows it only when not TF2.
+    EmbeddingUpdate embedding_update = EmbeddingUpdate::TF2;
 
     // Keras defaults: SGD(learning_rate=0.01, momentum=0.0, nesterov=False),
     // Adam/Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07),
@@ -88,6 +117,23 @@ struct OptimizerStep {
     float nadam_v_scale = 0.0f;
 };
 
+// What a replica allocates beside the weights and gradients for this optimizer: the slots, and for
+// every Embedding table the statistics of its IndexedSlices gradient that EmbeddingUpdate needs.
+struct UpdateLayout {
+    int optimizer_slots = 0;
+    bool embedding_grad_squares = false;  // Keras3 with Adam, Nadam or RMSprop: sum_k g_k^2 per element
+    bool embedding_row_counts = false;    // TF2 with Nadam, or SGD/RMSprop with momentum: rows in the batch
+};
+
+// The statistics of an Embedding table's IndexedSlices gradient, for the update of that table
+// (null pointers where the UpdateLayout has none). Both are summed over the global batch (the
+// all-reduce adds them like the gradient), so every replica applies the same update.
+struct IndexedSlicesStats {
+    const float* grad_squares = nullptr;  // [rows * row_width]: sum over occurrences of g^2
+    const float* row_counts = nullptr;    // [rows]: occurrences of the row in the global batch
+    std::int64_t row_width = 0;           // elements per row (the Embedding's output_dim)
+};
+
 // Host-side optimizer state shared by all variables of one model (per-variable slots live with
 // the variables). Call next_step() once per training step, then apply the returned step to
 // every variable on every replica.
@@ -100,6 +146,8 @@ class OptimizerSchedule {
     // Number of per-variable state buffers the kernel needs (see OptimizerStep's slot layout):
     // SGD 0 (1 with momentum), Adam 2, Nadam 2, RMSprop 1 (2 with momentum).
     int slot_count() const;
+    // The slots and the embedding-gradient statistics (see UpdateLayout) the update reads.
+    UpdateLayout update_layout() const;
 
     // Advances the iteration counter (and Nadam's momentum-schedule product) and returns the
     // scalars for the new step t = iterations().
@@ -125,8 +173,12 @@ class OptimizerSchedule {
 
 // Plain reference kernel, the oracle for every faster or GPU kernel: updates `count` elements
 // of `weights` (and the slots) in place from `grads`. slot0/slot1 may be null where the slot
-// layout says they are unused; a needed slot that is null throws OpError.
+// layout says they are unused; a needed slot that is null throws OpError. `sparse` is for an
+// Embedding table (see EmbeddingUpdate): grad_squares replaces g * g in the second moments, and a
+// row whose count is 0 gets the TF2 sparse kernels' treatment (Nadam: moments decay, the weights
+// stay; SGD/RMSprop with momentum: nothing changes). Its default is the dense update.
 void reference_apply_update(const OptimizerStep& step, float* weights, const float* grads,
-                            float* slot0, float* slot1, size_t count);
+                            float* slot0, float* slot1, size_t count,
+                            const IndexedSlicesStats& sparse = {});
 
 }  // namespace mirrorlab
