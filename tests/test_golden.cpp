@@ -1,8 +1,12 @@
-// Golden end-to-end test against Keras 3, in the manner of llm.c's test_gpt2: two tiny fixed
-// models (tests/data/keras_golden_{a,b}), their Keras activations, logits, probabilities, loss
-// and every gradient for one batch, and 10-step trajectories of six optimizers. The numbers come
-// from TensorFlow/Keras (tests/golden/make_keras_golden.py, which also checks itself against an
-// independent numpy transcription); nothing here is computed by the code under test.
+// Golden end-to-end test against Keras, in the manner of llm.c's test_gpt2: two tiny fixed
+// models (tests/data/keras_golden_{a,b}), their Keras 3 activations, logits, probabilities, loss
+// and every gradient for one batch, and 10-step trajectories of six Keras 3 optimizers as a user
+// runs them (IndexedSlices embedding gradients) and fed dense gradients; plus tf.keras 2's
+// optimizer_v2 trajectories (keras_golden_{a,b}_tf2.txt: the tutorial's Nadam and the other
+// sparse updates that move only the Embedding rows in the batch). The numbers come from
+// TensorFlow/Keras (tests/golden/make_keras_golden.py and make_tf2_golden.py, which check
+// themselves against independent numpy transcriptions); nothing here is computed by the code
+// under test.
 //
 // Every comparison is printed as a table row (max |a - e|, max |a - e| / |e|, tolerance), so a
 // failure says which tensor drifted and by how much.
@@ -195,8 +199,13 @@ struct Golden {
         return flat;
     }
 
-    // Splits the engine's flat buffer back into variables and compares each with "<prefix><var>".
-    void compare_variables(Report& report, const std::vector<float>& flat,
+    // Splits the engine's flat buffer back into variables and compares each with "<prefix><var>"
+    // of `expected` (this fixture or a trajectory fixture made from it).
+    void compare_variables(Report& report, const std::vector<float>& flat, const std::string& prefix,
+                           Tolerance tolerance) const {
+        compare_variables(report, flat, fixture, prefix, tolerance);
+    }
+    void compare_variables(Report& report, const std::vector<float>& flat, const Fixture& expected,
                            const std::string& prefix, Tolerance tolerance) const {
         std::size_t offset = 0;
         for (const auto& variable : model.variables()) {
@@ -204,7 +213,7 @@ struct Golden {
             const std::vector<float> part(
                 flat.begin() + static_cast<std::ptrdiff_t>(std::min(offset, flat.size())),
                 flat.begin() + static_cast<std::ptrdiff_t>(std::min(offset + count, flat.size())));
-            report.add(compare(prefix + variable.name, part, fixture.at(prefix + variable.name),
+            report.add(compare(prefix + variable.name, part, expected.at(prefix + variable.name),
                                tolerance));
             offset += count;
         }
@@ -269,12 +278,15 @@ bool parse_bool(const std::string& run, const std::string& key, const std::strin
     throw std::runtime_error("optimizer " + run + ": " + key + "=" + text + " is not True/False");
 }
 
-bool fixture_is_keras_3(const Fixture& fixture) {
+bool header_says(const Fixture& fixture, const std::string& text) {
     for (const auto& comment : fixture.comments()) {
-        if (comment.find("keras 3.") != std::string::npos) return true;
+        if (comment.find(text) != std::string::npos) return true;
     }
     return false;
 }
+bool fixture_is_keras_3(const Fixture& fixture) { return header_says(fixture, "keras 3."); }
+// tests/golden/make_tf2_golden.py: tf.keras 2 with its optimizer_v2 ("legacy") optimizers.
+bool fixture_is_tf2(const Fixture& fixture) { return header_says(fixture, "keras 2.") && header_says(fixture, "legacy"); }
 
 // Builds the engine's config from Keras' get_config() as the fixture header records it, so the
 // test cannot run with other hyper-parameters than Keras did. Every key must be understood:
@@ -287,8 +299,13 @@ OptimizerConfig config_from_header(const Fixture& fixture, const std::string& ru
     }
     // Keras 3 passes the Embedding gradient as IndexedSlices ("<opt>"); "<opt>_densegrad" runs fed
     // it dense gradients instead (what Keras 3 on JAX or PyTorch does).
+    const bool tf2 = fixture_is_tf2(fixture);
+    if (!tf2 && !fixture_is_keras_3(fixture)) {
+        throw std::runtime_error(fixture.path() + ": the header names neither Keras 3 nor tf.keras 2's legacy "
+                                                  "optimizers; the optimizers' semantics depend on it");
+    }
     std::string base = run;
-    EmbeddingUpdate embedding_update = EmbeddingUpdate::Keras3;
+    EmbeddingUpdate embedding_update = tf2 ? EmbeddingUpdate::TF2 : EmbeddingUpdate::Keras3;
     if (const auto pos = base.find("_densegrad"); pos != std::string::npos) {
         base.erase(pos);
         embedding_update = EmbeddingUpdate::Dense;
@@ -302,12 +319,15 @@ OptimizerConfig config_from_header(const Fixture& fixture, const std::string& ru
     } else if (base == "adam" || base == "nadam") {
         config.kind = base == "adam" ? OptimizerKind::Adam : OptimizerKind::Nadam;
         required.insert(required.end(), {"beta_1", "beta_2", "epsilon"});
-    } else if (base == "rmsprop") {
+    } else if (base == "rmsprop" || base == "rmsprop_momentum") {
         config.kind = OptimizerKind::RMSprop;
         required.insert(required.end(), {"rho", "momentum", "epsilon"});
     } else {
         throw std::runtime_error(fixture.path() + ": unknown optimizer run '" + run + "'");
     }
+    // tf.keras 2's `decay`: Nadam's momentum-schedule decay; for the others a learning-rate decay
+    // the engine does not have (so it must be 0).
+    if (tf2) required.push_back("decay");
     const auto& keys = it->second;
     for (const auto& key : required) {
         if (keys.count(key) == 0)
@@ -326,6 +346,14 @@ OptimizerConfig config_from_header(const Fixture& fixture, const std::string& ru
             config.momentum = parse_number(run, key, value);
         } else if (key == "rho") {
             config.rho = parse_number(run, key, value);
+        } else if (key == "decay" && tf2) {
+            const double decay = parse_number(run, key, value);
+            if (config.kind == OptimizerKind::Nadam) {
+                config.nadam_schedule_decay = decay;
+            } else if (decay != 0.0) {
+                throw std::runtime_error("optimizer " + run + ": a learning-rate decay of " + value +
+                                         " is not supported by the engine");
+            }
         } else if (key == "nesterov") {
             config.nesterov = parse_bool(run, key, value);
         } else if (key == "weight_decay" || key == "clipnorm" || key == "global_clipnorm" ||
@@ -347,43 +375,63 @@ OptimizerConfig config_from_header(const Fixture& fixture, const std::string& ru
                                      value);
         }
     }
-    if (config.kind == OptimizerKind::Nadam) {
-        // Keras 3's Nadam uses u_t = beta_1 * (1 - 0.5 * 0.96^t); TF2's tf.keras Nadam (the
-        // tutorial's, our default 0.004) uses 0.96^(0.004 t). The fixtures come from Keras 3, so
-        // the engine must run with the Keras 3 schedule to reproduce them.
-        if (!fixture_is_keras_3(fixture)) {
-            throw std::runtime_error(fixture.path() +
-                                     ": the header does not say Keras 3; Nadam's momentum "
-                                     "schedule depends on the Keras version (see OptimizerConfig)");
-        }
-        config.nadam_schedule_decay = 1.0;
-    }
+    // Keras 3's Nadam uses u_t = beta_1 * (1 - 0.5 * 0.96^t); TF2's tf.keras Nadam (the tutorial's,
+    // our default) uses 0.96^(0.004 t), which its fixture states as decay=0.004.
+    if (config.kind == OptimizerKind::Nadam && !tf2) config.nadam_schedule_decay = 1.0;
     config.validate();
     return config;
 }
 
-// Runs `run` for as many steps as the fixture has losses, from the exported initial weights.
-void check_trajectory(const Golden& golden, const std::string& run, Report& report) {
-    const OptimizerConfig config = config_from_header(golden.fixture, run);
+// The batches a trajectory fixture's steps cycle through: the Keras 3 fixtures repeat their one
+// batch; the TF2 fixtures alternate two (`batches` [2, batch, length]) so rows leave the batch.
+std::vector<std::vector<std::int32_t>> trajectory_batches(const Golden& golden, const Fixture& fixture) {
+    const FixtureTensor* batches = fixture.find("batches");
+    if (batches == nullptr) return {golden.ids};
+    if (!batches->is_int || batches->shape.size() != 3 || batches->shape[1] != golden.batch ||
+        batches->shape[2] != golden.model.input_length()) {
+        throw std::runtime_error(fixture.path() + ": batches " + batches->shape_text() + " must be i32 [n, " +
+                                 std::to_string(golden.batch) + ", " + std::to_string(golden.model.input_length()) +
+                                 "]");
+    }
+    const auto size = static_cast<std::size_t>(golden.batch) * static_cast<std::size_t>(golden.model.input_length());
+    std::vector<std::vector<std::int32_t>> out;
+    for (std::size_t b = 0; b < static_cast<std::size_t>(batches->shape[0]); ++b) {
+        out.emplace_back(batches->i32.begin() + static_cast<std::ptrdiff_t>(b * size),
+                         batches->i32.begin() + static_cast<std::ptrdiff_t>((b + 1) * size));
+    }
+    return out;
+}
+
+// Runs `run` of `fixture` with `config` for as many steps as the fixture has losses, from the
+// exported initial weights, step i on batch i % n.
+void check_trajectory(const Golden& golden, const Fixture& fixture, const std::string& run,
+                      const OptimizerConfig& config, Report& report) {
     qInfo("%s: %s", run.c_str(), config.describe().c_str());
     OptimizerSchedule schedule(config);
     auto device = cpu_device();
     ModelReplica replica(golden.model, *device, golden.batch, schedule.update_layout());
     replica.set_weights(golden.initial_weights);
+    const auto batches = trajectory_batches(golden, fixture);
 
-    const FixtureTensor& expected_losses = golden.fixture.at(run + "/losses");
+    const FixtureTensor& expected_losses = fixture.at(run + "/losses");
     std::vector<float> losses;
     for (std::int64_t step = 0; step < expected_losses.numel(); ++step) {
-        const LossCounts counts = replica.forward_backward(golden.ids.data(), golden.labels.data(),
-                                                           golden.batch, golden.batch, 0, nullptr);
+        const auto& ids = batches[static_cast<std::size_t>(step) % batches.size()];
+        const LossCounts counts =
+            replica.forward_backward(ids.data(), golden.labels.data(), golden.batch, golden.batch, 0, nullptr);
         losses.push_back(
             static_cast<float>(counts.loss_sum / golden.batch));  // before the update, as Keras'
         replica.apply_update(schedule.next_step());
     }
     report.add(compare(run + "/losses", losses, expected_losses, kTrajectoryTolerance));
-    const std::vector<float> weights = replica.weights();
-    golden.compare_variables(report, weights, run + "/weights/", kTrajectoryTolerance);
+    golden.compare_variables(report, replica.weights(), fixture, run + "/weights/", kTrajectoryTolerance);
 }
+
+void check_trajectory(const Golden& golden, const Fixture& fixture, const std::string& run, Report& report) {
+    check_trajectory(golden, fixture, run, config_from_header(fixture, run), report);
+}
+
+Fixture tf2_fixture(const std::string& key) { return Fixture::read(data_path("keras_golden_" + key + "_tf2.txt")); }
 
 }  // namespace
 
@@ -396,6 +444,10 @@ class TestGolden : public QObject {
     void forwardLossAndGradients();
     void trajectories_data();
     void trajectories();
+    void tutorialTf2Trajectories_data();
+    void tutorialTf2Trajectories();
+    void wrongEmbeddingUpdateFails_data();
+    void wrongEmbeddingUpdateFails();
     void perturbedWeightFailsTheComparison_data();
     void perturbedWeightFailsTheComparison();
 };
@@ -464,9 +516,88 @@ void TestGolden::trajectories() {
         const Golden golden(key.toStdString());
         Report report("model " + key.toStdString() + ": 10 steps of " + run.toStdString() +
                       " vs Keras");
-        check_trajectory(golden, run.toStdString(), report);
+        check_trajectory(golden, golden.fixture, run.toStdString(), report);
         report.print();
         QVERIFY2(report.all_ok(), report.failures().c_str());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
+}
+
+void TestGolden::tutorialTf2Trajectories_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("run");
+    // tf.keras 2's optimizer_v2 (tests/golden/make_tf2_golden.py, TensorFlow 2.15's legacy
+    // optimizers): the tutorial's Nadam, with its 0.004 momentum schedule and its sparse update
+    // that moves only the Embedding rows in the batch; the two lazy momentum optimizers; and Adam,
+    // whose sparse update equals the dense one. RMSprop without momentum is left out: tf.keras 2
+    // puts its epsilon outside the square root, the engine (as Keras 3) inside.
+    for (const char* key : {"a", "b"}) {
+        for (const char* run : {"nadam", "adam", "sgd_momentum", "rmsprop_momentum"}) {
+            QTest::addRow("%s/%s", key, run) << QString(key) << QString(run);
+        }
+    }
+}
+
+void TestGolden::tutorialTf2Trajectories() {
+    QFETCH(QString, key);
+    QFETCH(QString, run);
+    try {
+        const Golden golden(key.toStdString());
+        const Fixture fixture = tf2_fixture(key.toStdString());
+        const OptimizerConfig config = config_from_header(fixture, run.toStdString());
+        QCOMPARE(config.embedding_update, EmbeddingUpdate::TF2);
+        // The engine's defaults are the tutorial's: the fixture must need nothing else.
+        OptimizerConfig defaults = OptimizerConfig::defaults(config.kind);
+        QCOMPARE(defaults.embedding_update, config.embedding_update);
+        QCOMPARE(defaults.nadam_schedule_decay, config.nadam_schedule_decay);
+        Report report("model " + key.toStdString() + ": 10 steps of " + run.toStdString() + " vs tf.keras 2 (TF2)");
+        check_trajectory(golden, fixture, run.toStdString(), config, report);
+        report.print();
+        QVERIFY2(report.all_ok(), report.failures().c_str());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
+}
+
+void TestGolden::wrongEmbeddingUpdateFails_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<bool>("tf2");
+    QTest::addColumn<QString>("run");
+    QTest::addColumn<int>("wrong");
+    for (const char* key : {"a", "b"}) {
+        QTest::addRow("%s/keras3 nadam run as dense", key) << QString(key) << false << "nadam" << int(EmbeddingUpdate::Dense);
+        QTest::addRow("%s/keras3 rmsprop run as tf2", key) << QString(key) << false << "rmsprop" << int(EmbeddingUpdate::TF2);
+        QTest::addRow("%s/keras3 adam_densegrad run as keras3", key)
+            << QString(key) << false << "adam_densegrad" << int(EmbeddingUpdate::Keras3);
+        QTest::addRow("%s/tf2 nadam run as dense", key) << QString(key) << true << "nadam" << int(EmbeddingUpdate::Dense);
+        QTest::addRow("%s/tf2 sgd_momentum run as keras3", key)
+            << QString(key) << true << "sgd_momentum" << int(EmbeddingUpdate::Keras3);
+        QTest::addRow("%s/tf2 rmsprop_momentum run as dense", key)
+            << QString(key) << true << "rmsprop_momentum" << int(EmbeddingUpdate::Dense);
+    }
+}
+
+// The negative control for the semantics: each fixture run, replayed with another Embedding
+// update than the one it was made with, must fail, or the trajectories above prove nothing
+// about EmbeddingUpdate.
+void TestGolden::wrongEmbeddingUpdateFails() {
+    QFETCH(QString, key);
+    QFETCH(bool, tf2);
+    QFETCH(QString, run);
+    QFETCH(int, wrong);
+    try {
+        const Golden golden(key.toStdString());
+        const Fixture fixture = tf2 ? tf2_fixture(key.toStdString()) : golden.fixture;
+        OptimizerConfig config = config_from_header(fixture, run.toStdString());
+        QVERIFY(config.embedding_update != static_cast<EmbeddingUpdate>(wrong));
+        config.embedding_update = static_cast<EmbeddingUpdate>(wrong);
+        Report report("model " + key.toStdString() + ": " + run.toStdString() + " with embedding_update='" +
+                      std::string(embedding_update_name(config.embedding_update)) +
+                      "' (negative control: must FAIL)");
+        check_trajectory(golden, fixture, run.toStdString(), config, report);
+        report.print();
+        QVERIFY2(!report.all_ok(), "the wrong embedding update went unnoticed");
     } catch (const std::exception& error) {
         QFAIL(error.what());
     }
