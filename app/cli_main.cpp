@@ -117,6 +117,10 @@ train options:
   --seed N                      (default 0)
   --optimizer NAME              nadam | adam | sgd | rmsprop (default nadam)
   --learning-rate X             (default: the optimizer's Keras default)
+  --keras-semantics NAME        tf2 | keras3 | dense: which Keras the optimizer follows where they
+                                differ (the Embedding's sparse update, Nadam's schedule): tf.keras 2
+                                as in the tutorial (default), Keras 3 on TensorFlow, or Keras 3 on
+                                JAX/PyTorch (dense gradients)
   --all-reduce NAME             auto | reduce | ring (default auto)
   --early-stopping PATIENCE     stop when val_loss has not improved for PATIENCE epochs and
                                 restore the best epoch's weights
@@ -250,6 +254,9 @@ int command_train(const Options& options) {
         config.optimizer.learning_rate = std::strtod(it->second.c_str(), &end);
         if (end == it->second.c_str() || *end != '\0') usage_error("--learning-rate must be a number, got '" + it->second + "'");
     }
+    if (auto it = options.values.find("--keras-semantics"); it != options.values.end()) {
+        config.optimizer.follow_keras(embedding_update_from_name(it->second));
+    }
     config.optimizer.validate();
     if (auto it = options.values.find("--all-reduce"); it != options.values.end()) {
         config.all_reduce = all_reduce_from_name(it->second);
@@ -373,8 +380,8 @@ int main(int argc, char** argv) {
         if (command == "train") {
             return command_train(parse_options(argc, argv, 2,
                                                {"--model", "--data", "--devices", "--epochs", "--batch-size", "--seed",
-                                                "--optimizer", "--learning-rate", "--all-reduce", "--early-stopping",
-                                                "--steps-per-epoch", "--oov"}));
+                                                "--optimizer", "--learning-rate", "--keras-semantics", "--all-reduce",
+                                                "--early-stopping", "--steps-per-epoch", "--oov"}));
         }
         usage_error("unknown command '" + command + "'");
     } catch (const Error& error) {

@@ -385,7 +385,20 @@ void TestCli::trainPrintsKerasProgress() {
     QVERIFY2(progress_lines == 2, qPrintable(describe(r)));
     QVERIFY2(r.err.contains(QStringLiteral("Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)")),
              qPrintable(describe(r)));
+    // The tutorial's optimizer, as Keras would print its config (tf.keras 2 semantics: nothing extra).
+    QVERIFY2(r.err.contains(QStringLiteral("Optimizer: Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07)\n")),
+             qPrintable(describe(r)));
     QVERIFY2(count_error_lines(r) == 0, qPrintable(describe(r)));
+
+    // --keras-semantics keras3: Keras 3's Nadam schedule and Embedding update, said in the log.
+    const CliResult keras3 = run_cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu:2"),
+                                      QStringLiteral("--epochs"), QStringLiteral("1"), QStringLiteral("--data"),
+                                      QStringLiteral("synthetic:300:100"), QStringLiteral("--model"), small_model_,
+                                      QStringLiteral("--keras-semantics"), QStringLiteral("keras3")});
+    QVERIFY2(keras3.finished && keras3.exit_code == 0, qPrintable(describe(keras3)));
+    QVERIFY2(keras3.err.contains(QStringLiteral("Optimizer: Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, "
+                                                "epsilon=1e-07, schedule_decay=1.0, embedding_update='keras3')")),
+             qPrintable(describe(keras3)));
 }
 
 void TestCli::trainJsonStreamsEvents() {
@@ -455,6 +468,9 @@ void TestCli::errors_data() {
                                       << 2 << QStringLiteral("--batch-size must be an integer from 1 to 16777216");
     QTest::newRow("gpu index past int32") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("gpu:99999999999")}
                                           << 1 << QStringLiteral("'99999999999' is not a GPU index");
+    QTest::newRow("unknown keras semantics")
+        << train + QStringList{QStringLiteral("--keras-semantics"), QStringLiteral("keras2")} << 1
+        << QStringLiteral("unknown embedding update 'keras2'; accepted: tf2");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("train"), QStringLiteral("--frobnicate"), QStringLiteral("1")}
                                     << 2 << QStringLiteral("--frobnicate");
     QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate")} << 2 << QStringLiteral("frobnicate");

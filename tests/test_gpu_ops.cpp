@@ -228,6 +228,18 @@ void add_embedding_cases(std::vector<OpCase>& cases) {
     cases.push_back({"embedding_backward", 1e-10,
                      {i32({4, 12}, integers(rng, 48, 0, 9)), f32({4, 12, 7}, uniform(rng, 336)), output({10, 7})},
                      [](Backend& b, const Views& v) { b.embedding_backward(v[0], v[1], v[2]); return none(); }});
+    // The IndexedSlices statistics: squares summed per row in any order (atomics), counts exact.
+    const auto stats_ids = integers(rng, 48, 0, 9);
+    const auto stats_grads = uniform(rng, 336);
+    cases.push_back({"embedding_gradient_stats", 1e-10,
+                     {i32({4, 12}, stats_ids), f32({4, 12, 7}, stats_grads), output({10, 7}), output({10})},
+                     [](Backend& b, const Views& v) { b.embedding_gradient_stats(v[0], v[1], v[2], v[3]); return none(); }});
+    cases.push_back({"embedding_gradient_stats_squares_only", 1e-10,
+                     {i32({4, 12}, stats_ids), f32({4, 12, 7}, stats_grads), output({10, 7}), absent()},
+                     [](Backend& b, const Views& v) { b.embedding_gradient_stats(v[0], v[1], v[2], v[3]); return none(); }});
+    cases.push_back({"embedding_gradient_stats_counts_only", 0.0,
+                     {i32({4, 12}, stats_ids), f32({4, 12, 7}, stats_grads), absent(), output({10})},
+                     [](Backend& b, const Views& v) { b.embedding_gradient_stats(v[0], v[1], v[2], v[3]); return none(); }});
     auto bad = integers(rng, 48, 0, 9);
     bad[3] = -1;
     cases.push_back({"embedding_backward_bad_id", 0.0,
@@ -456,6 +468,31 @@ void add_optimizer_cases(std::vector<OpCase>& cases) {
                              be.apply_update(step, v[0], v[1], v[2], v[3], {});
                              return none();
                          }});
+    }
+    // An Embedding table [50, 7] with its IndexedSlices statistics: TF2's row counts (a third of
+    // the rows outside the batch) and Keras 3's summed squares, for every optimizer.
+    const std::int64_t rows = 50, width = 7, table = rows * width;
+    std::vector<float> counts(static_cast<std::size_t>(rows));
+    for (auto& c : counts) c = static_cast<float>(std::uniform_int_distribution<int>(0, 2)(rng));
+    for (const auto& [name, config] : configs) {
+        OptimizerSchedule schedule(config);
+        OptimizerStep step;
+        for (int i = 0; i < 3; ++i) step = schedule.next_step();
+        const int slot_count = schedule.slot_count();
+        auto slot = [&](int index) {
+            return slot_count > index ? f32({rows, width}, uniform(rng, table, 0.0f, 1e-4f)) : absent();
+        };
+        for (const bool with_counts : {true, false}) {
+            HostTensor squares = with_counts ? absent() : f32({rows, width}, uniform(rng, table, 0.0f, 1e-4f));
+            HostTensor row_counts = with_counts ? f32({rows}, counts) : absent();
+            cases.push_back({"apply_update_" + name + (with_counts ? "_tf2_rows" : "_keras3_squares"), 0.0,
+                             {f32({rows, width}, uniform(rng, table)), f32({rows, width}, uniform(rng, table, -1e-2f, 1e-2f)),
+                              slot(0), slot(1), squares, row_counts},
+                             [step](Backend& be, const Views& v) {
+                                 be.apply_update(step, v[0], v[1], v[2], v[3], IndexedSlicesViews{v[4], v[5]});
+                                 return none();
+                             }});
+        }
     }
     OptimizerSchedule adam(OptimizerConfig::defaults(OptimizerKind::Adam));
     const OptimizerStep step = adam.next_step();

@@ -503,15 +503,30 @@ void TestMirrored::all_reduce_sums_bit_identically() {
 // ---- The mirrored step -------------------------------------------------------------------
 
 void TestMirrored::mirrored_step_equals_single_step_data() {
-    add_algorithm_rows_by_replicas({2, 3, 4});
+    // Nadam's embedding statistics travel in the all-reduced buffer: TF2's row counts (the
+    // default) and Keras 3's squared slices must add up across replicas like the gradient.
+    QTest::addColumn<int>("replicas");
+    QTest::addColumn<int>("algorithm");
+    QTest::addColumn<int>("embedding_update");
+    for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::ReduceToOneDevice}) {
+        for (int n : {2, 3, 4}) {
+            for (auto update : {EmbeddingUpdate::TF2, EmbeddingUpdate::Keras3}) {
+                const std::string row = std::string(all_reduce_name(algorithm)) + "/" + std::to_string(n) + "/" +
+                                        std::string(embedding_update_name(update));
+                QTest::newRow(row.c_str()) << n << static_cast<int>(algorithm) << static_cast<int>(update);
+            }
+        }
+    }
 }
 
 void TestMirrored::mirrored_step_equals_single_step() {
     QFETCH(int, replicas);
     QFETCH(int, algorithm);
+    QFETCH(int, embedding_update);
     const Model model = tiny_model();
     const std::vector<float> initial = initial_weights(model, 2024);
-    const OptimizerConfig nadam = OptimizerConfig::defaults(OptimizerKind::Nadam);
+    OptimizerConfig nadam = OptimizerConfig::defaults(OptimizerKind::Nadam);
+    nadam.embedding_update = static_cast<EmbeddingUpdate>(embedding_update);
     const std::int32_t global_batch = 12;
 
     auto single = make_strategy("cpu", AllReduceAlgorithm::Auto);

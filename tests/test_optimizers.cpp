@@ -164,6 +164,98 @@ class TestOptimizers : public QObject {
     Q_OBJECT
 
   private slots:
+    // ---- the Embedding's IndexedSlices semantics (EmbeddingUpdate) ----
+    void embeddingUpdateNamesAndLayouts() {
+        QCOMPARE(OptimizerConfig().embedding_update, EmbeddingUpdate::TF2);  // the tutorial's
+        for (auto update : {EmbeddingUpdate::TF2, EmbeddingUpdate::Keras3, EmbeddingUpdate::Dense})
+            QCOMPARE(embedding_update_from_name(embedding_update_name(update)), update);
+        QCOMPARE(embedding_update_from_name("Keras3"), EmbeddingUpdate::Keras3);
+        const QString msg = model_error_message([] { embedding_update_from_name("keras2"); });
+        QVERIFY2(msg.contains("'keras2'") && msg.contains("tf2") && msg.contains("keras3") && msg.contains("dense"),
+                 qPrintable(msg));
+
+        // Which statistics each optimizer needs: squares where Keras 3 squares slices, row counts
+        // where TF2's sparse kernels skip rows, nothing where both equal the dense update.
+        auto layout = [](OptimizerKind kind, EmbeddingUpdate update, double momentum = 0.0) {
+            OptimizerConfig config = OptimizerConfig::defaults(kind);
+            config.embedding_update = update;
+            config.momentum = momentum;
+            return OptimizerSchedule(config).update_layout();
+        };
+        QVERIFY(layout(OptimizerKind::Nadam, EmbeddingUpdate::TF2).embedding_row_counts);
+        QVERIFY(!layout(OptimizerKind::Nadam, EmbeddingUpdate::TF2).embedding_grad_squares);
+        QVERIFY(!layout(OptimizerKind::Adam, EmbeddingUpdate::TF2).embedding_row_counts);
+        QVERIFY(!layout(OptimizerKind::SGD, EmbeddingUpdate::TF2).embedding_row_counts);
+        QVERIFY(layout(OptimizerKind::SGD, EmbeddingUpdate::TF2, 0.9).embedding_row_counts);
+        QVERIFY(layout(OptimizerKind::RMSprop, EmbeddingUpdate::TF2, 0.9).embedding_row_counts);
+        for (auto kind : {OptimizerKind::Adam, OptimizerKind::Nadam, OptimizerKind::RMSprop}) {
+            QVERIFY(layout(kind, EmbeddingUpdate::Keras3).embedding_grad_squares);
+            QVERIFY(!layout(kind, EmbeddingUpdate::Keras3).embedding_row_counts);
+            QVERIFY(!layout(kind, EmbeddingUpdate::Dense).embedding_grad_squares);
+        }
+        QVERIFY(!layout(OptimizerKind::SGD, EmbeddingUpdate::Keras3, 0.9).embedding_grad_squares);
+        QCOMPARE(layout(OptimizerKind::Nadam, EmbeddingUpdate::Dense).optimizer_slots, 2);
+        OptimizerConfig keras3 = OptimizerConfig::defaults(OptimizerKind::Adam);
+        keras3.embedding_update = EmbeddingUpdate::Keras3;
+        QCOMPARE(keras3.describe(), std::string("Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, "
+                                                "epsilon=1e-07, embedding_update='keras3')"));
+    }
+
+    // A table of 2 rows x 2: row 0 in the batch (count 3), row 1 not (count 0, gradient 0).
+    void tf2RowsOutsideTheBatch() {
+        const std::vector<float> counts{3.0f, 0.0f};
+        const IndexedSlicesStats rows{nullptr, counts.data(), 2};
+        const std::vector<float> g{0.1f, -0.2f, 0.0f, 0.0f};
+        for (auto [kind, momentum] : {std::pair{OptimizerKind::Nadam, 0.0}, std::pair{OptimizerKind::SGD, 0.9},
+                                      std::pair{OptimizerKind::RMSprop, 0.9}}) {
+            OptimizerConfig config = OptimizerConfig::defaults(kind);
+            config.momentum = momentum;
+            OptimizerSchedule schedule(config);
+            Variable lazy({0.5f, -0.5f, 0.25f, 0.75f}), dense = lazy;
+            lazy.s0 = dense.s0 = {0.01f, 0.02f, 0.03f, 0.04f};  // the row outside has moments from before
+            lazy.s1 = dense.s1 = {0.001f, 0.002f, 0.003f, 0.004f};
+            const OptimizerStep step = schedule.next_step();
+            reference_apply_update(step, lazy.w.data(), g.data(), lazy.s0.data(), lazy.s1.data(), 4, rows);
+            dense.apply(step, g);
+            const QString name(optimizer_name(kind).data());
+            for (int i = 0; i < 2; ++i) QCOMPARE(lazy.w[i], dense.w[i]);  // the row in the batch: as dense
+            // The row outside: its weights stay (dense moves them with their momentum) ...
+            QVERIFY2(dense.w[2] != 0.25f, qPrintable(name));
+            QCOMPARE(lazy.w[2], 0.25f);
+            QCOMPARE(lazy.w[3], 0.75f);
+            if (kind == OptimizerKind::Nadam) {
+                // ... and Nadam still decays its moments, exactly as TF2's m * beta_1, v * beta_2.
+                QCOMPARE(lazy.s0[2], 0.03f * 0.9f);
+                QCOMPARE(lazy.s1[2], 0.003f * 0.999f);
+            } else {
+                // ... SGD and RMSprop with momentum leave the row alone altogether.
+                QCOMPARE(lazy.s0[2], 0.03f);
+                QCOMPARE(lazy.s1[2], 0.003f);
+            }
+        }
+    }
+
+    // Keras 3: the second moment takes the summed squared slices, not the square of the sum.
+    void keras3SquaredSlices() {
+        // Two occurrences of one id with gradients 0.3 and -0.1: sum 0.2, sum of squares 0.1.
+        const std::vector<float> g{0.2f}, squares{0.1f};
+        const IndexedSlicesStats slices{squares.data(), nullptr, 1};
+        for (auto kind : {OptimizerKind::Adam, OptimizerKind::Nadam, OptimizerKind::RMSprop}) {
+            OptimizerSchedule schedule(OptimizerConfig::defaults(kind));
+            const OptimizerStep step = schedule.next_step();
+            Variable with_slices({1.0f}), dense({1.0f});
+            reference_apply_update(step, with_slices.w.data(), g.data(), with_slices.s0.data(), with_slices.s1.data(),
+                                   1, slices);
+            dense.apply(step, g);
+            const float second_moment = kind == OptimizerKind::RMSprop ? with_slices.s0[0] : with_slices.s1[0];
+            const float dense_moment = kind == OptimizerKind::RMSprop ? dense.s0[0] : dense.s1[0];
+            const float one_minus = kind == OptimizerKind::RMSprop ? 0.1f : 0.001f;
+            COMPARE_CLOSE(second_moment, 0.1 * one_minus);
+            COMPARE_CLOSE(dense_moment, 0.04 * one_minus);
+            QVERIFY(with_slices.w[0] != dense.w[0]);
+        }
+    }
+
     // ---- names ----
     void parsesNamesCaseInsensitively() {
         QCOMPARE(optimizer_kind_from_name("sgd"), OptimizerKind::SGD);

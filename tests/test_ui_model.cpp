@@ -19,6 +19,7 @@
 #include "core/model/model.h"
 #include "ui/model_panel.h"
 
+using mirrorlab::EmbeddingUpdate;
 using mirrorlab::ActivationKind;
 using mirrorlab::Model;
 using mirrorlab::OptimizerKind;
@@ -293,6 +294,20 @@ void TestUiModel::optimizerChangeResetsLearningRate() {
     QCOMPARE(learning_rate->value(), 0.0005);
     set_combo_data(optimizer, static_cast<int>(OptimizerKind::RMSprop));
     QCOMPARE(learning_rate->value(), 0.001);
+
+    // Keras semantics: the tutorial's tf.keras 2 by default; Keras 3 changes the Embedding update
+    // and Nadam's schedule together, and the description under the optimizer says so.
+    set_combo_data(optimizer, static_cast<int>(OptimizerKind::Nadam));
+    auto* semantics = child<QComboBox>(panel, "kerasSemantics");
+    QCOMPARE(panel.trainConfig().optimizer.embedding_update, EmbeddingUpdate::TF2);
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 0.004);
+    set_combo_data(semantics, static_cast<int>(EmbeddingUpdate::Keras3));
+    QCOMPARE(panel.trainConfig().optimizer.embedding_update, EmbeddingUpdate::Keras3);
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 1.0);
+    QVERIFY2(child<QLabel>(panel, "optimizerDescription")->text().contains(QStringLiteral("embedding_update='keras3'")),
+             qPrintable(child<QLabel>(panel, "optimizerDescription")->text()));
+    set_combo_data(optimizer, static_cast<int>(OptimizerKind::Adam));  // survives an optimizer change
+    QCOMPARE(panel.trainConfig().optimizer.embedding_update, EmbeddingUpdate::Keras3);
 }
 
 void TestUiModel::trainConfigCarriesTheForm() {
@@ -396,6 +411,7 @@ void TestUiModel::settingsRoundTrip() {
         child<QSpinBox>(panel, "batchSize")->setValue(48);
         child<QCheckBox>(panel, "earlyStopping")->setChecked(true);
         child<QSpinBox>(panel, "patience")->setValue(3);
+        set_combo_data(child<QComboBox>(panel, "kerasSemantics"), static_cast<int>(EmbeddingUpdate::Dense));
         saved_summary = summary(panel);
         QSettings settings(path, QSettings::IniFormat);
         panel.saveSettings(settings);
@@ -407,6 +423,7 @@ void TestUiModel::settingsRoundTrip() {
     const auto config = restored.trainConfig();
     QCOMPARE(config.optimizer.kind, OptimizerKind::Adam);
     QCOMPARE(config.optimizer.learning_rate, 0.0005);
+    QCOMPARE(config.optimizer.embedding_update, EmbeddingUpdate::Dense);
     QCOMPARE(config.batch_size, 48);
     QVERIFY(config.early_stopping.enabled);
     QCOMPARE(config.early_stopping.patience, 3);

@@ -113,6 +113,16 @@ constexpr Monitor kMonitors[] = {
     {"top5", QT_TRANSLATE_NOOP("mirrorlab::ui::CompileOptions", "training top-5 accuracy")},
 };
 
+struct KerasSemantics {
+    EmbeddingUpdate generation;
+    const char* label;
+};
+constexpr KerasSemantics kKerasSemantics[] = {
+    {EmbeddingUpdate::TF2, QT_TRANSLATE_NOOP("mirrorlab::ui::CompileOptions", "tf.keras 2 (the tutorial's)")},
+    {EmbeddingUpdate::Keras3, QT_TRANSLATE_NOOP("mirrorlab::ui::CompileOptions", "Keras 3 on TensorFlow")},
+    {EmbeddingUpdate::Dense, QT_TRANSLATE_NOOP("mirrorlab::ui::CompileOptions", "Keras 3 on JAX or PyTorch")},
+};
+
 constexpr OptimizerKind kOptimizers[] = {OptimizerKind::Nadam, OptimizerKind::Adam,
                                          OptimizerKind::SGD, OptimizerKind::RMSprop};
 
@@ -146,6 +156,16 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     momentum_->setSingleStep(0.1);
     momentum_->setKeyboardTracking(false);
     form_->addRow(tr("Momentum:"), momentum_);
+
+    keras_semantics_ = new QComboBox(this);
+    keras_semantics_->setObjectName(QStringLiteral("kerasSemantics"));
+    for (const KerasSemantics& semantics : kKerasSemantics) {
+        keras_semantics_->addItem(tr(semantics.label), static_cast<int>(semantics.generation));
+    }
+    keras_semantics_->setToolTip(
+        tr("Where Keras generations differ, which one the optimizer reproduces: how the Embedding's "
+           "sparse gradient updates its rows, and Nadam's momentum schedule"));
+    form_->addRow(tr("Keras semantics:"), keras_semantics_);
 
     optimizer_description_ = new QLabel(this);
     optimizer_description_->setObjectName(QStringLiteral("optimizerDescription"));
@@ -249,6 +269,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &CompileOptions::onOptimizerChanged);
     connect(learning_rate_, &QDoubleSpinBox::valueChanged, this, &CompileOptions::onChanged);
     connect(momentum_, &QDoubleSpinBox::valueChanged, this, &CompileOptions::onChanged);
+    connect(keras_semantics_, &QComboBox::currentIndexChanged, this, &CompileOptions::onChanged);
     connect(from_logits_, &QCheckBox::toggled, this, &CompileOptions::onChanged);
     connect(batch_size_, &QSpinBox::valueChanged, this, &CompileOptions::onChanged);
     connect(epochs_, &QSpinBox::valueChanged, this, &CompileOptions::onChanged);
@@ -276,6 +297,7 @@ TrainConfig CompileOptions::trainConfig() const {
     config.optimizer.learning_rate = learning_rate_->value();
     if (kind == OptimizerKind::SGD || kind == OptimizerKind::RMSprop)
         config.optimizer.momentum = momentum_->value();
+    config.optimizer.follow_keras(static_cast<EmbeddingUpdate>(keras_semantics_->currentData().toInt()));
     config.from_logits = from_logits_->isChecked();
     config.early_stopping.enabled = early_stopping_->isChecked();
     config.early_stopping.monitor = monitor_->currentData().toString().toStdString();
@@ -293,6 +315,8 @@ void CompileOptions::setTrainConfig(const TrainConfig& config) {
     if (optimizer_index < 0) base_.optimizer = OptimizerConfig::defaults(optimizerKind());
     learning_rate_->setValue(base_.optimizer.learning_rate);
     momentum_->setValue(base_.optimizer.momentum);
+    keras_semantics_->setCurrentIndex(
+        std::max(0, keras_semantics_->findData(static_cast<int>(base_.optimizer.embedding_update))));
     from_logits_->setChecked(config.from_logits);
     batch_size_->setValue(config.batch_size);
     epochs_->setValue(config.epochs);
@@ -447,6 +471,8 @@ void CompileOptions::saveSettings(QSettings& settings, const QString& prefix) co
                       QString::fromStdString(std::string(optimizer_name(config.optimizer.kind))));
     settings.setValue(prefix + QStringLiteral("learningRate"), config.optimizer.learning_rate);
     settings.setValue(prefix + QStringLiteral("momentum"), config.optimizer.momentum);
+    settings.setValue(prefix + QStringLiteral("kerasSemantics"),
+                      QString::fromStdString(std::string(embedding_update_name(config.optimizer.embedding_update))));
     settings.setValue(prefix + QStringLiteral("fromLogits"), config.from_logits);
     settings.setValue(prefix + QStringLiteral("batchSize"), config.batch_size);
     settings.setValue(prefix + QStringLiteral("epochs"), config.epochs);
@@ -477,6 +503,14 @@ void CompileOptions::restoreSettings(const QSettings& settings, const QString& p
     config.optimizer.learning_rate =
         value("learningRate", config.optimizer.learning_rate).toDouble();
     config.optimizer.momentum = value("momentum", config.optimizer.momentum).toDouble();
+    const QString semantics = value("kerasSemantics", QString()).toString();
+    if (!semantics.isEmpty()) {
+        try {
+            config.optimizer.follow_keras(embedding_update_from_name(semantics.toStdString()));
+        } catch (const std::exception&) {
+            // An unknown name from another version: keep the current semantics.
+        }
+    }
     config.from_logits = value("fromLogits", config.from_logits).toBool();
     config.batch_size = value("batchSize", config.batch_size).toInt();
     config.epochs = value("epochs", config.epochs).toInt();

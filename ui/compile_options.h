@@ -62,6 +62,7 @@ class CompileOptions : public QGroupBox {
     QDoubleSpinBox* learning_rate_ = nullptr;
     QLabel* optimizer_description_ = nullptr;
     QDoubleSpinBox* momentum_ = nullptr;
+    QComboBox* keras_semantics_ = nullptr;  // EmbeddingUpdate: which Keras generation to follow
     QCheckBox* from_logits_ = nullptr;
     QSpinBox* top_k_ = nullptr;
     QSpinBox* batch_size_ = nullptr;

@@ -139,6 +139,11 @@ OptimizerConfig OptimizerConfig::defaults(OptimizerKind kind) {
     return config;
 }
 
+void OptimizerConfig::follow_keras(EmbeddingUpdate generation) {
+    embedding_update = generation;
+    nadam_schedule_decay = generation == EmbeddingUpdate::TF2 ? 0.004 : 1.0;
+}
+
 void OptimizerConfig::validate() const {
     if (kind != OptimizerKind::SGD && kind != OptimizerKind::Adam && kind != OptimizerKind::Nadam &&
         kind != OptimizerKind::RMSprop)

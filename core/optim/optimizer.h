@@ -78,6 +78,11 @@ struct OptimizerConfig {
     // RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-07).
     static OptimizerConfig defaults(OptimizerKind kind);
 
+    // Follows one Keras generation (named by its EmbeddingUpdate) in everything the engine knows
+    // to differ between them: the Embedding update, and Nadam's schedule (0.004 for tf.keras 2,
+    // 1.0 for Keras 3). What users choose with --keras-semantics and in the compile form.
+    void follow_keras(EmbeddingUpdate generation);
+
     // Throws ModelError naming the optimizer, the field, the allowed range and the value.
     void validate() const;
 

@@ -228,6 +228,26 @@
         <source>⚠ The last layer&apos;s activation is %1; sparse categorical cross-entropy needs softmax (or linear with from_logits), so training will refuse to start.</source>
         <translation>⚠ 最后一层的激活函数是 %1；稀疏分类交叉熵需要 softmax（或线性激活加 from_logits），因此训练将拒绝开始。</translation>
     </message>
+    <message>
+        <source>tf.keras 2 (the tutorial&apos;s)</source>
+        <translation>tf.keras 2（教程所用）</translation>
+    </message>
+    <message>
+        <source>Keras 3 on TensorFlow</source>
+        <translation>Keras 3（TensorFlow 后端）</translation>
+    </message>
+    <message>
+        <source>Keras 3 on JAX or PyTorch</source>
+        <translation>Keras 3（JAX 或 PyTorch 后端）</translation>
+    </message>
+    <message>
+        <source>Where Keras generations differ, which one the optimizer reproduces: how the Embedding&apos;s sparse gradient updates its rows, and Nadam&apos;s momentum schedule</source>
+        <translation>在各代 Keras 行为不同之处，优化器复现哪一代：Embedding 的稀疏梯度如何更新其各行，以及 Nadam 的动量调度</translation>
+    </message>
+    <message>
+        <source>Keras semantics:</source>
+        <translation>Keras 语义：</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DataPanel</name>
