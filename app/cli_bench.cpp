@@ -25,6 +25,7 @@ options:
   --steps N             training steps per epoch (default: the whole epoch)
   --threads N           CPU threads in all (default: one per core)
   --batch-size N        global batch (default 32)
+  --keras-semantics X   tf2 (default) | keras3 | dense: the Nadam update as which Keras
   --scaling N           scaling table rows 1..N replicas (default: the core count; 0: none)
   --scaling-steps N     timed steps per scaling row, spread over 5 interleaved rounds (default 400)
   --json                print the result as one JSON object
@@ -45,8 +46,8 @@ bool parse_integer(const std::string& text, long long min_value, long long max_v
 
 void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
-    std::printf("MirrorLab bench: reference workload (332,856 parameters, batch %d, Nadam)\n",
-                r.config.batch_size);
+    std::printf("MirrorLab bench: reference workload (332,856 parameters, batch %d, Nadam, %s semantics)\n",
+                r.config.batch_size, std::string(embedding_update_name(r.config.keras_semantics)).c_str());
     std::printf("CPU: %s, %d cores; backend %s\n", r.cpu.c_str(), r.cores, r.backend.c_str());
     std::printf("Data: %s - %lld training and %lld validation samples\n", r.data.c_str(),
                 static_cast<long long>(r.train_samples),
@@ -156,6 +157,12 @@ int run_bench_command(int argc, char** argv, int first) {
         } else if (arg == "--batch-size") {
             if (!integer(1, 1 << 24)) return 2;
             config.batch_size = static_cast<std::int32_t>(number);
+        } else if (arg == "--keras-semantics") {
+            try {
+                config.keras_semantics = embedding_update_from_name(value);
+            } catch (const Error& error) {
+                return usage_error(error.what());
+            }
         } else if (arg == "--scaling") {
             if (!integer(0, 64)) return 2;
             config.scaling_replicas = static_cast<int>(number);

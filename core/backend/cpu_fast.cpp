@@ -455,13 +455,51 @@ void CpuFastBackend::activation_backward(ActivationKind kind, const TensorView& 
         });
 }
 
+// TF2's sparse Nadam on an Embedding table (reference_apply_update with row counts): runs of rows
+// in the batch go through the vectorised kernel, rows outside only decay their moments, in the
+// reference's operation order, so the result is the reference's bit for bit.
+void CpuFastBackend::apply_nadam_to_batch_rows(const OptimizerStep& step, const TensorView& weights,
+                                               const TensorView& grads, const TensorView& m, const TensorView& v,
+                                               const IndexedSlicesViews& sparse) {
+    check_same_shape(weights, grads, "optimizer");
+    check_indexed_slices(weights, sparse);
+    const std::int64_t rows = weights.shape[0], width = weights.shape[1];
+    const float* counts = sparse.row_counts.f32();
+    const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kUpdateChunk / std::max<std::int64_t>(width, 1));
+    ThreadPool::instance().parallel_for(ceil_div(rows, rows_per_chunk), threads(), [&](std::int64_t chunk) {
+        const std::int64_t chunk_end = std::min(rows, (chunk + 1) * rows_per_chunk);
+        for (std::int64_t row = chunk * rows_per_chunk; row < chunk_end;) {
+            const bool in_batch = counts[row] != 0.0f;
+            std::int64_t run_end = row + 1;
+            while (run_end < chunk_end && (counts[run_end] != 0.0f) == in_batch) ++run_end;
+            const std::int64_t begin = row * width, count = (run_end - row) * width;
+            if (in_batch) {
+                kernels_.nadam(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
+                               count);
+            } else {
+                float* m_row = m.f32() + begin;
+                float* v_row = v.f32() + begin;
+                const float* g = grads.f32() + begin;
+                for (std::int64_t i = 0; i < count; ++i) {
+                    m_row[i] = step.beta_1 * m_row[i] + step.one_minus_beta_1 * g[i];
+                    v_row[i] = step.beta_2 * v_row[i] + step.one_minus_beta_2 * (g[i] * g[i]);
+                }
+            }
+            row = run_end;
+        }
+    });
+}
+
 void CpuFastBackend::apply_update(const OptimizerStep& step, const TensorView& weights,
                                   const TensorView& grads, const TensorView& slot0,
                                   const TensorView& slot1, const IndexedSlicesViews& sparse) {
-    // The Embedding table's IndexedSlices statistics take the reference path: per-row decisions
-    // and a second input per element, on the one variable that has them.
-    const bool vectorised = (step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam) && slot0 &&
-                            slot1 && !sparse.grad_squares && !sparse.row_counts;
+    const bool adam_family = (step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam) && slot0 && slot1;
+    if (adam_family && step.kind == OptimizerKind::Nadam && sparse.row_counts && !sparse.grad_squares) {
+        apply_nadam_to_batch_rows(step, weights, grads, slot0, slot1, sparse);  // the tutorial's Embedding
+        return;
+    }
+    // Keras 3's squared slices take the reference path (a second input per element, on one variable).
+    const bool vectorised = adam_family && !sparse.grad_squares && !sparse.row_counts;
     if (!vectorised) {  // SGD, RMSprop, embedding statistics and misuse (the reference names the missing slot)
         CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1, sparse);
         return;

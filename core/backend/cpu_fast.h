@@ -59,6 +59,8 @@ class CpuFastBackend : public CpuReferenceBackend {
     bool all_finite(const TensorView& x) override;
 
   private:
+    void apply_nadam_to_batch_rows(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                                   const TensorView& m, const TensorView& v, const IndexedSlicesViews& sparse);
     // Pooling geometry of recent forward calls, keyed by their argmax buffer: the backward op
     // gets no parameters, and with windows that do not overlap it can write grad_x once instead
     // of zero-filling and scattering. A few slots cover every pooling layer of a model.

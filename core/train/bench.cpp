@@ -84,6 +84,7 @@ struct RunSettings {
     std::int64_t steps = 0;
     std::int32_t batch_size = 32;
     std::int64_t warmup_steps = kWarmupSteps;
+    EmbeddingUpdate keras_semantics = EmbeddingUpdate::TF2;
 };
 
 BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& settings) {
@@ -96,6 +97,7 @@ BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& 
     config.batch_size = settings.batch_size;
     config.max_steps_per_epoch = settings.steps;
     config.overfitting_monitor = false;
+    config.optimizer.follow_keras(settings.keras_semantics);
 
     BenchRun run;
     run.devices = settings.devices;
@@ -263,6 +265,7 @@ BenchResult run_bench(const BenchConfig& config,
     main_run.epochs = config.epochs;
     main_run.steps = config.steps;
     main_run.batch_size = config.batch_size;
+    main_run.keras_semantics = config.keras_semantics;
     say("bench: " + config.devices + " on " + std::to_string(threads) + " thread(s), " +
         std::to_string(config.epochs) + " epoch(s)...");
     result.run = run_once(model, data, main_run);
@@ -302,6 +305,7 @@ BenchResult run_bench(const BenchConfig& config,
             row_run.threads = specs[i].threads;
             row_run.steps = steps_per_round;
             row_run.batch_size = config.batch_size;
+            row_run.keras_semantics = config.keras_semantics;
             row_run.warmup_steps = kScalingWarmupSteps;
             const BenchRun measured = specs[i].independent
                                           ? run_independent_copies(model, train_only, row_run, specs[i].replicas)
@@ -340,6 +344,7 @@ std::string bench_to_json(const BenchResult& result) {
     root["train_samples"] = result.train_samples;
     root["validation_samples"] = result.validation_samples;
     root["batch_size"] = result.config.batch_size;
+    root["keras_semantics"] = std::string(embedding_update_name(result.config.keras_semantics));
     const BenchRun& r = result.run;
     Value run = Value::object();
     run["devices"] = r.devices;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/optim/optimizer.h"
+
 namespace mirrorlab {
 
 struct BenchConfig {
@@ -22,6 +24,9 @@ struct BenchConfig {
     std::int32_t batch_size = 32;
     int scaling_replicas = -1;        // table rows 1..N replicas; -1: the core count, 0: no table
     std::int64_t scaling_steps = 400;  // timed steps per table row, over all rounds
+    // Nadam as which Keras (`--keras-semantics`; OptimizerConfig::follow_keras): the Embedding
+    // update's cost differs (TF2's row counts, Keras 3's squared slices, none for dense).
+    EmbeddingUpdate keras_semantics = EmbeddingUpdate::TF2;
 };
 
 // Medians over the timed steps; a step's phase time is its slowest replica's.
