@@ -240,6 +240,8 @@ class TestKernels : public QObject {
     void relu();
     void optimizers_data();
     void optimizers();
+    void nadamOnBatchRows_data();
+    void nadamOnBatchRows();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
     void nanAndInfPropagate_data();
@@ -529,6 +531,54 @@ void TestKernels::optimizers() {
                                       view(v, shape), {});
         });
     }
+    expect_identical_bits(w_ref, w, "weights");
+    expect_identical_bits(m_ref, m, "first moment");
+    expect_identical_bits(v_ref, v, "second moment");
+}
+
+void TestKernels::nadamOnBatchRows_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("rows");
+    for (int rows : {3, 1000, 30979}) {  // 30,979: the tutorial's Embedding, several chunks of rows
+        add_isa_rows(qPrintable(QString("%1 rows x 7").arg(rows)), [&](QTestData& row) { row << rows; });
+    }
+}
+
+// TF2's sparse Nadam on an Embedding table (EmbeddingUpdate::TF2): runs of rows in and out of the
+// batch, crossing the chunks the threads take, stay bit-identical to the reference over 3 steps.
+void TestKernels::nadamOnBatchRows() {
+    QFETCH(QString, isa);
+    QFETCH(int, rows);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const std::int64_t width = 7, count = rows * width;
+    std::mt19937 rng(static_cast<unsigned>(rows));
+    const std::vector<float> weights = random_values(rng, static_cast<int>(count), -0.1f, 0.1f);
+    std::vector<float> w_ref = weights, m_ref(weights.size(), 0.0f), v_ref(weights.size(), 0.0f);
+    std::vector<float> w = weights, m = m_ref, v = v_ref;
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    CpuFastBackend fast_backend(*table);
+    const Shape shape{rows, width};
+    int rows_outside = 0;
+    for (int step_index = 0; step_index < 3; ++step_index) {
+        // A row is in this step's batch with probability 1/3 (runs of both kinds), and a row
+        // outside has a zero gradient, as the embedding's backward pass leaves it.
+        std::vector<float> counts(static_cast<std::size_t>(rows));
+        for (auto& c : counts) c = static_cast<float>(std::uniform_int_distribution<int>(0, 2)(rng) == 0 ? 2 : 0);
+        auto grads = random_values(rng, static_cast<int>(count), -1e-3f, 1e-3f);
+        for (int r = 0; r < rows; ++r) {
+            if (counts[static_cast<std::size_t>(r)] != 0.0f) continue;
+            ++rows_outside;
+            std::fill_n(grads.begin() + r * width, width, 0.0f);
+        }
+        const OptimizerStep step = schedule.next_step();
+        reference_apply_update(step, w_ref.data(), grads.data(), m_ref.data(), v_ref.data(), weights.size(),
+                               IndexedSlicesStats{nullptr, counts.data(), width});
+        with_threads(2, [&] {
+            fast_backend.apply_update(step, view(w, shape), view(grads, shape), view(m, shape), view(v, shape),
+                                      IndexedSlicesViews{TensorView{}, view(counts, Shape{rows})});
+        });
+    }
+    QVERIFY(rows_outside > 0);
     expect_identical_bits(w_ref, w, "weights");
     expect_identical_bits(m_ref, m, "first moment");
     expect_identical_bits(v_ref, v, "second moment");
