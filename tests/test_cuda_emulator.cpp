@@ -260,7 +260,8 @@ void sgemm_past_end(bool right) {
     cublasHandle_t handle = nullptr;
     require(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
     const float one = 1.0f, zero = 0.0f;
-    print_result(cublasGetStatusString(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, a, 8, b, 8, &zero, c, 8)));
+    const cublasStatus_t status = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, a, 8, b, 8, &zero, c, 8);
+    print_result(cublasGetStatusString(status));
     cublasDestroy(handle);
 }
 
@@ -271,7 +272,8 @@ void cublas_handle_of_other_gpu(bool right) {
     require(cudaSetDevice(1) == cudaSuccess, "cudaSetDevice(1)");
     if (right) require(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice(0)");
     const float one = 1.0f, zero = 0.0f;
-    print_result(cublasGetStatusString(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 0, &one, c, 8, c, 8, &zero, c, 8)));
+    const cublasStatus_t status = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 0, &one, c, 8, c, 8, &zero, c, 8);
+    print_result(cublasGetStatusString(status));
     cublasDestroy(handle);
 }
 
@@ -508,7 +510,8 @@ void blocks_on_workers(bool) {
     MIRRORLAB_LAUNCH(note_worker_kernel, kBlocks, kThreads, nullptr)(worker_of_block, threads_run);
     const std::vector<unsigned long long> workers = download(worker_of_block, kBlocks);
     const std::set<unsigned long long> distinct(workers.begin(), workers.end());
-    std::printf("result: %zu workers ran %g threads\n", distinct.size(), static_cast<double>(download(threads_run, 1).front()));
+    const float threads = download(threads_run, 1).front();
+    std::printf("result: %zu workers ran %g threads\n", distinct.size(), static_cast<double>(threads));
 }
 
 std::size_t mapping_count() {
@@ -678,28 +681,35 @@ private slots:
         QTest::newRow("peer copy one float past the end") << "peer_copy_past_end" << copy_rule << invalid << ok;
         QTest::newRow("host-to-device copy into host memory")
             << "copy_of_wrong_kind" << QStringLiteral("copy-kind-mismatch") << invalid << ok;
-        QTest::newRow("overlapping device copy") << "overlapping_copy" << QStringLiteral("overlapping-copy") << invalid << ok;
+        QTest::newRow("overlapping device copy")
+            << "overlapping_copy" << QStringLiteral("overlapping-copy") << invalid << ok;
         QTest::newRow("cudaFree inside an allocation")
             << "free_inside_allocation" << QStringLiteral("free-unknown-pointer") << invalid << ok;
         QTest::newRow("cudaFree twice") << "free_twice" << QStringLiteral("free-unknown-pointer") << invalid << ok;
-        const QString illegal = QStringLiteral("cudaErrorIllegalAddress"), pointer_rule = QStringLiteral("kernel-pointer");
+        const QString illegal = QStringLiteral("cudaErrorIllegalAddress");
+        const QString pointer_rule = QStringLiteral("kernel-pointer");
         QTest::newRow("kernel gets a host pointer") << "kernel_gets_host_pointer" << pointer_rule << illegal << ok;
         QTest::newRow("kernel gets a freed buffer") << "kernel_gets_freed_pointer" << pointer_rule << illegal << ok;
-        QTest::newRow("kernel gets another GPU's memory") << "kernel_gets_other_gpu_memory" << pointer_rule << illegal << ok;
-        QTest::newRow("launch of 2048 threads a block") << "launch_too_many_threads" << QStringLiteral("launch-configuration")
-                                                        << QStringLiteral("cudaErrorInvalidConfiguration") << ok;
+        QTest::newRow("kernel gets another GPU's memory")
+            << "kernel_gets_other_gpu_memory" << pointer_rule << illegal << ok;
+        QTest::newRow("launch of 2048 threads a block")
+            << "launch_too_many_threads" << QStringLiteral("launch-configuration")
+            << QStringLiteral("cudaErrorInvalidConfiguration") << ok;
         QTest::newRow("launch on another GPU's stream")
             << "launch_on_other_gpu_stream" << QStringLiteral("launch-on-other-device")
             << QStringLiteral("cudaErrorInvalidResourceHandle") << ok;
-        QTest::newRow("cudaMalloc past the memory limit") << "allocate_past_memory_limit" << QStringLiteral("memory-limit")
-                                                          << QStringLiteral("cudaErrorMemoryAllocation") << ok;
-        const QString blas_ok = QStringLiteral("CUBLAS_STATUS_SUCCESS"), blas_failed = QStringLiteral("CUBLAS_STATUS_EXECUTION_FAILED");
-        QTest::newRow("cublasSgemm writes past C") << "sgemm_past_end" << QStringLiteral("library-outside-allocation")
-                                                   << blas_failed << blas_ok;
+        QTest::newRow("cudaMalloc past the memory limit")
+            << "allocate_past_memory_limit" << QStringLiteral("memory-limit")
+            << QStringLiteral("cudaErrorMemoryAllocation") << ok;
+        const QString blas_ok = QStringLiteral("CUBLAS_STATUS_SUCCESS");
+        const QString blas_failed = QStringLiteral("CUBLAS_STATUS_EXECUTION_FAILED");
+        QTest::newRow("cublasSgemm writes past C")
+            << "sgemm_past_end" << QStringLiteral("library-outside-allocation") << blas_failed << blas_ok;
         QTest::newRow("cuBLAS handle used on another GPU")
             << "cublas_handle_of_other_gpu" << QStringLiteral("handle-of-other-device") << blas_failed << blas_ok;
-        QTest::newRow("all-reduce with a rank missing") << "all_reduce_missing_rank" << QStringLiteral("all-reduce-missing-ranks")
-                                                        << QStringLiteral("invalid usage") << QStringLiteral("no error");
+        QTest::newRow("all-reduce with a rank missing")
+            << "all_reduce_missing_rank" << QStringLiteral("all-reduce-missing-ranks") << QStringLiteral("invalid usage")
+            << QStringLiteral("no error");
     }
     void mistakeReturnsErrorAndNamesRule() {
         QFETCH(QString, program);

@@ -413,7 +413,8 @@ std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
 }
 
 unsigned block_workers() {
-    static const auto workers = static_cast<unsigned>(std::clamp(env_number("MIRRORLAB_CUDA_EMULATION_WORKERS", 1), 1L, 64L));
+    static const auto workers =
+        static_cast<unsigned>(std::clamp(env_number("MIRRORLAB_CUDA_EMULATION_WORKERS", 1), 1L, 64L));
     return workers;
 }
 
@@ -581,7 +582,8 @@ void run_grid(dim3 grid, dim3 block, std::uint64_t launch_key, const std::functi
         tls_kernel.running = false;
     };
     std::vector<std::jthread> helpers;
-    for (std::uint64_t w = 1; w < std::min<std::uint64_t>(block_workers(), blocks); ++w) helpers.emplace_back(run_blocks);
+    const std::uint64_t workers = std::min<std::uint64_t>(block_workers(), blocks);
+    for (std::uint64_t w = 1; w < workers; ++w) helpers.emplace_back(run_blocks);
     run_blocks();
 }
 
@@ -616,8 +618,8 @@ bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block) {
     }
     if (resolve(stream)->device != tls_device) {
         // Launching on another device's stream: the runtime refuses it.
-        report("launch-on-other-device", "a launch on %s while GPU:%d is current", describe_stream(resolve(stream)).c_str(),
-               tls_device);
+        report("launch-on-other-device", "a launch on %s while GPU:%d is current",
+               describe_stream(resolve(stream)).c_str(), tls_device);
         fail(cudaErrorInvalidResourceHandle);
         return false;
     }
@@ -876,7 +878,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             break;
         case cudaMemcpyDeviceToDevice:
             if (overlapping(dst, src, bytes)) {  // undefined on a GPU
-                report("overlapping-copy", "cudaMemcpyAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src, dst);
+                report("overlapping-copy", "cudaMemcpyAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src,
+                       dst);
                 return fail(cudaErrorInvalidValue);
             }
             enqueue(
@@ -901,7 +904,8 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
         return fail(cudaErrorInvalidValue);
     }
     if (overlapping(dst, src, bytes)) {
-        report("overlapping-copy", "cudaMemcpyPeerAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src, dst);
+        report("overlapping-copy", "cudaMemcpyPeerAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src,
+               dst);
         return fail(cudaErrorInvalidValue);
     }
     enqueue(
@@ -913,11 +917,13 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStream_t stream) {
     if (bytes == 0) return cudaSuccess;
     if (device_of_range(pointer, bytes) < 0) {
-        report("copy-outside-allocation", "cudaMemsetAsync of %zu bytes at %p is not inside one allocation", bytes, pointer);
+        report("copy-outside-allocation", "cudaMemsetAsync of %zu bytes at %p is not inside one allocation", bytes,
+               pointer);
         return fail(cudaErrorInvalidValue);
     }
     enqueue(
-        stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); }, {Access{pointer, true, bytes}});
+        stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); },
+        {Access{pointer, true, bytes}});
     return cudaSuccess;
 }
 
