@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "emulator.h"
 
@@ -61,8 +62,8 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
     if (!valid_op(transa) || !valid_op(transb)) return CUBLAS_STATUS_INVALID_VALUE;
     // A handle belongs to the device that was current when it was created, and so must its stream.
     if (current_device() != handle->device || stream_device(handle->stream) != handle->device) {
-        std::fprintf(stderr, "CUDA emulation: cublasSgemm with a handle of GPU:%d while GPU:%d is current\n",
-                     handle->device, current_device());
+        report("handle-of-other-device", "cublasSgemm with a handle of GPU:%d while GPU:%d is current", handle->device,
+               current_device());
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     // cuBLAS' own checks: sizes, and each leading dimension at least the rows of the stored matrix.
@@ -82,15 +83,21 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
     const bool b_ok = !reads_inputs || device_of_range(b, extent(b_rows, b_cols, ldb)) == handle->device;
     const bool c_ok = device_of_range(c, extent(m, n, ldc)) == handle->device;
     if (!a_ok || !b_ok || !c_ok) {
-        std::fprintf(stderr, "CUDA emulation: cublasSgemm(m=%d, n=%d, k=%d, lda=%d, ldb=%d, ldc=%d): %s%s%sreaches "
-                     "outside GPU:%d's memory\n", m, n, k, lda, ldb, ldc, a_ok ? "" : "A ", b_ok ? "" : "B ",
-                     c_ok ? "" : "C ", handle->device);
+        report("library-outside-allocation", "cublasSgemm(m=%d, n=%d, k=%d, lda=%d, ldb=%d, ldc=%d): %s%s%sreaches "
+               "outside an allocation of GPU:%d", m, n, k, lda, ldb, ldc, a_ok ? "" : "A ", b_ok ? "" : "B ",
+               c_ok ? "" : "C ", handle->device);
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     const float alpha_value = *alpha, beta_value = *beta;  // host pointer mode: read at the call
     const float* a_bytes = reads_inputs ? static_cast<const float*>(device_to_host(a)) : nullptr;
     const float* b_bytes = reads_inputs ? static_cast<const float*>(device_to_host(b)) : nullptr;
     auto* c_bytes = static_cast<float*>(device_to_host(c));
+    // C is written; A and B read (when they are read at all).
+    std::vector<Access> accesses{Access{c, true, extent(m, n, ldc)}};
+    if (reads_inputs) {
+        accesses.push_back(Access{a, false, extent(a_rows, a_cols, lda)});
+        accesses.push_back(Access{b, false, extent(b_rows, b_cols, ldb)});
+    }
     enqueue(handle->stream, [=, a = a_bytes, b = b_bytes, c = c_bytes] {
         for (int j = 0; j < n; ++j) {
             for (int i = 0; i < m; ++i) {
@@ -108,6 +115,6 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
                 out = beta_value == 0.0f ? alpha_value * sum : alpha_value * sum + beta_value * out;
             }
         }
-    });
+    }, std::move(accesses));
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -115,8 +115,8 @@ cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnF
     if (handle == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     // A handle belongs to the device that was current when it was created, and so must its stream.
     if (current_device() != handle->device || stream_device(handle->stream) != handle->device) {
-        std::fprintf(stderr, "CUDA emulation: %s with a handle of GPU:%d while GPU:%d is current\n", what,
-                     handle->device, current_device());
+        report("handle-of-other-device", "%s with a handle of GPU:%d while GPU:%d is current", what, handle->device,
+               current_device());
         return CUDNN_STATUS_EXECUTION_FAILED;
     }
     std::size_t needed = 0;
@@ -126,15 +126,15 @@ cudnnStatus_t check_pass(const DnnHandle* handle, const DnnTensor* x, const DnnF
     }
     if (needed > 0 && (workspace == nullptr || workspace_bytes < needed ||
                        device_of_range(workspace, needed) != handle->device)) {
-        std::fprintf(stderr, "CUDA emulation: %s with algorithm %d needs %zu workspace bytes, got %zu at %p\n", what,
-                     algo, needed, workspace_bytes, workspace);
+        report("workspace-too-small", "%s with algorithm %d needs %zu workspace bytes, got %zu at %p", what, algo,
+               needed, workspace_bytes, workspace);
         return CUDNN_STATUS_BAD_PARAM;
     }
     auto in_device = [&](const void* data, std::int64_t elements) {
         return data != nullptr && device_of_range(data, static_cast<std::size_t>(elements) * sizeof(float)) == handle->device;
     };
     if (!in_device(x_data, x->elements()) || !in_device(w_data, w->elements()) || !in_device(y_data, y->elements())) {
-        std::fprintf(stderr, "CUDA emulation: %s got data outside GPU:%d's memory\n", what, handle->device);
+        report("library-outside-allocation", "%s got data outside an allocation of GPU:%d", what, handle->device);
         return CUDNN_STATUS_EXECUTION_FAILED;
     }
     return CUDNN_STATUS_SUCCESS;
@@ -195,6 +195,15 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     const auto* ys = static_cast<const float*>(device_to_host(y));
     auto* out = static_cast<float*>(device_to_host(out_data));
     void* scratch = device_to_host(workspace);
+    // The pass reads two of x, w and y and writes the third (out_data), and the workspace.
+    auto bytes_of = [](std::int64_t elements) { return static_cast<std::size_t>(elements) * sizeof(float); };
+    const std::size_t out_bytes = bytes_of(pass == Pass::Forward        ? yd.elements()
+                                           : pass == Pass::BackwardData ? xd.elements()
+                                                                        : wd.elements());
+    std::vector<Access> accesses{Access{out_data, true, out_bytes}, Access{workspace, true, workspace_bytes}};
+    if (pass != Pass::Forward) accesses.push_back(Access{y, false, bytes_of(yd.elements())});
+    if (pass != Pass::BackwardData) accesses.push_back(Access{x, false, bytes_of(xd.elements())});
+    if (pass != Pass::BackwardFilter) accesses.push_back(Access{w, false, bytes_of(wd.elements())});
     enqueue(handle->stream, [=] {
         scribble(scratch, workspace_bytes);
         const std::int64_t out_elements = pass == Pass::Forward        ? yd.n * yd.sn
@@ -210,7 +219,7 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
             }
         });
         for (std::size_t i = 0; i < sums.size(); ++i) out[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * out[i];
-    });
+    }, std::move(accesses));
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -49,16 +49,17 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
             ++seen;
         }
         if (seen != clique->ranks) {
-            std::fprintf(stderr, "CUDA emulation: an all-reduce over %d ranks got %d of them from one thread; NCCL "
-                         "would wait for the rest for ever\n", clique->ranks, seen);
+            report("all-reduce-missing-ranks", "an all-reduce over %d ranks got %d of them from one thread; NCCL "
+                   "would wait for the rest for ever", clique->ranks, seen);
             return ncclInvalidUsage;
         }
         for (const auto& call : ranks) {
             if (call.count != ranks.front().count) return ncclInvalidUsage;
         }
-        // The collective reads its inputs after the work queued before it on each rank's stream
-        // (and nothing else: buffers still being written on other streams are read as they are).
+        // The collective reads its inputs after the work queued before it on each rank's stream,
+        // and nothing else: an input still being written on another stream is a mistake.
         for (const auto& call : ranks) drain(call.stream);
+        for (const auto& call : ranks) check_host_read(call.send, call.count * sizeof(float), "ncclAllReduce");
         auto sum = std::make_shared<std::vector<float>>(ranks.front().count, 0.0f);
         for (const auto& call : ranks) {
             const auto* send = static_cast<const float*>(device_to_host(call.send));
@@ -66,9 +67,12 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
         }
         // Each rank's result lands as work on its stream: visible only once that stream is waited for.
         for (const auto& call : ranks) {
-            enqueue(call.stream, [sum, receive = static_cast<float*>(device_to_host(call.receive))] {
-                std::copy(sum->begin(), sum->end(), receive);
-            });
+            enqueue(
+                call.stream,
+                [sum, receive = static_cast<float*>(device_to_host(call.receive))] {
+                    std::copy(sum->begin(), sum->end(), receive);
+                },
+                {Access{call.receive, true, call.count * sizeof(float)}});
         }
     }
     return ncclSuccess;
@@ -135,11 +139,12 @@ ncclResult_t ncclAllReduce(const void* send, void* receive, std::size_t count, n
     const std::size_t bytes = count * sizeof(float);
     if (device_of_range(send, bytes) != comm->device || device_of_range(receive, bytes) != comm->device ||
         stream_device(stream) != comm->device) {
-        std::fprintf(stderr, "CUDA emulation: ncclAllReduce on rank %d got buffers or a stream of another device\n",
-                     comm->rank);
+        report("all-reduce-other-device", "ncclAllReduce on rank %d (GPU:%d) got buffers or a stream of another device",
+               comm->rank, comm->device);
         return ncclInvalidArgument;
     }
-    PendingAllReduce call{static_cast<const float*>(send), static_cast<float*>(receive), count, comm, stream};
+    // The stream as it is now: null means the default stream of the device current at this call.
+    PendingAllReduce call{static_cast<const float*>(send), static_cast<float*>(receive), count, comm, resolve(stream)};
     if (tls_group_depth > 0) {
         tls_pending.push_back(call);
         return ncclSuccess;

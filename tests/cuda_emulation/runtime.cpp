@@ -7,8 +7,16 @@
 //   MIRRORLAB_CUDA_EMULATION_DRIVER      "none": behave as a machine without a driver
 //   MIRRORLAB_CUDA_EMULATION_FAIL        API calls that fail, e.g. "cudnnCreate,ncclCommInitAll"
 //   MIRRORLAB_CUDA_EMULATION_CUDNN       the cuDNN version the library reports (default: the header's)
+//   MIRRORLAB_CUDA_EMULATION_SEED        the seed of the block and thread order (default: a random one,
+//                                        printed at the first launch)
+//   MIRRORLAB_CUDA_EMULATION_WORKERS     host threads that run a kernel's blocks at once (default 1)
+//
+// Every mistake it catches is printed as "CUDA emulation: [rule] ..." (see report() in emulator.h;
+// tests/test_cuda_emulator.cpp has a wrong program for each rule).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,12 +24,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
+#include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "emulator.h"
 
@@ -32,10 +45,26 @@ thread_local dim3 gridDim;
 
 namespace mirrorlab_emulation {
 
+// Device bytes [begin, end) of the allocation at `allocation` that queued work touches, and whether
+// it may write them.
+struct Use {
+    std::uintptr_t allocation = 0, begin = 0, end = 0;
+    bool writes = false;
+    bool kernel_argument = false;  // extent unknown: [begin, end) is the byte it points to
+
+    bool overlaps(const Use& other) const { return begin < other.end && other.begin < end; }
+    bool operator==(const Use&) const = default;
+};
+
+struct Work {
+    std::function<void()> run;
+    std::vector<Use> uses;
+};
+
 struct Stream {
     int device = 0;
-    std::mutex mutex;
-    std::deque<std::function<void()>> pending;
+    std::mutex mutex;  // held while the stream's work runs
+    std::deque<Work> pending;
 };
 
 struct Event {
@@ -48,13 +77,34 @@ struct Event {
 
 namespace {
 
-constexpr std::size_t kAlignment = 256;
+constexpr std::size_t kAlignment = 256;  // of device addresses, and the granule memory limits count in
+
+// Where the bytes of device memory live. Each allocation gets pages of its own in a reserved range,
+// placed at the END of its pages, with an inaccessible page after them (which is also the next
+// allocation's page before), so that:
+//   - an overrun faults at the first byte past the allocation's size rounded up to kStorageAlignment
+//     (16 bytes, so that every type a kernel uses stays aligned): one element past a buffer whose
+//     size is a multiple of 16 bytes is caught (gpu/'s tensors are multiples of 64 bytes);
+//   - an underrun faults once it leaves the allocation's first page: at once for a buffer of whole
+//     pages, after up to a page minus the buffer's size for smaller ones;
+//   - freed pages become inaccessible again and are never reused, so work that still touches a
+//     freed buffer faults instead of reading its successor (they cost address space, not memory).
+// Faults there, and host code touching a device address, are named by the SIGSEGV handler below.
+constexpr std::size_t kStorageAlignment = 16;
+constexpr std::size_t kStorageRangeBytes = std::size_t{1} << 40;
 
 struct Allocation {
+    std::uintptr_t address = 0;  // the device address
     std::size_t bytes = 0;
     int device = 0;
-    unsigned char* storage = nullptr;  // where the bytes really are (host memory)
+    unsigned char* storage = nullptr;  // where the bytes really are: host memory, kStorageAlignment-aligned
+    unsigned char* pages = nullptr;    // the accessible pages that end where storage + padded bytes end
+    std::size_t pages_bytes = 0;
 };
+
+std::size_t round_up(std::size_t bytes, std::size_t granule) { return (bytes + granule - 1) / granule * granule; }
+std::size_t counted_bytes(std::size_t bytes) { return round_up(std::max<std::size_t>(bytes, 1), kAlignment); }
+std::size_t padded_bytes(std::size_t bytes) { return round_up(std::max<std::size_t>(bytes, 1), kStorageAlignment); }
 
 // Device addresses come from a reserved range of address space that is never readable or
 // writable, and map to storage elsewhere; the emulated device translates them. Host code that
@@ -78,13 +128,23 @@ struct Device {
 std::mutex events_mutex;
 std::map<Event*, std::shared_ptr<Event>> events;
 
+// Freed allocations the fault handler can still name (older ones fault all the same, unnamed).
+constexpr std::size_t kFreedRemembered = 4096;
+
 struct State {
     std::mutex mutex;
     bool driver = true;
-    std::uintptr_t next_address = 0, end_address = 0;
+    std::uintptr_t address_begin = 0, next_address = 0, end_address = 0;
+    std::uintptr_t storage_begin = 0, next_storage = 0, storage_end = 0;
+    std::size_t page_bytes = 4096;
     std::vector<Device> devices;
     std::map<std::uintptr_t, Allocation> allocations;  // by base address
+    std::deque<Allocation> freed;                      // the most recent last
 };
+
+State* signal_state = nullptr;  // for the SIGSEGV handler, which cannot run state()'s initialisation
+struct sigaction previous_segv_action;
+void on_segv(int signal, siginfo_t* info, void* context);
 
 long env_number(const char* name, long fallback) {
     const char* text = std::getenv(name);
@@ -104,9 +164,20 @@ State& state() {
         const long others = std::min(env_number("MIRRORLAB_CUDA_EMULATION_OTHER_MIB", 0), mebibytes);
         made->devices.resize(static_cast<std::size_t>(gpus));
         void* range = mmap(nullptr, kAddressRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (range != MAP_FAILED) {
-            made->next_address = reinterpret_cast<std::uintptr_t>(range);
+        void* storage = mmap(nullptr, kStorageRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        made->page_bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        if (range != MAP_FAILED && storage != MAP_FAILED) {
+            made->address_begin = made->next_address = reinterpret_cast<std::uintptr_t>(range);
             made->end_address = made->next_address + kAddressRangeBytes;
+            made->storage_begin = reinterpret_cast<std::uintptr_t>(storage);
+            made->next_storage = made->storage_begin + made->page_bytes;  // the first allocation's page before
+            made->storage_end = made->storage_begin + kStorageRangeBytes;
+            signal_state = made;
+            struct sigaction action {};
+            action.sa_sigaction = on_segv;
+            action.sa_flags = SA_SIGINFO | SA_ONSTACK;  // the alternate stack, where the thread has one
+            sigemptyset(&action.sa_mask);
+            sigaction(SIGSEGV, &action, &previous_segv_action);
         }
         for (int d = 0; d < gpus; ++d) {
             Device& device = made->devices[static_cast<std::size_t>(d)];
@@ -131,6 +202,232 @@ std::map<std::uintptr_t, Allocation>::const_iterator find_allocation(const State
     --it;
     const std::size_t extent = std::max<std::size_t>(it->second.bytes, 1);
     return address < it->first + extent ? it : s.allocations.end();
+}
+
+// The kernel a thread is running, for a fault report (set by run_grid on each thread that runs blocks).
+struct RunningKernel {
+    bool running = false;
+    dim3 grid, block;
+};
+thread_local RunningKernel tls_kernel;
+
+// " in block (..), thread (..) of a kernel ..." for a fault inside a kernel; `otherwise` outside one.
+void describe_running(char* text, std::size_t size, const char* otherwise) {
+    if (!tls_kernel.running) {
+        std::snprintf(text, size, "%s", otherwise);
+        return;
+    }
+    std::snprintf(text, size, " in block (%u, %u, %u), thread (%u, %u, %u) of a kernel launched with (%u, %u, %u) blocks "
+                  "of (%u, %u, %u) threads", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
+                  tls_kernel.grid.x, tls_kernel.grid.y, tls_kernel.grid.z, tls_kernel.block.x, tls_kernel.block.y,
+                  tls_kernel.block.z);
+}
+
+// The report for a fault at `address`, which lies in the device address range or in storage.
+// Runs in the SIGSEGV handler: it only try-locks the state (the faulting thread may hold it), and
+// formats with snprintf, which is not async-signal-safe but serves a process about to die.
+void describe_fault(State& s, std::uintptr_t address, char* text, std::size_t size) {
+    const bool locked = s.mutex.try_lock();
+    char where[256];
+    const auto* at = reinterpret_cast<const void*>(address);
+    if (address >= s.address_begin && address < s.end_address) {
+        describe_running(where, sizeof where, "");
+        char inside[160] = "";
+        if (locked) {
+            if (const auto it = find_allocation(s, at); it != s.allocations.end()) {
+                std::snprintf(inside, sizeof inside, " (inside the %zu-byte allocation at %p on GPU:%d)", it->second.bytes,
+                              reinterpret_cast<const void*>(it->first), it->second.device);
+            }
+        }
+        std::snprintf(text, size, "CUDA emulation: [host-touches-device-address] %s device address %p%s%s: %s\n",
+                      tls_kernel.running ? "a kernel touched" : "host code touched", at, inside, where,
+                      tls_kernel.running ? "the emulator translates a kernel's pointer arguments only, not pointers "
+                                           "stored in structs or arrays"
+                                         : "device memory is not host memory; copy it with cudaMemcpy");
+    } else {
+        describe_running(where, sizeof where, " outside any kernel (in a copy, or a cuBLAS, cuDNN or NCCL call)");
+        const Allocation* nearest = nullptr;
+        std::size_t distance = 0;
+        bool past_end = false;
+        // An inaccessible page lies between two allocations' pages: a fault there is an overrun of
+        // the one before or an underrun of the one after, whichever it is closer to.
+        for (const auto& [base, a] : s.allocations) {
+            if (!locked) break;
+            const auto pages_begin = reinterpret_cast<std::uintptr_t>(a.pages), pages_end = pages_begin + a.pages_bytes;
+            const auto user_end = reinterpret_cast<std::uintptr_t>(a.storage) + a.bytes;
+            if (address >= pages_end && address < pages_end + s.page_bytes &&
+                (nearest == nullptr || address - user_end < distance)) {
+                nearest = &a, distance = address - user_end, past_end = true;
+            }
+            if (address < pages_begin && address + s.page_bytes >= pages_begin &&
+                (nearest == nullptr || reinterpret_cast<std::uintptr_t>(a.storage) - address < distance)) {
+                nearest = &a, distance = reinterpret_cast<std::uintptr_t>(a.storage) - address, past_end = false;
+            }
+        }
+        const Allocation* freed = nullptr;
+        for (const Allocation& a : s.freed) {
+            if (!locked) break;
+            const auto pages_begin = reinterpret_cast<std::uintptr_t>(a.pages);
+            if (address >= pages_begin && address < pages_begin + a.pages_bytes) freed = &a;
+        }
+        if (freed != nullptr) {
+            std::snprintf(text, size, "CUDA emulation: [use-after-free] emulated device memory at %p, inside the %zu-byte "
+                          "allocation at device address %p (GPU:%d), was touched after cudaFree%s\n", at, freed->bytes,
+                          reinterpret_cast<const void*>(freed->address), freed->device, where);
+        } else if (nearest != nullptr) {
+            std::snprintf(text, size, "CUDA emulation: [out-of-bounds] emulated device memory at %p was touched%s: %zu "
+                          "bytes %s the %zu-byte allocation at device address %p (GPU:%d)\n", at, where, distance,
+                          past_end ? "past the end of" : "before the start of", nearest->bytes,
+                          reinterpret_cast<const void*>(nearest->address), nearest->device);
+        } else {
+            std::snprintf(text, size, "CUDA emulation: [out-of-bounds] emulated device memory at %p was touched%s, outside "
+                          "every live allocation%s\n", at, where,
+                          locked ? " (a wild pointer, or memory freed long ago)" : " (the emulator was busy: not named)");
+        }
+    }
+    if (locked) s.mutex.unlock();
+}
+
+void on_segv(int signal, siginfo_t* info, void* context) {
+    (void)signal, (void)context;
+    State* s = signal_state;
+    const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+    const bool ours = s != nullptr && ((address >= s->address_begin && address < s->end_address) ||
+                                       (address >= s->storage_begin && address < s->storage_end));
+    if (!ours) {
+        // Not the emulator's: the handler before ours (a sanitizer's, Qt Test's) or the default
+        // action gets it when the access runs again on return.
+        sigaction(SIGSEGV, &previous_segv_action, nullptr);
+        return;
+    }
+    char text[1024];
+    describe_fault(*s, address, text, sizeof text);
+    ssize_t written = write(STDERR_FILENO, text, std::strlen(text));
+    (void)written;
+    // Die of the fault itself: the access runs again on return and meets the default action.
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(SIGSEGV, &fallback, nullptr);
+}
+
+// What queued work touches, per stream, by allocation. Nothing orders two streams here but the host
+// waiting for one (there is no cudaStreamWaitEvent), so work on one stream that touches bytes which
+// another stream's queued work writes, or writes bytes it reads, races with it on a GPU: the result
+// depends on which runs first. Touching different bytes of one buffer is fine (a ring all-reduce
+// writes one chunk of a buffer while the next replica reads another).
+std::mutex queued_mutex;  // taken after a stream's mutex, never before
+std::map<Stream*, std::multimap<std::uintptr_t, Use>> queued_uses;
+
+// The first use queued on another stream than `stream` that conflicts with `use`; null when none.
+// Call with queued_mutex held.
+const std::pair<Stream* const, std::multimap<std::uintptr_t, Use>>* find_conflict(const Stream* stream, const Use& use,
+                                                                                 const Use** conflicting) {
+    for (const auto& entry : queued_uses) {
+        if (entry.first == stream) continue;
+        const auto [first, last] = entry.second.equal_range(use.allocation);
+        for (auto it = first; it != last; ++it) {
+            if ((use.writes || it->second.writes) && use.overlaps(it->second)) {
+                *conflicting = &it->second;
+                return &entry;
+            }
+        }
+    }
+    return nullptr;
+}
+
+std::string describe_stream(const Stream* stream) {
+    char text[96];
+    if (stream == state().devices[static_cast<std::size_t>(stream->device)].default_stream.get()) {
+        std::snprintf(text, sizeof text, "GPU:%d's default stream", stream->device);
+    } else {
+        std::snprintf(text, sizeof text, "stream %p of GPU:%d", static_cast<const void*>(stream), stream->device);
+    }
+    return text;
+}
+
+// "writes 256 bytes at 0x..." or "reads through kernel argument 0x...".
+std::string describe_use(const Use& use) {
+    char text[96];
+    const char* verb = use.writes ? "writes" : "reads";
+    const auto* at = reinterpret_cast<const void*>(use.begin);
+    if (use.kernel_argument) {
+        std::snprintf(text, sizeof text, "%s through kernel argument %p", verb, at);
+    } else {
+        std::snprintf(text, sizeof text, "%s %zu bytes at %p", verb, static_cast<std::size_t>(use.end - use.begin), at);
+    }
+    return text;
+}
+
+// The device bytes `accesses` touch. An access of unknown extent (a kernel's pointer argument: what
+// the kernel indexes from it is unknown) counts as the one byte it points to, so two kernels are
+// seen to race when they get the same pointer, or a kernel and a copy when the copy covers it.
+std::vector<Use> uses_of(const std::vector<Access>& accesses) {
+    std::vector<Use> uses;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    for (const Access& access : accesses) {
+        const auto it = find_allocation(s, access.pointer);
+        if (it == s.allocations.end()) continue;
+        const auto begin = reinterpret_cast<std::uintptr_t>(access.pointer);
+        uses.push_back(Use{it->first, begin, begin + std::max<std::size_t>(access.bytes, 1), access.writes,
+                           access.bytes == 0});
+    }
+    return uses;
+}
+
+// The device that owns the allocation at `base` (-1 when none), for messages.
+int allocation_device(std::uintptr_t base) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const auto it = s.allocations.find(base);
+    return it == s.allocations.end() ? -1 : it->second.device;
+}
+
+// The seed of every launch's block and thread order; printed once so that a failure can be repeated.
+std::uint64_t order_seed() {
+    static const std::uint64_t seed = [] {
+        const char* text = std::getenv("MIRRORLAB_CUDA_EMULATION_SEED");
+        char* end = nullptr;
+        std::uint64_t value = text != nullptr && *text != '\0' ? std::strtoull(text, &end, 10) : 0;
+        if (end == nullptr || *end != '\0') {
+            if (text != nullptr && *text != '\0') {
+                std::fprintf(stderr, "CUDA emulation: MIRRORLAB_CUDA_EMULATION_SEED=%s is not a number; using a random "
+                             "seed\n", text);
+            }
+            std::random_device entropy;
+            value = (std::uint64_t{entropy()} << 32) ^ entropy();
+        }
+        std::fprintf(stderr, "CUDA emulation: kernel blocks and threads run in a shuffled order, seed %llu "
+                     "(MIRRORLAB_CUDA_EMULATION_SEED=%llu repeats it)\n", static_cast<unsigned long long>(value),
+                     static_cast<unsigned long long>(value));
+        return value;
+    }();
+    return seed;
+}
+
+std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+unsigned block_workers() {
+    static const auto workers =
+        static_cast<unsigned>(std::clamp(env_number("MIRRORLAB_CUDA_EMULATION_WORKERS", 1), 1L, 64L));
+    return workers;
+}
+
+std::vector<std::uint64_t> shuffled(std::uint64_t count, std::mt19937_64& random) {
+    std::vector<std::uint64_t> order(count);
+    for (std::uint64_t i = 0; i < count; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), random);
+    return order;
+}
+
+dim3 unflatten(std::uint64_t index, dim3 extent) {
+    return dim3(static_cast<unsigned>(index % extent.x), static_cast<unsigned>(index / extent.x % extent.y),
+                static_cast<unsigned>(index / (std::uint64_t{extent.x} * extent.y)));
 }
 
 void synchronize_device(int device) {
@@ -188,16 +485,106 @@ void drain(cudaStream_t stream) {
     Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
     while (!target->pending.empty()) {
-        std::function<void()> work = std::move(target->pending.front());
+        Work work = std::move(target->pending.front());
         target->pending.pop_front();
-        work();
+        work.run();
+        if (work.uses.empty()) continue;
+        std::lock_guard queued(queued_mutex);
+        auto& uses = queued_uses[target];
+        for (const Use& use : work.uses) {
+            const auto [first, last] = uses.equal_range(use.allocation);
+            const auto it = std::find_if(first, last, [&](const auto& entry) { return entry.second == use; });
+            if (it != last) uses.erase(it);
+        }
+        if (uses.empty()) queued_uses.erase(target);
     }
 }
 
-void enqueue(cudaStream_t stream, std::function<void()> work) {
+void enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses) {
+    std::vector<Use> uses = uses_of(accesses);
     Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
-    target->pending.push_back(std::move(work));
+    if (!uses.empty()) {
+        std::lock_guard queued(queued_mutex);
+        for (const Use& use : uses) {
+            const Use* other_use = nullptr;
+            if (const auto* other = find_conflict(target, use, &other_use)) {
+                report_fatal("cross-stream-race", "work queued on %s %s in the allocation at %p (GPU:%d), and work "
+                             "still queued on %s %s there; nothing orders the two streams: synchronise %s first",
+                             describe_stream(target).c_str(), describe_use(use).c_str(),
+                             reinterpret_cast<const void*>(use.allocation), allocation_device(use.allocation),
+                             describe_stream(other->first).c_str(), describe_use(*other_use).c_str(),
+                             describe_stream(other->first).c_str());
+            }
+        }
+        auto& mine = queued_uses[target];
+        for (const Use& use : uses) mine.emplace(use.allocation, use);
+    }
+    target->pending.push_back(Work{std::move(work), std::move(uses)});
+}
+
+void report(const char* rule, const char* format, ...) {
+    char text[1024];
+    va_list arguments;
+    va_start(arguments, format);
+    std::vsnprintf(text, sizeof text, format, arguments);
+    va_end(arguments);
+    std::fprintf(stderr, "CUDA emulation: [%s] %s\n", rule, text);
+}
+
+void report_fatal(const char* rule, const char* format, ...) {
+    char text[1024];
+    va_list arguments;
+    va_start(arguments, format);
+    std::vsnprintf(text, sizeof text, format, arguments);
+    va_end(arguments);
+    report(rule, "%s", text);
+    std::abort();
+}
+
+void check_host_read(const void* pointer, std::size_t bytes, const char* what) {
+    const std::vector<Use> uses = uses_of({Access{pointer, false, bytes}});
+    if (uses.empty()) return;
+    std::lock_guard queued(queued_mutex);
+    const Use* other_use = nullptr;
+    if (const auto* other = find_conflict(nullptr, uses.front(), &other_use)) {
+        report_fatal("read-before-wait", "%s reads %zu bytes at %p in the allocation at %p (GPU:%d) while work queued on "
+                     "%s %s there: wait for that stream (cudaStreamSynchronize) first", what, bytes, pointer,
+                     reinterpret_cast<const void*>(uses.front().allocation), allocation_device(uses.front().allocation),
+                     describe_stream(other->first).c_str(), describe_use(*other_use).c_str());
+    }
+}
+
+std::uint64_t next_launch_key() {
+    thread_local std::uint64_t launches = 0;
+    return mix(order_seed() ^ mix(++launches));
+}
+
+void run_grid(dim3 grid, dim3 block, std::uint64_t launch_key, const std::function<void()>& thread_body) {
+    const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+    std::mt19937_64 random(launch_key);
+    const std::vector<std::uint64_t> block_order = shuffled(blocks, random);
+    // One order of threads for all the launch's blocks: as good at breaking a dependency between
+    // threads as one per block, for a fraction of the cost.
+    const std::vector<std::uint64_t> thread_order = shuffled(std::uint64_t{block.x} * block.y * block.z, random);
+    std::atomic<std::uint64_t> next_block{0};
+    auto run_blocks = [&] {
+        gridDim = grid;
+        blockDim = block;
+        tls_kernel = RunningKernel{true, grid, block};
+        for (std::uint64_t i = next_block++; i < blocks; i = next_block++) {
+            blockIdx = unflatten(block_order[i], grid);
+            for (const std::uint64_t thread : thread_order) {
+                threadIdx = unflatten(thread, block);
+                thread_body();
+            }
+        }
+        tls_kernel.running = false;
+    };
+    std::vector<std::jthread> helpers;
+    const std::uint64_t workers = std::min<std::uint64_t>(block_workers(), blocks);
+    for (std::uint64_t w = 1; w < workers; ++w) helpers.emplace_back(run_blocks);
+    run_blocks();
 }
 
 void* device_to_host(const void* pointer) {
@@ -223,11 +610,16 @@ bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block) {
     const bool ok = threads >= 1 && threads <= 1024 && block.z <= 64 && grid.x >= 1 && grid.y >= 1 && grid.z >= 1 &&
                     grid.x <= 2147483647u && grid.y <= 65535 && grid.z <= 65535;
     if (!ok) {
+        report("launch-configuration", "a launch of (%u, %u, %u) blocks of (%u, %u, %u) threads: a block holds 1 to "
+               "1024 threads (at most 64 in z), a grid at least one block in each dimension", grid.x, grid.y, grid.z,
+               block.x, block.y, block.z);
         fail(cudaErrorInvalidConfiguration);
         return false;
     }
     if (resolve(stream)->device != tls_device) {
         // Launching on another device's stream: the runtime refuses it.
+        report("launch-on-other-device", "a launch on %s while GPU:%d is current",
+               describe_stream(resolve(stream)).c_str(), tls_device);
         fail(cudaErrorInvalidResourceHandle);
         return false;
     }
@@ -236,8 +628,8 @@ bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block) {
 
 bool check_kernel_pointer(cudaStream_t stream, const void* pointer) {
     if (device_of_range(pointer, 0) == resolve(stream)->device) return true;
-    std::fprintf(stderr, "CUDA emulation: a kernel got %p, which is not device memory of GPU:%d\n", pointer,
-                 resolve(stream)->device);
+    report("kernel-pointer", "a kernel got %p, which is not device memory of GPU:%d (a host pointer, a freed buffer or "
+           "another GPU's memory)", pointer, resolve(stream)->device);
     fail(cudaErrorIllegalAddress);
     return false;
 }
@@ -362,24 +754,32 @@ const char* cudaGetErrorString(cudaError_t error) {
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     *pointer = nullptr;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
-    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    const std::size_t counted = counted_bytes(bytes), padded = padded_bytes(bytes);
     State& s = state();
     std::lock_guard lock(s.mutex);
     Device& device = s.devices[static_cast<std::size_t>(tls_device)];
-    if (device.used_bytes + rounded > device.capacity_bytes) return fail(cudaErrorMemoryAllocation);
-    if (s.next_address == 0 || s.end_address - s.next_address < rounded + kGuardBytes) {
+    if (device.used_bytes + counted > device.capacity_bytes) {
+        report("memory-limit", "cudaMalloc of %zu bytes on GPU:%d, which has %zu of its %zu bytes free", bytes,
+               tls_device, device.capacity_bytes - device.used_bytes, device.capacity_bytes);
+        return fail(cudaErrorMemoryAllocation);
+    }
+    const std::size_t pages_bytes = round_up(padded, s.page_bytes);
+    if (s.next_address == 0 || s.end_address - s.next_address < counted + kGuardBytes ||
+        s.storage_end - s.next_storage < pages_bytes + s.page_bytes) {
         std::fprintf(stderr, "CUDA emulation: the reserved device address range is used up\n");
         return fail(cudaErrorMemoryAllocation);
     }
-    auto* storage = static_cast<unsigned char*>(std::aligned_alloc(kAlignment, rounded));
-    if (storage == nullptr) return fail(cudaErrorMemoryAllocation);
+    auto* pages = reinterpret_cast<unsigned char*>(s.next_storage);
+    if (mprotect(pages, pages_bytes, PROT_READ | PROT_WRITE) != 0) return fail(cudaErrorMemoryAllocation);
+    s.next_storage += pages_bytes + s.page_bytes;  // the page after stays inaccessible
+    unsigned char* storage = pages + pages_bytes - padded;
     // Fresh device memory holds garbage, not zeros: all bits set (NaN as float, -1 as int), so
     // code that reads before it writes shows it in the results.
-    std::memset(storage, 0xff, rounded);
-    device.used_bytes += rounded;
+    std::memset(storage, 0xff, padded);
+    device.used_bytes += counted;
     const std::uintptr_t address = s.next_address;
-    s.next_address += (rounded + kGuardBytes + kAlignment - 1) / kAlignment * kAlignment;
-    s.allocations[address] = Allocation{bytes, tls_device, storage};
+    s.next_address += round_up(counted + kGuardBytes, kAlignment);
+    s.allocations[address] = Allocation{address, bytes, tls_device, storage, pages, pages_bytes};
     *pointer = reinterpret_cast<void*>(address);
     return cudaSuccess;
 }
@@ -391,17 +791,36 @@ cudaError_t cudaFree(void* pointer) {
         State& s = state();
         std::lock_guard lock(s.mutex);
         const auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(pointer));
-        if (it == s.allocations.end()) return fail(cudaErrorInvalidValue);
+        if (it == s.allocations.end()) {
+            report("free-unknown-pointer", "cudaFree(%p): not an address cudaMalloc returned (freed already, or "
+                   "inside an allocation)", pointer);
+            return fail(cudaErrorInvalidValue);
+        }
         device = it->second.device;
     }
     synchronize_device(device);  // cudaFree waits for the device's work
+    {
+        // ...but not for other devices' streams: a peer copy queued there may still read the buffer.
+        std::lock_guard queued(queued_mutex);
+        for (const auto& [stream, uses] : queued_uses) {
+            const auto use = uses.find(reinterpret_cast<std::uintptr_t>(pointer));
+            if (use == uses.end()) continue;
+            report_fatal("free-while-in-use", "cudaFree(%p) of GPU:%d while work queued on %s still %s it: cudaFree "
+                         "waits for its own device's work only; synchronise that stream first", pointer, device,
+                         describe_stream(stream).c_str(), use->second.writes ? "writes" : "reads");
+        }
+    }
     State& s = state();
     std::lock_guard lock(s.mutex);
     const auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(pointer));
     if (it == s.allocations.end()) return fail(cudaErrorInvalidValue);  // freed by another thread meanwhile
-    const std::size_t rounded = (std::max<std::size_t>(it->second.bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
-    s.devices[static_cast<std::size_t>(device)].used_bytes -= rounded;
-    std::free(it->second.storage);
+    const Allocation& freed = it->second;
+    s.devices[static_cast<std::size_t>(device)].used_bytes -= counted_bytes(freed.bytes);
+    // Inaccessible again (anything still holding the storage address faults), and the memory goes back.
+    mprotect(freed.pages, freed.pages_bytes, PROT_NONE);
+    madvise(freed.pages, freed.pages_bytes, MADV_DONTNEED);
+    s.freed.push_back(freed);
+    if (s.freed.size() > kFreedRemembered) s.freed.pop_front();
     s.allocations.erase(it);
     return cudaSuccess;
 }
@@ -429,15 +848,16 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
                           : (src_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
     }
     // The kind must match where the pointers are, and a device range must lie inside one allocation.
-    const bool dst_ok = (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice)
-                            ? device_of_range(dst, bytes) >= 0
-                            : !dst_device;
-    const bool src_ok = (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
-                            ? device_of_range(src, bytes) >= 0
-                            : !src_device;
-    if (!dst_ok || !src_ok) {
-        std::fprintf(stderr, "CUDA emulation: cudaMemcpyAsync of %zu bytes from %p to %p (kind %d) is outside device memory\n",
-                     bytes, src, dst, static_cast<int>(kind));
+    const bool dst_wants_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    const bool src_wants_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (dst_wants_device != dst_device || src_wants_device != src_device) {
+        report("copy-kind-mismatch", "cudaMemcpyAsync (kind %d) from %s %p to %s %p", static_cast<int>(kind),
+               src_device ? "device memory" : "host memory", src, dst_device ? "device memory" : "host memory", dst);
+        return fail(cudaErrorInvalidValue);
+    }
+    if ((dst_device && device_of_range(dst, bytes) < 0) || (src_device && device_of_range(src, bytes) < 0)) {
+        report("copy-outside-allocation", "cudaMemcpyAsync of %zu bytes from %p to %p reaches past the end of an "
+               "allocation", bytes, src, dst);
         return fail(cudaErrorInvalidValue);
     }
     switch (kind) {
@@ -445,17 +865,26 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             // Pageable source: copied to staging at once, so the caller may reuse it on return.
             auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
                                                                        static_cast<const unsigned char*>(src) + bytes);
-            enqueue(stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); });
+            enqueue(
+                stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); },
+                {Access{dst, true, bytes}});
             break;
         }
         case cudaMemcpyDeviceToHost:
             // Pageable destination: the copy is complete when the call returns.
             drain(stream);
+            check_host_read(src, bytes, "cudaMemcpyAsync to the host");
             std::memcpy(dst, device_to_host(src), bytes);
             break;
         case cudaMemcpyDeviceToDevice:
-            if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);  // undefined on a GPU
-            enqueue(stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); });
+            if (overlapping(dst, src, bytes)) {  // undefined on a GPU
+                report("overlapping-copy", "cudaMemcpyAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src,
+                       dst);
+                return fail(cudaErrorInvalidValue);
+            }
+            enqueue(
+                stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
+                {Access{src, false, bytes}, Access{dst, true, bytes}});
             break;
         case cudaMemcpyHostToHost:
             drain(stream);
@@ -470,22 +899,31 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
                                 cudaStream_t stream) {
     if (bytes == 0) return cudaSuccess;
     if (device_of_range(dst, bytes) != dst_device || device_of_range(src, bytes) != src_device) {
-        std::fprintf(stderr, "CUDA emulation: cudaMemcpyPeerAsync of %zu bytes from %p (GPU:%d) to %p (GPU:%d) is "
-                     "outside those devices' memory\n", bytes, src, src_device, dst, dst_device);
+        report("copy-outside-allocation", "cudaMemcpyPeerAsync of %zu bytes from %p (GPU:%d) to %p (GPU:%d) is not "
+               "inside one allocation of each of those devices", bytes, src, src_device, dst, dst_device);
         return fail(cudaErrorInvalidValue);
     }
-    if (overlapping(dst, src, bytes)) return fail(cudaErrorInvalidValue);
-    enqueue(stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); });
+    if (overlapping(dst, src, bytes)) {
+        report("overlapping-copy", "cudaMemcpyPeerAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src,
+               dst);
+        return fail(cudaErrorInvalidValue);
+    }
+    enqueue(
+        stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
+        {Access{src, false, bytes}, Access{dst, true, bytes}});
     return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStream_t stream) {
     if (bytes == 0) return cudaSuccess;
     if (device_of_range(pointer, bytes) < 0) {
-        std::fprintf(stderr, "CUDA emulation: cudaMemsetAsync of %zu bytes at %p is outside device memory\n", bytes, pointer);
+        report("copy-outside-allocation", "cudaMemsetAsync of %zu bytes at %p is not inside one allocation", bytes,
+               pointer);
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); });
+    enqueue(
+        stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); },
+        {Access{pointer, true, bytes}});
     return cudaSuccess;
 }
 
@@ -559,7 +997,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     if (target->pending.empty()) {
         complete();
     } else {
-        target->pending.push_back(std::move(complete));
+        target->pending.push_back(Work{std::move(complete), {}});
     }
     return cudaSuccess;
 }

@@ -5,15 +5,51 @@
 // tests/CMakeLists.txt builds gpu/'s sources against these headers into an emulated
 // libmirrorlab_cuda.so; the real plugin never sees them.
 //
-// It is strict where a GPU would fail or lie: device memory has limits, every copy's range must
-// lie inside one allocation, kernel pointer arguments must be device memory of the launching
-// device, work on a stream runs only when something waits for it (so a missing synchronisation
-// shows up as stale data), an event not yet reached has no time, and copies to host memory
-// complete before returning (pageable memory, as on a GPU), and device addresses cannot be read or
-// written by host code (they lie in a reserved, inaccessible range). It does not emulate concurrency
-// inside a kernel: threads run one at a time, blocks in reverse order, and atomics are plain
-// read-modify-writes; there is no shared memory or __syncthreads, so a kernel that needs them
-// does not compile here.
+// It is strict where a GPU would fail or lie, and tests/test_cuda_emulator.cpp proves each rule
+// with a deliberately wrong program (and the same program done right, which must run clean). A
+// mistake CUDA answers with an error returns that error and prints "CUDA emulation: [rule] ...";
+// one a GPU would not report at all kills the program with that line. The rules:
+//   memory-limit                 an allocation beyond the device's memory fails
+//   copy-outside-allocation      a copy's or memset's device range must lie inside one allocation
+//   copy-kind-mismatch           the copy kind must match where the pointers are
+//   overlapping-copy             device-to-device and peer copies must not overlap
+//   free-unknown-pointer         cudaFree takes what cudaMalloc returned, once
+//   kernel-pointer               kernel pointer arguments must be device memory of the launching
+//                                device (not host memory, a freed buffer or another GPU's memory)
+//   launch-configuration         1 to 1024 threads a block, at least one block
+//   launch-on-other-device       a launch on a stream of a device that is not current
+//   handle-of-other-device, library-outside-allocation, workspace-too-small,
+//   all-reduce-missing-ranks, all-reduce-other-device
+//                                the same for cuBLAS, cuDNN and NCCL calls
+// and, fatal:
+//   host-touches-device-address  device addresses lie in a reserved, inaccessible range, so host
+//                                code that reads or writes one faults (SIGSEGV), as with a GPU
+//   out-of-bounds                device memory is backed by pages of its own that end where the
+//                                allocation (rounded up to 16 bytes) ends, between inaccessible
+//                                pages: a kernel (or library call) that indexes past the end faults
+//                                at the first byte; before the start, once it leaves the first page
+//   use-after-free               freed pages stay inaccessible and are never reused (a backstop:
+//                                kernel-pointer and free-while-in-use catch the usual ways there)
+//   read-before-wait             work on a stream runs only when something waits for it; the host
+//                                reading memory that another stream's queued work writes aborts
+//   cross-stream-race            work touching bytes that another stream's queued work writes (or
+//                                writing bytes it reads): nothing orders two streams here but the
+//                                host waiting for one (every stream acts as non-blocking). A
+//                                kernel's extent is unknown: it counts as touching the byte each
+//                                pointer argument points to (the same tensor on two streams is
+//                                seen; a kernel reaching from one slice into another is not)
+//   free-while-in-use            cudaFree waits for its own device only, not another's peer copy
+// A mistake only the results show must show there: fresh device memory is all ones (NaN as
+// float), an event not yet reached has no time (cudaErrorNotReady), and a kernel's blocks run in a
+// shuffled order, and a block's threads too (seeded: MIRRORLAB_CUDA_EMULATION_SEED, printed at the
+// first launch), so a kernel that depends on an order between them computes garbage. Copies to
+// host memory complete before returning (pageable memory, as on a GPU).
+//
+// It does not emulate concurrency inside a block: its threads run one at a time, there is no
+// shared memory or __syncthreads (a kernel that needs them does not compile here), and pointers
+// inside structs are not translated (the kernel faults, saying so). Blocks run one at a time too,
+// or on MIRRORLAB_CUDA_EMULATION_WORKERS host threads, with real atomics.
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +57,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 enum cudaError_t {
     cudaSuccess = 0,
@@ -124,16 +161,14 @@ extern thread_local dim3 blockIdx;
 extern thread_local dim3 blockDim;
 extern thread_local dim3 gridDim;
 
-// One thread at a time: a read-modify-write is atomic by construction.
-inline float atomicAdd(float* address, float value) {
-    const float old = *address;
-    *address = old + value;
-    return old;
-}
+// Real atomics: blocks may run on several host threads at once (MIRRORLAB_CUDA_EMULATION_WORKERS).
+inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
 
 inline unsigned long long atomicMin(unsigned long long* address, unsigned long long value) {
-    const unsigned long long old = *address;
-    if (value < old) *address = value;
+    std::atomic_ref<unsigned long long> target(*address);
+    unsigned long long old = target.load();
+    while (value < old && !target.compare_exchange_weak(old, value)) {
+    }
     return old;
 }
 
@@ -142,8 +177,17 @@ using std::isnan;
 
 namespace mirrorlab_emulation {
 
+// What queued work touches: `bytes` device bytes from `pointer` (0: unknown, as for a kernel's
+// pointer argument; then the byte it points to stands for them), and whether it may write them.
+struct Access {
+    const void* pointer = nullptr;
+    bool writes = false;
+    std::size_t bytes = 0;
+};
 // Work for a stream; it runs when something waits for the stream (or a copy to the host does).
-void enqueue(cudaStream_t stream, std::function<void()> work);
+// `accesses` are what it touches: work that touches bytes another stream's queued work writes (or
+// writes bytes it reads) is a cross-stream race and aborts the program.
+void enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses = {});
 // A launch a GPU would refuse: records the error for cudaGetLastError and returns false.
 bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block);
 // A pointer argument that is not device memory of the stream's device (a host pointer, a freed
@@ -152,6 +196,13 @@ bool check_kernel_pointer(cudaStream_t stream, const void* pointer);
 // Where the emulator keeps the bytes of a device address (device addresses themselves are not
 // accessible to the host); null for an address outside every allocation.
 void* device_to_host(const void* pointer);
+// Which order this launch runs its blocks and threads in: a key taken at launch time, from the seed
+// and the launching thread's count of launches, so a single-threaded program repeats its orders.
+std::uint64_t next_launch_key();
+// Runs thread_body once per thread of the grid, with blockIdx, threadIdx, blockDim and gridDim set:
+// blocks in a shuffled order (several at a time with MIRRORLAB_CUDA_EMULATION_WORKERS > 1), the
+// threads of a block one at a time in a shuffled order.
+void run_grid(dim3 grid, dim3 block, std::uint64_t launch_key, const std::function<void()>& thread_body);
 
 template <typename... Params>
 struct Launch {
@@ -165,11 +216,16 @@ struct Launch {
         if (!check_launch_configuration(stream, grid, block)) return;
         std::tuple<std::decay_t<Params>...> values(std::forward<Args>(args)...);
         bool pointers_ok = true;
+        // A pointer to const is only read; any other pointer may be written.
+        std::vector<Access> accesses;
         std::apply(
             [&](const auto&... value) {
                 auto check_one = [&](const auto& v) {
-                    if constexpr (std::is_pointer_v<std::decay_t<decltype(v)>>) {
-                        if (v != nullptr && !check_kernel_pointer(stream, v)) pointers_ok = false;
+                    using T = std::decay_t<decltype(v)>;
+                    if constexpr (std::is_pointer_v<T>) {
+                        if (v == nullptr) return;
+                        if (!check_kernel_pointer(stream, v)) pointers_ok = false;
+                        accesses.push_back(Access{v, !std::is_const_v<std::remove_pointer_t<T>>});
                     }
                 };
                 (check_one(value), ...);
@@ -188,26 +244,12 @@ struct Launch {
                 (translate(value), ...);
             },
             values);
-        enqueue(stream, [run = kernel, g = grid, b = block, values]() {
-            gridDim = g;
-            blockDim = b;
-            // Blocks in reverse order: a kernel that relied on blocks running in order would fail.
-            for (unsigned bz = g.z; bz-- > 0;) {
-                for (unsigned by = g.y; by-- > 0;) {
-                    for (unsigned bx = g.x; bx-- > 0;) {
-                        blockIdx = dim3(bx, by, bz);
-                        for (unsigned tz = 0; tz < b.z; ++tz) {
-                            for (unsigned ty = 0; ty < b.y; ++ty) {
-                                for (unsigned tx = 0; tx < b.x; ++tx) {
-                                    threadIdx = dim3(tx, ty, tz);
-                                    std::apply(run, values);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        });
+        enqueue(
+            stream,
+            [run = kernel, g = grid, b = block, values, key = next_launch_key()]() {
+                run_grid(g, b, key, [&] { std::apply(run, values); });
+            },
+            std::move(accesses));
     }
 };
 
