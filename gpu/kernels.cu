@@ -314,10 +314,13 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
 
 // reference_apply_update (core/optim/optimizer.cpp), one element per thread, same operation order.
 // An Embedding table's IndexedSlicesStats change it exactly where reference_apply_update's do.
+// The statistics' pointers travel as arguments of their own, not inside IndexedSlicesStats: every
+// pointer a kernel gets is then a visible argument (the host emulator checks and maps each one).
 __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float* grads, float* slot0, float* slot1,
-                                    int64_t count, IndexedSlicesStats sparse) {
+                                    int64_t count, const float* grad_squares, const float* row_counts,
+                                    int64_t row_width) {
     for (int64_t i = thread_index(); i < count; i += thread_stride()) {
-        const bool in_batch = sparse.row_counts == nullptr || sparse.row_counts[i / sparse.row_width] != 0.0f;
+        const bool in_batch = row_counts == nullptr || row_counts[i / row_width] != 0.0f;
         switch (s.kind) {
             case OptimizerKind::SGD:
                 if (!s.use_momentum) {
@@ -336,7 +339,7 @@ __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m += (g - m) * s.one_minus_beta_1;
-                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
+                const float g2 = grad_squares != nullptr ? grad_squares[i] : g * g;
                 v += (g2 - v) * s.one_minus_beta_2;
                 weights[i] -= m * s.adam_alpha / (sqrtf(v) + s.epsilon);
                 break;
@@ -346,7 +349,7 @@ __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float
                 float& m = slot0[i];
                 float& v = slot1[i];
                 m = s.beta_1 * m + s.one_minus_beta_1 * g;
-                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
+                const float g2 = grad_squares != nullptr ? grad_squares[i] : g * g;
                 v = s.beta_2 * v + s.one_minus_beta_2 * g2;
                 if (!in_batch) break;
                 const float m_hat = s.nadam_g_coeff * g + s.nadam_m_coeff * m;
@@ -357,7 +360,7 @@ __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float
             case OptimizerKind::RMSprop: {
                 if (s.use_momentum && !in_batch) break;
                 const float g = grads[i];
-                const float g2 = sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g;
+                const float g2 = grad_squares != nullptr ? grad_squares[i] : g * g;
                 float& v = slot0[i];
                 v = s.rho * v + s.one_minus_rho * g2;
                 const float increment = s.learning_rate * g / sqrtf(v + s.epsilon);
@@ -541,7 +544,7 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
                   float* slot1, int64_t count, const IndexedSlicesStats& sparse) {
     MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
-        step, weights, grads, slot0, slot1, count, sparse);
+        step, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width);
 }
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count) {
