@@ -33,6 +33,25 @@ fi
 (cd "$stage" && "$bin/mirrorlab-cli" train --data synthetic:64:16 --epochs 1 --steps-per-epoch 2 >/dev/null) ||
   fail "mirrorlab-cli train did not run from the installed tree"
 
+# One engine library: the programs and the plugin load the installed libmirrorlab_core.so, and the
+# plugin holds no copy of it (no definition of core's classes in its symbol table; the installed
+# tree is not stripped, so a static copy's local symbols would show).
+core_lib=$(find "$stage" -name libmirrorlab_core.so)
+[ -n "$core_lib" ] || fail "libmirrorlab_core.so is not installed"
+echo "installed engine library: ${core_lib#"$stage"}"
+for binary in "$bin/mirrorlab-cli" ${plugin:+"$plugin"}; do
+  readelf -d "$binary" | grep -q 'NEEDED.*\[libmirrorlab_core.so\]' || fail "${binary#"$stage"} does not link libmirrorlab_core.so"
+done
+resolved=$(cd "$stage" && ldd "$bin/mirrorlab-cli" | sed -n 's/.*libmirrorlab_core.so => \([^ ]*\).*/\1/p')
+[ "$(realpath "$resolved")" = "$(realpath "$core_lib")" ] ||
+  fail "mirrorlab-cli resolves libmirrorlab_core.so to '$resolved', not the installed $core_lib"
+if [ -n "$plugin" ]; then
+  # Functions (T/t, not the weak W of inline and template code) that both define.
+  copies=$(comm -12 <(nm --defined-only "$plugin" | awk '$2 ~ /^[Tt]$/ {print $3}' | sort -u) \
+                    <(nm -D --defined-only "$core_lib" | awk '$2 == "T" {print $3}' | sort -u) | wc -l)
+  [ "$copies" -eq 0 ] || fail "the plugin defines $copies of libmirrorlab_core's functions itself (a private copy of core)"
+fi
+
 # Nothing of the source or build tree is compiled into what is installed.
 leaks=$(find "$stage" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
         xargs -0 strings -a | grep -F -e "$(realpath "$source_dir")" -e "$(realpath "$build_dir")" | sort -u | head -n 5 || true)

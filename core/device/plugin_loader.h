@@ -17,6 +17,7 @@
 #include "core/backend/backend.h"
 #include "core/device/arena.h"
 #include "core/device/device.h"
+#include "core/distribute/step_barrier.h"
 #include "core/optim/optimizer.h"
 
 namespace mirrorlab {
@@ -24,15 +25,21 @@ namespace mirrorlab {
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
 // 2: CrossDeviceOps::all_reduce takes a StepBarrier; Backend gained attach_arena and the step marks.
 // 3: RawAllocator gained refusal().
-inline constexpr int kPluginAbiVersion = 3;
+// 4: Backend gained embedding_gradient_stats; apply_update takes IndexedSlicesViews. The plugin
+//    links the shared libmirrorlab_core instead of a private copy.
+inline constexpr int kPluginAbiVersion = 4;
 
-// Sizes of the structures that cross the boundary by value, folded into one number: a plugin
-// built against headers whose structures differ reports another fingerprint.
+// Sizes of every structure that crosses the boundary by value or by reference (the classes handed
+// to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built
+// against headers whose structures differ reports another fingerprint. Interfaces crossing by
+// pointer (Backend, DeviceProvider, RawAllocator, CrossDeviceOps) change with kPluginAbiVersion.
 constexpr std::uint64_t plugin_abi_fingerprint() {
     std::uint64_t hash = 1469598103934665603ull;
     for (std::uint64_t size : {sizeof(TensorView), sizeof(Shape), sizeof(PhysicalDevice), sizeof(LossCounts),
                                sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OptimizerStep), sizeof(MemoryStats),
-                               sizeof(DeviceChoice), sizeof(MemoryArena), std::uint64_t{kPluginAbiVersion}}) {
+                               sizeof(DeviceChoice), sizeof(MemoryArena), sizeof(StepBarrier), sizeof(LogicalDevice),
+                               sizeof(IndexedSlicesViews), sizeof(IndexedSlicesStats),
+                               std::uint64_t{kPluginAbiVersion}}) {
         hash = (hash ^ size) * 1099511628211ull;
     }
     return hash;
