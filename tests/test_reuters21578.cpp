@@ -17,6 +17,7 @@
 #include "core/data/reuters21578.h"
 #include "core/util/error.h"
 #include "support/real_data.h"
+#include "support/timing.h"
 
 using namespace mirrorlab;
 
@@ -445,7 +446,10 @@ void TestReuters21578::real_distribution_matches_keras() {
     QCOMPARE(first_keys, (Words{"mdbl", "fawc", "degussa", "woods", "hanging", "localized", "sation", "chanthaburi",
                                 "refunding", "hermann"}));
 #ifdef NDEBUG
-    QVERIFY2(seconds < 2.0, "reading the 22 files should take well under 2 s in Release");
+    // The time was printed above; a bound only on request (tests/support/timing.h).
+    if (testsupport::timing_asserts()) {
+        QVERIFY2(seconds < 2.0, "reading the 22 files should take well under 2 s in Release");
+    }
 #endif
 }
 
