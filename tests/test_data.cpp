@@ -286,7 +286,8 @@ class TestData : public QObject {
               split.validation.size());
         QVERIFY(split.train.size() > 0);
 #ifdef NDEBUG
-        if (testsupport::timing_asserts()) QVERIFY2(seconds < 0.5, qPrintable(QString::number(seconds)));
+        if (testsupport::timing_asserts())
+            QVERIFY2(seconds < 0.5, qPrintable(QString::number(seconds)));
 #endif
     }
 
@@ -559,11 +560,14 @@ class TestData : public QObject {
         });
         if (work.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
             // The thread cannot be joined; end the process with the finding instead of hanging.
-            qFatal("pipelineStopsCleanlyMidEpoch: a Pipeline destructor hung (after %d of 50 destructions "
-                   "started): the producer blocked on a full queue was never woken", destroyed.load());
+            qFatal(
+                "a Pipeline destructor hung (%d of 50 destructions started): the producer "
+                "blocked on a full queue was never woken",
+                destroyed.load());
         }
         work.get();
-        qInfo("51 pipelines destroyed mid-epoch in %lld ms", static_cast<long long>(timer.elapsed()));
+        qInfo("51 pipelines destroyed mid-epoch in %lld ms",
+              static_cast<long long>(timer.elapsed()));
         QVERIFY(next_ok.load());
         QCOMPARE(restarted_epoch.load(), size_t{1000});
     }

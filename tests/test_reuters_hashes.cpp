@@ -3,12 +3,13 @@
 // tests/golden/README.md), so that every wire is compared id for id wherever the SGML files are,
 // and the first differing sample is named.
 //
-// What that file is and is not: it was written from our own importer (MIRRORLAB_WRITE_REUTERS_HASHES,
-// below), because Keras' reuters.npz cannot be downloaded on the project's machines. It pins the
-// importer's output (any change fails here), and it is Keras' data only as far as the importer has
-// been checked against Keras: the counts and x_train[0] (test_data_sources, test_reuters21578).
-// Where a reuters.npz exists, the npz is compared with the same file, and
-// tests/golden/hash_keras_reuters.py checks the file against the npz or Keras itself.
+// What that file is and is not: it was written from our own importer
+// (MIRRORLAB_WRITE_REUTERS_HASHES, below), because Keras' reuters.npz cannot be downloaded on the
+// project's machines. It pins the importer's output (any change fails here), and it is Keras' data
+// only as far as the importer has been checked against Keras: the counts and x_train[0]
+// (test_data_sources, test_reuters21578). Where a reuters.npz exists, the npz is compared with the
+// same file, and tests/golden/hash_keras_reuters.py checks the file against the npz or Keras
+// itself.
 //
 // The C++ writer and the Python script are proven to write the same hashes on the small npz
 // fixtures, whose load_data() output Keras itself computed (expected_load_data.txt).
@@ -31,9 +32,12 @@ namespace {
 
 const std::string kNpzDir = std::string(MIRRORLAB_TEST_DATA_DIR) + "/npz/";
 const std::string kFixtureHashes = kNpzDir + "reuters_small_hashes.txt";
-const std::string kCommittedHashes = std::string(MIRRORLAB_TEST_DATA_DIR) + "/reuters_load_data_hashes.txt";
+const std::string kCommittedHashes =
+    std::string(MIRRORLAB_TEST_DATA_DIR) + "/reuters_load_data_hashes.txt";
 
-DatasetSplit load_data_of_npz(const std::string& path) { return keras_load_data(read_reuters_npz(path), KerasLoadOptions{}); }
+DatasetSplit load_data_of_npz(const std::string& path) {
+    return keras_load_data(read_reuters_npz(path), KerasLoadOptions{});
+}
 
 // The first block of expected_load_data.txt (default options), which make_npz_fixtures.py computed
 // with keras.datasets.reuters.load_data itself.
@@ -42,8 +46,12 @@ DatasetSplit keras_computed_fixture_split() {
     std::string line;
     while (std::getline(in, line) && !line.starts_with("options ")) {
     }
-    if (line != "options num_words=0 skip_top=0 maxlen=0 test_split=0.2 seed=113 start_char=1 oov_char=2 index_from=3") {
-        throw std::runtime_error("expected_load_data.txt: the first options line is not load_data()'s defaults: " + line);
+    if (line !=
+        "options num_words=0 skip_top=0 maxlen=0 test_split=0.2 seed=113 start_char=1 oov_char=2 "
+        "index_from=3") {
+        throw std::runtime_error(
+            "expected_load_data.txt: the first options line is not load_data()'s defaults: " +
+            line);
     }
     DatasetSplit split;
     for (TextDataset* data : {&split.train, &split.validation}) {
@@ -72,14 +80,22 @@ DatasetSplit load_data_of_importer() {
 
 const std::vector<std::string> kImporterComments = {
     "MirrorLab Reuters hashes, format 1 (tests/golden/README.md)",
-    "source: the UCI Reuters-21578 SGML files (reut2-000.sgm ... reut2-021.sgm) through MirrorLab's importer: "
-    "read_reuters21578 (core/data/reuters21578.h), then keras_load_data with default options (core/data/keras_reuters.h)",
-    "arrays: keras.datasets.reuters.load_data() with default arguments: x_train, y_train, then x_test, y_test",
-    "NOT yet checked against Keras' reuters.npz, which could not be downloaded where this file was made.",
-    "Checked against Keras so far: 11,228 wires, 46 topics, 30,979 words, the 8,982 / 2,246 split, the per-class",
-    "counts of the first labels and x_train[0] of load_data(num_words=10000). To check every sample:",
-    "  python3 tests/golden/hash_keras_reuters.py ~/.keras/datasets/reuters.npz --check tests/data/reuters_load_data_hashes.txt",
-    "Written by: MIRRORLAB_WRITE_REUTERS_HASHES=<file> test_reuters_hashes importerMatchesCommittedHashes",
+    "source: the UCI Reuters-21578 SGML files (reut2-000.sgm ... reut2-021.sgm) through "
+    "MirrorLab's importer: "
+    "read_reuters21578 (core/data/reuters21578.h), then keras_load_data with default options "
+    "(core/data/keras_reuters.h)",
+    "arrays: keras.datasets.reuters.load_data() with default arguments: x_train, y_train, then "
+    "x_test, y_test",
+    "NOT yet checked against Keras' reuters.npz, which could not be downloaded where this file was "
+    "made.",
+    "Checked against Keras so far: 11,228 wires, 46 topics, 30,979 words, the 8,982 / 2,246 split, "
+    "the per-class",
+    "counts of the first labels and x_train[0] of load_data(num_words=10000). To check every "
+    "sample:",
+    "  python3 tests/golden/hash_keras_reuters.py ~/.keras/datasets/reuters.npz --check "
+    "tests/data/reuters_load_data_hashes.txt",
+    "Written by: MIRRORLAB_WRITE_REUTERS_HASHES=<file> test_reuters_hashes "
+    "importerMatchesCommittedHashes",
 };
 
 }  // namespace
@@ -102,7 +118,8 @@ class TestReutersHashes : public QObject {
         QCOMPARE(python.train.size(), std::size_t{48});
         QCOMPARE(python.test.size(), std::size_t{12});
         const ReutersHashes cpp = hash_load_data(load_data_of_npz(kNpzDir + npz.toStdString()), {});
-        const std::string difference = first_difference(cpp, "C++", python, "reuters_small_hashes.txt");
+        const std::string difference =
+            first_difference(cpp, "C++", python, "reuters_small_hashes.txt");
         QVERIFY2(difference.empty(), difference.c_str());
         QCOMPARE(cpp.sha256, python.sha256);
     }
@@ -112,7 +129,8 @@ class TestReutersHashes : public QObject {
     void fixtureHashesAreOfKerasOwnOutput() {
         const ReutersHashes keras = hash_load_data(keras_computed_fixture_split(), {});
         const std::string difference =
-            first_difference(keras, "expected_load_data.txt", read_reuters_hashes(kFixtureHashes), "reuters_small_hashes.txt");
+            first_difference(keras, "expected_load_data.txt", read_reuters_hashes(kFixtureHashes),
+                             "reuters_small_hashes.txt");
         QVERIFY2(difference.empty(), difference.c_str());
     }
 
@@ -125,13 +143,17 @@ class TestReutersHashes : public QObject {
 
         DatasetSplit changed = original;
         changed.train.sequences[17].back() += 1;
-        std::string message = first_difference(hash_load_data(changed, {}), "importer", expected, "file");
-        QVERIFY2(message.starts_with("train sample 17 (line 21 of file): ids differ"), message.c_str());
+        std::string message =
+            first_difference(hash_load_data(changed, {}), "importer", expected, "file");
+        QVERIFY2(message.starts_with("train sample 17 (line 21 of file): ids differ"),
+                 message.c_str());
 
         changed = original;
         changed.validation.labels[3] += 1;
         message = first_difference(hash_load_data(changed, {}), "importer", expected, "file");
-        QVERIFY2(message.starts_with("test sample 3 ") && message.find("label") != std::string::npos, message.c_str());
+        QVERIFY2(
+            message.starts_with("test sample 3 ") && message.find("label") != std::string::npos,
+            message.c_str());
 
         changed = original;
         changed.validation.sequences.pop_back();
@@ -147,8 +169,11 @@ class TestReutersHashes : public QObject {
 
         // The text round-trips, and a damaged line is named.
         const std::string text = format_reuters_hashes(expected);
-        QCOMPARE(first_difference(parse_reuters_hashes(text, "text"), "parsed", expected, "written"), std::string());
-        QCOMPARE(parse_reuters_hashes(text, "text").comments, std::vector<std::string>{"a comment"});
+        QCOMPARE(
+            first_difference(parse_reuters_hashes(text, "text"), "parsed", expected, "written"),
+            std::string());
+        QCOMPARE(parse_reuters_hashes(text, "text").comments,
+                 std::vector<std::string>{"a comment"});
         std::string damaged = text;
         damaged.replace(damaged.find("\ntrain 48\n") + 10, 1, "x");
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, parse_reuters_hashes(damaged, "damaged"));
@@ -161,9 +186,11 @@ class TestReutersHashes : public QObject {
 
     // Every one of the 11,228 samples of the importer, id for id, against the committed file.
     void importerMatchesCommittedHashes() {
-        if (!have_reuters21578()) REAL_DATA_MISSING("the Reuters-21578 files are not at " + reuters21578_dir());
+        if (!have_reuters21578())
+            REAL_DATA_MISSING("the Reuters-21578 files are not at " + reuters21578_dir());
         const ReutersHashes importer = hash_load_data(load_data_of_importer(), kImporterComments);
-        if (const QString out = qEnvironmentVariable("MIRRORLAB_WRITE_REUTERS_HASHES"); !out.isEmpty()) {
+        if (const QString out = qEnvironmentVariable("MIRRORLAB_WRITE_REUTERS_HASHES");
+            !out.isEmpty()) {
             std::ofstream file(out.toStdString(), std::ios::binary);
             file << format_reuters_hashes(importer);
             QVERIFY2(file.good(), qPrintable(out));
@@ -172,16 +199,21 @@ class TestReutersHashes : public QObject {
         const ReutersHashes committed = read_reuters_hashes(kCommittedHashes);
         QCOMPARE(committed.train.size(), std::size_t{8982});
         QCOMPARE(committed.test.size(), std::size_t{2246});
-        const std::string difference = first_difference(importer, "the importer's load_data()", committed, "reuters_load_data_hashes.txt");
+        const std::string difference = first_difference(importer, "the importer's load_data()",
+                                                        committed, "reuters_load_data_hashes.txt");
         QVERIFY2(difference.empty(), difference.c_str());
     }
 
     // Keras' reuters.npz, where one exists, against the same file: the check the file still lacks.
     void kerasNpzMatchesCommittedHashes() {
         const std::optional<std::string> npz = find_keras_reuters();
-        if (!npz) KERAS_NPZ_MISSING("no reuters.npz on this machine (find_keras_reuters()); the committed hashes stay unchecked against Keras");
+        if (!npz)
+            KERAS_NPZ_MISSING(
+                "no reuters.npz on this machine (find_keras_reuters()); the committed hashes stay "
+                "unchecked against Keras");
         const ReutersHashes keras = hash_load_data(load_data_of_npz(*npz), {});
-        const std::string difference = first_difference(keras, *npz, read_reuters_hashes(kCommittedHashes), "reuters_load_data_hashes.txt");
+        const std::string difference = first_difference(
+            keras, *npz, read_reuters_hashes(kCommittedHashes), "reuters_load_data_hashes.txt");
         QVERIFY2(difference.empty(), difference.c_str());
     }
 };

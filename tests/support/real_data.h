@@ -20,8 +20,12 @@
 
 namespace mirrorlab::testsupport {
 
-inline bool real_data_required() { return qEnvironmentVariableIntValue("MIRRORLAB_REQUIRE_REAL_DATA") == 1; }
-inline bool keras_npz_required() { return qEnvironmentVariableIntValue("MIRRORLAB_REQUIRE_KERAS_NPZ") == 1; }
+inline bool real_data_required() {
+    return qEnvironmentVariableIntValue("MIRRORLAB_REQUIRE_REAL_DATA") == 1;
+}
+inline bool keras_npz_required() {
+    return qEnvironmentVariableIntValue("MIRRORLAB_REQUIRE_KERAS_NPZ") == 1;
+}
 
 // The Reuters-21578 folder: $MIRRORLAB_REUTERS21578_DIR (CTest sets it, tests/CMakeLists.txt), else
 // shared/data/reuters21578 beside the checkout.
@@ -30,19 +34,24 @@ inline QString reuters21578_dir() {
     if (!from_environment.isEmpty()) return from_environment;
     return QStringLiteral(MIRRORLAB_SHARED_DIR "/data/reuters21578");
 }
-inline bool have_reuters21578() { return QFileInfo::exists(reuters21578_dir() + QStringLiteral("/reut2-000.sgm")); }
+inline bool have_reuters21578() {
+    return QFileInfo::exists(reuters21578_dir() + QStringLiteral("/reut2-000.sgm"));
+}
 
 }  // namespace mirrorlab::testsupport
 
 // Inside a test function: skips with `message` (a QString or char*), or fails when the data is
 // required. Both return from the test function.
-#define MIRRORLAB_MISSING_DATA_(required, variable, message)                                             \
-    do {                                                                                                  \
-        const QString mirrorlab_missing_message_ = QString(message);                                      \
-        if (required) QFAIL(qPrintable(QStringLiteral(variable "=1, but ") + mirrorlab_missing_message_)); \
-        QSKIP(qPrintable(mirrorlab_missing_message_));                                                    \
+#define MIRRORLAB_MISSING_DATA_(required, variable, message)                                     \
+    do {                                                                                         \
+        const QString mirrorlab_missing_message_ = QString(message);                             \
+        if (required)                                                                            \
+            QFAIL(qPrintable(QStringLiteral(variable "=1, but ") + mirrorlab_missing_message_)); \
+        QSKIP(qPrintable(mirrorlab_missing_message_));                                           \
     } while (false)
-#define REAL_DATA_MISSING(message) \
-    MIRRORLAB_MISSING_DATA_(::mirrorlab::testsupport::real_data_required(), "MIRRORLAB_REQUIRE_REAL_DATA", message)
-#define KERAS_NPZ_MISSING(message) \
-    MIRRORLAB_MISSING_DATA_(::mirrorlab::testsupport::keras_npz_required(), "MIRRORLAB_REQUIRE_KERAS_NPZ", message)
+#define REAL_DATA_MISSING(message)                                          \
+    MIRRORLAB_MISSING_DATA_(::mirrorlab::testsupport::real_data_required(), \
+                            "MIRRORLAB_REQUIRE_REAL_DATA", message)
+#define KERAS_NPZ_MISSING(message)                                          \
+    MIRRORLAB_MISSING_DATA_(::mirrorlab::testsupport::keras_npz_required(), \
+                            "MIRRORLAB_REQUIRE_KERAS_NPZ", message)

@@ -88,7 +88,8 @@ ReutersHashes parse_reuters_hashes(const std::string& text, const std::string& s
         ++number;
         if (line.starts_with("#")) {
             if (hashes.sha256.empty()) {
-                hashes.comments.push_back(line.size() > 2 && line[1] == ' ' ? line.substr(2) : line.substr(1));
+                hashes.comments.push_back(line.size() > 2 && line[1] == ' ' ? line.substr(2)
+                                                                            : line.substr(1));
                 continue;
             }
             bad(source_name, number, "a comment after the data");
@@ -96,16 +97,19 @@ ReutersHashes parse_reuters_hashes(const std::string& text, const std::string& s
         std::istringstream words(line);
         std::string first, second, rest;
         words >> first >> second;
-        if (first.empty() || second.empty() || (words >> rest)) bad(source_name, number, "expected two words, got '" + line + "'");
+        if (first.empty() || second.empty() || (words >> rest))
+            bad(source_name, number, "expected two words, got '" + line + "'");
         if (hashes.sha256.empty()) {
-            if (first != "sha256" || !is_hex(second, 64)) bad(source_name, number, "expected 'sha256 <64 hex digits>'");
+            if (first != "sha256" || !is_hex(second, 64))
+                bad(source_name, number, "expected 'sha256 <64 hex digits>'");
             hashes.sha256 = second;
             continue;
         }
         if (first == "train" || first == "test") {
             if (split != nullptr && split->size() != expected) {
-                bad(source_name, number, "the previous split announced " + std::to_string(expected) + " samples and has " +
-                                             std::to_string(split->size()));
+                bad(source_name, number,
+                    "the previous split announced " + std::to_string(expected) +
+                        " samples and has " + std::to_string(split->size()));
             }
             if ((first == "train") != (split == nullptr) || (first == "test" && seen_test)) {
                 bad(source_name, number, "expected 'train N' first, then 'test N'");
@@ -128,14 +132,16 @@ ReutersHashes parse_reuters_hashes(const std::string& text, const std::string& s
         } catch (const std::exception&) {
             bad(source_name, number, "'" + first + "' is not a label");
         }
-        if (!is_hex(second, 8)) bad(source_name, number, "'" + second + "' is not 8 lower-case hex digits");
+        if (!is_hex(second, 8))
+            bad(source_name, number, "'" + second + "' is not 8 lower-case hex digits");
         sample.ids_hash = second;
         split->push_back(sample);
     }
     if (!seen_test) bad(source_name, number, "no 'test N' line");
     if (split->size() != expected) {
-        bad(source_name, number, "the test split announced " + std::to_string(expected) + " samples and has " +
-                                     std::to_string(split->size()));
+        bad(source_name, number,
+            "the test split announced " + std::to_string(expected) + " samples and has " +
+                std::to_string(split->size()));
     }
     return hashes;
 }
@@ -148,16 +154,19 @@ ReutersHashes read_reuters_hashes(const std::string& path) {
     return parse_reuters_hashes(text.str(), path);
 }
 
-std::string first_difference(const ReutersHashes& a, const std::string& a_name, const ReutersHashes& b,
-                             const std::string& b_name) {
-    // The line of b's file that holds a sample (comments, sha256, "train N", train samples, "test N").
+std::string first_difference(const ReutersHashes& a, const std::string& a_name,
+                             const ReutersHashes& b, const std::string& b_name) {
+    // The line of b's file that holds a sample (comments, sha256, "train N", train samples, "test
+    // N").
     const std::size_t train_first_line = b.comments.size() + 3;
     const std::size_t test_first_line = train_first_line + b.train.size() + 1;
-    const std::pair<const char*, std::pair<const std::vector<ReutersSampleHash>*, const std::vector<ReutersSampleHash>*>> splits[] = {
-        {"train", {&a.train, &b.train}}, {"test", {&a.test, &b.test}}};
+    const std::pair<const char*, std::pair<const std::vector<ReutersSampleHash>*,
+                                           const std::vector<ReutersSampleHash>*>>
+        splits[] = {{"train", {&a.train, &b.train}}, {"test", {&a.test, &b.test}}};
     for (const auto& [name, pair] : splits) {
         const auto& [xs, ys] = pair;
-        const std::size_t first_line = std::string(name) == "train" ? train_first_line : test_first_line;
+        const std::size_t first_line =
+            std::string(name) == "train" ? train_first_line : test_first_line;
         const std::size_t common = std::min(xs->size(), ys->size());
         for (std::size_t i = 0; i < common; ++i) {
             const ReutersSampleHash& x = (*xs)[i];
@@ -166,23 +175,25 @@ std::string first_difference(const ReutersHashes& a, const std::string& a_name, 
             std::string what = std::string(name) + " sample " + std::to_string(i) + " (line " +
                                std::to_string(first_line + i) + " of " + b_name + "): ";
             if (x.label != y.label) {
-                what += "label " + std::to_string(x.label) + " in " + a_name + ", " + std::to_string(y.label) + " in " + b_name;
+                what += "label " + std::to_string(x.label) + " in " + a_name + ", " +
+                        std::to_string(y.label) + " in " + b_name;
                 if (x.ids_hash != y.ids_hash) what += "; ";
             }
             if (x.ids_hash != y.ids_hash) {
-                what += "ids differ (sha256 " + x.ids_hash + "... in " + a_name + ", " + y.ids_hash + "... in " + b_name + ")";
+                what += "ids differ (sha256 " + x.ids_hash + "... in " + a_name + ", " +
+                        y.ids_hash + "... in " + b_name + ")";
             }
             return what;
         }
         if (xs->size() != ys->size()) {
-            return std::string(name) + ": " + std::to_string(xs->size()) + " samples in " + a_name + ", " +
-                   std::to_string(ys->size()) + " in " + b_name;
+            return std::string(name) + ": " + std::to_string(xs->size()) + " samples in " + a_name +
+                   ", " + std::to_string(ys->size()) + " in " + b_name;
         }
     }
     // Every sample's 32-bit prefix agrees; the full sha256 over all samples decides.
     if (a.sha256 != b.sha256) {
-        return "every sample's hash prefix agrees but the sha256 over all samples differs (" + a.sha256 + " in " + a_name +
-               ", " + b.sha256 + " in " + b_name + ")";
+        return "every sample's hash prefix agrees but the sha256 over all samples differs (" +
+               a.sha256 + " in " + a_name + ", " + b.sha256 + " in " + b_name + ")";
     }
     return {};
 }

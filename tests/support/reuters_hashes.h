@@ -32,7 +32,7 @@ ReutersHashes parse_reuters_hashes(const std::string& text, const std::string& s
 // "" when both hold the same samples; otherwise the first difference, e.g.
 // "train sample 17 (line 23 of the file): ids differ (sha256 3fa0c1d2 in <a_name>, 9e1b0a77 in
 // <b_name>)" or "test: 2246 samples in <a_name>, 2245 in <b_name>". Comments are not compared.
-std::string first_difference(const ReutersHashes& a, const std::string& a_name, const ReutersHashes& b,
-                             const std::string& b_name);
+std::string first_difference(const ReutersHashes& a, const std::string& a_name,
+                             const ReutersHashes& b, const std::string& b_name);
 
 }  // namespace mirrorlab::testsupport

@@ -8,6 +8,8 @@
 
 namespace mirrorlab::testsupport {
 
-inline bool timing_asserts() { return qEnvironmentVariableIntValue("MIRRORLAB_TIMING_ASSERTS") == 1; }
+inline bool timing_asserts() {
+    return qEnvironmentVariableIntValue("MIRRORLAB_TIMING_ASSERTS") == 1;
+}
 
 }  // namespace mirrorlab::testsupport
