@@ -14,6 +14,7 @@
 #include "core/data/sequence.h"
 #include "core/data/synthetic.h"
 #include "core/util/error.h"
+#include "support/timing.h"
 
 using namespace mirrorlab;
 
@@ -274,15 +275,19 @@ class TestData : public QObject {
         QVERIFY(error_of([&] { make_synthetic_reuters(options); }).contains("train_samples"));
     }
 
-    void syntheticIsFast() {
-#ifdef NDEBUG
+    // The default synthetic set is what the app shows first; its time is printed, and bounded
+    // only with MIRRORLAB_TIMING_ASSERTS=1 in Release builds (tests/support/timing.h).
+    void syntheticTiming() {
         const auto start = std::chrono::steady_clock::now();
-        make_synthetic_reuters();
+        const DatasetSplit split = make_synthetic_reuters();
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        QVERIFY2(seconds < 0.5, qPrintable(QString::number(seconds)));
-#else
-        QSKIP("timed in Release builds only");
+        qInfo("make_synthetic_reuters(): %.3f s for %zu + %zu samples", seconds, split.train.size(),
+              split.validation.size());
+        QVERIFY(split.train.size() > 0);
+#ifdef NDEBUG
+        if (testsupport::timing_asserts())
+            QVERIFY2(seconds < 0.5, qPrintable(QString::number(seconds)));
 #endif
     }
 
@@ -528,22 +533,43 @@ class TestData : public QObject {
         PipelineOptions options;
         options.batch_size = 4;
         options.prefetch_batches = 3;
+        // Destroying a pipeline whose producer is blocked on a full queue must not hang. The work
+        // runs on another thread so that a hang is reported as one (after a minute, far beyond the
+        // milliseconds it takes) instead of running into CTest's timeout; how long it took is
+        // printed, not judged.
         QElapsedTimer timer;
         timer.start();
-        for (int trial = 0; trial < 50; ++trial) {
-            // Destroyed with the producer blocked on a full queue, before and after reading.
-            Pipeline pipeline(data.ids, data.labels, options);
-            pipeline.start_epoch(trial);
-            if (trial % 2 == 0) QVERIFY(pipeline.next().has_value());
+        std::atomic<int> destroyed{0};
+        std::atomic<bool> next_ok{true};
+        std::atomic<size_t> restarted_epoch{0};
+        auto work = std::async(std::launch::async, [&] {
+            for (int trial = 0; trial < 50; ++trial) {
+                // Destroyed with the producer blocked on a full queue, before and after reading.
+                Pipeline pipeline(data.ids, data.labels, options);
+                pipeline.start_epoch(trial);
+                if (trial % 2 == 0 && !pipeline.next().has_value()) next_ok = false;
+                ++destroyed;  // (counted just before the destructor runs)
+            }
+            {
+                Pipeline restarted(data.ids, data.labels, options);  // restart mid-epoch
+                restarted.start_epoch(0);
+                if (!restarted.next().has_value()) next_ok = false;
+                restarted_epoch = read_epoch(restarted, 1).size();
+            }
+            { Pipeline never_started(data.ids, data.labels, options); }
+        });
+        if (work.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+            // The thread cannot be joined; end the process with the finding instead of hanging.
+            qFatal(
+                "a Pipeline destructor hung (%d of 50 destructions started): the producer "
+                "blocked on a full queue was never woken",
+                destroyed.load());
         }
-        {
-            Pipeline restarted(data.ids, data.labels, options);  // restart mid-epoch
-            restarted.start_epoch(0);
-            QVERIFY(restarted.next().has_value());
-            QCOMPARE(read_epoch(restarted, 1).size(), size_t{1000});
-        }
-        { Pipeline never_started(data.ids, data.labels, options); }
-        QVERIFY2(timer.elapsed() < 5000, "destruction waited on the producer");
+        work.get();
+        qInfo("51 pipelines destroyed mid-epoch in %lld ms",
+              static_cast<long long>(timer.elapsed()));
+        QVERIFY(next_ok.load());
+        QCOMPARE(restarted_epoch.load(), size_t{1000});
     }
 };
 

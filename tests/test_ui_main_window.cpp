@@ -4,8 +4,11 @@
 #include <QtTest>
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QSettings>
 #include <QSpinBox>
+#include <QToolBar>
+#include <QToolButton>
 
 #include "core/device/device.h"
 #include "core/model/model.h"
@@ -39,6 +42,20 @@ void prepare(MainWindow& window, const std::string& model_json, const char* devi
     auto* epochs_box = window.modelPanel()->findChild<QSpinBox*>(QStringLiteral("epochs"));
     QVERIFY(epochs_box != nullptr);
     epochs_box->setValue(epochs);
+}
+
+// The training toolbar's button for `action_name`, as a person clicks it.
+QToolButton* toolbar_button(MainWindow& window, const char* action_name) {
+    auto* toolbar = window.findChild<QToolBar*>(QStringLiteral("trainingToolbar"));
+    auto* action = window.findChild<QAction*>(QString::fromLatin1(action_name));
+    if (toolbar == nullptr || action == nullptr) return nullptr;
+    return qobject_cast<QToolButton*>(toolbar->widgetForAction(action));
+}
+
+std::int64_t steps_seen(const MainWindow& window) {
+    window.controller()->drainEvents();
+    const RunRecord* run = window.controller()->currentRun();
+    return run == nullptr || run->steps.empty() ? 0 : run->steps.back().global_step;
 }
 
 }  // namespace
@@ -136,6 +153,102 @@ private slots:
         QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
         QCOMPARE(questions.size(), 2);
         QVERIFY(window.controller()->currentRun()->finished.has_value());
+    }
+
+    // Start, Pause, Resume and Stop as a person uses them: clicks on the training toolbar's buttons
+    // (not calls into the window), checking what the window shows after each: which buttons are
+    // enabled, the Pause button turning into Resume, the status line, steps that stop advancing
+    // while paused and go on after Resume, and a stopped run that keeps what it computed. Then a
+    // second run is stopped while paused.
+    void toolbarStartPauseResumeStop() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:320:64"));  // 10 steps per epoch
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        prepare(window, small_model(30982), "cpu:2", 1000);  // runs until stopped
+        QToolButton* start = toolbar_button(window, "startAction");
+        QToolButton* pause = toolbar_button(window, "pauseAction");
+        QToolButton* stop = toolbar_button(window, "stopAction");
+        QVERIFY(start != nullptr && pause != nullptr && stop != nullptr);
+        QVERIFY(start->isVisible() && pause->isVisible() && stop->isVisible());
+        auto buttons = [&] {
+            return QString("start %1, pause %2 (%3), stop %4")
+                .arg(start->isEnabled())
+                .arg(pause->isEnabled())
+                .arg(pause->text())
+                .arg(stop->isEnabled());
+        };
+        QCOMPARE(buttons(), QStringLiteral("start 1, pause 0 (Pause), stop 0"));
+
+        QTest::mouseClick(start, Qt::LeftButton);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Running);
+        QCOMPARE(buttons(), QStringLiteral("start 0, pause 1 (Pause), stop 1"));
+        QCOMPARE(window.trainingPanel()->statusText(), QStringLiteral("Running"));
+        QTRY_VERIFY_WITH_TIMEOUT(steps_seen(window) >= 3, 60000);
+
+        QTest::mouseClick(pause, Qt::LeftButton);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Paused);
+        QCOMPARE(buttons(), QStringLiteral("start 0, pause 1 (Resume), stop 1"));
+        QCOMPARE(window.trainingPanel()->statusText(), QStringLiteral("Paused"));
+        // The step in flight may still land (once the count has been still for a second, however
+        // slow the machine); after that nothing moves.
+        const std::int64_t at_pause = steps_seen(window);
+        std::int64_t held = at_pause;
+        QElapsedTimer since_change, waited;
+        since_change.start();
+        waited.start();
+        while (since_change.elapsed() < 1000 && waited.elapsed() < 30000) {
+            QTest::qWait(50);
+            if (const std::int64_t now = steps_seen(window); now != held) {
+                held = now;
+                since_change.restart();
+            }
+        }
+        QVERIFY2(held <= at_pause + 1, qPrintable(QString("%1 steps at Pause, %2 while paused").arg(at_pause).arg(held)));
+        QTest::qWait(1500);
+        QCOMPARE(steps_seen(window), held);
+
+        QTest::mouseClick(pause, Qt::LeftButton);  // now labelled Resume
+        QCOMPARE(window.controller()->state(), TrainingController::State::Running);
+        QCOMPARE(buttons(), QStringLiteral("start 0, pause 1 (Pause), stop 1"));
+        QCOMPARE(window.trainingPanel()->statusText(), QStringLiteral("Running"));
+        QTRY_VERIFY_WITH_TIMEOUT(steps_seen(window) >= held + 12, 60000);  // into the next epoch
+
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Stopping);
+        QCOMPARE(buttons(), QStringLiteral("start 0, pause 0 (Pause), stop 0"));
+        QVERIFY2(window.trainingPanel()->statusText().startsWith(QStringLiteral("Stopping")), qPrintable(window.trainingPanel()->statusText()));
+        QVERIFY(window.controller()->waitForFinished(120000));
+        QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
+        QCOMPARE(buttons(), QStringLiteral("start 1, pause 0 (Pause), stop 0"));
+        const RunRecord* run = window.controller()->currentRun();
+        QVERIFY(run != nullptr && run->finished.has_value());
+        QCOMPARE(run->finished->reason, FinishReason::StoppedByUser);
+        QVERIFY2(run->finished->epochs_completed >= 1, "a stop after 12 more steps of 10-step epochs left no complete epoch");
+        // What was computed is kept: every finished epoch, the streamed steps, the charts, the run's row.
+        QCOMPARE(static_cast<int>(run->epochs.size()), run->finished->epochs_completed);
+        QVERIFY(static_cast<std::int64_t>(run->steps.size()) >= held + 12);
+        const QString status = window.trainingPanel()->statusText();
+        QVERIFY2(status.startsWith(QStringLiteral("Stopped after %1 complete epoch").arg(run->finished->epochs_completed)), qPrintable(status));
+        window.trainingPanel()->refreshNow();
+        QVERIFY(window.trainingPanel()->trainingPointCount() > 0);
+        QCOMPARE(window.trainingPanel()->validationPointCount(), run->finished->epochs_completed);
+        QCOMPARE(window.runsPanel()->rowCount(), 1);
+
+        // Stop while paused: the paused engine wakes up to stop.
+        QTest::mouseClick(start, Qt::LeftButton);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Running);
+        QTRY_VERIFY_WITH_TIMEOUT(steps_seen(window) >= 1, 60000);
+        QTest::mouseClick(pause, Qt::LeftButton);
+        QCOMPARE(window.controller()->state(), TrainingController::State::Paused);
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QVERIFY(window.controller()->waitForFinished(120000));
+        QCOMPARE(buttons(), QStringLiteral("start 1, pause 0 (Pause), stop 0"));
+        QVERIFY(window.controller()->currentRun()->finished.has_value());
+        QCOMPARE(window.controller()->currentRun()->finished->reason, FinishReason::StoppedByUser);
+        QCOMPARE(window.runsPanel()->rowCount(), 2);
     }
 
     // A load can be given up: the panel keeps the data it had and loads something else at once.

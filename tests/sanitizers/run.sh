@@ -89,7 +89,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:igno
 #                          plugin (gpu/'s code, NCCL, virtual GPUs) under ASan.
 asan_exclude='^(install_layout|test_gpu_ops_emulated)$'
 if [ "${SANITIZERS_FULL:-0}" = 1 ]; then asan_exclude='^(install_layout)$'; fi
-# The threaded suites for the tsan part (bench_smoke runs mirrorlab-cli bench on two replicas).
+# The threaded suites for the tsan part (bench_smoke: test_bench_smoke runs mirrorlab-cli bench on two replicas).
 tsan_tests=(test_mirrored test_kernels test_data test_trainer test_step_stats test_scaling test_step_allocations
             test_cli bench_smoke test_ui_training test_ui_step_view test_ui_devices test_ui_main_window)
 
@@ -187,7 +187,7 @@ int main() { std::thread a([] { for (int i = 0; i < 100000; ++i) ++counter; });
              for (int i = 0; i < 100000; ++i) ++counter; a.join(); return counter == 0; }' || canary_ok=0
   local targets=()
   for t in "${tsan_tests[@]}"; do
-    if [ "$t" = bench_smoke ]; then targets+=(mirrorlab-cli); else targets+=("$t"); fi
+    if [ "$t" = bench_smoke ]; then targets+=(mirrorlab-cli test_bench_smoke); else targets+=("$t"); fi
   done
   if ! build tsan "$tsan_flags" ON "${targets[@]}"; then
     echo "tsan: build FAILED after $(elapsed $((SECONDS - start)))"

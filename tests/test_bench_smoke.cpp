@@ -1,0 +1,150 @@
+// CI's benchmark smoke test: `mirrorlab-cli bench --json` for a few steps, with the fast kernels
+// and with MIRRORLAB_CPU_KERNELS=reference. It used to pass when the output merely contained
+// "samples_per_second", so a crash after printing passed too. Now the program must exit with 0
+// and print one JSON object whose fields a person reads are filled in and agree with what was
+// asked: the devices and replicas, the step counts, the kernels, positive speeds and a finite loss.
+// No timing is judged. CTest runs each case as its own test (bench_smoke, bench_smoke_reference).
+#include <QtTest/QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+struct Bench {
+    int exit_code = -1;
+    QProcess::ExitStatus exit_status = QProcess::CrashExit;
+    QByteArray out, err;
+};
+
+Bench run_bench(const QStringList& arguments, const QString& kernels) {
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    if (kernels.isEmpty()) {
+        environment.remove(QStringLiteral("MIRRORLAB_CPU_KERNELS"));
+    } else {
+        environment.insert(QStringLiteral("MIRRORLAB_CPU_KERNELS"), kernels);
+    }
+    process.setProcessEnvironment(environment);
+    process.start(QStringLiteral(MIRRORLAB_CLI_PATH),
+                  QStringList{QStringLiteral("bench")} + arguments);
+    Bench bench;
+    if (!process.waitForFinished(280000)) {
+        process.kill();
+        process.waitForFinished();
+        bench.err = "did not finish within 280 s: " + process.readAllStandardError();
+        return bench;
+    }
+    bench.exit_code = process.exitCode();
+    bench.exit_status = process.exitStatus();
+    bench.out = process.readAllStandardOutput();
+    bench.err = process.readAllStandardError();
+    return bench;
+}
+
+bool positive(const QJsonValue& value) {
+    return value.isDouble() && std::isfinite(value.toDouble()) && value.toDouble() > 0;
+}
+
+}  // namespace
+
+class TestBenchSmoke : public QObject {
+    Q_OBJECT
+
+    void check(const QStringList& arguments, const QString& kernels, const QString& devices,
+               int replicas, int steps, int validation_steps, int train_samples,
+               int validation_samples, int scaling_replicas) {
+        const Bench bench = run_bench(arguments, kernels);
+        const QString context = "mirrorlab-cli bench " + arguments.join(' ') + "\nstderr:\n" +
+                                QString::fromUtf8(bench.err);
+        QVERIFY2(bench.exit_status == QProcess::NormalExit, qPrintable("crashed: " + context));
+        QVERIFY2(bench.exit_code == 0,
+                 qPrintable(QString("exit code %1: ").arg(bench.exit_code) + context));
+
+        QJsonParseError error;
+        const QJsonDocument document = QJsonDocument::fromJson(bench.out, &error);
+        QVERIFY2(error.error == QJsonParseError::NoError && document.isObject(),
+                 qPrintable("stdout is not one JSON object (" + error.errorString() + "):\n" +
+                            QString::fromUtf8(bench.out)));
+        const QJsonObject root = document.object();
+        const QJsonObject run = root.value(QStringLiteral("run")).toObject();
+        const QString shown = QString::fromUtf8(bench.out);
+
+        // What was asked for.
+        QCOMPARE(run.value(QStringLiteral("devices")).toString(), devices);
+        QCOMPARE(run.value(QStringLiteral("replicas")).toInt(), replicas);
+        QCOMPARE(run.value(QStringLiteral("steps_per_epoch")).toInt(), steps);
+        QCOMPARE(run.value(QStringLiteral("validation_steps")).toInt(), validation_steps);
+        QCOMPARE(root.value(QStringLiteral("batch_size")).toInt(), 32);
+        QCOMPARE(root.value(QStringLiteral("train_samples")).toInt(), train_samples);
+        QCOMPARE(root.value(QStringLiteral("validation_samples")).toInt(), validation_samples);
+        QCOMPARE(run.value(QStringLiteral("epoch_seconds_each")).toArray().size(), 1);
+        const QString backend = root.value(QStringLiteral("backend")).toString();
+        if (kernels == QStringLiteral("reference")) {
+            QCOMPARE(backend, QStringLiteral("cpu-reference"));
+        } else {
+            QVERIFY2(backend.startsWith(QStringLiteral("cpu-fast")), qPrintable(backend));
+        }
+        QVERIFY2(!root.value(QStringLiteral("cpu")).toString().isEmpty(), qPrintable(shown));
+        QVERIFY(root.value(QStringLiteral("cores")).toInt() >= 1);
+        QVERIFY(run.value(QStringLiteral("threads")).toInt() >= 1);
+
+        // The numbers a person reads are there and sane (not judged against any speed).
+        for (const char* field :
+             {"ms_per_step", "samples_per_second", "epoch_seconds", "train_seconds",
+              "validation_seconds", "peak_rss_mib", "final_loss"}) {
+            QVERIFY2(positive(run.value(QString::fromLatin1(field))),
+                     qPrintable(QString("run.%1 in\n%2").arg(field, shown)));
+        }
+        const double per_step = 32 * 1000.0 / run.value(QStringLiteral("ms_per_step")).toDouble();
+        QVERIFY2(std::abs(run.value(QStringLiteral("samples_per_second")).toDouble() - per_step) <=
+                     1e-6 * per_step + 1e-9,
+                 qPrintable("samples_per_second is not batch / ms_per_step:\n" + shown));
+        const QJsonObject phases = run.value(QStringLiteral("phases")).toObject();
+        QVERIFY2(positive(phases.value(QStringLiteral("forward_ms"))) &&
+                     positive(phases.value(QStringLiteral("backward_ms"))) &&
+                     positive(phases.value(QStringLiteral("update_ms"))),
+                 qPrintable(shown));
+
+        // The scaling table (bench.h): 1..N replicas, one replica on every core where there are
+        // several, and N independent copies where N > 1.
+        const QJsonArray scaling = root.value(QStringLiteral("scaling")).toArray();
+        const int cores = root.value(QStringLiteral("cores")).toInt();
+        const int rows = scaling_replicas == 0 ? 0
+                                               : scaling_replicas + (cores > 1 ? 1 : 0) +
+                                                     (scaling_replicas > 1 ? 1 : 0);
+        QCOMPARE(scaling.size(), rows);
+        int highest = 0;
+        for (const QJsonValue& row : scaling) {
+            const QJsonObject entry = row.toObject();
+            highest = std::max(highest, entry.value(QStringLiteral("replicas")).toInt());
+            QVERIFY2(entry.value(QStringLiteral("threads")).toInt() >= 1, qPrintable(shown));
+            QVERIFY2(positive(entry.value(QStringLiteral("samples_per_second"))),
+                     qPrintable(shown));
+            QVERIFY2(positive(entry.value(QStringLiteral("efficiency"))), qPrintable(shown));
+        }
+        QCOMPARE(highest, scaling_replicas);
+        if (scaling_replicas > 1)
+            QVERIFY(scaling.last().toObject().value(QStringLiteral("independent_copies")).toBool());
+    }
+
+  private slots:
+    void fastKernels() {
+        check({"--devices", "cpu:2", "--steps", "5", "--epochs", "1", "--data", "synthetic:256:64",
+               "--scaling", "2", "--scaling-steps", "4", "--json"},
+              QString(), QStringLiteral("cpu:2"), 2, 5, 2, 256, 64, 2);
+    }
+    void referenceKernels() {
+        check({"--devices", "cpu", "--steps", "3", "--epochs", "1", "--data", "synthetic:128:32",
+               "--scaling", "0", "--json"},
+              QStringLiteral("reference"), QStringLiteral("cpu"), 1, 3, 1, 128, 32, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBenchSmoke)
+#include "test_bench_smoke.moc"
