@@ -30,6 +30,10 @@ packages=(
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
 )
+if [ "$mode" = test ]; then
+  # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.
+  packages+=(python3-numpy)
+fi
 if [ "$mode" = package ]; then
   # CPack's DEB generator finds ELF files with `file` and computes Depends with dpkg-shlibdeps;
   # the rest check what it built.
