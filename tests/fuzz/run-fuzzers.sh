@@ -6,7 +6,8 @@
 #
 # Environment: FUZZ_BUILD_DIR (default <repo>/build-fuzz), FUZZ_CXX (default clang++-16),
 # FUZZ_NO_INSTALL=1 to never call apt-get, FUZZ_RUNS=N to stop a target after N executions too
-# (campaign.sh), FUZZ_JOBS (build parallelism, default: all cores).
+# (campaign.sh), FUZZ_JOBS (build parallelism, default: all cores), FUZZ_TIMEOUT (seconds one input
+# may take before it counts as a hang, default 10).
 #
 # Layout under build-fuzz/:
 #   seeds/<target>/    seed inputs, regenerated from the repository's fixtures on every run
@@ -261,7 +262,7 @@ for t in "${TARGETS[@]}"; do
     TMPDIR=$FUZZ_TMP \
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    "$BUILD/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
+    "$BUILD/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" \
         -print_final_stats=1 "${dict[@]}" "${runs[@]}" \
         -artifact_prefix="$BUILD/crashes/$t/" \
         "$BUILD/corpus/$t" "$BUILD/seeds/$t" "${regressions[@]}" >"$log" 2>&1
