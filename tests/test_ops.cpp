@@ -256,6 +256,9 @@ class TestOps : public QObject {
     void labelOutsideClasses();
     void conv1dChannelMismatch();
 
+    // Ops that layer types bring, on backends with and without a kernel for them.
+    void opRunsNativelyInPlaceOrThroughTheHost();
+
     // The whole model.
     void modelGradientMatchesFiniteDifferences_data();
     void modelGradientMatchesFiniteDifferences();
@@ -830,6 +833,81 @@ void TestOps::conv1dChannelMismatch() {
     });
     QVERIFY2(message.contains("[conv1d]"), qPrintable(message));
     QVERIFY2(message.contains("7 channels") && message.contains("expects 8"), qPrintable(message));
+}
+
+// ---- Layer types' ops ------------------------------------------------------------------------
+
+// The reference backend as a device whose memory the host cannot address: run_op must take the
+// host round trip (download the inputs, run the reference, upload the outputs). Counts the moves.
+class RoundTripBackend : public CpuReferenceBackend {
+  public:
+    bool host_memory() const override { return false; }
+    void upload(const TensorView& dst, const void* host) override {
+        ++uploads;
+        CpuReferenceBackend::upload(dst, host);
+    }
+    void download(void* host, const TensorView& src) override {
+        ++downloads;
+        CpuReferenceBackend::download(host, src);
+    }
+    int uploads = 0, downloads = 0;
+};
+
+// A backend with a kernel of its own for "scale": run_op must call it, not the reference.
+class NativeBackend : public RoundTripBackend {
+  public:
+    bool supports(std::string_view op) const override { return op == "scale"; }
+    void run(const OpCall& call) override {
+        ++native_runs;
+        for (std::int64_t i = 0; i < call.outputs[0].numel(); ++i) call.outputs[0].f32()[i] = 0.0f;
+    }
+    int native_runs = 0;
+};
+
+// outputs[0] = inputs[0] * attributes.real; outputs[1], if given, = attributes.ints[0].
+void scale_reference(const OpCall& call) {
+    for (std::int64_t i = 0; i < call.inputs[0].numel(); ++i) {
+        call.outputs[0].f32()[i] = call.inputs[0].f32()[i] * static_cast<float>(call.attributes.real);
+    }
+    if (call.outputs.size() > 1 && call.outputs[1]) call.outputs[1].i32()[0] = static_cast<std::int32_t>(call.attributes.ints[0]);
+}
+
+void TestOps::opRunsNativelyInPlaceOrThroughTheHost() {
+    const OpDef scale{"scale", scale_reference};
+    std::vector<float> x{1.0f, -2.0f, 3.5f};
+    OpAttributes attributes;
+    attributes.real = 2.0;
+    attributes.ints[0] = 41;
+    for (const bool with_count : {true, false}) {
+        std::vector<float> y(3, 99.0f);
+        std::vector<std::int32_t> count{0};
+        const TensorView inputs[] = {f32_view(x, {3})};
+        const TensorView outputs[] = {f32_view(y, {3}), with_count ? i32_view(count, {1}) : TensorView{}};
+
+        CpuReferenceBackend in_place;  // host memory: the reference on the tensors themselves
+        run_op(in_place, scale, inputs, outputs, attributes);
+        QCOMPARE(y, (std::vector<float>{2.0f, -4.0f, 7.0f}));
+
+        std::fill(y.begin(), y.end(), 99.0f);
+        count[0] = 0;
+        RoundTripBackend device;
+        run_op(device, scale, inputs, outputs, attributes);
+        QCOMPARE(y, (std::vector<float>{2.0f, -4.0f, 7.0f}));
+        QCOMPARE(count[0], with_count ? 41 : 0);
+        QCOMPARE(device.downloads, 1);                   // the input only: outputs are never read
+        QCOMPARE(device.uploads, with_count ? 2 : 1);    // an empty output view stays empty
+
+        NativeBackend native;
+        run_op(native, scale, inputs, outputs, attributes);
+        QCOMPARE(native.native_runs, 1);
+        QCOMPARE(native.downloads + native.uploads, 0);
+        QCOMPARE(y, (std::vector<float>{0.0f, 0.0f, 0.0f}));
+    }
+    // A backend asked to run an op it does not support says which.
+    CpuReferenceBackend reference;
+    const TensorView none[] = {TensorView{}};
+    const QString message = op_error([&] { reference.run(OpCall{"scale", none, none, {}}); });
+    QVERIFY2(message.contains("[scale]") && message.contains("cpu-reference"), qPrintable(message));
 }
 
 // ---- The whole model -------------------------------------------------------------------------

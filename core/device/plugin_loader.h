@@ -24,14 +24,15 @@ namespace mirrorlab {
 // Bump when a class that crosses the plugin boundary changes its virtual functions.
 // 2: CrossDeviceOps::all_reduce takes a StepBarrier; Backend gained attach_arena and the step marks.
 // 3: RawAllocator gained refusal().
-inline constexpr int kPluginAbiVersion = 3;
+// 4: Backend gained supports(), run() and host_memory() for the layer types' own ops (OpCall).
+inline constexpr int kPluginAbiVersion = 4;
 
 // Sizes of the structures that cross the boundary by value, folded into one number: a plugin
 // built against headers whose structures differ reports another fingerprint.
 constexpr std::uint64_t plugin_abi_fingerprint() {
     std::uint64_t hash = 1469598103934665603ull;
     for (std::uint64_t size : {sizeof(TensorView), sizeof(Shape), sizeof(PhysicalDevice), sizeof(LossCounts),
-                               sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OptimizerStep), sizeof(MemoryStats),
+                               sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OpCall), sizeof(OptimizerStep), sizeof(MemoryStats),
                                sizeof(DeviceChoice), sizeof(MemoryArena), std::uint64_t{kPluginAbiVersion}}) {
         hash = (hash ^ size) * 1099511628211ull;
     }
