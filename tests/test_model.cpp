@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
@@ -228,6 +229,134 @@ private slots:
         for (const QString& part : expected) {
             QVERIFY2(message.contains(part), qPrintable("missing '" + part + "' in: " + message));
         }
+    }
+
+    // The JSON the engine writes, to the letter, for every layer type and the arguments each
+    // omits at Keras' default (use_bias, 'valid' pooling, the default strides): the registry's
+    // generic writer must keep the files people already have and diff.
+    void toJsonWritesEveryLayerTypeAsBefore() {
+        const std::string text = with_layers(
+            std::string(kEmbedding) +
+            ",{\"class_name\": \"Convolution1D\", \"config\": {\"filters\": 8, \"kernel_size\": [4], \"strides\": [1], \"use_bias\": false}}"
+            ",{\"class_name\": \"MaxPool1D\", \"config\": {\"pool_size\": [2], \"strides\": [2]}}"
+            ",{\"class_name\": \"MaxPooling1D\", \"config\": {\"pool_size\": 2, \"strides\": 1, \"padding\": \"same\"}}"
+            ",{\"class_name\": \"Dropout\"}"
+            ",{\"class_name\": \"ReLU\"}"
+            ",{\"class_name\": \"GlobalMaxPool1D\"}"
+            ",{\"class_name\": \"Activation\", \"config\": {\"activation\": \"tanh\"}}"
+            ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}");
+        const Model model = Model::from_json_text(text);
+        QCOMPARE(model.layers()[2].config.strides, 0);  // Keras' explicit default is kept as "the pool size"
+        QCOMPARE(model.layers()[4].config.rate, 0.5);   // our Dropout default
+        QCOMPARE(model.layers()[5].config.activation, ActivationKind::ReLU);
+        const char* const expected = R"({
+  "name": "sequential",
+  "input_length": 20,
+  "layers": [
+    {
+      "class_name": "Embedding",
+      "config": {
+        "name": "embedding",
+        "input_dim": 100,
+        "output_dim": 4
+      }
+    },
+    {
+      "class_name": "Conv1D",
+      "config": {
+        "name": "conv1d",
+        "filters": 8,
+        "kernel_size": 4,
+        "padding": "valid",
+        "activation": "linear",
+        "use_bias": false
+      }
+    },
+    {
+      "class_name": "MaxPooling1D",
+      "config": {
+        "name": "max_pooling1d",
+        "pool_size": 2
+      }
+    },
+    {
+      "class_name": "MaxPooling1D",
+      "config": {
+        "name": "max_pooling1d_1",
+        "pool_size": 2,
+        "strides": 1,
+        "padding": "same"
+      }
+    },
+    {
+      "class_name": "Dropout",
+      "config": {
+        "name": "dropout",
+        "rate": 0.5
+      }
+    },
+    {
+      "class_name": "Activation",
+      "config": {
+        "name": "activation",
+        "activation": "relu"
+      }
+    },
+    {
+      "class_name": "GlobalMaxPooling1D",
+      "config": {
+        "name": "global_max_pooling1d"
+      }
+    },
+    {
+      "class_name": "Activation",
+      "config": {
+        "name": "activation_1",
+        "activation": "tanh"
+      }
+    },
+    {
+      "class_name": "Dense",
+      "config": {
+        "name": "dense",
+        "units": 3,
+        "activation": "softmax"
+      }
+    }
+  ]
+}
+)";
+        QCOMPARE(QString::fromStdString(model.to_json_text()), QString::fromLatin1(expected));
+    }
+
+    // Every descriptor is filed under its own kind, names a class and stem no other type has, and
+    // takes only arguments the form has a widget for.
+    void registryIsConsistent() {
+        QStringList classes, stems;
+        for (const LayerType* type : layer_types()) {
+            QVERIFY(type->kind != LayerKind::Invalid);
+            QCOMPARE(&layer_type(type->kind), type);
+            QVERIFY2(type->infer != nullptr && type->forward != nullptr && type->backward != nullptr,
+                     type->class_name.data());
+            QCOMPARE(find_layer_type(type->class_name), type);
+            for (const LayerAlias& alias : type->aliases) QCOMPARE(find_layer_type(alias.class_name), type);
+            classes << QString::fromLatin1(type->class_name.data(), static_cast<int>(type->class_name.size()));
+            stems << QString::fromLatin1(type->name_stem.data(), static_cast<int>(type->name_stem.size()));
+            for (const LayerArgument& argument : type->arguments) {
+                const auto specs = argument_specs();
+                QVERIFY2(std::find(specs.begin(), specs.end(), argument.spec) != specs.end(), argument.spec->key.data());
+            }
+            for (const OpDef* op : type->ops) {
+                QCOMPARE(find_op(op->name), op);
+                QVERIFY(op->reference != nullptr);
+            }
+        }
+        QCOMPARE(classes.removeDuplicates(), 0);
+        QCOMPARE(stems.removeDuplicates(), 0);
+        QVERIFY(find_layer_type("Conv3D") == nullptr);
+        QVERIFY(QString::fromStdString(supported_layers_text())
+                    .startsWith("Embedding, Conv1D, MaxPooling1D, GlobalMaxPooling1D, "));
+        QVERIFY(QString::fromStdString(supported_layers_text()).contains("Activation, ReLU"));
     }
 
     void missingModelFileNamesThePath() {
