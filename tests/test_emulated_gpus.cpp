@@ -7,9 +7,14 @@
 // that other programs have filled.
 #include <QtTest/QtTest>
 
+#include <cmath>
+
+#include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
@@ -121,6 +126,42 @@ private slots:
         }
         QVERIFY2(json.out.contains(QStringLiteral("\"limit_bytes\":1073741824,\"physical_free_bytes\":")),
                  qPrintable(describe(json)));
+    }
+
+    // Layer types whose ops the CUDA backend has no kernel for train on two virtual GPUs through
+    // run_op's host fallback, to the CPU's loss, from a model file as a person writes it.
+    void newLayerTypesTrainOnVirtualGpus_data() {
+        QTest::addColumn<QString>("layers");
+        QTest::newRow("GlobalAveragePooling1D")
+            << QStringLiteral(R"({"class_name": "Conv1D", "config": {"filters": 16, "kernel_size": 5, "activation": "relu"}},
+                                 {"class_name": "GlobalAveragePooling1D"},)");
+    }
+
+    void newLayerTypesTrainOnVirtualGpus() {
+        QFETCH(QString, layers);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("model.json"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QStringLiteral(R"({"input_length": 60, "layers": [
+            {"class_name": "Embedding", "config": {"input_dim": 30982, "output_dim": 8}}, %1
+            {"class_name": "Dense", "config": {"units": 46, "activation": "softmax"}}]})")
+                       .arg(layers)
+                       .toUtf8());
+        file.close();
+        const QRegularExpression loss(QStringLiteral(" - loss: ([0-9.]+) "));
+        double losses[2] = {0.0, 0.0};
+        int i = 0;
+        for (const QString& devices : {QStringLiteral("gpu:0:2x256MB"), QStringLiteral("cpu:2")}) {
+            const Run run = cli(train(devices, {QStringLiteral("--model"), path}));
+            QVERIFY2(run.finished && run.exit_code == 0, qPrintable(describe(run)));
+            const QRegularExpressionMatch match = loss.match(run.out);
+            QVERIFY2(match.hasMatch(), qPrintable(describe(run)));
+            losses[i++] = match.captured(1).toDouble();
+        }
+        QVERIFY2(std::abs(losses[0] - losses[1]) <= 2e-4,
+                 qPrintable(QStringLiteral("loss %1 on the GPUs, %2 on the CPU").arg(losses[0]).arg(losses[1])));
     }
 
     void trainsWithNcclOnTwoGpus() {

@@ -329,6 +329,45 @@ private slots:
         QCOMPARE(QString::fromStdString(model.to_json_text()), QString::fromLatin1(expected));
     }
 
+    // GlobalAveragePooling1D as tf.keras 2.15's model.to_json() writes it: the mean over the steps,
+    // no parameters, Keras' automatic name, and Keras' other forms refused by name.
+    void globalAveragePooling1DFromKerasJson() {
+        const std::string gap =
+            ",{\"module\": \"keras.layers\", \"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"name\": "
+            "\"global_average_pooling1d\", \"trainable\": true, \"dtype\": \"float32\", \"data_format\": \"channels_last\", "
+            "\"keepdims\": false}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 18, 8]}}";
+        const std::string conv = ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 8, \"kernel_size\": 3}}";
+        const std::string dense = ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}";
+        const Model model = Model::from_json_text(with_layers(std::string(kEmbedding) + conv + gap + dense));
+        QCOMPARE(model.layers()[2].config.kind, LayerKind::GlobalAveragePooling1D);
+        QCOMPARE(model.layers()[2].output_shape, (Shape{8}));
+        QCOMPARE(model.layers()[2].param_count, std::int64_t{0});
+        QCOMPARE(model.total_params(), std::int64_t{400 + 104 + 27});  // as Keras counts it
+        // Keras 2's summary cuts the first column at 28 characters, as for max_pooling1d_1.
+        QVERIFY2(QString::fromStdString(model.summary())
+                     .contains("global_average_pooling1d (Gl (None, 8)                 0\n"),
+                 model.summary().c_str());
+        const Model again = Model::from_json_text(model.to_json_text());
+        QCOMPARE(QString::fromStdString(again.to_json_text()), QString::fromStdString(model.to_json_text()));
+        QVERIFY(model.to_json_text().find("\"class_name\": \"GlobalAveragePooling1D\"") != std::string::npos);
+        // Automatic names and the short spelling.
+        const Model named = Model::from_json_text(with_layers(std::string(kEmbedding) + conv +
+                                                              ",{\"class_name\": \"GlobalAvgPool1D\"}" + dense));
+        QCOMPARE(QString::fromStdString(named.layers()[2].config.name), QString("global_average_pooling1d"));
+
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + conv +
+                                        ",{\"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"keepdims\": true}}" + dense))
+                    .contains("keepdims=True is not supported"));
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + conv +
+                                        ",{\"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"data_format\": \"channels_first\"}}" +
+                                        dense))
+                    .contains("data_format 'channels_first' is not supported; use 'channels_last'"));
+        const QString vector_input = model_error(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"Flatten\"}" +
+                                                             ",{\"class_name\": \"GlobalAveragePooling1D\"}" + dense));
+        QVERIFY2(vector_input.contains("layer 'global_average_pooling1d' (GlobalAveragePooling1D) needs a sequence input"),
+                 qPrintable(vector_input));
+    }
+
     // Every descriptor is filed under its own kind, names a class and stem no other type has, and
     // takes only arguments the form has a widget for.
     void registryIsConsistent() {

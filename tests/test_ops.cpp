@@ -21,6 +21,7 @@
 
 #include "core/backend/cpu_reference.h"
 #include "core/device/device.h"
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
@@ -207,6 +208,17 @@ const char* const kModelGlobalPool = R"({
   ]
 })";
 
+// GlobalAveragePooling1D after a 'same' convolution, then the classifier.
+const char* const kModelGlobalAverage = R"({
+  "name": "fd_global_average", "input_length": 7,
+  "layers": [
+    {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 4}},
+    {"class_name": "Conv1D", "config": {"name": "conv", "filters": 5, "kernel_size": 3, "padding": "same", "activation": "tanh"}},
+    {"class_name": "GlobalAveragePooling1D", "config": {"name": "average"}},
+    {"class_name": "Dense", "config": {"name": "output", "units": 3, "activation": "softmax"}}
+  ]
+})";
+
 const char* const kModelWithDropout = R"({
   "name": "dropout_model", "input_length": 8,
   "layers": [
@@ -241,6 +253,7 @@ class TestOps : public QObject {
     void activationGradients_data();
     void activationGradients();
     void dropoutBackwardIsTheMaskProduct();
+    void globalAveragePoolingGradient();
     void softmaxCrossEntropyGradient();
 
     // Forward passes against hand-computed numbers.
@@ -258,6 +271,7 @@ class TestOps : public QObject {
 
     // Ops that layer types bring, on backends with and without a kernel for them.
     void opRunsNativelyInPlaceOrThroughTheHost();
+    void globalAveragePoolingThroughTheHostIsTheReference();
 
     // The whole model.
     void modelGradientMatchesFiniteDifferences_data();
@@ -552,6 +566,41 @@ void TestOps::dropoutBackwardIsTheMaskProduct() {
     };
     const std::string failure = check_gradient("dropout grad_x", x, grad_x, loss, linear_op());
     QVERIFY2(failure.empty(), failure.c_str());
+}
+
+// GlobalAveragePooling1D's two ops (its layer's own, run here through run_op): the backward pass
+// against finite differences of the forward pass, and the forward pass as the mean by hand.
+void TestOps::globalAveragePoolingGradient() {
+    const OpDef* forward = find_op("global_average_pooling1d_forward");
+    const OpDef* backward = find_op("global_average_pooling1d_backward");
+    QVERIFY(forward != nullptr && backward != nullptr);
+    CpuReferenceBackend backend;
+    std::mt19937 rng(37);
+    const std::int64_t batch = 2, length = 5, channels = 3;
+    std::vector<float> x = random_values(rng, batch * length * channels);
+    std::vector<float> y(batch * channels);
+    const std::vector<float> r = random_values(rng, y.size());
+    std::vector<float> grad_y = r, grad_x(x.size(), 99.0f);
+    const TensorView gradient_in[] = {f32_view(grad_y, {batch, channels})};
+    const TensorView gradient_out[] = {f32_view(grad_x, {batch, length, channels})};
+    run_op(backend, *backward, gradient_in, gradient_out);
+    const TensorView in[] = {f32_view(x, {batch, length, channels})};
+    const TensorView out[] = {f32_view(y, {batch, channels})};
+    const auto loss = [&] {
+        run_op(backend, *forward, in, out);
+        return projection(r, y);
+    };
+    const std::string failure = check_gradient("global average grad_x", x, grad_x, loss, linear_op());
+    QVERIFY2(failure.empty(), failure.c_str());
+    // y[1, 2] = mean over the 5 steps of x[1, t, 2].
+    double sum = 0.0;
+    for (std::int64_t t = 0; t < length; ++t) sum += x[static_cast<std::size_t>((1 * length + t) * channels + 2)];
+    QVERIFY(std::abs(y[1 * channels + 2] - sum / length) < 1e-6);
+    // A pooled output that does not fit the sequence is named.
+    std::vector<float> wrong(batch * (channels + 1));
+    const TensorView wrong_out[] = {f32_view(wrong, {batch, channels + 1})};
+    const QString message = op_error([&] { run_op(backend, *forward, in, wrong_out); });
+    QVERIFY2(message.contains("[global_average_pooling1d]") && message.contains("[2, 4]"), qPrintable(message));
 }
 
 void TestOps::softmaxCrossEntropyGradient() {
@@ -910,6 +959,31 @@ void TestOps::opRunsNativelyInPlaceOrThroughTheHost() {
     QVERIFY2(message.contains("[scale]") && message.contains("cpu-reference"), qPrintable(message));
 }
 
+// The layer's ops through the host round trip (a device the host cannot address) give the
+// in-place reference's numbers bit for bit, as they must on a GPU without a kernel for them.
+void TestOps::globalAveragePoolingThroughTheHostIsTheReference() {
+    std::mt19937 rng(41);
+    const std::int64_t batch = 3, length = 9, channels = 4;
+    std::vector<float> x = random_values(rng, batch * length * channels);
+    std::vector<float> grad_y = random_values(rng, batch * channels);
+    std::vector<float> y_reference(batch * channels), y_device(y_reference.size(), 5.0f);
+    std::vector<float> dx_reference(x.size()), dx_device(x.size(), 5.0f);
+    for (const bool device : {false, true}) {
+        CpuReferenceBackend in_place;
+        RoundTripBackend round_trip;
+        Backend& backend = device ? static_cast<Backend&>(round_trip) : in_place;
+        std::vector<float>& y = device ? y_device : y_reference;
+        std::vector<float>& dx = device ? dx_device : dx_reference;
+        const TensorView x_view[] = {f32_view(x, {batch, length, channels})}, y_view[] = {f32_view(y, {batch, channels})};
+        const TensorView dy_view[] = {f32_view(grad_y, {batch, channels})}, dx_view[] = {f32_view(dx, {batch, length, channels})};
+        run_op(backend, *find_op("global_average_pooling1d_forward"), x_view, y_view);
+        run_op(backend, *find_op("global_average_pooling1d_backward"), dy_view, dx_view);
+        if (device) QCOMPARE(round_trip.downloads + round_trip.uploads, 4);
+    }
+    QCOMPARE(y_device, y_reference);
+    QCOMPARE(dx_device, dx_reference);
+}
+
 // ---- The whole model -------------------------------------------------------------------------
 
 void TestOps::modelGradientMatchesFiniteDifferences_data() {
@@ -918,6 +992,7 @@ void TestOps::modelGradientMatchesFiniteDifferences_data() {
         << QString(kModelAllLayers);
     QTest::newRow("GlobalMaxPooling1D, strided same pooling, Activation, Dense sigmoid")
         << QString(kModelGlobalPool);
+    QTest::newRow("GlobalAveragePooling1D after Conv1D same") << QString(kModelGlobalAverage);
 }
 
 // d(mean loss)/dw from forward_backward (global batch = batch) against central differences of

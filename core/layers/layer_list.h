@@ -8,6 +8,7 @@
     X(Conv1D)                    \
     X(MaxPooling1D)              \
     X(GlobalMaxPooling1D)        \
+    X(GlobalAveragePooling1D)    \
     X(Flatten)                   \
     X(Dense)                     \
     X(Dropout)                   \
