@@ -368,6 +368,41 @@ private slots:
                  qPrintable(vector_input));
     }
 
+    // SpatialDropout1D as tf.keras 2.15 writes it (noise_shape and seed null): shape-preserving, no
+    // parameters, the rate required as in Keras, and only after a sequence.
+    void spatialDropout1DFromKerasJson() {
+        const std::string spatial =
+            ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"name\": \"spatial_dropout1d\", \"trainable\": true, "
+            "\"dtype\": \"float32\", \"rate\": 0.3, \"noise_shape\": null, \"seed\": null}}";
+        const std::string tail = ",{\"class_name\": \"GlobalAveragePooling1D\"},{\"class_name\": \"Dense\", \"config\": "
+                                 "{\"units\": 3, \"activation\": \"softmax\"}}";
+        const Model model = Model::from_json_text(with_layers(std::string(kEmbedding) + spatial + tail));
+        QCOMPARE(model.layers()[1].config.kind, LayerKind::SpatialDropout1D);
+        QCOMPARE(model.layers()[1].config.rate, 0.3);
+        QCOMPARE(model.layers()[1].output_shape, (Shape{20, 4}));
+        QCOMPARE(model.total_params(), std::int64_t{400 + 15});  // as Keras counts it
+        QVERIFY2(QString::fromStdString(model.summary()).contains("spatial_dropout1d (SpatialDr (None, 20, 4)             0\n"),
+                 model.summary().c_str());
+        QVERIFY(model.to_json_text().find("\"rate\": 0.3") != std::string::npos);
+        QCOMPARE(QString::fromStdString(Model::from_json_text(model.to_json_text()).to_json_text()),
+                 QString::fromStdString(model.to_json_text()));
+        // Identity at inference, so a softmax behind it still counts as the output's activation.
+        QCOMPARE(model.output_activation(), ActivationKind::Softmax);
+
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"SpatialDropout1D\"}" + tail))
+                    .contains("(SpatialDropout1D) is missing 'rate' (a number in [0, 1))"));
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) +
+                                        ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"rate\": 1}}" + tail))
+                    .contains("'rate' must be in [0, 1)"));
+        const QString vector_input = model_error(
+            with_layers(std::string(kEmbedding) + ",{\"class_name\": \"GlobalAveragePooling1D\"}" +
+                        ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"rate\": 0.2}}" +
+                        ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}"));
+        QVERIFY2(vector_input.contains("layer 'spatial_dropout1d' (SpatialDropout1D) needs a sequence input (steps, channels), "
+                                       "got (None, 4)"),
+                 qPrintable(vector_input));
+    }
+
     // Every descriptor is filed under its own kind, names a class and stem no other type has, and
     // takes only arguments the form has a widget for.
     void registryIsConsistent() {

@@ -219,6 +219,19 @@ const char* const kModelGlobalAverage = R"({
   ]
 })";
 
+// SpatialDropout1D(0.4) in training: the finite differences see the same channels dropped as the
+// backward pass (one seed), so they check the mask is the one forward applied.
+const char* const kModelSpatialDropout = R"({
+  "name": "fd_spatial_dropout", "input_length": 8,
+  "layers": [
+    {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 6}},
+    {"class_name": "SpatialDropout1D", "config": {"name": "spatial", "rate": 0.4}},
+    {"class_name": "Conv1D", "config": {"name": "conv", "filters": 5, "kernel_size": 3, "activation": "tanh"}},
+    {"class_name": "GlobalAveragePooling1D", "config": {"name": "average"}},
+    {"class_name": "Dense", "config": {"name": "output", "units": 3, "activation": "softmax"}}
+  ]
+})";
+
 const char* const kModelWithDropout = R"({
   "name": "dropout_model", "input_length": 8,
   "layers": [
@@ -263,6 +276,7 @@ class TestOps : public QObject {
     void maxpoolSamePaddingNeverWins();
     void lossAccuracyAndTopKTies();
     void dropoutKeepsAndScales();
+    void spatialDropoutDropsWholeChannels();
 
     // Errors a person meets.
     void embeddingIdOutsideVocabulary();
@@ -816,6 +830,40 @@ void TestOps::dropoutKeepsAndScales() {
     QCOMPARE(y_again, x);
 }
 
+// SpatialDropout1D's mask (its layer's op): whole channels of a sample dropped at every step,
+// the rest scaled by 1 / (1 - rate), about `rate` of the channels dropped, one mask per seed.
+void TestOps::spatialDropoutDropsWholeChannels() {
+    const OpDef* mask_op = find_op("spatial_dropout1d_mask");
+    QVERIFY(mask_op != nullptr);
+    CpuReferenceBackend backend;
+    const std::int64_t batch = 50, length = 7, channels = 400;
+    const float rate = 0.3f, scale = 1.0f / (1.0f - rate);
+    auto draw = [&](std::uint64_t seed) {
+        std::vector<float> mask(batch * length * channels, 5.0f);
+        OpAttributes attributes;
+        attributes.real = rate;
+        attributes.seed = seed;
+        const TensorView outputs[] = {f32_view(mask, {batch, length, channels})};
+        run_op(backend, *mask_op, {}, outputs, attributes);
+        return mask;
+    };
+    const std::vector<float> mask = draw(42);
+    std::int64_t dropped = 0;
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t c = 0; c < channels; ++c) {
+            const float first = mask[static_cast<std::size_t>(b * length * channels + c)];
+            QVERIFY(first == 0.0f || first == scale);
+            dropped += first == 0.0f ? 1 : 0;
+            for (std::int64_t t = 1; t < length; ++t) QCOMPARE(mask[static_cast<std::size_t>((b * length + t) * channels + c)], first);
+        }
+    }
+    // Binomial(20000, 0.3): sd 0.0032, so +-0.02 is 6 sd.
+    const double fraction = double(dropped) / double(batch * channels);
+    QVERIFY2(std::abs(fraction - 0.3) < 0.02, qPrintable(QString::number(fraction)));
+    QCOMPARE(draw(42), mask);
+    QVERIFY(draw(43) != mask);
+}
+
 // ---- Errors ----------------------------------------------------------------------------------
 
 void TestOps::embeddingIdOutsideVocabulary() {
@@ -988,17 +1036,20 @@ void TestOps::globalAveragePoolingThroughTheHostIsTheReference() {
 
 void TestOps::modelGradientMatchesFiniteDifferences_data() {
     QTest::addColumn<QString>("json");
+    QTest::addColumn<bool>("training");  // the loss of forward_backward (dropout on), not evaluate()
     QTest::newRow("Conv1D same+valid, MaxPooling1D, Dropout(0), Flatten, Dense")
-        << QString(kModelAllLayers);
+        << QString(kModelAllLayers) << false;
     QTest::newRow("GlobalMaxPooling1D, strided same pooling, Activation, Dense sigmoid")
-        << QString(kModelGlobalPool);
-    QTest::newRow("GlobalAveragePooling1D after Conv1D same") << QString(kModelGlobalAverage);
+        << QString(kModelGlobalPool) << false;
+    QTest::newRow("GlobalAveragePooling1D after Conv1D same") << QString(kModelGlobalAverage) << false;
+    QTest::newRow("SpatialDropout1D(0.4) in training") << QString(kModelSpatialDropout) << true;
 }
 
 // d(mean loss)/dw from forward_backward (global batch = batch) against central differences of
 // the mean loss from evaluate(), for a sample of the elements of every variable.
 void TestOps::modelGradientMatchesFiniteDifferences() {
     QFETCH(QString, json);
+    QFETCH(bool, training);
     const Model model = Model::from_json_text(json.toStdString());
     auto device = cpu_device();
     const std::int32_t batch = 4;
@@ -1020,9 +1071,12 @@ void TestOps::modelGradientMatchesFiniteDifferences() {
     const std::vector<float> gradients = replica.gradients();
     const auto mean_loss = [&] {
         replica.set_weights(weights);
+        if (training) return replica.forward_backward(ids.data(), labels.data(), batch, batch, 7, nullptr).loss_sum / batch;
         return replica.evaluate(ids.data(), labels.data(), batch).loss_sum / batch;
     };
-    QVERIFY(std::abs(mean_loss() - counts.loss_sum / batch) < 1e-12);  // Dropout(0) is the identity
+    // Dropout(0) is the identity; with dropout on, the same seed draws the same mask.
+    QVERIFY(std::abs(mean_loss() - counts.loss_sum / batch) < 1e-12);
+    if (training) QVERIFY(std::abs(replica.evaluate(ids.data(), labels.data(), batch).loss_sum - counts.loss_sum) > 1e-6);
 
     // Up to 12 elements per variable; for the embedding, rows that occur plus the unused row.
     std::vector<std::size_t> indices;

@@ -77,6 +77,7 @@ class TestUiModel : public QObject {
     void impossibleShapeNamesTheLayer();
     void everyLayerTypeCanBeAdded();
     void globalAveragePoolingFromTheMenu();
+    void spatialDropoutFromTheMenu();
     void moveUpAndDownReorders();
     void saveLoadRoundTrip();
     void malformedFileKeepsTheModel();
@@ -240,6 +241,29 @@ void TestUiModel::globalAveragePoolingFromTheMenu() {
     QVERIFY2(summary(panel).contains(QStringLiteral("global_average_pooling1d (Gl (None, 32)")), qPrintable(summary(panel)));
     QVERIFY(!child<QSpinBox>(panel, "poolSize")->isVisible());
     QVERIFY(child<QLineEdit>(panel, "layerName")->isVisible());
+}
+
+// SpatialDropout1D after the Embedding: its rate (Keras' examples' 0.2) in the shared rate
+// widget, the arguments column, and the file it saves.
+void TestUiModel::spatialDropoutFromTheMenu() {
+    ModelPanel panel;
+    panel.show();
+    select_row(panel, row_named(panel, QStringLiteral("embedding")));
+    panel.findChild<QAction*>(QStringLiteral("addSpatialDropout1D"))->trigger();
+    const int row = row_named(panel, QStringLiteral("spatial_dropout1d"));
+    QCOMPARE(row, 1);
+    QVERIFY2(panel.model() != nullptr, qPrintable(panel.modelError()));
+    QCOMPARE(panel.model()->total_params(), std::int64_t{332'856});
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QCOMPARE(table->item(row, 2)->text(), QStringLiteral("rate 0.2"));
+    QCOMPARE(table->item(row, 3)->text(), QStringLiteral("(None, 300, 7)"));
+    auto* rate = child<QDoubleSpinBox>(panel, "rate");
+    QVERIFY(rate->isVisible());
+    QCOMPARE(rate->value(), 0.2);
+    rate->setValue(0.35);
+    QCOMPARE(panel.model()->layers()[1].config.rate, 0.35);
+    QCOMPARE(table->item(row, 2)->text(), QStringLiteral("rate 0.35"));
+    QVERIFY(panel.model()->to_json_text().find("\"class_name\": \"SpatialDropout1D\"") != std::string::npos);
 }
 
 void TestUiModel::moveUpAndDownReorders() {

@@ -12,4 +12,5 @@
     X(Flatten)                   \
     X(Dense)                     \
     X(Dropout)                   \
+    X(SpatialDropout1D)          \
     X(Activation)
