@@ -93,7 +93,8 @@ QString layer_arguments_text(const LayerConfig& c) {
     for (const ArgumentSpec* spec : type.text_arguments) text = text.arg(value_text(*spec, c));
     for (const LayerArgument& argument : type.arguments) {
         const ArgumentSpec& spec = *argument.spec;
-        if (spec.type == ArgumentType::Boolean && spec.get(c) == 0.0) text += layer_text(spec.off_text);
+        if (spec.type == ArgumentType::Boolean && spec.get(c) == 0.0)
+            text += layer_text(spec.off_text);
     }
     return text;
 }
@@ -138,7 +139,8 @@ QWidget* LayerEditor::makeWidget(const ArgumentSpec& spec) {
             auto* spin = new QSpinBox(this);
             spin->setRange(static_cast<int>(spec.minimum), static_cast<int>(spec.maximum));
             spin->setGroupSeparatorShown(true);
-            if (!spec.minimum_text.empty()) spin->setSpecialValueText(layer_text(spec.minimum_text));
+            if (!spec.minimum_text.empty())
+                spin->setSpecialValueText(layer_text(spec.minimum_text));
             // Commit on Enter, focus loss or the arrows: typing "128" should not build models for
             // 1 and 12.
             spin->setKeyboardTracking(false);

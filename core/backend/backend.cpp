@@ -45,8 +45,8 @@ void run_op(Backend& backend, const OpDef& op, std::span<const TensorView> input
     // 299 KB down and 2 KB up, plus the loop on one host core. That is slow next to a kernel, but
     // it is correct on every backend from the day the op exists, and a kernel can follow.
     if (inputs.size() > kMaxOpTensors || outputs.size() > kMaxOpTensors) {
-        throw OpError("[" + std::string(op.name) + "] the host fallback takes at most " + std::to_string(kMaxOpTensors) +
-                      " inputs and outputs");
+        throw OpError("[" + std::string(op.name) + "] the host fallback takes at most " +
+                      std::to_string(kMaxOpTensors) + " inputs and outputs");
     }
     std::int64_t total = 0;
     for (const TensorView& view : inputs) total += staged_bytes(view);

@@ -29,14 +29,17 @@ void infer(ShapeInference& in) {
     const std::int64_t out_length = conv_output_length(in.shape[0], config.kernel_size, 1, same);
     if (out_length <= 0) {
         in.fail("has kernel_size " + std::to_string(config.kernel_size) + " but its input has only " +
-                std::to_string(in.shape[0]) + " steps; use a shorter kernel, padding 'same', or less pooling before it");
+                std::to_string(in.shape[0]) +
+                " steps; use a shorter kernel, padding 'same', or less pooling before it");
     }
     in.info.pad_left = same ? same_pad_left(in.shape[0], config.kernel_size, 1) : 0;
     const std::int64_t channels = in.shape[1];
     in.info.variables.push_back({config.name + "/kernel", Shape{config.kernel_size, channels, config.filters},
                                  Initializer::GlorotUniform, config.kernel_size * channels,
                                  std::int64_t{config.kernel_size} * config.filters});
-    if (config.use_bias) in.info.variables.push_back({config.name + "/bias", Shape{config.filters}, Initializer::Zeros, 0, 0});
+    if (config.use_bias) {
+        in.info.variables.push_back({config.name + "/bias", Shape{config.filters}, Initializer::Zeros, 0, 0});
+    }
     in.shape = Shape{out_length, config.filters};
 }
 

@@ -20,7 +20,9 @@ void infer(ShapeInference& in) {
     }
     in.info.variables.push_back({config.name + "/kernel", Shape{in.shape[0], config.units}, Initializer::GlorotUniform,
                                  in.shape[0], config.units});
-    if (config.use_bias) in.info.variables.push_back({config.name + "/bias", Shape{config.units}, Initializer::Zeros, 0, 0});
+    if (config.use_bias) {
+        in.info.variables.push_back({config.name + "/bias", Shape{config.units}, Initializer::Zeros, 0, 0});
+    }
     in.shape = Shape{config.units};
 }
 

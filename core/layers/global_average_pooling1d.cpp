@@ -14,8 +14,8 @@ void check_shapes(const TensorView& sequence, const TensorView& pooled) {
     check_rank(sequence, 3, kOp, "the sequence");
     check_rank(pooled, 2, kOp, "the pooled output");
     if (pooled.shape[0] != sequence.shape[0] || pooled.shape[1] != sequence.shape[2]) {
-        throw OpError("[" + std::string(kOp) + "] pooled " + pooled.shape.to_string() + " does not match the sequence " +
-                      sequence.shape.to_string());
+        throw OpError("[" + std::string(kOp) + "] pooled " + pooled.shape.to_string() +
+                      " does not match the sequence " + sequence.shape.to_string());
     }
 }
 
@@ -62,7 +62,9 @@ void read(const ConfigReader& read, std::string_view, LayerConfig&) {
     if (read.string("data_format", "channels_last") != "channels_last") {
         read.fail("data_format '" + read.string("data_format", "") + "' is not supported; use 'channels_last'");
     }
-    if (read.boolean("keepdims", false)) read.fail("keepdims=True is not supported; the pooled output is (None, channels)");
+    if (read.boolean("keepdims", false)) {
+        read.fail("keepdims=True is not supported; the pooled output is (None, channels)");
+    }
 }
 
 void infer(ShapeInference& in) {

@@ -61,7 +61,8 @@ void forward_global(const LayerPass& pass) {
 }
 
 void backward_global(const LayerPass& pass) {
-    pass.backend.maxpool1d_backward(pass.grad_out.reshaped(pooled(pass)), pass.aux.reshaped(pooled(pass)), pass.grad_in);
+    pass.backend.maxpool1d_backward(pass.grad_out.reshaped(pooled(pass)), pass.aux.reshaped(pooled(pass)),
+                                    pass.grad_in);
 }
 
 }  // namespace

@@ -144,10 +144,13 @@ void read_arguments(const ConfigReader& read, const LayerType& type, LayerConfig
         double value = 0.0;
         switch (spec.type) {
             case ArgumentType::Integer:
-                value = static_cast<double>(read.positive_int(spec.key, required ? -1 : static_cast<std::int64_t>(fallback)));
+                value = static_cast<double>(
+                    read.positive_int(spec.key, required ? -1 : static_cast<std::int64_t>(fallback)));
                 break;
             case ArgumentType::Rate:
-                if (required && !read.has(spec.key)) read.fail("is missing '" + std::string(spec.key) + "' (a number in [0, 1))");
+                if (required && !read.has(spec.key)) {
+                    read.fail("is missing '" + std::string(spec.key) + "' (a number in [0, 1))");
+                }
                 value = read.number(spec.key, fallback);
                 if (!(value >= 0.0 && value < 1.0)) read.fail("'" + std::string(spec.key) + "' must be in [0, 1)");
                 break;
@@ -178,7 +181,9 @@ void write_arguments(const LayerConfig& config, const LayerType& type, json::Val
             case ArgumentType::Integer: out.set(key, static_cast<std::int64_t>(value)); break;
             case ArgumentType::Rate: out.set(key, value); break;
             case ArgumentType::Boolean: out.set(key, value != 0.0); break;
-            case ArgumentType::Padding: out.set(key, static_cast<Padding>(value) == Padding::Same ? "same" : "valid"); break;
+            case ArgumentType::Padding:
+                out.set(key, static_cast<Padding>(value) == Padding::Same ? "same" : "valid");
+                break;
             case ArgumentType::Activation:
                 out.set(key, std::string(activation_name(static_cast<ActivationKind>(value))));
                 break;

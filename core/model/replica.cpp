@@ -141,7 +141,8 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
             buffers.grad_output = Tensor(arena, DType::F32, shape, "the gradient of " + what);
         }
         if (type.aux_dtype != DType::Invalid) {
-            buffers.aux = Tensor(arena, type.aux_dtype, shape, std::string(type.aux_what) + " of layer '" + info.config.name + "'");
+            buffers.aux =
+                Tensor(arena, type.aux_dtype, shape, std::string(type.aux_what) + " of layer '" + info.config.name + "'");
         }
     }
 }
