@@ -22,6 +22,7 @@
 #include "core/data/statistics.h"
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/train/events.h"
 #include "core/train/progress.h"
@@ -97,6 +98,7 @@ const char* const kUsage = R"(usage: mirrorlab-cli <command> [options]
 commands:
   devices                       list the physical devices
   summary [--model FILE]        print the model's Keras-style summary (default: the tutorial model)
+  layers                        list the layer types a model file may use, with their arguments
   train   [options]             train and print Keras progress lines
   bench   [options]             time the reference workload (see 'bench --help')
   data    [--data SPEC] [--sequence-length N]
@@ -204,6 +206,59 @@ int command_devices() {
 
 int command_summary(const Options& options) {
     std::fputs(load_model(options).summary().c_str(), stdout);
+    return 0;
+}
+
+// "kernel_size: integer (required)", "padding: valid|same (default valid)", ...
+std::string argument_text(const LayerArgument& argument) {
+    const ArgumentSpec& spec = *argument.spec;
+    std::string text = std::string(spec.key) + ": ";
+    std::string fallback;
+    const double value = argument.keras_default.value_or(0.0);
+    switch (spec.type) {
+        case ArgumentType::Integer:
+            text += "integer";
+            fallback = value == 0.0 && !spec.minimum_text.empty() ? std::string(spec.minimum_text)
+                                                                   : std::to_string(static_cast<long long>(value));
+            break;
+        case ArgumentType::Rate: {
+            text += "number in [0, 1)";
+            char number[32];
+            std::snprintf(number, sizeof number, "%g", value);
+            fallback = number;
+            break;
+        }
+        case ArgumentType::Boolean:
+            text += "true|false";
+            fallback = value != 0.0 ? "true" : "false";
+            break;
+        case ArgumentType::Padding:
+            text += "valid|same";
+            fallback = static_cast<Padding>(value) == Padding::Same ? "same" : "valid";
+            break;
+        case ArgumentType::Activation:
+            text += "linear|relu|tanh|sigmoid|softmax";
+            fallback = activation_name(static_cast<ActivationKind>(value));
+            break;
+        case ArgumentType::Invalid: break;
+    }
+    return text + (argument.keras_default ? " (default " + fallback + ")" : " (required)");
+}
+
+int command_layers() {
+    std::printf("Layer types a model file may use (\"class_name\"), with their arguments (\"config\"):\n");
+    for (const LayerType* type : layer_types()) {
+        std::printf("\n%s", std::string(type->class_name).c_str());
+        for (const LayerAlias& alias : type->aliases) std::printf(" | %s", std::string(alias.class_name).c_str());
+        std::printf("\n");
+        if (type->arguments.empty()) std::printf("  no arguments\n");
+        for (const LayerArgument& argument : type->arguments) std::printf("  %s\n", argument_text(argument).c_str());
+        if (!type->ops.empty()) {
+            std::string ops;
+            for (const OpDef* op : type->ops) ops += (ops.empty() ? "" : ", ") + std::string(op->name);
+            std::printf("  its own ops: %s (a backend without a kernel for them runs the CPU reference)\n", ops.c_str());
+        }
+    }
     return 0;
 }
 
@@ -377,6 +432,10 @@ int main(int argc, char** argv) {
         if (command == "data") return command_data(parse_options(argc, argv, 2, {"--data", "--sequence-length"}));
         if (command == "bench") return run_bench_command(argc, argv, 2);
         if (command == "summary") return command_summary(parse_options(argc, argv, 2, {"--model"}));
+        if (command == "layers") {
+            parse_options(argc, argv, 2, {});
+            return command_layers();
+        }
         if (command == "train") {
             return command_train(parse_options(argc, argv, 2,
                                                {"--model", "--data", "--devices", "--epochs", "--batch-size", "--seed",

@@ -270,6 +270,7 @@ private slots:
     void summaryPrintsKerasTable();
     void summaryRejectsBadModels_data();
     void summaryRejectsBadModels();
+    void layersListsTheRegistry();
     void devicesListsCpu();
     void versionMatchesTheProject();
     void trainPrintsKerasProgress();
@@ -350,6 +351,22 @@ void TestCli::summaryRejectsBadModels() {
     QVERIFY2(r.err_lines.front().contains(path), qPrintable(describe(r)));
     for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
     QVERIFY2(r.out.isEmpty(), qPrintable(describe(r)));
+}
+
+// The registry as a person writing a model file needs it: every class name, its arguments with
+// their types and Keras' defaults.
+void TestCli::layersListsTheRegistry() {
+    const CliResult r = run_cli({QStringLiteral("layers")});
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
+    for (const char* line : {"Embedding", "Conv1D | Convolution1D", "  kernel_size: integer (required)",
+                             "  padding: valid|same (default valid)", "  strides: integer (default same as pool size)",
+                             "Dropout", "  rate: number in [0, 1) (default 0.5)", "Activation | ReLU", "Flatten",
+                             "  no arguments"}) {
+        QVERIFY2(r.out_lines.contains(QLatin1String(line)), qPrintable(QString::fromLatin1(line) + "\n" + describe(r)));
+    }
+    QVERIFY(r.err.isEmpty());
+    const CliResult extra = run_cli({QStringLiteral("layers"), QStringLiteral("--model"), small_model_});
+    QCOMPARE(extra.exit_code, 2);
 }
 
 void TestCli::devicesListsCpu() {

@@ -7,9 +7,14 @@
 // that other programs have filled.
 #include <QtTest/QtTest>
 
+#include <cmath>
+
+#include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
@@ -121,6 +126,52 @@ private slots:
         }
         QVERIFY2(json.out.contains(QStringLiteral("\"limit_bytes\":1073741824,\"physical_free_bytes\":")),
                  qPrintable(describe(json)));
+    }
+
+    // Layer types whose ops the CUDA backend has no kernel for train on two virtual GPUs through
+    // run_op's host fallback, to the CPU's loss, from a model file as a person writes it.
+    void newLayerTypesTrainOnVirtualGpus_data() {
+        QTest::addColumn<QString>("layers");
+        QTest::newRow("GlobalAveragePooling1D")
+            << QStringLiteral(R"({"class_name": "Conv1D", "config": {"filters": 16, "kernel_size": 5, "activation": "relu"}},
+                                 {"class_name": "GlobalAveragePooling1D"},)");
+        // The masks follow each replica's seed: cpu:2 draws the same two as the two virtual GPUs.
+        QTest::newRow("SpatialDropout1D")
+            << QStringLiteral(R"({"class_name": "SpatialDropout1D", "config": {"rate": 0.3}},
+                                 {"class_name": "Conv1D", "config": {"filters": 16, "kernel_size": 5, "activation": "relu"}},
+                                 {"class_name": "GlobalMaxPooling1D"},)");
+    }
+
+    void newLayerTypesTrainOnVirtualGpus() {
+        QFETCH(QString, layers);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("model.json"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QStringLiteral(R"({"input_length": 60, "layers": [
+            {"class_name": "Embedding", "config": {"input_dim": 30982, "output_dim": 8}}, %1
+            {"class_name": "Dense", "config": {"units": 46, "activation": "softmax"}}]})")
+                       .arg(layers)
+                       .toUtf8());
+        file.close();
+        // Two epochs at a high learning rate, so that the second epoch's losses depend on the masks
+        // and the arithmetic of the first (one CPU replica, drawing other masks, misses by ~6e-3).
+        const QRegularExpression losses(QStringLiteral(" - (?:val_)?loss: ([0-9.]+)"));
+        QList<double> found[2];
+        int i = 0;
+        for (const QString& devices : {QStringLiteral("gpu:0:2x256MB"), QStringLiteral("cpu:2")}) {
+            const Run run = cli(train(devices, {QStringLiteral("--model"), path, QStringLiteral("--epochs"), QStringLiteral("2"),
+                                                QStringLiteral("--learning-rate"), QStringLiteral("0.05")}));
+            QVERIFY2(run.finished && run.exit_code == 0, qPrintable(describe(run)));
+            for (const auto& match : losses.globalMatch(run.out)) found[i] << match.captured(1).toDouble();
+            QVERIFY2(found[i].size() == 4, qPrintable(describe(run)));  // loss and val_loss of each epoch
+            ++i;
+        }
+        for (qsizetype k = 0; k < found[0].size(); ++k) {
+            QVERIFY2(std::abs(found[0][k] - found[1][k]) <= 2e-4,
+                     qPrintable(QStringLiteral("loss %1 on the GPUs, %2 on the CPU").arg(found[0][k]).arg(found[1][k])));
+        }
     }
 
     void trainsWithNcclOnTwoGpus() {

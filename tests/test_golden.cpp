@@ -3,10 +3,11 @@
 // and every gradient for one batch, and 10-step trajectories of six Keras 3 optimizers as a user
 // runs them (IndexedSlices embedding gradients) and fed dense gradients; plus tf.keras 2's
 // optimizer_v2 trajectories (keras_golden_{a,b}_tf2.txt: the tutorial's Nadam and the other
-// sparse updates that move only the Embedding rows in the batch). The numbers come from
-// TensorFlow/Keras (tests/golden/make_keras_golden.py and make_tf2_golden.py, which check
-// themselves against independent numpy transcriptions); nothing here is computed by the code
-// under test.
+// sparse updates that move only the Embedding rows in the batch); and GlobalAveragePooling1D,
+// alone and in a third model, against tf.keras 2.15 (keras_golden_c). The numbers come from
+// TensorFlow/Keras (tests/golden/make_keras_golden.py, make_tf2_golden.py and make_gap_golden.py,
+// which check themselves against independent numpy transcriptions); nothing here is computed by
+// the code under test.
 //
 // Every comparison is printed as a table row (max |a - e|, max |a - e| / |e|, tolerance), so a
 // failure says which tensor drifted and by how much.
@@ -22,7 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/cpu_reference.h"
 #include "core/device/device.h"
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
@@ -442,6 +445,7 @@ class TestGolden : public QObject {
     void fixtureHeaderDescribesEveryRun();
     void forwardLossAndGradients_data();
     void forwardLossAndGradients();
+    void globalAveragePoolingOpMatchesKeras();
     void trajectories_data();
     void trajectories();
     void tutorialTf2Trajectories_data();
@@ -473,6 +477,30 @@ void TestGolden::forwardLossAndGradients_data() {
     QTest::addColumn<QString>("key");
     QTest::newRow("model A (Conv1D valid/same, MaxPooling1D, Flatten)") << "a";
     QTest::newRow("model B (GlobalMaxPooling1D, Dense relu)") << "b";
+    QTest::newRow("model C (GlobalAveragePooling1D, tf.keras 2.15)") << "c";
+}
+
+// The layer's own ops on Keras' numbers: y = GlobalAveragePooling1D()(x) and d sum(r * y) / dx.
+void TestGolden::globalAveragePoolingOpMatchesKeras() {
+    try {
+        const Fixture fixture = Fixture::read(data_path("keras_golden_c.txt"));
+        FixtureTensor x = fixture.at("gap/x"), r = fixture.at("gap/r");
+        const Shape sequence{x.shape[0], x.shape[1], x.shape[2]}, pooled{r.shape[0], r.shape[1]};
+        std::vector<float> y(static_cast<std::size_t>(pooled.numel())), grad_x(x.f32.size());
+        CpuReferenceBackend backend;
+        const TensorView x_view[] = {{x.f32.data(), sequence, DType::F32}}, y_view[] = {{y.data(), pooled, DType::F32}};
+        const TensorView r_view[] = {{r.f32.data(), pooled, DType::F32}};
+        const TensorView grad_view[] = {{grad_x.data(), sequence, DType::F32}};
+        run_op(backend, *find_op("global_average_pooling1d_forward"), x_view, y_view);
+        run_op(backend, *find_op("global_average_pooling1d_backward"), r_view, grad_view);
+        Report report("GlobalAveragePooling1D's ops vs tf.keras");
+        report.add(compare("gap/y", y, fixture.at("gap/y"), kForwardTolerance));
+        report.add(compare("gap/grad_x", grad_x, fixture.at("gap/grad_x"), kGradientTolerance));
+        report.print();
+        QVERIFY2(report.all_ok(), report.failures().c_str());
+    } catch (const std::exception& error) {
+        QFAIL(error.what());
+    }
 }
 
 void TestGolden::forwardLossAndGradients() {

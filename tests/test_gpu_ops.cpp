@@ -31,6 +31,7 @@
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
 #include "core/distribute/mirrored.h"
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
@@ -190,6 +191,7 @@ struct OpCase {
     double tolerance = 0.0;  // normalised MSE bound for float tensors; 0: bit for bit
     std::vector<HostTensor> tensors;
     std::function<Scalars(Backend&, const Views&)> run;
+    std::string layer_op;  // a layer type's own op (OpDef) that the case runs through run_op, if any
 };
 
 Scalars none() { return {}; }
@@ -395,6 +397,43 @@ void add_dropout_cases(std::vector<OpCase>& cases) {
                      }});
 }
 
+// The layer types' own ops (core/layers) through run_op: each backend's kernel where it has one,
+// else the op's CPU reference, through the host on a GPU (ops() says which ran).
+OpCase layer_op_case(const std::string& name, double tolerance, const std::string& op, std::vector<HostTensor> tensors,
+                     std::size_t input_count, OpAttributes attributes = {}) {
+    return {name, tolerance, std::move(tensors),
+            [op, input_count, attributes](Backend& be, const Views& v) {
+                const OpDef* def = find_op(op);
+                if (def == nullptr) qFatal("test bug: no op %s", op.c_str());
+                run_op(be, *def, std::span<const TensorView>(v.data(), input_count),
+                       std::span<const TensorView>(v.data() + input_count, v.size() - input_count), attributes);
+                return none();
+            },
+            op};
+}
+
+void add_layer_op_cases(std::vector<OpCase>& cases) {
+    std::mt19937 rng(71);
+    const std::int64_t batch = 4, length = 37, channels = 9;
+    std::vector<float> x = uniform(rng, batch * length * channels);
+    x[5] = std::numeric_limits<float>::quiet_NaN();  // poisons its mean, and only that one
+    // Forward sums in double: a kernel of its own may sum in another order (a tolerance, not bits);
+    // the backward pass is one division per element, bit for bit.
+    cases.push_back(layer_op_case("global_average_pooling1d_forward", 1e-12, "global_average_pooling1d_forward",
+                                  {f32({batch, length, channels}, x), output({batch, channels})}, 1));
+    cases.push_back(layer_op_case("global_average_pooling1d_backward", 0.0, "global_average_pooling1d_backward",
+                                  {f32({batch, channels}, uniform(rng, batch * channels)), output({batch, length, channels})}, 1));
+    cases.push_back(layer_op_case("global_average_pooling1d_forward_mismatch", 0.0, "global_average_pooling1d_forward",
+                                  {f32({batch, length, channels}, x), output({batch, channels + 1})}, 1));
+    // The mask is drawn from the seed: the same bits on every backend, so every replica of a
+    // model trains with the mask its CPU twin would.
+    OpAttributes dropout;
+    dropout.real = 0.3;
+    dropout.seed = 1234;
+    cases.push_back(layer_op_case("spatial_dropout1d_mask", 0.0, "spatial_dropout1d_mask",
+                                  {output({batch, length, channels})}, 0, dropout));
+}
+
 void add_loss_cases(std::vector<OpCase>& cases) {
     std::mt19937 rng(41);
     const std::int64_t batch = 9, classes = 46;
@@ -566,6 +605,7 @@ const std::vector<OpCase>& op_cases() {
         add_dense_cases(all, "no_bias", 4, 9, 3, false, 303);
         add_activation_cases(all);
         add_dropout_cases(all);
+        add_layer_op_cases(all);
         add_loss_cases(all);
         add_optimizer_cases(all);
         add_memory_cases(all);
@@ -761,6 +801,10 @@ private slots:
         CpuReferenceBackend reference;
         const Outcome want = execute(op, reference, nullptr);
         Target& under_test = target(kind);
+        if (!op.layer_op.empty() && !under_test.backend->supports(op.layer_op)) {
+            qInfo("%s has no kernel for %s: the CPU reference ran %s", std::string(under_test.backend->name()).c_str(),
+                  op.layer_op.c_str(), under_test.backend->host_memory() ? "in place" : "through the host (run_op)");
+        }
         const Outcome got = execute(op, *under_test.backend, under_test.allocator.get());
         const QString difference = compare(op, got, want);
         QVERIFY2(difference.isEmpty(), qPrintable(difference));
@@ -811,6 +855,40 @@ private slots:
         const LossCounts eval_cpu = cpu->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
         const LossCounts eval_gpu = cuda->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
         QVERIFY(std::abs(eval_gpu.loss_sum - eval_cpu.loss_sum) <= 1e-3 * std::max(1.0, std::abs(eval_cpu.loss_sum)));
+    }
+
+    // A model with the layer types' own ops (run on the GPU through run_op's host fallback where
+    // the CUDA backend has no kernel) trains on one GPU and on two virtual GPUs as on the CPU.
+    // SpatialDropout1D's masks follow the replica's seed, so one GPU draws the CPU's masks.
+    void layerOpsTrainOnTheGpuLikeTheCpu() {
+        REQUIRE_GPU();
+        const Model model = Model::from_json_text(R"({"input_length": 40, "layers": [
+            {"class_name": "Embedding", "config": {"input_dim": 200, "output_dim": 8}},
+            {"class_name": "SpatialDropout1D", "config": {"rate": 0.25}},
+            {"class_name": "Conv1D", "config": {"filters": 16, "kernel_size": 3, "activation": "relu"}},
+            {"class_name": "GlobalAveragePooling1D"},
+            {"class_name": "Dense", "config": {"units": 5, "activation": "softmax"}}]})");
+        const std::vector<float> weights = initial_weights(model, 11);
+        auto cpu = strategy_on("cpu", AllReduceAlgorithm::Auto);
+        auto cuda = strategy_on(gpu_spec(), AllReduceAlgorithm::Auto);
+        auto mirrored = strategy_on(gpu_spec(":2x256MB"), AllReduceAlgorithm::Auto);
+        for (auto* s : {cpu.get(), cuda.get(), mirrored.get()}) s->build(model, 16, nadam(), weights);
+        for (int step = 0; step < 10; ++step) {
+            const Batch batch = random_batch(model, 16, 7000u + static_cast<std::uint32_t>(step));
+            const auto seed = static_cast<std::uint64_t>(step + 1);
+            const auto want = cpu->train_step(batch.ids.data(), batch.labels.data(), 16, seed);
+            const auto got = cuda->train_step(batch.ids.data(), batch.labels.data(), 16, seed);
+            QVERIFY(got.finite);
+            QVERIFY2(std::abs(got.counts.loss_sum - want.counts.loss_sum) <= 1e-4 * std::max(1.0, std::abs(want.counts.loss_sum)),
+                     qPrintable(QString("step %1: loss %2 on the GPU, %3 on the CPU").arg(step + 1).arg(got.counts.loss_sum).arg(want.counts.loss_sum)));
+            // Two replicas draw two masks, not the one of a single device: only finite here.
+            QVERIFY(mirrored->train_step(batch.ids.data(), batch.labels.data(), 16, seed).finite);
+        }
+        const double error = nmse(cuda->weights(), cpu->weights());
+        qInfo("SpatialDropout1D + GlobalAveragePooling1D model after 10 steps: normalised MSE %.3g between GPU and CPU", error);
+        QVERIFY2(error < 1e-6, qPrintable(QString("normalised MSE %1").arg(error)));
+        const std::vector<float> first = mirrored->weights(0), second = mirrored->weights(1);
+        QVERIFY(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0);
     }
 
     void mirroredOnVirtualGpus_data() {

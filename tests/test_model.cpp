@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
@@ -228,6 +229,208 @@ private slots:
         for (const QString& part : expected) {
             QVERIFY2(message.contains(part), qPrintable("missing '" + part + "' in: " + message));
         }
+    }
+
+    // The JSON the engine writes, to the letter, for every layer type and the arguments each
+    // omits at Keras' default (use_bias, 'valid' pooling, the default strides): the registry's
+    // generic writer must keep the files people already have and diff.
+    void toJsonWritesEveryLayerTypeAsBefore() {
+        const std::string text = with_layers(
+            std::string(kEmbedding) +
+            ",{\"class_name\": \"Convolution1D\", \"config\": {\"filters\": 8, \"kernel_size\": [4], \"strides\": [1], \"use_bias\": false}}"
+            ",{\"class_name\": \"MaxPool1D\", \"config\": {\"pool_size\": [2], \"strides\": [2]}}"
+            ",{\"class_name\": \"MaxPooling1D\", \"config\": {\"pool_size\": 2, \"strides\": 1, \"padding\": \"same\"}}"
+            ",{\"class_name\": \"Dropout\"}"
+            ",{\"class_name\": \"ReLU\"}"
+            ",{\"class_name\": \"GlobalMaxPool1D\"}"
+            ",{\"class_name\": \"Activation\", \"config\": {\"activation\": \"tanh\"}}"
+            ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}");
+        const Model model = Model::from_json_text(text);
+        QCOMPARE(model.layers()[2].config.strides, 0);  // Keras' explicit default is kept as "the pool size"
+        QCOMPARE(model.layers()[4].config.rate, 0.5);   // our Dropout default
+        QCOMPARE(model.layers()[5].config.activation, ActivationKind::ReLU);
+        const char* const expected = R"({
+  "name": "sequential",
+  "input_length": 20,
+  "layers": [
+    {
+      "class_name": "Embedding",
+      "config": {
+        "name": "embedding",
+        "input_dim": 100,
+        "output_dim": 4
+      }
+    },
+    {
+      "class_name": "Conv1D",
+      "config": {
+        "name": "conv1d",
+        "filters": 8,
+        "kernel_size": 4,
+        "padding": "valid",
+        "activation": "linear",
+        "use_bias": false
+      }
+    },
+    {
+      "class_name": "MaxPooling1D",
+      "config": {
+        "name": "max_pooling1d",
+        "pool_size": 2
+      }
+    },
+    {
+      "class_name": "MaxPooling1D",
+      "config": {
+        "name": "max_pooling1d_1",
+        "pool_size": 2,
+        "strides": 1,
+        "padding": "same"
+      }
+    },
+    {
+      "class_name": "Dropout",
+      "config": {
+        "name": "dropout",
+        "rate": 0.5
+      }
+    },
+    {
+      "class_name": "Activation",
+      "config": {
+        "name": "activation",
+        "activation": "relu"
+      }
+    },
+    {
+      "class_name": "GlobalMaxPooling1D",
+      "config": {
+        "name": "global_max_pooling1d"
+      }
+    },
+    {
+      "class_name": "Activation",
+      "config": {
+        "name": "activation_1",
+        "activation": "tanh"
+      }
+    },
+    {
+      "class_name": "Dense",
+      "config": {
+        "name": "dense",
+        "units": 3,
+        "activation": "softmax"
+      }
+    }
+  ]
+}
+)";
+        QCOMPARE(QString::fromStdString(model.to_json_text()), QString::fromLatin1(expected));
+    }
+
+    // GlobalAveragePooling1D as tf.keras 2.15's model.to_json() writes it: the mean over the steps,
+    // no parameters, Keras' automatic name, and Keras' other forms refused by name.
+    void globalAveragePooling1DFromKerasJson() {
+        const std::string gap =
+            ",{\"module\": \"keras.layers\", \"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"name\": "
+            "\"global_average_pooling1d\", \"trainable\": true, \"dtype\": \"float32\", \"data_format\": \"channels_last\", "
+            "\"keepdims\": false}, \"registered_name\": null, \"build_config\": {\"input_shape\": [null, 18, 8]}}";
+        const std::string conv = ",{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 8, \"kernel_size\": 3}}";
+        const std::string dense = ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}";
+        const Model model = Model::from_json_text(with_layers(std::string(kEmbedding) + conv + gap + dense));
+        QCOMPARE(model.layers()[2].config.kind, LayerKind::GlobalAveragePooling1D);
+        QCOMPARE(model.layers()[2].output_shape, (Shape{8}));
+        QCOMPARE(model.layers()[2].param_count, std::int64_t{0});
+        QCOMPARE(model.total_params(), std::int64_t{400 + 104 + 27});  // as Keras counts it
+        // Keras 2's summary cuts the first column at 28 characters, as for max_pooling1d_1.
+        QVERIFY2(QString::fromStdString(model.summary())
+                     .contains("global_average_pooling1d (Gl (None, 8)                 0\n"),
+                 model.summary().c_str());
+        const Model again = Model::from_json_text(model.to_json_text());
+        QCOMPARE(QString::fromStdString(again.to_json_text()), QString::fromStdString(model.to_json_text()));
+        QVERIFY(model.to_json_text().find("\"class_name\": \"GlobalAveragePooling1D\"") != std::string::npos);
+        // Automatic names and the short spelling.
+        const Model named = Model::from_json_text(with_layers(std::string(kEmbedding) + conv +
+                                                              ",{\"class_name\": \"GlobalAvgPool1D\"}" + dense));
+        QCOMPARE(QString::fromStdString(named.layers()[2].config.name), QString("global_average_pooling1d"));
+
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + conv +
+                                        ",{\"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"keepdims\": true}}" + dense))
+                    .contains("keepdims=True is not supported"));
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + conv +
+                                        ",{\"class_name\": \"GlobalAveragePooling1D\", \"config\": {\"data_format\": \"channels_first\"}}" +
+                                        dense))
+                    .contains("data_format 'channels_first' is not supported; use 'channels_last'"));
+        const QString vector_input = model_error(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"Flatten\"}" +
+                                                             ",{\"class_name\": \"GlobalAveragePooling1D\"}" + dense));
+        QVERIFY2(vector_input.contains("layer 'global_average_pooling1d' (GlobalAveragePooling1D) needs a sequence input"),
+                 qPrintable(vector_input));
+    }
+
+    // SpatialDropout1D as tf.keras 2.15 writes it (noise_shape and seed null): shape-preserving, no
+    // parameters, the rate required as in Keras, and only after a sequence.
+    void spatialDropout1DFromKerasJson() {
+        const std::string spatial =
+            ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"name\": \"spatial_dropout1d\", \"trainable\": true, "
+            "\"dtype\": \"float32\", \"rate\": 0.3, \"noise_shape\": null, \"seed\": null}}";
+        const std::string tail = ",{\"class_name\": \"GlobalAveragePooling1D\"},{\"class_name\": \"Dense\", \"config\": "
+                                 "{\"units\": 3, \"activation\": \"softmax\"}}";
+        const Model model = Model::from_json_text(with_layers(std::string(kEmbedding) + spatial + tail));
+        QCOMPARE(model.layers()[1].config.kind, LayerKind::SpatialDropout1D);
+        QCOMPARE(model.layers()[1].config.rate, 0.3);
+        QCOMPARE(model.layers()[1].output_shape, (Shape{20, 4}));
+        QCOMPARE(model.total_params(), std::int64_t{400 + 15});  // as Keras counts it
+        QVERIFY2(QString::fromStdString(model.summary()).contains("spatial_dropout1d (SpatialDr (None, 20, 4)             0\n"),
+                 model.summary().c_str());
+        QVERIFY(model.to_json_text().find("\"rate\": 0.3") != std::string::npos);
+        QCOMPARE(QString::fromStdString(Model::from_json_text(model.to_json_text()).to_json_text()),
+                 QString::fromStdString(model.to_json_text()));
+        // Identity at inference, so a softmax behind it still counts as the output's activation.
+        QCOMPARE(model.output_activation(), ActivationKind::Softmax);
+
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) + ",{\"class_name\": \"SpatialDropout1D\"}" + tail))
+                    .contains("(SpatialDropout1D) is missing 'rate' (a number in [0, 1))"));
+        QVERIFY(model_error(with_layers(std::string(kEmbedding) +
+                                        ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"rate\": 1}}" + tail))
+                    .contains("'rate' must be in [0, 1)"));
+        const QString vector_input = model_error(
+            with_layers(std::string(kEmbedding) + ",{\"class_name\": \"GlobalAveragePooling1D\"}" +
+                        ",{\"class_name\": \"SpatialDropout1D\", \"config\": {\"rate\": 0.2}}" +
+                        ",{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}"));
+        QVERIFY2(vector_input.contains("layer 'spatial_dropout1d' (SpatialDropout1D) needs a sequence input (steps, channels), "
+                                       "got (None, 4)"),
+                 qPrintable(vector_input));
+    }
+
+    // Every descriptor is filed under its own kind, names a class and stem no other type has, and
+    // takes only arguments the form has a widget for.
+    void registryIsConsistent() {
+        QStringList classes, stems;
+        for (const LayerType* type : layer_types()) {
+            QVERIFY(type->kind != LayerKind::Invalid);
+            QCOMPARE(&layer_type(type->kind), type);
+            QVERIFY2(type->infer != nullptr && type->forward != nullptr && type->backward != nullptr,
+                     type->class_name.data());
+            QCOMPARE(find_layer_type(type->class_name), type);
+            for (const LayerAlias& alias : type->aliases) QCOMPARE(find_layer_type(alias.class_name), type);
+            classes << QString::fromLatin1(type->class_name.data(), static_cast<int>(type->class_name.size()));
+            stems << QString::fromLatin1(type->name_stem.data(), static_cast<int>(type->name_stem.size()));
+            for (const LayerArgument& argument : type->arguments) {
+                const auto specs = argument_specs();
+                QVERIFY2(std::find(specs.begin(), specs.end(), argument.spec) != specs.end(), argument.spec->key.data());
+            }
+            for (const OpDef* op : type->ops) {
+                QCOMPARE(find_op(op->name), op);
+                QVERIFY(op->reference != nullptr);
+            }
+        }
+        QCOMPARE(classes.removeDuplicates(), 0);
+        QCOMPARE(stems.removeDuplicates(), 0);
+        QVERIFY(find_layer_type("Conv3D") == nullptr);
+        QVERIFY(QString::fromStdString(supported_layers_text())
+                    .startsWith("Embedding, Conv1D, MaxPooling1D, GlobalMaxPooling1D, "));
+        QVERIFY(QString::fromStdString(supported_layers_text()).contains("Activation, ReLU"));
     }
 
     void missingModelFileNamesThePath() {

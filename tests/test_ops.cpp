@@ -21,6 +21,7 @@
 
 #include "core/backend/cpu_reference.h"
 #include "core/device/device.h"
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
@@ -207,6 +208,30 @@ const char* const kModelGlobalPool = R"({
   ]
 })";
 
+// GlobalAveragePooling1D after a 'same' convolution, then the classifier.
+const char* const kModelGlobalAverage = R"({
+  "name": "fd_global_average", "input_length": 7,
+  "layers": [
+    {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 4}},
+    {"class_name": "Conv1D", "config": {"name": "conv", "filters": 5, "kernel_size": 3, "padding": "same", "activation": "tanh"}},
+    {"class_name": "GlobalAveragePooling1D", "config": {"name": "average"}},
+    {"class_name": "Dense", "config": {"name": "output", "units": 3, "activation": "softmax"}}
+  ]
+})";
+
+// SpatialDropout1D(0.4) in training: the finite differences see the same channels dropped as the
+// backward pass (one seed), so they check the mask is the one forward applied.
+const char* const kModelSpatialDropout = R"({
+  "name": "fd_spatial_dropout", "input_length": 8,
+  "layers": [
+    {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 6}},
+    {"class_name": "SpatialDropout1D", "config": {"name": "spatial", "rate": 0.4}},
+    {"class_name": "Conv1D", "config": {"name": "conv", "filters": 5, "kernel_size": 3, "activation": "tanh"}},
+    {"class_name": "GlobalAveragePooling1D", "config": {"name": "average"}},
+    {"class_name": "Dense", "config": {"name": "output", "units": 3, "activation": "softmax"}}
+  ]
+})";
+
 const char* const kModelWithDropout = R"({
   "name": "dropout_model", "input_length": 8,
   "layers": [
@@ -241,6 +266,7 @@ class TestOps : public QObject {
     void activationGradients_data();
     void activationGradients();
     void dropoutBackwardIsTheMaskProduct();
+    void globalAveragePoolingGradient();
     void softmaxCrossEntropyGradient();
 
     // Forward passes against hand-computed numbers.
@@ -250,11 +276,16 @@ class TestOps : public QObject {
     void maxpoolSamePaddingNeverWins();
     void lossAccuracyAndTopKTies();
     void dropoutKeepsAndScales();
+    void spatialDropoutDropsWholeChannels();
 
     // Errors a person meets.
     void embeddingIdOutsideVocabulary();
     void labelOutsideClasses();
     void conv1dChannelMismatch();
+
+    // Ops that layer types bring, on backends with and without a kernel for them.
+    void opRunsNativelyInPlaceOrThroughTheHost();
+    void globalAveragePoolingThroughTheHostIsTheReference();
 
     // The whole model.
     void modelGradientMatchesFiniteDifferences_data();
@@ -551,6 +582,41 @@ void TestOps::dropoutBackwardIsTheMaskProduct() {
     QVERIFY2(failure.empty(), failure.c_str());
 }
 
+// GlobalAveragePooling1D's two ops (its layer's own, run here through run_op): the backward pass
+// against finite differences of the forward pass, and the forward pass as the mean by hand.
+void TestOps::globalAveragePoolingGradient() {
+    const OpDef* forward = find_op("global_average_pooling1d_forward");
+    const OpDef* backward = find_op("global_average_pooling1d_backward");
+    QVERIFY(forward != nullptr && backward != nullptr);
+    CpuReferenceBackend backend;
+    std::mt19937 rng(37);
+    const std::int64_t batch = 2, length = 5, channels = 3;
+    std::vector<float> x = random_values(rng, batch * length * channels);
+    std::vector<float> y(batch * channels);
+    const std::vector<float> r = random_values(rng, y.size());
+    std::vector<float> grad_y = r, grad_x(x.size(), 99.0f);
+    const TensorView gradient_in[] = {f32_view(grad_y, {batch, channels})};
+    const TensorView gradient_out[] = {f32_view(grad_x, {batch, length, channels})};
+    run_op(backend, *backward, gradient_in, gradient_out);
+    const TensorView in[] = {f32_view(x, {batch, length, channels})};
+    const TensorView out[] = {f32_view(y, {batch, channels})};
+    const auto loss = [&] {
+        run_op(backend, *forward, in, out);
+        return projection(r, y);
+    };
+    const std::string failure = check_gradient("global average grad_x", x, grad_x, loss, linear_op());
+    QVERIFY2(failure.empty(), failure.c_str());
+    // y[1, 2] = mean over the 5 steps of x[1, t, 2].
+    double sum = 0.0;
+    for (std::int64_t t = 0; t < length; ++t) sum += x[static_cast<std::size_t>((1 * length + t) * channels + 2)];
+    QVERIFY(std::abs(y[1 * channels + 2] - sum / length) < 1e-6);
+    // A pooled output that does not fit the sequence is named.
+    std::vector<float> wrong(batch * (channels + 1));
+    const TensorView wrong_out[] = {f32_view(wrong, {batch, channels + 1})};
+    const QString message = op_error([&] { run_op(backend, *forward, in, wrong_out); });
+    QVERIFY2(message.contains("[global_average_pooling1d]") && message.contains("[2, 4]"), qPrintable(message));
+}
+
 void TestOps::softmaxCrossEntropyGradient() {
     CpuReferenceBackend backend;
     std::mt19937 rng(17);
@@ -764,6 +830,40 @@ void TestOps::dropoutKeepsAndScales() {
     QCOMPARE(y_again, x);
 }
 
+// SpatialDropout1D's mask (its layer's op): whole channels of a sample dropped at every step,
+// the rest scaled by 1 / (1 - rate), about `rate` of the channels dropped, one mask per seed.
+void TestOps::spatialDropoutDropsWholeChannels() {
+    const OpDef* mask_op = find_op("spatial_dropout1d_mask");
+    QVERIFY(mask_op != nullptr);
+    CpuReferenceBackend backend;
+    const std::int64_t batch = 50, length = 7, channels = 400;
+    const float rate = 0.3f, scale = 1.0f / (1.0f - rate);
+    auto draw = [&](std::uint64_t seed) {
+        std::vector<float> mask(batch * length * channels, 5.0f);
+        OpAttributes attributes;
+        attributes.real = rate;
+        attributes.seed = seed;
+        const TensorView outputs[] = {f32_view(mask, {batch, length, channels})};
+        run_op(backend, *mask_op, {}, outputs, attributes);
+        return mask;
+    };
+    const std::vector<float> mask = draw(42);
+    std::int64_t dropped = 0;
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t c = 0; c < channels; ++c) {
+            const float first = mask[static_cast<std::size_t>(b * length * channels + c)];
+            QVERIFY(first == 0.0f || first == scale);
+            dropped += first == 0.0f ? 1 : 0;
+            for (std::int64_t t = 1; t < length; ++t) QCOMPARE(mask[static_cast<std::size_t>((b * length + t) * channels + c)], first);
+        }
+    }
+    // Binomial(20000, 0.3): sd 0.0032, so +-0.02 is 6 sd.
+    const double fraction = double(dropped) / double(batch * channels);
+    QVERIFY2(std::abs(fraction - 0.3) < 0.02, qPrintable(QString::number(fraction)));
+    QCOMPARE(draw(42), mask);
+    QVERIFY(draw(43) != mask);
+}
+
 // ---- Errors ----------------------------------------------------------------------------------
 
 void TestOps::embeddingIdOutsideVocabulary() {
@@ -832,20 +932,124 @@ void TestOps::conv1dChannelMismatch() {
     QVERIFY2(message.contains("7 channels") && message.contains("expects 8"), qPrintable(message));
 }
 
+// ---- Layer types' ops ------------------------------------------------------------------------
+
+// The reference backend as a device whose memory the host cannot address: run_op must take the
+// host round trip (download the inputs, run the reference, upload the outputs). Counts the moves.
+class RoundTripBackend : public CpuReferenceBackend {
+  public:
+    bool host_memory() const override { return false; }
+    void upload(const TensorView& dst, const void* host) override {
+        ++uploads;
+        CpuReferenceBackend::upload(dst, host);
+    }
+    void download(void* host, const TensorView& src) override {
+        ++downloads;
+        CpuReferenceBackend::download(host, src);
+    }
+    int uploads = 0, downloads = 0;
+};
+
+// A backend with a kernel of its own for "scale": run_op must call it, not the reference.
+class NativeBackend : public RoundTripBackend {
+  public:
+    bool supports(std::string_view op) const override { return op == "scale"; }
+    void run(const OpCall& call) override {
+        ++native_runs;
+        for (std::int64_t i = 0; i < call.outputs[0].numel(); ++i) call.outputs[0].f32()[i] = 0.0f;
+    }
+    int native_runs = 0;
+};
+
+// outputs[0] = inputs[0] * attributes.real; outputs[1], if given, = attributes.ints[0].
+void scale_reference(const OpCall& call) {
+    for (std::int64_t i = 0; i < call.inputs[0].numel(); ++i) {
+        call.outputs[0].f32()[i] = call.inputs[0].f32()[i] * static_cast<float>(call.attributes.real);
+    }
+    if (call.outputs.size() > 1 && call.outputs[1]) call.outputs[1].i32()[0] = static_cast<std::int32_t>(call.attributes.ints[0]);
+}
+
+void TestOps::opRunsNativelyInPlaceOrThroughTheHost() {
+    const OpDef scale{"scale", scale_reference};
+    std::vector<float> x{1.0f, -2.0f, 3.5f};
+    OpAttributes attributes;
+    attributes.real = 2.0;
+    attributes.ints[0] = 41;
+    for (const bool with_count : {true, false}) {
+        std::vector<float> y(3, 99.0f);
+        std::vector<std::int32_t> count{0};
+        const TensorView inputs[] = {f32_view(x, {3})};
+        const TensorView outputs[] = {f32_view(y, {3}), with_count ? i32_view(count, {1}) : TensorView{}};
+
+        CpuReferenceBackend in_place;  // host memory: the reference on the tensors themselves
+        run_op(in_place, scale, inputs, outputs, attributes);
+        QCOMPARE(y, (std::vector<float>{2.0f, -4.0f, 7.0f}));
+
+        std::fill(y.begin(), y.end(), 99.0f);
+        count[0] = 0;
+        RoundTripBackend device;
+        run_op(device, scale, inputs, outputs, attributes);
+        QCOMPARE(y, (std::vector<float>{2.0f, -4.0f, 7.0f}));
+        QCOMPARE(count[0], with_count ? 41 : 0);
+        QCOMPARE(device.downloads, 1);                   // the input only: outputs are never read
+        QCOMPARE(device.uploads, with_count ? 2 : 1);    // an empty output view stays empty
+
+        NativeBackend native;
+        run_op(native, scale, inputs, outputs, attributes);
+        QCOMPARE(native.native_runs, 1);
+        QCOMPARE(native.downloads + native.uploads, 0);
+        QCOMPARE(y, (std::vector<float>{0.0f, 0.0f, 0.0f}));
+    }
+    // A backend asked to run an op it does not support says which.
+    CpuReferenceBackend reference;
+    const TensorView none[] = {TensorView{}};
+    const QString message = op_error([&] { reference.run(OpCall{"scale", none, none, {}}); });
+    QVERIFY2(message.contains("[scale]") && message.contains("cpu-reference"), qPrintable(message));
+}
+
+// The layer's ops through the host round trip (a device the host cannot address) give the
+// in-place reference's numbers bit for bit, as they must on a GPU without a kernel for them.
+void TestOps::globalAveragePoolingThroughTheHostIsTheReference() {
+    std::mt19937 rng(41);
+    const std::int64_t batch = 3, length = 9, channels = 4;
+    std::vector<float> x = random_values(rng, batch * length * channels);
+    std::vector<float> grad_y = random_values(rng, batch * channels);
+    std::vector<float> y_reference(batch * channels), y_device(y_reference.size(), 5.0f);
+    std::vector<float> dx_reference(x.size()), dx_device(x.size(), 5.0f);
+    for (const bool device : {false, true}) {
+        CpuReferenceBackend in_place;
+        RoundTripBackend round_trip;
+        Backend& backend = device ? static_cast<Backend&>(round_trip) : in_place;
+        std::vector<float>& y = device ? y_device : y_reference;
+        std::vector<float>& dx = device ? dx_device : dx_reference;
+        const TensorView x_view[] = {f32_view(x, {batch, length, channels})}, y_view[] = {f32_view(y, {batch, channels})};
+        const TensorView dy_view[] = {f32_view(grad_y, {batch, channels})}, dx_view[] = {f32_view(dx, {batch, length, channels})};
+        run_op(backend, *find_op("global_average_pooling1d_forward"), x_view, y_view);
+        run_op(backend, *find_op("global_average_pooling1d_backward"), dy_view, dx_view);
+        if (device) QCOMPARE(round_trip.downloads + round_trip.uploads, 4);
+    }
+    QCOMPARE(y_device, y_reference);
+    QCOMPARE(dx_device, dx_reference);
+}
+
 // ---- The whole model -------------------------------------------------------------------------
 
 void TestOps::modelGradientMatchesFiniteDifferences_data() {
     QTest::addColumn<QString>("json");
+    QTest::addColumn<bool>("training");  // the loss of forward_backward (dropout on), not evaluate()
     QTest::newRow("Conv1D same+valid, MaxPooling1D, Dropout(0), Flatten, Dense")
-        << QString(kModelAllLayers);
+        << QString(kModelAllLayers) << false;
     QTest::newRow("GlobalMaxPooling1D, strided same pooling, Activation, Dense sigmoid")
-        << QString(kModelGlobalPool);
+        << QString(kModelGlobalPool) << false;
+    QTest::newRow("GlobalAveragePooling1D after Conv1D same") << QString(kModelGlobalAverage) << false;
+    QTest::newRow("SpatialDropout1D(0.4) in training") << QString(kModelSpatialDropout) << true;
 }
 
 // d(mean loss)/dw from forward_backward (global batch = batch) against central differences of
 // the mean loss from evaluate(), for a sample of the elements of every variable.
 void TestOps::modelGradientMatchesFiniteDifferences() {
     QFETCH(QString, json);
+    QFETCH(bool, training);
     const Model model = Model::from_json_text(json.toStdString());
     auto device = cpu_device();
     const std::int32_t batch = 4;
@@ -867,9 +1071,12 @@ void TestOps::modelGradientMatchesFiniteDifferences() {
     const std::vector<float> gradients = replica.gradients();
     const auto mean_loss = [&] {
         replica.set_weights(weights);
+        if (training) return replica.forward_backward(ids.data(), labels.data(), batch, batch, 7, nullptr).loss_sum / batch;
         return replica.evaluate(ids.data(), labels.data(), batch).loss_sum / batch;
     };
-    QVERIFY(std::abs(mean_loss() - counts.loss_sum / batch) < 1e-12);  // Dropout(0) is the identity
+    // Dropout(0) is the identity; with dropout on, the same seed draws the same mask.
+    QVERIFY(std::abs(mean_loss() - counts.loss_sum / batch) < 1e-12);
+    if (training) QVERIFY(std::abs(replica.evaluate(ids.data(), labels.data(), batch).loss_sum - counts.loss_sum) > 1e-6);
 
     // Up to 12 elements per variable; for the embedding, rows that occur plus the unused row.
     std::vector<std::size_t> indices;

@@ -144,9 +144,15 @@ private slots:
         // classes in namespaces get their full context ("mirrorlab::ui::StepView").
         const QDir ui(QStringLiteral(MIRRORLAB_UI_SOURCE_DIR));
         QStringList arguments{QStringLiteral("-silent"), QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-I"),
-                              QDir::cleanPath(ui.absoluteFilePath(QStringLiteral("..")))};
+                              QDir::cleanPath(ui.absoluteFilePath(QStringLiteral(".."))), QStringLiteral("-tr-function-alias"),
+                              QStringLiteral("QT_TRANSLATE_NOOP+=MIRRORLAB_TRANSLATABLE")};
         for (const QString& file : ui.entryList({QStringLiteral("*.cpp"), QStringLiteral("*.h")}, QDir::Files, QDir::Name)) {
             arguments << ui.absoluteFilePath(file);
+        }
+        // The layer registry's form texts (core/layers, marked MIRRORLAB_TRANSLATABLE).
+        const QDir layers(ui.absoluteFilePath(QStringLiteral("../core/layers")));
+        for (const QString& file : layers.entryList({QStringLiteral("*.cpp")}, QDir::Files, QDir::Name)) {
+            arguments << layers.absoluteFilePath(file);
         }
         arguments << QStringLiteral(MIRRORLAB_GUI_MAIN) << QStringLiteral("-ts") << fresh;
         process.setProcessChannelMode(QProcess::SeparateChannels);  // lupdate's notes on stderr are not the result

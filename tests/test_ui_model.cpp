@@ -7,6 +7,8 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -16,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/layers/layer_type.h"
 #include "core/model/model.h"
 #include "ui/model_panel.h"
 
@@ -72,6 +75,9 @@ class TestUiModel : public QObject {
     void presetsAreValidForReuters();
     void editingDenseUnitsUpdatesParams();
     void impossibleShapeNamesTheLayer();
+    void everyLayerTypeCanBeAdded();
+    void globalAveragePoolingFromTheMenu();
+    void spatialDropoutFromTheMenu();
     void moveUpAndDownReorders();
     void saveLoadRoundTrip();
     void malformedFileKeepsTheModel();
@@ -178,6 +184,86 @@ void TestUiModel::impossibleShapeNamesTheLayer() {
     QVERIFY(!error->isVisible());
     QVERIFY(summary(panel).contains(QStringLiteral("Total params: 332,856")));
     QVERIFY(!table->item(5, 0)->data(Qt::BackgroundRole).isValid());
+}
+
+// The add menu is the layer registry: one action per type, each adding a layer the form names
+// and shows (the arguments editor shows exactly the type's arguments).
+void TestUiModel::everyLayerTypeCanBeAdded() {
+    ModelPanel panel;
+    panel.show();
+    auto* menu = panel.findChild<QMenu*>(QStringLiteral("addLayerMenu"));
+    QVERIFY(menu != nullptr);
+    QStringList actions;
+    for (QAction* action : menu->actions()) actions << action->objectName();
+    QStringList expected;
+    for (const mirrorlab::LayerType* type : mirrorlab::layer_types()) {
+        expected << QStringLiteral("add") + QString::fromLatin1(type->class_name.data(), static_cast<int>(type->class_name.size()));
+    }
+    QCOMPARE(actions, expected);
+    for (const mirrorlab::LayerType* type : mirrorlab::layer_types()) {
+        select_row(panel, 0);
+        const int rows = child<QTableWidget>(panel, "layerTable")->rowCount();
+        panel.findChild<QAction*>(expected[static_cast<int>(type->kind) - 1])->trigger();
+        auto* table = child<QTableWidget>(panel, "layerTable");
+        QCOMPARE(table->rowCount(), rows + 1);
+        QCOMPARE(table->item(1, 1)->text(), QString::fromLatin1(type->class_name.data(), static_cast<int>(type->class_name.size())));
+        for (const mirrorlab::ArgumentSpec* spec : mirrorlab::argument_specs()) {
+            bool used = false;
+            for (const mirrorlab::LayerArgument& argument : type->arguments) used = used || argument.spec == spec;
+            auto* widget = panel.findChild<QWidget*>(QString::fromLatin1(spec->widget.data(), static_cast<int>(spec->widget.size())));
+            QVERIFY(widget != nullptr);
+            QVERIFY2(widget->isVisible() == used, spec->widget.data());
+        }
+        QTest::mouseClick(child<QPushButton>(panel, "removeLayer"), Qt::LeftButton);
+    }
+    QVERIFY(panel.model() != nullptr);
+    QCOMPARE(panel.model()->total_params(), std::int64_t{332'856});
+}
+
+// GlobalAveragePooling1D in place of the tutorial's last pooling: the mean of each of conv1d_1's
+// 32 channels over its 146 steps, no parameters, and the summary row Keras 2 prints.
+void TestUiModel::globalAveragePoolingFromTheMenu() {
+    ModelPanel panel;
+    panel.show();
+    select_row(panel, row_named(panel, QStringLiteral("max_pooling1d_1")));
+    QTest::mouseClick(child<QPushButton>(panel, "removeLayer"), Qt::LeftButton);
+    select_row(panel, row_named(panel, QStringLiteral("conv1d_1")));
+    panel.findChild<QAction*>(QStringLiteral("addGlobalAveragePooling1D"))->trigger();
+    const int row = row_named(panel, QStringLiteral("global_average_pooling1d"));
+    QCOMPARE(row, 4);
+    QVERIFY2(panel.model() != nullptr, qPrintable(panel.modelError()));
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QCOMPARE(table->item(row, 3)->text(), QStringLiteral("(None, 32)"));
+    QCOMPARE(table->item(row, 4)->text(), QStringLiteral("0"));
+    QCOMPARE(table->item(row + 1, 3)->text(), QStringLiteral("(None, 32)"));  // Flatten of a vector
+    // Embedding, the two convolutions and Dense(46) on 32 features: 216874 + 2304 + 6176 + 1518.
+    QCOMPARE(panel.model()->total_params(), std::int64_t{226'872});
+    QVERIFY2(summary(panel).contains(QStringLiteral("global_average_pooling1d (Gl (None, 32)")), qPrintable(summary(panel)));
+    QVERIFY(!child<QSpinBox>(panel, "poolSize")->isVisible());
+    QVERIFY(child<QLineEdit>(panel, "layerName")->isVisible());
+}
+
+// SpatialDropout1D after the Embedding: its rate (Keras' examples' 0.2) in the shared rate
+// widget, the arguments column, and the file it saves.
+void TestUiModel::spatialDropoutFromTheMenu() {
+    ModelPanel panel;
+    panel.show();
+    select_row(panel, row_named(panel, QStringLiteral("embedding")));
+    panel.findChild<QAction*>(QStringLiteral("addSpatialDropout1D"))->trigger();
+    const int row = row_named(panel, QStringLiteral("spatial_dropout1d"));
+    QCOMPARE(row, 1);
+    QVERIFY2(panel.model() != nullptr, qPrintable(panel.modelError()));
+    QCOMPARE(panel.model()->total_params(), std::int64_t{332'856});
+    auto* table = child<QTableWidget>(panel, "layerTable");
+    QCOMPARE(table->item(row, 2)->text(), QStringLiteral("rate 0.2"));
+    QCOMPARE(table->item(row, 3)->text(), QStringLiteral("(None, 300, 7)"));
+    auto* rate = child<QDoubleSpinBox>(panel, "rate");
+    QVERIFY(rate->isVisible());
+    QCOMPARE(rate->value(), 0.2);
+    rate->setValue(0.35);
+    QCOMPARE(panel.model()->layers()[1].config.rate, 0.35);
+    QCOMPARE(table->item(row, 2)->text(), QStringLiteral("rate 0.35"));
+    QVERIFY(panel.model()->to_json_text().find("\"class_name\": \"SpatialDropout1D\"") != std::string::npos);
 }
 
 void TestUiModel::moveUpAndDownReorders() {

@@ -1,38 +1,39 @@
 #pragma once
-// The argument editor for one layer of the Sequential model. One set of widgets serves every layer
-// type (only the rows the type uses are shown), so each argument has one stable objectName
-// ("units", "kernelSize", ...). Edits are reported as a whole new LayerConfig; the owner rebuilds
-// the Model, which is what validates the arguments against the rest of the stack.
+// The argument editor for one layer of the Sequential model. The widgets come from the layer
+// registry: one per argument any layer type takes (core/layers/arguments.h), shared by the types
+// (only the rows of the shown type's arguments are visible), so each argument has one stable
+// objectName ("units", "kernelSize", ...). Edits are reported as a whole new LayerConfig; the owner
+// rebuilds the Model, which is what validates the arguments against the rest of the stack.
 #include <QString>
 #include <QWidget>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/model/model.h"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QLineEdit;
-class QSpinBox;
+
+namespace mirrorlab {
+struct ArgumentSpec;
+}
 
 namespace mirrorlab::ui {
 
-// LayerConfig helpers shared by the model form and its presets.
-std::string layer_name_stem(LayerKind kind);  // Keras' automatic name stem: "max_pooling1d"
-// Sensible arguments for a freshly added layer (the person edits them next).
-LayerConfig default_layer(LayerKind kind, std::string name = {});
+// LayerConfig helpers for the model form's presets (the registry's form defaults, then these).
 LayerConfig embedding_layer(std::string name, std::int64_t vocabulary, std::int64_t dims);
 LayerConfig conv1d_layer(std::string name, int filters, int kernel_size, Padding padding,
                          ActivationKind activation = ActivationKind::ReLU);
 LayerConfig max_pooling1d_layer(std::string name, int pool_size);
 LayerConfig dense_layer(std::string name, int units, ActivationKind activation);
 LayerConfig dropout_layer(std::string name, double rate);
-QString layer_arguments_text(const LayerConfig& config);  // "64 filters, kernel 5, valid, relu"
-std::string output_shape_text(const Shape& shape);        // "(None, 300, 7)", as model.summary()
+// The layer type's summary of its arguments, translated: "64 filters, kernel 5, valid, relu".
+QString layer_arguments_text(const LayerConfig& config);
+// A text of the layer registry (a label, a tooltip) in the current language.
+QString layer_text(std::string_view text);
 
 class LayerEditor : public QWidget {
     Q_OBJECT
@@ -47,6 +48,14 @@ class LayerEditor : public QWidget {
     void layerEdited(const mirrorlab::LayerConfig& config);
 
   private:
+    struct ArgumentRow {
+        const ArgumentSpec* spec = nullptr;
+        QWidget* widget = nullptr;
+    };
+
+    QWidget* makeWidget(const ArgumentSpec& spec);
+    void showValue(const ArgumentRow& row);
+    double widgetValue(const ArgumentRow& row) const;
     void showRowsFor(LayerKind kind);
     void showTitle();
     void commit();  // reads the widgets into config_ and emits layerEdited
@@ -58,17 +67,7 @@ class LayerEditor : public QWidget {
     QFormLayout* form_ = nullptr;
     QLabel* title_ = nullptr;
     QLineEdit* name_ = nullptr;
-    QSpinBox* input_dim_ = nullptr;
-    QSpinBox* output_dim_ = nullptr;
-    QSpinBox* filters_ = nullptr;
-    QSpinBox* kernel_size_ = nullptr;
-    QSpinBox* pool_size_ = nullptr;
-    QSpinBox* strides_ = nullptr;
-    QComboBox* padding_ = nullptr;
-    QSpinBox* units_ = nullptr;
-    QComboBox* activation_ = nullptr;
-    QCheckBox* use_bias_ = nullptr;
-    QDoubleSpinBox* rate_ = nullptr;
+    std::vector<ArgumentRow> rows_;  // one per argument of any layer type, in the form's order
 };
 
 }  // namespace mirrorlab::ui

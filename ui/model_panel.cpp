@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/layers/layer_type.h"
 #include "core/util/error.h"
 #include "ui/compile_options.h"
 #include "ui/layer_editor.h"
@@ -33,10 +34,6 @@
 namespace mirrorlab::ui {
 
 namespace {
-
-constexpr LayerKind kAddableKinds[] = {
-    LayerKind::Embedding, LayerKind::Conv1D, LayerKind::MaxPooling1D, LayerKind::GlobalMaxPooling1D,
-    LayerKind::Flatten,   LayerKind::Dense,  LayerKind::Dropout,      LayerKind::Activation};
 
 enum Column { kName = 0, kType, kArguments, kOutputShape, kParams, kColumnCount };
 
@@ -62,21 +59,6 @@ const QString kSettingsPrefix = QStringLiteral("model/");
 
 QString qstr(std::string_view text) {
     return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-}
-
-// Keras 2's print_summary row: columns end at 29, 55 and 65, cells are cut to their column.
-std::string summary_row(const std::string (&fields)[3]) {
-    const int positions[3] = {29, 55, 65};
-    std::string line;
-    for (int i = 0; i < 3; ++i) {
-        if (i > 0) line = line.substr(0, line.size() - 1) + " ";
-        line += fields[i];
-        if (static_cast<int>(line.size()) > positions[i])
-            line.resize(static_cast<std::size_t>(positions[i]));
-        line.append(static_cast<std::size_t>(positions[i]) - line.size(), ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    return line + "\n";
 }
 
 QString word_wrap(const QString& text, int width) {
@@ -268,7 +250,7 @@ void ModelPanel::buildPresets() {
         Model("sequential", 300,
               {embedding_layer("embedding", vocabulary, 8),
                conv1d_layer("conv1d", 64, 5, Padding::Valid),
-               default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+               default_layer_config(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
                dense_layer("dense", classes, ActivationKind::Softmax)}));
     // More capacity with dropout against the overfitting the tutorial shows from epoch 4 on.
     add(tr("Wider CNN with dropout (%1 params)"),
@@ -277,14 +259,14 @@ void ModelPanel::buildPresets() {
             {embedding_layer("embedding", vocabulary, 32), dropout_layer("dropout", 0.2),
              conv1d_layer("conv1d", 128, 5, Padding::Same), max_pooling1d_layer("max_pooling1d", 2),
              conv1d_layer("conv1d_1", 64, 5, Padding::Same),
-             default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+             default_layer_config(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
              dropout_layer("dropout_1", 0.5),
              dense_layer("dense", classes, ActivationKind::Softmax)}));
     // No convolution: which words occur matters, their order does not. A baseline to beat.
     add(tr("Baseline: embedding + global max pooling (%1 params)"),
         Model("sequential", 300,
               {embedding_layer("embedding", vocabulary, 16),
-               default_layer(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
+               default_layer_config(LayerKind::GlobalMaxPooling1D, "global_max_pooling1d"),
                dense_layer("dense", classes, ActivationKind::Softmax)}));
 
     for (const Preset& preset : presets_) preset_->addItem(preset.label);
@@ -297,8 +279,9 @@ void ModelPanel::buildPresets() {
 void ModelPanel::buildMenu() {
     add_menu_ = new QMenu(this);
     add_menu_->setObjectName(QStringLiteral("addLayerMenu"));
-    for (LayerKind kind : kAddableKinds) {
-        const QString name = qstr(layer_class_name(kind));
+    for (const LayerType* type : layer_types()) {
+        const LayerKind kind = type->kind;
+        const QString name = qstr(type->class_name);
         QAction* action = add_menu_->addAction(name);
         action->setObjectName(QStringLiteral("add") + name);
         connect(action, &QAction::triggered, this, [this, kind] { addLayer(kind); });
@@ -349,7 +332,7 @@ void ModelPanel::setModel(const Model& model) {
 std::string ModelPanel::uniqueName(LayerKind kind) const {
     std::set<std::string> used;
     for (const LayerConfig& config : configs_) used.insert(config.name);
-    const std::string stem = layer_name_stem(kind);
+    const std::string stem(layer_type(kind).name_stem);
     if (!used.count(stem)) return stem;
     for (int i = 1;; ++i) {
         std::string candidate = stem + "_" + std::to_string(i);
@@ -395,7 +378,7 @@ void ModelPanel::updateButtons() {
 void ModelPanel::addLayer(LayerKind kind) {
     const int row = currentRow();
     const int at = row >= 0 ? row + 1 : static_cast<int>(configs_.size());
-    LayerConfig config = default_layer(kind);
+    LayerConfig config = default_layer_config(kind);
     config.name = uniqueName(kind);
     configs_.insert(configs_.begin() + at, std::move(config));
     markCustom();
@@ -450,7 +433,7 @@ std::vector<ModelPanel::RowInfo> ModelPanel::inferRows() const {
                                    configs_.begin() + static_cast<std::ptrdiff_t>(known));
     if (probe.back().activation == ActivationKind::Softmax)
         probe.back().activation = ActivationKind::Linear;
-    LayerConfig flatten = default_layer(LayerKind::Flatten, "mirrorlab_probe_flatten");
+    LayerConfig flatten = default_layer_config(LayerKind::Flatten, "mirrorlab_probe_flatten");
     LayerConfig head = dense_layer("mirrorlab_probe_dense", 2, ActivationKind::Linear);
     probe.push_back(flatten);
     probe.push_back(head);
@@ -553,22 +536,19 @@ void ModelPanel::refreshSummary(const std::vector<RowInfo>& rows) {
         return;
     }
     // The same table with what is known, and the reason in place of the totals.
-    const std::string thin(65, '_'), thick(65, '=');
-    std::string text = "Model: \"" + name_ + "\"\n" + thin + "\n";
-    text += summary_row({"Layer (type)", "Output Shape", "Param #"});
-    text += thick + "\n";
+    std::vector<SummaryRow> table;
     for (std::size_t i = 0; i < configs_.size(); ++i) {
         const LayerConfig& c = configs_[i];
         const RowInfo& info = rows[i];
         const bool bad = static_cast<int>(i) == error_row_;
-        text += summary_row({c.name + " (" + std::string(layer_class_name(c.kind)) + ")",
-                             bad          ? tr("<-- error, see below").toStdString()
-                             : info.known ? output_shape_text(info.output_shape)
-                                          : "?",
-                             info.known ? std::to_string(info.params) : "?"});
-        text += (i + 1 == configs_.size() ? thick : thin) + "\n";
+        table.push_back({c.name + " (" + std::string(layer_class_name(c.kind)) + ")",
+                         bad          ? tr("<-- error, see below").toStdString()
+                         : info.known ? output_shape_text(info.output_shape)
+                                      : "?",
+                         info.known ? std::to_string(info.params) : "?"});
     }
-    if (configs_.empty()) text += thick + "\n";
+    const std::string text = summary_table(name_, table);
+    const std::string thin(65, '_');
     summary_->setPlainText(QString::fromStdString(text) + word_wrap(error_, 65) +
                            QStringLiteral("\n") + QString::fromStdString(thin) +
                            QStringLiteral("\n"));

@@ -1,8 +1,77 @@
 #include "core/backend/backend.h"
 
+#include <array>
+#include <cstddef>
+#include <vector>
+
 #include "core/util/error.h"
 
 namespace mirrorlab {
+
+void Backend::run(const OpCall& call) {
+    throw OpError("[" + std::string(call.op) + "] " + std::string(name()) + " has no kernel of its own for this op");
+}
+
+namespace {
+
+constexpr std::size_t kMaxOpTensors = 8;
+
+// Host copies of one op call's tensors, per thread (replicas run on threads of their own). The
+// buffer grows and never shrinks, so a steady-state step allocates nothing here either.
+std::vector<std::byte>& host_staging() {
+    thread_local std::vector<std::byte> staging;
+    return staging;
+}
+
+std::int64_t staged_bytes(const TensorView& view) { return (view.bytes() + 63) / 64 * 64; }
+
+}  // namespace
+
+void run_op(Backend& backend, const OpDef& op, std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+            const OpAttributes& attributes) {
+    const OpCall call{op.name, inputs, outputs, attributes};
+    if (backend.supports(op.name)) {
+        backend.run(call);
+        return;
+    }
+    if (backend.host_memory()) {
+        op.reference(call);
+        return;
+    }
+    // The reference on a device that cannot run it: download every input, run the reference on
+    // host copies, upload every output. Each call waits for the device's queue (download and
+    // upload synchronise) and moves the inputs and outputs across the bus once, e.g. for
+    // GlobalAveragePooling1D's forward pass on the tutorial's shapes [16, 146, 32] -> [16, 32]:
+    // 299 KB down and 2 KB up, plus the loop on one host core. That is slow next to a kernel, but
+    // it is correct on every backend from the day the op exists, and a kernel can follow.
+    if (inputs.size() > kMaxOpTensors || outputs.size() > kMaxOpTensors) {
+        throw OpError("[" + std::string(op.name) + "] the host fallback takes at most " +
+                      std::to_string(kMaxOpTensors) + " inputs and outputs");
+    }
+    std::int64_t total = 0;
+    for (const TensorView& view : inputs) total += staged_bytes(view);
+    for (const TensorView& view : outputs) total += staged_bytes(view);
+    std::vector<std::byte>& staging = host_staging();
+    if (static_cast<std::int64_t>(staging.size()) < total) staging.resize(static_cast<std::size_t>(total));
+    std::array<TensorView, kMaxOpTensors> host_inputs, host_outputs;
+    std::int64_t offset = 0;
+    auto stage = [&](const TensorView& view) {
+        if (!view) return TensorView{};
+        TensorView host{staging.data() + offset, view.shape, view.dtype};
+        offset += staged_bytes(view);
+        return host;
+    };
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        host_inputs[i] = stage(inputs[i]);
+        if (host_inputs[i]) backend.download(host_inputs[i].data, inputs[i]);
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) host_outputs[i] = stage(outputs[i]);
+    op.reference(OpCall{op.name, std::span<const TensorView>(host_inputs.data(), inputs.size()),
+                        std::span<const TensorView>(host_outputs.data(), outputs.size()), attributes});
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i]) backend.upload(outputs[i], host_outputs[i].data);
+    }
+}
 
 void check_rank(const TensorView& view, int rank, std::string_view op, std::string_view what) {
     if (view.shape.rank() != rank) {

@@ -5,6 +5,7 @@
 // overwritten, not accumulated.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,28 @@ struct LossCounts {
 struct IndexedSlicesViews {
     TensorView grad_squares;  // f32 [V, D], or empty
     TensorView row_counts;    // f32 [V], or empty
+};
+
+// An op beyond the Backend's typed set below: one that a layer type brings (core/layers) and
+// names in its descriptor. Its contract is its CPU reference function, which every backend runs
+// unless it says it has a kernel of its own (Backend::supports), as ggml's backends declare
+// supports_op; so a new op lands on the CPU first and reaches each GPU later, or never.
+struct OpAttributes {
+    std::int64_t ints[4] = {0, 0, 0, 0};  // sizes, windows: what the op's comment says
+    double real = 0.0;                    // a rate
+    std::uint64_t seed = 0;               // a random stream (counter_uniform)
+};
+
+struct OpCall {
+    std::string_view op;                   // the OpDef's name
+    std::span<const TensorView> inputs;    // read only
+    std::span<const TensorView> outputs;   // written whole and never read; may be empty views
+    OpAttributes attributes;
+};
+
+struct OpDef {
+    std::string_view name;                 // "global_average_pooling1d_forward": [layer] errors name it
+    void (*reference)(const OpCall& call) = nullptr;  // the plain loops, on host memory
 };
 
 class Backend {
@@ -147,7 +170,24 @@ public:
     // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
     virtual double sum_of_squares(const TensorView& x) = 0;
     virtual bool all_finite(const TensorView& x) = 0;
+
+    // The layer types' own ops (OpDef). Every backend runs the typed ops above; of these it runs
+    // natively only those supports() names, in run(). Callers go through run_op(), which falls
+    // back to the op's CPU reference for the rest. By default a backend supports none of them.
+    virtual bool supports(std::string_view op) const {
+        (void)op;
+        return false;
+    }
+    virtual void run(const OpCall& call);  // throws: only called for ops supports() names
+    // True where tensors are plain host memory (the CPU backends): the reference then runs on
+    // them in place, with no copies.
+    virtual bool host_memory() const { return false; }
 };
+
+// Runs `op` on `backend`: its own kernel where it supports the op, else the op's CPU reference,
+// in place on host memory or through a host round trip (see backend.cpp for what that costs).
+void run_op(Backend& backend, const OpDef& op, std::span<const TensorView> inputs,
+            std::span<const TensorView> outputs, const OpAttributes& attributes = {});
 
 // Checks shared by every backend's ops, so that each reports the same message for the same misuse.
 void check_rank(const TensorView& view, int rank, std::string_view op, std::string_view what);

@@ -9,6 +9,8 @@ namespace mirrorlab {
 class CpuReferenceBackend : public Backend {
 public:
     std::string_view name() const override { return "cpu-reference"; }
+    // Host memory: the layer types' ops (OpDef) run their reference in place here.
+    bool host_memory() const override { return true; }
 
     void upload(const TensorView& dst, const void* host) override;
     void download(void* host, const TensorView& src) override;

@@ -27,7 +27,8 @@ namespace mirrorlab {
 // 3: RawAllocator gained refusal().
 // 4: Backend gained embedding_gradient_stats; apply_update takes IndexedSlicesViews. The plugin
 //    links the shared libmirrorlab_core instead of a private copy.
-inline constexpr int kPluginAbiVersion = 4;
+// 5: Backend gained supports(), run() and host_memory() for the layer types' own ops (OpCall).
+inline constexpr int kPluginAbiVersion = 5;
 
 // Sizes of every structure that crosses the boundary by value or by reference (the classes handed
 // to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built
@@ -36,9 +37,9 @@ inline constexpr int kPluginAbiVersion = 4;
 constexpr std::uint64_t plugin_abi_fingerprint() {
     std::uint64_t hash = 1469598103934665603ull;
     for (std::uint64_t size : {sizeof(TensorView), sizeof(Shape), sizeof(PhysicalDevice), sizeof(LossCounts),
-                               sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OptimizerStep), sizeof(MemoryStats),
-                               sizeof(DeviceChoice), sizeof(MemoryArena), sizeof(StepBarrier), sizeof(LogicalDevice),
-                               sizeof(IndexedSlicesViews), sizeof(IndexedSlicesStats),
+                               sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OpCall), sizeof(OptimizerStep),
+                               sizeof(MemoryStats), sizeof(DeviceChoice), sizeof(MemoryArena), sizeof(StepBarrier),
+                               sizeof(LogicalDevice), sizeof(IndexedSlicesViews), sizeof(IndexedSlicesStats),
                                std::uint64_t{kPluginAbiVersion}}) {
         hash = (hash ^ size) * 1099511628211ull;
     }

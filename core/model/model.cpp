@@ -1,11 +1,10 @@
 #include "core/model/model.h"
 
 #include <cstdio>
-#include <limits>
 #include <map>
 #include <set>
 
-#include "core/backend/cpu_reference.h"
+#include "core/layers/layer_type.h"
 #include "core/util/error.h"
 #include "core/util/json.h"
 
@@ -14,18 +13,7 @@ namespace mirrorlab {
 extern const char* const kReferenceModelJson;  // generated from resources/presets (see core/CMakeLists.txt)
 
 std::string_view layer_class_name(LayerKind kind) {
-    switch (kind) {
-        case LayerKind::Embedding: return "Embedding";
-        case LayerKind::Conv1D: return "Conv1D";
-        case LayerKind::MaxPooling1D: return "MaxPooling1D";
-        case LayerKind::GlobalMaxPooling1D: return "GlobalMaxPooling1D";
-        case LayerKind::Flatten: return "Flatten";
-        case LayerKind::Dense: return "Dense";
-        case LayerKind::Dropout: return "Dropout";
-        case LayerKind::Activation: return "Activation";
-        case LayerKind::Invalid: break;
-    }
-    return "Invalid";
+    return kind == LayerKind::Invalid ? "Invalid" : layer_type(kind).class_name;
 }
 
 namespace {
@@ -35,108 +23,6 @@ constexpr std::int64_t kMaxSequenceLength = std::int64_t{1} << 24;
 // Every size computed from a model stays far from int64 overflow under this cap: weights,
 // gradients and two optimizer slots of 2^40 parameters are 2^44 bytes (16 TiB).
 constexpr std::int64_t kMaxParameters = std::int64_t{1} << 40;
-constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
-
-// Keras' default layer name stem for a class ("MaxPooling1D" -> "max_pooling1d").
-std::string default_name_stem(LayerKind kind) {
-    switch (kind) {
-        case LayerKind::Embedding: return "embedding";
-        case LayerKind::Conv1D: return "conv1d";
-        case LayerKind::MaxPooling1D: return "max_pooling1d";
-        case LayerKind::GlobalMaxPooling1D: return "global_max_pooling1d";
-        case LayerKind::Flatten: return "flatten";
-        case LayerKind::Dense: return "dense";
-        case LayerKind::Dropout: return "dropout";
-        case LayerKind::Activation: return "activation";
-        case LayerKind::Invalid: break;
-    }
-    return "layer";
-}
-
-LayerKind layer_kind_from_class(std::string_view name) {
-    if (name == "Embedding") return LayerKind::Embedding;
-    if (name == "Conv1D" || name == "Convolution1D") return LayerKind::Conv1D;
-    if (name == "MaxPooling1D" || name == "MaxPool1D") return LayerKind::MaxPooling1D;
-    if (name == "GlobalMaxPooling1D" || name == "GlobalMaxPool1D") return LayerKind::GlobalMaxPooling1D;
-    if (name == "Flatten") return LayerKind::Flatten;
-    if (name == "Dense") return LayerKind::Dense;
-    if (name == "Dropout") return LayerKind::Dropout;
-    if (name == "Activation" || name == "ReLU") return LayerKind::Activation;
-    return LayerKind::Invalid;
-}
-
-constexpr const char* kSupportedLayers =
-    "Embedding, Conv1D, MaxPooling1D, GlobalMaxPooling1D, Flatten, Dense, Dropout, Activation, ReLU";
-
-// Reads one layer's "config" object with messages that name the file, the layer and the key.
-class ConfigReader {
-public:
-    ConfigReader(const json::Value& config, std::string prefix) : config_(config), prefix_(std::move(prefix)) {}
-
-    // Fields are 32-bit in the engine (and token ids are int32): larger values are refused here
-    // rather than wrapped later.
-    std::int64_t positive_int(std::string_view key, std::int64_t fallback = -1, std::int64_t max = kMaxInt32) const {
-        const json::Value* value = config_.find(key);
-        if (value == nullptr || value->is_null()) {
-            if (fallback >= 0) return fallback;
-            fail("is missing '" + std::string(key) + "' (a positive integer)");
-        }
-        // Keras writes kernel_size, pool_size and strides as one-element lists.
-        const json::Value* scalar = value;
-        if (value->is_array() && value->size() == 1) scalar = &(*value)[0];
-        if (!scalar->is_integer() || scalar->as_int64() <= 0) {
-            fail("'" + std::string(key) + "' must be a positive integer, got " + json::dump(*value));
-        }
-        if (scalar->as_int64() > max) {
-            fail("'" + std::string(key) + "' is " + std::to_string(scalar->as_int64()) + "; the largest supported is " +
-                 std::to_string(max));
-        }
-        return scalar->as_int64();
-    }
-
-    std::string string(std::string_view key, std::string fallback) const {
-        const json::Value* value = config_.find(key);
-        if (value == nullptr || value->is_null()) return fallback;
-        if (!value->is_string()) fail("'" + std::string(key) + "' must be a string, got " + json::dump(*value));
-        return value->as_string();
-    }
-
-    bool boolean(std::string_view key, bool fallback) const {
-        const json::Value* value = config_.find(key);
-        if (value == nullptr || value->is_null()) return fallback;
-        if (!value->is_bool()) fail("'" + std::string(key) + "' must be true or false, got " + json::dump(*value));
-        return value->as_bool();
-    }
-
-    double number(std::string_view key, double fallback) const {
-        const json::Value* value = config_.find(key);
-        if (value == nullptr || value->is_null()) return fallback;
-        if (!value->is_number()) fail("'" + std::string(key) + "' must be a number, got " + json::dump(*value));
-        return value->as_double();
-    }
-
-    ActivationKind activation(std::string_view key, std::string fallback) const {
-        const std::string name = string(key, std::move(fallback));
-        const ActivationKind kind = activation_from_name(name);
-        if (kind == ActivationKind::Invalid) {
-            fail("activation '" + name + "' is not supported; use relu, linear, tanh, sigmoid or softmax");
-        }
-        return kind;
-    }
-
-    Padding padding() const {
-        const std::string name = string("padding", "valid");
-        if (name == "valid") return Padding::Valid;
-        if (name == "same") return Padding::Same;
-        fail("padding '" + name + "' is not supported; use 'valid' or 'same'");
-    }
-
-    [[noreturn]] void fail(const std::string& what) const { throw ModelError(prefix_ + " " + what); }
-
-private:
-    const json::Value& config_;
-    std::string prefix_;
-};
 
 LayerConfig parse_layer(const json::Value& entry, std::size_t index, std::string_view source) {
     const std::string where = std::string(source) + ": layer " + std::to_string(index + 1);
@@ -145,12 +31,13 @@ LayerConfig parse_layer(const json::Value& entry, std::size_t index, std::string
     if (class_name == nullptr || !class_name->is_string()) {
         throw ModelError(where + " has no \"class_name\" (e.g. \"Conv1D\")");
     }
-    LayerConfig layer;
-    layer.kind = layer_kind_from_class(class_name->as_string());
-    if (layer.kind == LayerKind::Invalid) {
+    const LayerType* type = find_layer_type(class_name->as_string());
+    if (type == nullptr) {
         throw ModelError(where + ": layer type \"" + class_name->as_string() +
-                         "\" is not supported; supported layers: " + kSupportedLayers);
+                         "\" is not supported; supported layers: " + supported_layers_text());
     }
+    LayerConfig layer;
+    layer.kind = type->kind;
     static const json::Value kEmpty = json::Value::object();
     const json::Value* config = entry.find("config");
     if (config == nullptr) config = &kEmpty;
@@ -160,50 +47,9 @@ LayerConfig parse_layer(const json::Value& entry, std::size_t index, std::string
     }
     const ConfigReader read(*config, where + " (" + class_name->as_string() +
                                          (layer.name.empty() ? "" : " '" + layer.name + "'") + ")");
-    switch (layer.kind) {
-        case LayerKind::Embedding:
-            layer.input_dim = read.positive_int("input_dim");
-            layer.output_dim = read.positive_int("output_dim");
-            break;
-        case LayerKind::Conv1D:
-            layer.filters = static_cast<std::int32_t>(read.positive_int("filters"));
-            layer.kernel_size = static_cast<std::int32_t>(read.positive_int("kernel_size"));
-            if (read.positive_int("strides", 1) != 1) read.fail("strides other than 1 are not supported");
-            if (read.positive_int("dilation_rate", 1) != 1) read.fail("dilation_rate other than 1 is not supported");
-            layer.padding = read.padding();
-            layer.activation = read.activation("activation", "linear");
-            layer.use_bias = read.boolean("use_bias", true);
-            break;
-        case LayerKind::MaxPooling1D:
-            layer.pool_size = static_cast<std::int32_t>(read.positive_int("pool_size", 2));
-            layer.strides = static_cast<std::int32_t>(read.positive_int("strides", layer.pool_size));
-            layer.padding = read.padding();
-            break;
-        case LayerKind::Dense:
-            layer.units = static_cast<std::int32_t>(read.positive_int("units"));
-            layer.activation = read.activation("activation", "linear");
-            layer.use_bias = read.boolean("use_bias", true);
-            break;
-        case LayerKind::Dropout:
-            layer.rate = read.number("rate", 0.5);
-            if (!(layer.rate >= 0.0 && layer.rate < 1.0)) read.fail("'rate' must be in [0, 1)");
-            break;
-        case LayerKind::Activation:
-            layer.activation = class_name->as_string() == "ReLU" ? ActivationKind::ReLU
-                                                                 : read.activation("activation", "");
-            break;
-        case LayerKind::GlobalMaxPooling1D:
-        case LayerKind::Flatten:
-        case LayerKind::Invalid:
-            break;
-    }
+    read_arguments(read, *type, layer);
+    if (type->read != nullptr) type->read(read, class_name->as_string(), layer);
     return layer;
-}
-
-std::string shape_text(const Shape& shape) {
-    std::string text = "(None";
-    for (auto dim : shape.dims()) text += ", " + std::to_string(dim);
-    return text + ")";
 }
 
 }  // namespace
@@ -231,13 +77,13 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
     std::map<std::string, int> used_stems;
     std::set<std::string> names;
     for (auto& config : configs) {
+        const std::string stem(config.kind == LayerKind::Invalid ? "layer" : layer_type(config.kind).name_stem);
         if (config.name.empty()) {
-            const std::string stem = default_name_stem(config.kind);
             int& count = used_stems[stem];
             config.name = count == 0 ? stem : stem + "_" + std::to_string(count);
             ++count;
         } else {
-            used_stems[default_name_stem(config.kind)] += 0;
+            used_stems[stem] += 0;
         }
         if (!names.insert(config.name).second) {
             throw ModelError("model '" + name_ + "': two layers are named '" + config.name +
@@ -251,85 +97,23 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
         LayerInfo info;
         info.config = config;
         info.input_shape = shape;
-        const std::string where = "layer '" + config.name + "' (" + std::string(layer_class_name(config.kind)) + ")";
-        auto fail = [&](const std::string& why) { throw ModelError(where + " " + why); };
+        ShapeInference inference{config, i, shape, info};
+        auto fail = [&](const std::string& why) { inference.fail(why); };
         if (i == 0 && config.kind != LayerKind::Embedding) {
             fail("cannot come first: the model reads token ids, so it must start with an Embedding layer");
         }
         if (config.activation == ActivationKind::Softmax && i + 1 != configs.size()) {
             fail("uses softmax, which is only supported on the last layer (it is fused with the loss)");
         }
-        switch (config.kind) {
-            case LayerKind::Embedding:
-                if (i != 0) fail("must be the first layer (it turns token ids into vectors)");
-                shape = Shape{input_length_, config.output_dim};
-                info.variables.push_back({config.name + "/embeddings", Shape{config.input_dim, config.output_dim},
-                                          Initializer::EmbeddingUniform, config.input_dim, config.output_dim});
-                break;
-            case LayerKind::Conv1D: {
-                if (shape.rank() != 2) fail("needs a sequence input (steps, channels), got " + shape_text(shape));
-                const bool same = config.padding == Padding::Same;
-                const std::int64_t out_length = conv_output_length(shape[0], config.kernel_size, 1, same);
-                if (out_length <= 0) {
-                    fail("has kernel_size " + std::to_string(config.kernel_size) + " but its input has only " +
-                         std::to_string(shape[0]) +
-                         " steps; use a shorter kernel, padding 'same', or less pooling before it");
-                }
-                info.pad_left = same ? same_pad_left(shape[0], config.kernel_size, 1) : 0;
-                const std::int64_t channels = shape[1];
-                info.variables.push_back({config.name + "/kernel", Shape{config.kernel_size, channels, config.filters},
-                                          Initializer::GlorotUniform, config.kernel_size * channels,
-                                          std::int64_t{config.kernel_size} * config.filters});
-                if (config.use_bias) {
-                    info.variables.push_back({config.name + "/bias", Shape{config.filters}, Initializer::Zeros, 0, 0});
-                }
-                shape = Shape{out_length, config.filters};
-                break;
-            }
-            case LayerKind::MaxPooling1D: {
-                if (shape.rank() != 2) fail("needs a sequence input (steps, channels), got " + shape_text(shape));
-                const bool same = config.padding == Padding::Same;
-                const std::int32_t stride = config.strides > 0 ? config.strides : config.pool_size;
-                const std::int64_t out_length = conv_output_length(shape[0], config.pool_size, stride, same);
-                if (out_length <= 0) {
-                    fail("has pool_size " + std::to_string(config.pool_size) + " but its input has only " +
-                         std::to_string(shape[0]) + " steps; use a smaller pool or padding 'same'");
-                }
-                info.pad_left = same ? same_pad_left(shape[0], config.pool_size, stride) : 0;
-                shape = Shape{out_length, shape[1]};
-                break;
-            }
-            case LayerKind::GlobalMaxPooling1D:
-                if (shape.rank() != 2) fail("needs a sequence input (steps, channels), got " + shape_text(shape));
-                shape = Shape{shape[1]};
-                break;
-            case LayerKind::Flatten:
-                shape = Shape{shape.numel()};
-                break;
-            case LayerKind::Dense:
-                if (shape.rank() != 1) {
-                    fail("receives " + shape_text(shape) +
-                         "; put a Flatten or GlobalMaxPooling1D layer before it to get one vector per sample");
-                }
-                info.variables.push_back({config.name + "/kernel", Shape{shape[0], config.units},
-                                          Initializer::GlorotUniform, shape[0], config.units});
-                if (config.use_bias) {
-                    info.variables.push_back({config.name + "/bias", Shape{config.units}, Initializer::Zeros, 0, 0});
-                }
-                shape = Shape{config.units};
-                break;
-            case LayerKind::Dropout:
-            case LayerKind::Activation:
-                break;
-            case LayerKind::Invalid:
-                fail("has no type");
-        }
+        if (config.kind == LayerKind::Invalid) fail("has no type");
+        layer_type(config.kind).infer(inference);
+        shape = inference.shape;
         info.output_shape = shape;
         // Checked: sizes come from files, and a wrapped count would allocate too little and write
         // past it. Shape::numel throws on int64 overflow; the cap keeps byte counts far from it.
         try {
             for (const auto& variable : info.variables) info.param_count += variable.shape.numel();
-            if (shape.numel() > kMaxParameters) fail("outputs " + shape_text(shape) + " per sample, too large to hold");
+            if (shape.numel() > kMaxParameters) fail("outputs " + output_shape_text(shape) + " per sample, too large to hold");
         } catch (const OpError&) {
             fail("would have more parameters than can be counted; reduce its sizes");
         }
@@ -343,7 +127,7 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
 
     const LayerInfo& last = layers_.back();
     if (last.output_shape.rank() != 1) {
-        throw ModelError("the model's output is " + shape_text(last.output_shape) +
+        throw ModelError("the model's output is " + output_shape_text(last.output_shape) +
                          " per sample; end with Flatten or GlobalMaxPooling1D and a Dense layer with one unit per class");
     }
     bool has_dense = false;
@@ -362,7 +146,7 @@ ActivationKind Model::output_activation() const {
     for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
         const auto kind = it->config.kind;
         if (kind == LayerKind::Dense || kind == LayerKind::Activation) return it->config.activation;
-        if (kind != LayerKind::Dropout) break;
+        if (!layer_type(kind).inference_identity) break;
     }
     return ActivationKind::Linear;
 }
@@ -470,39 +254,7 @@ json::Value Model::to_json() const {
         const LayerConfig& c = layer.config;
         json::Value config = json::Value::object();
         config.set("name", c.name);
-        switch (c.kind) {
-            case LayerKind::Embedding:
-                config.set("input_dim", c.input_dim);
-                config.set("output_dim", c.output_dim);
-                break;
-            case LayerKind::Conv1D:
-                config.set("filters", std::int64_t{c.filters});
-                config.set("kernel_size", std::int64_t{c.kernel_size});
-                config.set("padding", c.padding == Padding::Same ? "same" : "valid");
-                config.set("activation", std::string(activation_name(c.activation)));
-                if (!c.use_bias) config.set("use_bias", false);
-                break;
-            case LayerKind::MaxPooling1D:
-                config.set("pool_size", std::int64_t{c.pool_size});
-                if (c.strides > 0 && c.strides != c.pool_size) config.set("strides", std::int64_t{c.strides});
-                if (c.padding == Padding::Same) config.set("padding", "same");
-                break;
-            case LayerKind::Dense:
-                config.set("units", std::int64_t{c.units});
-                config.set("activation", std::string(activation_name(c.activation)));
-                if (!c.use_bias) config.set("use_bias", false);
-                break;
-            case LayerKind::Dropout:
-                config.set("rate", c.rate);
-                break;
-            case LayerKind::Activation:
-                config.set("activation", std::string(activation_name(c.activation)));
-                break;
-            case LayerKind::GlobalMaxPooling1D:
-            case LayerKind::Flatten:
-            case LayerKind::Invalid:
-                break;
-        }
+        write_arguments(c, layer_type(c.kind), config);
         json::Value entry = json::Value::object();
         entry.set("class_name", std::string(layer_class_name(c.kind)));
         entry.set("config", std::move(config));
@@ -515,36 +267,14 @@ json::Value Model::to_json() const {
 std::string Model::to_json_text() const { return json::dump(to_json(), 2) + "\n"; }
 
 std::string Model::summary() const {
-    // Keras 2's print_summary: line_length 65, columns ending at 29, 55 and 65; each cell is cut
-    // to its column and the character before the next cell is always a space.
-    const int positions[3] = {29, 55, 65};
-    auto row = [&](const std::string (&fields)[3]) {
-        std::string line;
-        for (int i = 0; i < 3; ++i) {
-            if (i > 0) line = line.substr(0, line.size() - 1) + " ";
-            line += fields[i];
-            if (static_cast<int>(line.size()) > positions[i]) line.resize(static_cast<std::size_t>(positions[i]));
-            line.append(static_cast<std::size_t>(positions[i]) - line.size(), ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        return line + "\n";
-    };
-    const std::string thin(65, '_'), thick(65, '=');
-    std::string out = "Model: \"" + name_ + "\"\n" + thin + "\n";
-    out += row({"Layer (type)", "Output Shape", "Param #"});
-    out += thick + "\n";
-    for (std::size_t i = 0; i < layers_.size(); ++i) {
-        const LayerInfo& layer = layers_[i];
-        const std::string type = layer.config.name + " (" + std::string(layer_class_name(layer.config.kind)) + ")";
-        Shape shown = layer.output_shape;
-        out += row({type, shape_text(shown), std::to_string(layer.param_count)});
-        out += (i + 1 == layers_.size() ? thick : thin) + "\n";
+    std::vector<SummaryRow> rows;
+    for (const LayerInfo& layer : layers_) {
+        rows.push_back({layer.config.name + " (" + std::string(layer_class_name(layer.config.kind)) + ")",
+                        output_shape_text(layer.output_shape), std::to_string(layer.param_count)});
     }
-    out += "Total params: " + format_thousands(total_params_) + "\n";
-    out += "Trainable params: " + format_thousands(total_params_) + "\n";
-    out += "Non-trainable params: 0\n";
-    out += thin + "\n";
-    return out;
+    const std::string thin(65, '_');
+    return summary_table(name_, rows) + "Total params: " + format_thousands(total_params_) + "\n" +
+           "Trainable params: " + format_thousands(total_params_) + "\n" + "Non-trainable params: 0\n" + thin + "\n";
 }
 
 }  // namespace mirrorlab

@@ -9,6 +9,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/tensor.h"
+#include "core/layers/layer_list.h"
 
 namespace mirrorlab {
 
@@ -16,11 +17,13 @@ namespace json {
 class Value;
 }
 
-enum class LayerKind { Invalid = 0, Embedding, Conv1D, MaxPooling1D, GlobalMaxPooling1D, Flatten, Dense, Dropout, Activation };
+#define MIRRORLAB_LAYER_KIND(Name) Name,
+enum class LayerKind { Invalid = 0, MIRRORLAB_LAYER_TYPES(MIRRORLAB_LAYER_KIND) };
+#undef MIRRORLAB_LAYER_KIND
 enum class Padding { Invalid = 0, Valid, Same };
 enum class Initializer { Invalid = 0, GlorotUniform, Zeros, EmbeddingUniform };
 
-std::string_view layer_class_name(LayerKind kind);  // "Conv1D", "MaxPooling1D", ...
+std::string_view layer_class_name(LayerKind kind);  // "Conv1D", "MaxPooling1D", ... (the registry's)
 
 struct LayerConfig {
     LayerKind kind = LayerKind::Invalid;
@@ -37,6 +40,7 @@ struct LayerConfig {
     bool use_bias = true;
     double rate = 0.0;            // Dropout
 };
+// Each field belongs to the layer types whose descriptors list it (core/layers/arguments.h).
 
 struct VariableInfo {
     std::string name;  // "conv1d/kernel", Keras' variable naming
@@ -95,5 +99,16 @@ private:
 };
 
 std::string format_thousands(std::int64_t value);  // 332856 -> "332,856"
+std::string output_shape_text(const Shape& shape);  // "(None, 300, 7)", as model.summary() shows it
+
+// One row of Keras 2's model.summary() table, and the table: the model's name, the header, the
+// rows between rules, the closing double rule. Model::summary() adds the totals; the model form
+// uses the same table for a model that does not build, with what is known of each layer.
+struct SummaryRow {
+    std::string layer;         // "conv1d (Conv1D)"
+    std::string output_shape;  // "(None, 296, 64)"
+    std::string params;        // "2304"
+};
+std::string summary_table(std::string_view model_name, const std::vector<SummaryRow>& rows);
 
 }  // namespace mirrorlab

@@ -5,6 +5,7 @@
 
 #include "core/backend/cpu_reference.h"
 #include "core/device/device.h"
+#include "core/layers/layer_type.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
 
@@ -80,12 +81,10 @@ ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_b
     memory.activation_bytes = bytes(Shape{max_batch, model.input_length()}, 4) + bytes(Shape{max_batch}, 4) +
                               bytes(Shape{max_batch, model.num_classes()}, 4);
     for (const LayerInfo& info : model.layers()) {
+        const LayerType& type = layer_type(info.config.kind);
         const Shape shape = batched(max_batch, info.output_shape);
-        if (info.config.kind != LayerKind::Flatten) memory.activation_bytes += 2 * bytes(shape, 4);
-        if (info.config.kind == LayerKind::MaxPooling1D || info.config.kind == LayerKind::GlobalMaxPooling1D ||
-            info.config.kind == LayerKind::Dropout) {
-            memory.activation_bytes += bytes(shape, 4);
-        }
+        if (!type.output_is_input) memory.activation_bytes += 2 * bytes(shape, 4);
+        if (type.aux_dtype != DType::Invalid) memory.activation_bytes += bytes(shape, dtype_size(type.aux_dtype));
     }
     return memory;
 }
@@ -134,23 +133,23 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
                 stats_offset += table[0];
             }
         }
+        const LayerType& type = layer_type(info.config.kind);
         const std::string what = "the output of layer '" + info.config.name + "'";
         const Shape shape = batched(max_batch_, info.output_shape);
-        if (info.config.kind != LayerKind::Flatten) {
+        if (!type.output_is_input) {
             buffers.output = Tensor(arena, DType::F32, shape, what);
             buffers.grad_output = Tensor(arena, DType::F32, shape, "the gradient of " + what);
         }
-        if (info.config.kind == LayerKind::MaxPooling1D || info.config.kind == LayerKind::GlobalMaxPooling1D) {
-            buffers.aux = Tensor(arena, DType::I32, shape, "the pooling positions of layer '" + info.config.name + "'");
-        } else if (info.config.kind == LayerKind::Dropout) {
-            buffers.aux = Tensor(arena, DType::F32, shape, "the dropout mask of layer '" + info.config.name + "'");
+        if (type.aux_dtype != DType::Invalid) {
+            buffers.aux =
+                Tensor(arena, type.aux_dtype, shape, std::string(type.aux_what) + " of layer '" + info.config.name + "'");
         }
     }
 }
 
 TensorView ModelReplica::output_view(std::size_t layer, std::int32_t batch) const {
     const LayerInfo& info = model_.layers()[layer];
-    if (info.config.kind == LayerKind::Flatten) {
+    if (layer_type(info.config.kind).output_is_input) {
         return output_view(layer - 1, batch).reshaped(batched(batch, info.output_shape));
     }
     return layers_[layer].output.view().slice(0, batched(batch, info.output_shape));
@@ -158,7 +157,7 @@ TensorView ModelReplica::output_view(std::size_t layer, std::int32_t batch) cons
 
 TensorView ModelReplica::grad_view(std::size_t layer, std::int32_t batch) const {
     const LayerInfo& info = model_.layers()[layer];
-    if (info.config.kind == LayerKind::Flatten) {
+    if (layer_type(info.config.kind).output_is_input) {
         return grad_view(layer - 1, batch).reshaped(batched(batch, info.output_shape));
     }
     return layers_[layer].grad_output.view().slice(0, batched(batch, info.output_shape));
@@ -209,59 +208,34 @@ void ModelReplica::upload_batch(const std::int32_t* ids, const std::int32_t* lab
     backend_.upload(labels_.view().slice(0, Shape{batch}), labels);
 }
 
-void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed) {
+LayerPass ModelReplica::pass(std::size_t i, std::int32_t batch, bool training, std::uint64_t dropout_seed,
+                             bool backward) const {
     const auto& infos = model_.layers();
-    const TensorView ids = input_ids_.view().slice(0, Shape{batch, model_.input_length()});
-    for (std::size_t i = 0; i < infos.size(); ++i) {
-        const LayerInfo& info = infos[i];
-        LayerBuffers& buffers = layers_[i];
-        const TensorView out = output_view(i, batch);
-        const TensorView in = i == 0 ? ids : output_view(i - 1, batch);
-        const bool last = i + 1 == infos.size();
-        const ActivationKind activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
-        switch (info.config.kind) {
-            case LayerKind::Embedding: backend_.embedding_forward(in, buffers.variables[0], out); break;
-            case LayerKind::Conv1D:
-                backend_.conv1d_forward(in, buffers.variables[0], info.config.use_bias ? buffers.variables[1] : TensorView{},
-                                        out, Conv1DParams{info.pad_left});
-                if (activation != ActivationKind::Linear) backend_.activation_forward(activation, out, out);
-                break;
-            case LayerKind::MaxPooling1D: {
-                const std::int32_t stride = info.config.strides > 0 ? info.config.strides : info.config.pool_size;
-                backend_.maxpool1d_forward(in, out, buffers.aux.view().slice(0, out.shape),
-                                           Pool1DParams{info.config.pool_size, stride, info.pad_left});
-                break;
-            }
-            case LayerKind::GlobalMaxPooling1D: {
-                const auto length = static_cast<std::int32_t>(info.input_shape[0]);
-                const Shape pooled{batch, 1, info.output_shape[0]};
-                backend_.maxpool1d_forward(in, out.reshaped(pooled), buffers.aux.view().slice(0, pooled),
-                                           Pool1DParams{length, length, 0});
-                break;
-            }
-            case LayerKind::Flatten: break;
-            case LayerKind::Dense:
-                backend_.dense_forward(in, buffers.variables[0], info.config.use_bias ? buffers.variables[1] : TensorView{}, out);
-                if (activation != ActivationKind::Linear) backend_.activation_forward(activation, out, out);
-                break;
-            case LayerKind::Dropout:
-                if (training && info.config.rate > 0.0) {
-                    backend_.dropout_forward(in, out, buffers.aux.view().slice(0, out.shape), static_cast<float>(info.config.rate),
-                                             dropout_seed * 1315423911ull + i);
-                } else {
-                    backend_.copy(out, in);
-                    backend_.fill(buffers.aux.view().slice(0, out.shape), 1.0f);
-                }
-                break;
-            case LayerKind::Activation:
-                if (activation == ActivationKind::Linear) {
-                    backend_.copy(out, in);
-                } else {
-                    backend_.activation_forward(activation, in, out);
-                }
-                break;
-            case LayerKind::Invalid: break;
-        }
+    const LayerInfo& info = infos[i];
+    const LayerBuffers& buffers = layers_[i];
+    const bool last = i + 1 == infos.size();
+    LayerPass pass{backend_, info};
+    pass.batch = batch;
+    pass.activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
+    pass.in = i == 0 ? input_ids_.view().slice(0, Shape{batch, model_.input_length()}) : output_view(i - 1, batch);
+    pass.out = output_view(i, batch);
+    if (backward) {
+        pass.grad_out = grad_view(i, batch);
+        // The first layer after the embedding still needs its input gradient (for the embedding).
+        if (i > 0) pass.grad_in = grad_view(i - 1, batch);
+    }
+    if (!buffers.aux.empty()) pass.aux = buffers.aux.view().slice(0, pass.out.shape);
+    pass.variables = buffers.variables;
+    pass.grad_variables = buffers.grad_variables;
+    pass.embedding_stats = buffers.embedding_stats;
+    pass.training = training;
+    pass.seed = dropout_seed * 1315423911ull + i;
+    return pass;
+}
+
+void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed) {
+    for (std::size_t i = 0; i < model_.layers().size(); ++i) {
+        layer_type(model_.layers()[i].config.kind).forward(pass(i, batch, training, dropout_seed, false));
     }
 }
 
@@ -296,58 +270,8 @@ LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::in
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
     start = std::chrono::steady_clock::now();
 
-    const auto& infos = model_.layers();
-    const TensorView ids_view = input_ids_.view().slice(0, Shape{batch, model_.input_length()});
-    for (std::size_t i = infos.size(); i-- > 0;) {
-        const LayerInfo& info = infos[i];
-        LayerBuffers& buffers = layers_[i];
-        const TensorView out = output_view(i, batch);
-        const TensorView grad_out = grad_view(i, batch);
-        const TensorView in = i == 0 ? ids_view : output_view(i - 1, batch);
-        // The first layer after the embedding still needs its input gradient (for the embedding).
-        const TensorView grad_in = i == 0 ? TensorView{} : grad_view(i - 1, batch);
-        const bool last = i + 1 == infos.size();
-        const ActivationKind activation = is_fused_output(info, last) ? ActivationKind::Linear : info.config.activation;
-        switch (info.config.kind) {
-            case LayerKind::Embedding:
-                backend_.embedding_backward(in, grad_out, buffers.grad_variables[0]);
-                if (buffers.embedding_stats.grad_squares || buffers.embedding_stats.row_counts) {
-                    backend_.embedding_gradient_stats(in, grad_out, buffers.embedding_stats.grad_squares,
-                                                      buffers.embedding_stats.row_counts);
-                }
-                break;
-            case LayerKind::Conv1D:
-                if (activation != ActivationKind::Linear) backend_.activation_backward(activation, out, grad_out, grad_out);
-                backend_.conv1d_backward(in, buffers.variables[0], grad_out, grad_in, buffers.grad_variables[0],
-                                         info.config.use_bias ? buffers.grad_variables[1] : TensorView{},
-                                         Conv1DParams{info.pad_left});
-                break;
-            case LayerKind::MaxPooling1D:
-                backend_.maxpool1d_backward(grad_out, buffers.aux.view().slice(0, out.shape), grad_in);
-                break;
-            case LayerKind::GlobalMaxPooling1D: {
-                const Shape pooled{batch, 1, info.output_shape[0]};
-                backend_.maxpool1d_backward(grad_out.reshaped(pooled), buffers.aux.view().slice(0, pooled), grad_in);
-                break;
-            }
-            case LayerKind::Flatten: break;  // shares its input's gradient buffer
-            case LayerKind::Dense:
-                if (activation != ActivationKind::Linear) backend_.activation_backward(activation, out, grad_out, grad_out);
-                backend_.dense_backward(in, buffers.variables[0], grad_out, grad_in, buffers.grad_variables[0],
-                                        info.config.use_bias ? buffers.grad_variables[1] : TensorView{});
-                break;
-            case LayerKind::Dropout:
-                backend_.dropout_backward(grad_out, buffers.aux.view().slice(0, out.shape), grad_in);
-                break;
-            case LayerKind::Activation:
-                if (activation == ActivationKind::Linear) {
-                    backend_.copy(grad_in, grad_out);
-                } else {
-                    backend_.activation_backward(activation, out, grad_out, grad_in);
-                }
-                break;
-            case LayerKind::Invalid: break;
-        }
+    for (std::size_t i = model_.layers().size(); i-- > 0;) {
+        layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
     }
     backend_.mark(StepMark::BackwardEnd);
     backend_.synchronize();

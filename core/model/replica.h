@@ -15,6 +15,7 @@
 namespace mirrorlab {
 
 class LogicalDevice;
+struct LayerPass;
 
 // Keras' default initialisers, seeded: glorot-uniform kernels, zero biases, Embedding
 // uniform(-0.05, 0.05). Returns all variables concatenated in Model::variables() order.
@@ -83,7 +84,7 @@ private:
     struct LayerBuffers {
         Tensor output;       // [max_batch, output_shape...]; empty for Flatten (a view of its input)
         Tensor grad_output;  // same shape
-        Tensor aux;          // MaxPooling argmax (i32) or Dropout mask
+        Tensor aux;          // the layer type's aux buffer (pooling positions, a dropout mask), if any
         std::vector<TensorView> variables;       // views into weights_
         std::vector<TensorView> grad_variables;  // views into gradients_
         std::vector<TensorView> slot0, slot1;    // views into slots_
@@ -93,6 +94,8 @@ private:
     void upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
     TensorView output_view(std::size_t layer, std::int32_t batch) const;
     TensorView grad_view(std::size_t layer, std::int32_t batch) const;
+    // Layer i's tensors for its forward pass (or, with `backward`, its backward pass too).
+    LayerPass pass(std::size_t i, std::int32_t batch, bool training, std::uint64_t dropout_seed, bool backward) const;
     void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed);
     LossCounts run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient);
 

@@ -29,6 +29,101 @@
     </message>
 </context>
 <context>
+    <name>LayerType</name>
+    <message>
+        <source>Vocabulary (input_dim):</source>
+        <translation>词表大小（input_dim）：</translation>
+    </message>
+    <message>
+        <source>Vocabulary size: token ids must be smaller than this (30,982 for Reuters)</source>
+        <translation>词表大小：词元 id 必须小于这个值（Reuters 为 30,982）</translation>
+    </message>
+    <message>
+        <source>Vector size (output_dim):</source>
+        <translation>向量维度（output_dim）：</translation>
+    </message>
+    <message>
+        <source>Length of the vector each token becomes</source>
+        <translation>每个词元变成的向量长度</translation>
+    </message>
+    <message>
+        <source>Filters:</source>
+        <translation>卷积核数：</translation>
+    </message>
+    <message>
+        <source>Kernel size:</source>
+        <translation>卷积核大小：</translation>
+    </message>
+    <message>
+        <source>Window length in tokens; with padding &apos;valid&apos; the output is kernel_size - 1 steps shorter</source>
+        <translation>窗口长度（词元数）；填充方式为 &apos;valid&apos; 时，输出比输入短 kernel_size - 1 步</translation>
+    </message>
+    <message>
+        <source>Pool size:</source>
+        <translation>池化大小：</translation>
+    </message>
+    <message>
+        <source>Strides:</source>
+        <translation>步长：</translation>
+    </message>
+    <message>
+        <source>same as pool size</source>
+        <translation>与池化大小相同</translation>
+    </message>
+    <message>
+        <source>Padding:</source>
+        <translation>填充：</translation>
+    </message>
+    <message>
+        <source>Units:</source>
+        <translation>单元数：</translation>
+    </message>
+    <message>
+        <source>Output size; the last Dense layer needs one unit per class (46 for Reuters)</source>
+        <translation>输出大小；最后一个 Dense 层每个类别需要一个单元（Reuters 为 46）</translation>
+    </message>
+    <message>
+        <source>Activation:</source>
+        <translation>激活函数：</translation>
+    </message>
+    <message>
+        <source>Use bias</source>
+        <translation>使用偏置</translation>
+    </message>
+    <message>
+        <source>, no bias</source>
+        <translation>，无偏置</translation>
+    </message>
+    <message>
+        <source>Rate:</source>
+        <translation>比例：</translation>
+    </message>
+    <message>
+        <source>Fraction of inputs set to zero during training (none at evaluation)</source>
+        <translation>训练时置零的输入比例（评估时不置零）</translation>
+    </message>
+    <message>
+        <source>%1 filters, kernel %2, %3, %4</source>
+        <translation>%1 个卷积核，核大小 %2，%3，%4</translation>
+    </message>
+    <message>
+        <source>%1 units, %2</source>
+        <translation>%1 个单元，%2</translation>
+    </message>
+    <message>
+        <source>rate %1</source>
+        <translation>比例 %1</translation>
+    </message>
+    <message>
+        <source>%1 tokens → %2 dims</source>
+        <translation>%1 个词元 → %2 维</translation>
+    </message>
+    <message>
+        <source>pool %1, stride %2, %3</source>
+        <translation>池化 %1，步长 %2，%3</translation>
+    </message>
+</context>
+<context>
     <name>QObject</name>
     <message>
         <source>%1 s</source>
@@ -745,30 +840,6 @@
 <context>
     <name>mirrorlab::ui::LayerEditor</name>
     <message>
-        <source>, no bias</source>
-        <translation>，无偏置</translation>
-    </message>
-    <message>
-        <source>%1 tokens → %2 dims</source>
-        <translation>%1 个词元 → %2 维</translation>
-    </message>
-    <message>
-        <source>%1 filters, kernel %2, %3, %4</source>
-        <translation>%1 个卷积核，核大小 %2，%3，%4</translation>
-    </message>
-    <message>
-        <source>pool %1, stride %2, %3</source>
-        <translation>池化 %1，步长 %2，%3</translation>
-    </message>
-    <message>
-        <source>%1 units, %2</source>
-        <translation>%1 个单元，%2</translation>
-    </message>
-    <message>
-        <source>rate %1</source>
-        <translation>比例 %1</translation>
-    </message>
-    <message>
         <source>Keras layer name; leave empty for an automatic one</source>
         <translation>Keras 层名；留空则自动命名</translation>
     </message>
@@ -777,80 +848,12 @@
         <translation>名称：</translation>
     </message>
     <message>
-        <source>Vocabulary size: token ids must be smaller than this (30,982 for Reuters)</source>
-        <translation>词表大小：词元 id 必须小于这个值（Reuters 为 30,982）</translation>
-    </message>
-    <message>
-        <source>Vocabulary (input_dim):</source>
-        <translation>词表大小（input_dim）：</translation>
-    </message>
-    <message>
-        <source>Length of the vector each token becomes</source>
-        <translation>每个词元变成的向量长度</translation>
-    </message>
-    <message>
-        <source>Vector size (output_dim):</source>
-        <translation>向量维度（output_dim）：</translation>
-    </message>
-    <message>
-        <source>Filters:</source>
-        <translation>卷积核数：</translation>
-    </message>
-    <message>
-        <source>Window length in tokens; with padding &apos;valid&apos; the output is kernel_size - 1 steps shorter</source>
-        <translation>窗口长度（词元数）；填充方式为 &apos;valid&apos; 时，输出比输入短 kernel_size - 1 步</translation>
-    </message>
-    <message>
-        <source>Kernel size:</source>
-        <translation>卷积核大小：</translation>
-    </message>
-    <message>
-        <source>Pool size:</source>
-        <translation>池化大小：</translation>
-    </message>
-    <message>
-        <source>same as pool size</source>
-        <translation>与池化大小相同</translation>
-    </message>
-    <message>
-        <source>Strides:</source>
-        <translation>步长：</translation>
-    </message>
-    <message>
         <source>valid (no padding)</source>
         <translation>valid（不填充）</translation>
     </message>
     <message>
         <source>same (keeps the length)</source>
         <translation>same（保持长度）</translation>
-    </message>
-    <message>
-        <source>Padding:</source>
-        <translation>填充：</translation>
-    </message>
-    <message>
-        <source>Output size; the last Dense layer needs one unit per class (46 for Reuters)</source>
-        <translation>输出大小；最后一个 Dense 层每个类别需要一个单元（Reuters 为 46）</translation>
-    </message>
-    <message>
-        <source>Units:</source>
-        <translation>单元数：</translation>
-    </message>
-    <message>
-        <source>Activation:</source>
-        <translation>激活函数：</translation>
-    </message>
-    <message>
-        <source>Use bias</source>
-        <translation>使用偏置</translation>
-    </message>
-    <message>
-        <source>Fraction of inputs set to zero during training (none at evaluation)</source>
-        <translation>训练时置零的输入比例（评估时不置零）</translation>
-    </message>
-    <message>
-        <source>Rate:</source>
-        <translation>比例：</translation>
     </message>
     <message>
         <source>Select a layer to edit its arguments.</source>
