@@ -378,19 +378,8 @@ void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weig
     check_indexed_slices(weights, sparse);
     // The checks of reference_apply_update, in its order and words.
     if (weights.numel() == 0) return;
-    const std::string name(optimizer_name(step.kind));
-    if (weights.data == nullptr || grads.data == nullptr)
-        throw OpError("[optimizer] " + name + " update got a null weights or gradients buffer");
-    const bool needs_slot0 = step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam ||
-                             step.kind == OptimizerKind::RMSprop ||
-                             (step.kind == OptimizerKind::SGD && step.use_momentum);
-    const bool needs_slot1 = step.kind == OptimizerKind::Adam || step.kind == OptimizerKind::Nadam ||
-                             (step.kind == OptimizerKind::RMSprop && step.use_momentum);
-    if ((needs_slot0 && !slot0) || (needs_slot1 && !slot1))
-        throw OpError("[optimizer] " + name + " update needs " + std::to_string(needs_slot0 + needs_slot1) +
-                      " slot buffer(s) but got a null one");
-    if (step.kind == OptimizerKind::Invalid)
-        throw OpError("[optimizer] update called with an invalid optimizer step (no optimizer chosen)");
+    check_update_buffers(step, weights.data != nullptr && grads.data != nullptr, static_cast<bool>(slot0),
+                         static_cast<bool>(slot1));
     use_device(device_, "optimizer");
     IndexedSlicesStats stats;  // device pointers
     if (sparse.grad_squares) stats.grad_squares = sparse.grad_squares.f32();

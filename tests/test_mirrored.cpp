@@ -25,10 +25,12 @@
 #include "core/distribute/mirrored.h"
 #include "core/distribute/replica_threads.h"
 #include "core/distribute/step_barrier.h"
+#include "core/distribute/strategy_plan.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
+#include "support/fake_nccl.h"
 
 using namespace mirrorlab;
 
@@ -165,12 +167,85 @@ void add_algorithm_rows_by_replicas(const std::vector<int>& replica_counts) {
     }
 }
 
+// ---- Machines for the strategy plan ------------------------------------------------------
+
+enum class Machine { CpuOnly, GpusWithNccl, GpusWithoutNccl, NcclFailsToStart };
+
+// Two 4 GiB "GPUs" on host memory, with NCCL, without it, or with an NCCL that will not start.
+class TwoFakeGpus final : public DeviceProvider {
+  public:
+    explicit TwoFakeGpus(Machine machine) : machine_(machine) {}
+    DeviceType type() const override { return DeviceType::GPU; }
+    std::vector<PhysicalDevice> devices() const override {
+        std::vector<PhysicalDevice> gpus(2);
+        for (int i = 0; i < 2; ++i) {
+            gpus[static_cast<std::size_t>(i)].type = DeviceType::GPU;
+            gpus[static_cast<std::size_t>(i)].index = i;
+            gpus[static_cast<std::size_t>(i)].name = "Fake GPU";
+            gpus[static_cast<std::size_t>(i)].total_memory_bytes = 4096 * kMiB;
+        }
+        return gpus;
+    }
+    std::string status() const override { return machine_ == Machine::GpusWithoutNccl ? "2 fake GPUs, no NCCL" : "2 fake GPUs"; }
+    std::unique_ptr<Backend> create_backend(int) override { return std::make_unique<CpuReferenceBackend>(); }
+    std::shared_ptr<RawAllocator> create_allocator(int) override { return std::make_shared<HostAllocator>(); }
+    bool supports_collectives() const override { return machine_ != Machine::GpusWithoutNccl; }
+    std::unique_ptr<CrossDeviceOps> create_all_reduce(const std::vector<LogicalDevice*>&) override {
+        if (machine_ == Machine::GpusWithoutNccl) return nullptr;
+        if (machine_ == Machine::NcclFailsToStart) {
+            throw DeviceConfigError("device configuration: NCCL could not create communicators for GPU:0, GPU:1");
+        }
+        return std::make_unique<testsupport::FakeNccl>();
+    }
+
+  private:
+    Machine machine_;
+};
+
+std::unique_ptr<DeviceRegistry> registry_for(Machine machine) {
+    auto registry = std::make_unique<DeviceRegistry>();
+    if (machine != Machine::CpuOnly) registry->add_provider(std::make_shared<TwoFakeGpus>(machine));
+    return registry;
+}
+
+using LogLines = std::vector<PlanLogLine>;
+
+QString lines_text(const LogLines& lines) {
+    QStringList text;
+    for (const PlanLogLine& line : lines) {
+        text << QString("%1 %2").arg(line.level == LogLevel::Warning ? "W" : "I", QString::fromStdString(line.text));
+    }
+    return text.join('\n');
+}
+
+// What a strategy logs while it is built; the error it throws instead, if it does.
+struct Built {
+    std::unique_ptr<MirroredStrategy> strategy;
+    LogLines log;
+    std::string error;
+};
+
+template <typename Make>
+Built build_strategy(Make make) {
+    Built built;
+    try {
+        built.strategy = make([&built](LogLevel level, const std::string& text) { built.log.push_back({level, text}); });
+    } catch (const DeviceConfigError& error) {
+        built.error = error.what();
+    }
+    return built;
+}
+
 }  // namespace
 
 class TestMirrored : public QObject {
     Q_OBJECT
 
   private slots:
+    // ---- The strategy plan ---------------------------------------------------------------
+    void plan_is_what_the_strategy_runs_data();
+    void plan_is_what_the_strategy_runs();
+
     // ---- Shards and chunks ---------------------------------------------------------------
     void shard_sizes_split_evenly_data();
     void shard_sizes_split_evenly();
@@ -894,6 +969,138 @@ void TestMirrored::memory_reports_every_replica() {
     // Unlimited devices report a limit of 0.
     auto unlimited = make_strategy("cpu:2", AllReduceAlgorithm::Auto);
     for (const auto& entry : unlimited->memory()) QCOMPARE(entry.limit_bytes, std::int64_t{0});
+}
+
+// ---- The strategy plan -------------------------------------------------------------------
+
+void TestMirrored::plan_is_what_the_strategy_runs_data() {
+    QTest::addColumn<int>("machine");
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("requested");
+    QTest::addColumn<QString>("all_reduce_line");  // the plan's; empty for one device or an error
+    QTest::addColumn<QString>("warning");          // the plan's one warning, if any
+    QTest::addColumn<QString>("error");            // what the plan and the engine refuse with
+    const QString shared_virtual = "virtual devices share one physical device, so a reduction on one of them moves "
+                                   "no data between chips";
+    const QString shared_replicas = "replicas share one physical device, so a reduction on one of them moves no "
+                                    "data between chips";
+    const QString own_device = "each replica has its own device; a ring keeps the traffic per device flat";
+    const QString own_gpu = "each replica has its own GPU; NCCL moves the gradients between the GPUs directly";
+    const QString no_nccl_virtual = "NCCL is not supported when using virtual GPUs, falling back to reduction to one device";
+    const int cpu = static_cast<int>(Machine::CpuOnly), nccl = static_cast<int>(Machine::GpusWithNccl),
+              no_nccl = static_cast<int>(Machine::GpusWithoutNccl), failing = static_cast<int>(Machine::NcclFailsToStart);
+    auto row = [](const char* name, int machine, const char* spec, const char* requested, const QString& line,
+                  const QString& warning = {}, const QString& error = {}) {
+        QTest::newRow(name) << machine << QString(spec) << QString(requested) << line << warning << error;
+    };
+    row("cpu", cpu, "cpu", "auto", "");
+    row("cpu, nccl asked: one device needs none", cpu, "cpu", "nccl", "");
+    row("cpu:2", cpu, "cpu:2", "auto", "All-reduce: reduce_to_one_device (" + shared_replicas + ")");
+    row("cpu:2x512MB", cpu, "cpu:2x512MB", "auto", "All-reduce: reduce_to_one_device (" + shared_virtual + ")");
+    row("cpu:3 auto", cpu, "cpu:3", "auto", "All-reduce: reduce_to_one_device (" + shared_replicas + ")");
+    row("cpu:3 ring", cpu, "cpu:3", "ring", "All-reduce: ring (chosen explicitly)");
+    row("cpu:3 reduce", cpu, "cpu:3", "reduce", "All-reduce: reduce_to_one_device (chosen explicitly)");
+    row("cpu:2 nccl", cpu, "cpu:2", "nccl", "", "",
+        "device configuration: NCCL all-reduce needs GPUs; use ring or reduce on CPU devices");
+    row("cpu:2x8MB", cpu, "cpu:2x8MB", "auto", "", "",
+        "device configuration: CPU:0: a virtual device of 8 MB is too small; give each at least 16 MB");
+    row("gpu:0 without a GPU backend", cpu, "gpu:0", "auto", "", "",
+        "device configuration: GPU:0 does not exist: this machine has 0 GPUs (no GPU backend loaded); use --devices "
+        "cpu or cpu:2 to train on the CPU");
+    row("two GPUs, NCCL", nccl, "gpu:0,gpu:1", "auto", "All-reduce: nccl (" + own_gpu + ")");
+    row("two GPUs, NCCL asked", nccl, "gpu:0,gpu:1", "nccl", "All-reduce: nccl (chosen explicitly)");
+    row("two GPUs, ring asked", nccl, "gpu:0,gpu:1", "ring", "All-reduce: ring (chosen explicitly)");
+    row("gpu:0:2x1024MB", nccl, "gpu:0:2x1024MB", "auto", "All-reduce: reduce_to_one_device (" + shared_virtual + ")",
+        no_nccl_virtual);
+    row("gpu:0:2x1024MB, NCCL asked", nccl, "gpu:0:2x1024MB", "nccl",
+        "All-reduce: reduce_to_one_device (NCCL cannot run between virtual devices of one GPU)", no_nccl_virtual);
+    row("gpu:0:2x1024MB, ring asked", nccl, "gpu:0:2x1024MB", "ring", "All-reduce: ring (chosen explicitly)");
+    row("gpu:0:2", nccl, "gpu:0:2", "auto", "All-reduce: reduce_to_one_device (" + shared_replicas + ")", no_nccl_virtual);
+    row("gpu:0:2x1024MB,gpu:1", nccl, "gpu:0:2x1024MB,gpu:1", "auto",
+        "All-reduce: reduce_to_one_device (" + shared_virtual + ")", no_nccl_virtual);
+    row("gpu:1,gpu:0", nccl, "gpu:1,gpu:0", "auto", "All-reduce: nccl (" + own_gpu + ")");
+    row("two GPUs without NCCL", no_nccl, "gpu:0,gpu:1", "auto", "All-reduce: ring (" + own_device + ")");
+    row("two GPUs without NCCL, NCCL asked", no_nccl, "gpu:0,gpu:1", "nccl", "", "",
+        "device configuration: the CUDA backend offers no NCCL all-reduce for these devices (2 fake GPUs, no NCCL); "
+        "use ring or reduce");
+    row("gpu:0 alone", no_nccl, "gpu:0", "auto", "");
+    row("gpu:0:2x1024MB without NCCL", no_nccl, "gpu:0:2x1024MB", "auto",
+        "All-reduce: reduce_to_one_device (" + shared_virtual + ")", no_nccl_virtual);
+    row("mixed CPU and GPU", nccl, "gpu:0,cpu", "auto", "", "",
+        "device configuration: mixing CPU and GPU replicas is not supported: the CPU replica would hold every step "
+        "back and the GPUs' all-reduce cannot include it; train on the GPUs alone (gpu:0,...) or on the CPU alone "
+        "(cpu:2)");
+    // The one thing a plan cannot know: NCCL that will not start. The plan says NCCL; the engine
+    // falls back to a ring and says why (Auto), or refuses (NCCL asked for by name).
+    row("NCCL fails to start", failing, "gpu:0,gpu:1", "auto", "All-reduce: nccl (" + own_gpu + ")");
+    row("NCCL fails to start, NCCL asked", failing, "gpu:0,gpu:1", "nccl", "All-reduce: nccl (chosen explicitly)");
+}
+
+void TestMirrored::plan_is_what_the_strategy_runs() {
+    QFETCH(int, machine);
+    QFETCH(QString, spec);
+    QFETCH(QString, requested);
+    QFETCH(QString, all_reduce_line);
+    QFETCH(QString, warning);
+    QFETCH(QString, error);
+    const auto registry = registry_for(static_cast<Machine>(machine));
+    const DeviceConfig config = DeviceConfig::parse(spec.toStdString());
+    const AllReduceAlgorithm algorithm = all_reduce_from_name(requested.toStdString());
+
+    // The plan says it all before anything exists.
+    const StrategyPlan plan = plan_strategy(config, *registry, algorithm);
+    QCOMPARE(QString::fromStdString(plan.error), error);
+    QCOMPARE(QString::fromStdString(plan.all_reduce_line()), all_reduce_line);
+    QCOMPARE(plan.warnings.size(), std::size_t{warning.isEmpty() ? 0u : 1u});
+    if (!warning.isEmpty()) QCOMPARE(QString::fromStdString(plan.warnings.front()), warning);
+    QCOMPARE(plan.replica_count(), config.replica_count());
+
+    // What a run does (the trainer builds from the plan) and what a strategy built on devices made
+    // by hand does: the same devices, all-reduce and log as the plan, or the same refusal.
+    const bool nccl_fails = static_cast<Machine>(machine) == Machine::NcclFailsToStart;
+    const std::string nccl_error = "device configuration: NCCL could not create communicators for GPU:0, GPU:1";
+    Built from_plan = build_strategy([&](const MirroredStrategy::LogSink& log) {
+        return std::make_unique<MirroredStrategy>(plan, *registry, log);
+    });
+    Built by_hand = build_strategy([&](const MirroredStrategy::LogSink& log) {
+        return std::make_unique<MirroredStrategy>(create_logical_devices(config, *registry), algorithm, log);
+    });
+    for (Built* built : {&from_plan, &by_hand}) {
+        if (!plan.ok()) {
+            QCOMPARE(QString::fromStdString(built->error), error);
+            continue;
+        }
+        if (nccl_fails && algorithm == AllReduceAlgorithm::Nccl) {
+            QCOMPARE(built->error, nccl_error);
+            continue;
+        }
+        QVERIFY2(built->strategy != nullptr, built->error.c_str());
+        const MirroredStrategy& strategy = *built->strategy;
+        const StrategyPlan ran = nccl_fails ? plan.without_nccl(nccl_error) : plan;
+        QCOMPARE(strategy.plan().all_reduce_line(), ran.all_reduce_line());
+        QCOMPARE(strategy.all_reduce_algorithm(), ran.all_reduce);
+        QCOMPARE(strategy.name(), plan.strategy_name());
+        QCOMPARE(strategy.device_names(), plan.device_names());
+        for (int r = 0; r < strategy.replica_count(); ++r) {
+            const LogicalDevicePlan& planned = plan.devices[static_cast<std::size_t>(r)];
+            LogicalDevice& device = built->strategy->device(r);
+            QCOMPARE(device.memory_limit_bytes(), planned.memory_limit_bytes);
+            QCOMPARE(device.physical().id(), planned.physical_id());
+        }
+        LogLines expected = ran.log_lines();
+        if (ran.all_reduce == AllReduceAlgorithm::Nccl) {
+            expected.push_back({LogLevel::Info, "fake NCCL all-reduce over 2 GPUs"});
+        } else if (!ran.exchange_line().empty()) {
+            expected.push_back({LogLevel::Info, ran.exchange_line()});
+        }
+        QVERIFY2(built->log == expected, qPrintable("logged:\n" + lines_text(built->log) + "\nplanned:\n" +
+                                                     lines_text(expected)));
+    }
+    if (nccl_fails && algorithm == AllReduceAlgorithm::Auto) {
+        QCOMPARE(from_plan.strategy->plan().warnings,
+                 std::vector<std::string>{"NCCL could not be started (" + nccl_error + "); using a ring instead"});
+        QCOMPARE(from_plan.strategy->all_reduce_algorithm(), AllReduceAlgorithm::Ring);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestMirrored)

@@ -14,15 +14,25 @@
 #include <QTemporaryDir>
 #include <QTextDocument>
 
+#include <algorithm>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/backend/cpu_reference.h"
+#include "core/data/source.h"
 #include "core/data/synthetic.h"
 #include "core/device/device.h"
+#include "core/device/plugin_loader.h"
+#include "core/distribute/cross_device_ops.h"
+#include "core/distribute/strategy_plan.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
+#include "core/train/trainer.h"
+#include "support/fake_nccl.h"
 #include "ui/device_carving_view.h"
 #include "ui/devices_panel.h"
 #include "ui/monitor_panel.h"
@@ -40,6 +50,9 @@ public:
     explicit FakeGpuProvider(int count, bool collectives = false, std::int64_t total_mib = 16384)
         : count_(count), collectives_(collectives), total_mib_(total_mib) {}
     bool supports_collectives() const override { return collectives_; }
+    std::unique_ptr<CrossDeviceOps> create_all_reduce(const std::vector<LogicalDevice*>&) override {
+        return collectives_ ? std::make_unique<testsupport::FakeNccl>() : nullptr;
+    }
     DeviceType type() const override { return DeviceType::GPU; }
     std::vector<PhysicalDevice> devices() const override {
         std::vector<PhysicalDevice> gpus;
@@ -124,6 +137,89 @@ RunSettings small_run(const std::string& devices) {
     return settings;
 }
 
+// ---- The panel against the engine ----------------------------------------------------------
+
+enum class Machine { Cpu, FakeGpusWithNccl, FakeGpusWithoutNccl, EmulatedGpus };
+
+// One registry per machine for the whole suite: the emulated CUDA plugin (tests/cuda_emulation,
+// two 4 GiB "GPUs" with NCCL) loads once per process.
+std::shared_ptr<DeviceRegistry> machine_registry(Machine machine) {
+    static std::map<Machine, std::shared_ptr<DeviceRegistry>> registries;
+    std::shared_ptr<DeviceRegistry>& registry = registries[machine];
+    if (registry) return registry;
+    registry = std::make_shared<DeviceRegistry>();
+    switch (machine) {
+        case Machine::Cpu: break;
+        case Machine::FakeGpusWithNccl: registry->add_provider(std::make_shared<FakeGpuProvider>(2, true)); break;
+        case Machine::FakeGpusWithoutNccl: registry->add_provider(std::make_shared<FakeGpuProvider>(2, false)); break;
+        case Machine::EmulatedGpus: load_gpu_plugin(*registry, {MIRRORLAB_EMULATED_PLUGIN_DIR}); break;
+    }
+    return registry;
+}
+
+// What the engine logs and reports when a run starts on `devices`: one step of a small model
+// through the trainer, as Start runs it.
+struct EngineRun {
+    QStringList strategy_log;  // the warnings before "Using ...", the "All-reduce: ..." line, the line after it
+    QString strategy_line;     // "Using ..."
+    QString all_reduce;        // TrainBeginEvent::all_reduce
+    QStringList devices;       // TrainBeginEvent::devices
+    std::vector<std::int64_t> limits_bytes;  // the first MemoryEvent's limit per device
+    QString failure;           // FailedEvent::reason
+    QString log;               // everything logged, for failure messages
+};
+
+EngineRun run_engine(const std::shared_ptr<DeviceRegistry>& registry, const DeviceConfig& devices,
+                     AllReduceAlgorithm all_reduce) {
+    SyntheticReutersOptions options;
+    options.train_samples = 32;
+    options.validation_samples = 8;
+    options.vocabulary_size = 2000;
+    const auto model = small_model();
+    TrainData data = make_train_data(make_synthetic_reuters(options), model->input_length(), model->vocabulary_size());
+    data.validation_ids.reset();
+    data.validation_labels.reset();
+    data.warnings.clear();
+    TrainConfig config;
+    config.epochs = 1;
+    config.batch_size = 12;
+    config.max_steps_per_epoch = 1;
+    config.all_reduce = all_reduce;
+    config.optimizer = OptimizerConfig::defaults(OptimizerKind::Adam);
+    config.overfitting_monitor = false;
+    config.prefetch_batches = 1;
+    Trainer trainer(*model, devices, config, data, registry);
+    EngineRun run;
+    std::vector<LogEvent> log;
+    trainer.set_event_sink([&](const Event& event) {
+        if (const auto* line = std::get_if<LogEvent>(&event)) {
+            log.push_back(*line);
+            run.log += QString::fromStdString(line->text) + QLatin1Char('\n');
+        } else if (const auto* begin = std::get_if<TrainBeginEvent>(&event)) {
+            run.all_reduce = QString::fromStdString(begin->all_reduce);
+            for (const auto& name : begin->devices) run.devices << QString::fromStdString(name);
+        } else if (const auto* memory = std::get_if<MemoryEvent>(&event)) {
+            if (!run.limits_bytes.empty()) return;
+            for (const auto& device : memory->devices) run.limits_bytes.push_back(device.limit_bytes);
+        } else if (const auto* failed = std::get_if<FailedEvent>(&event)) {
+            run.failure = QString::fromStdString(failed->reason);
+        }
+    });
+    trainer.run();
+    const auto using_line = std::find_if(log.begin(), log.end(), [](const LogEvent& line) { return line.text.rfind("Using ", 0) == 0; });
+    if (using_line == log.end()) return run;
+    run.strategy_line = QString::fromStdString(using_line->text);
+    auto first_warning = using_line;
+    while (first_warning != log.begin() && std::prev(first_warning)->level == LogLevel::Warning) --first_warning;
+    for (auto it = first_warning; it != using_line; ++it) run.strategy_log << QString::fromStdString(it->text);
+    const auto all_reduce_line = std::next(using_line);
+    if (all_reduce_line != log.end() && all_reduce_line->text.rfind("All-reduce: ", 0) == 0) {
+        run.strategy_log << QString::fromStdString(all_reduce_line->text);
+        if (std::next(all_reduce_line) != log.end()) run.strategy_log << QString::fromStdString(std::next(all_reduce_line)->text);
+    }
+    return run;
+}
+
 }  // namespace
 
 class TestUiDevices : public QObject {
@@ -137,7 +233,7 @@ private slots:
         QCOMPARE(panel.replicaCount(), 2);
         QCOMPARE(panel.allReduce(), AllReduceAlgorithm::Auto);
         QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 2 replicas"));
-        QVERIFY2(panel.strategyDescription().contains("reduce to /device:CPU:0 then broadcast"),
+        QVERIFY2(panel.strategyDescription().contains("Reduce to /device:CPU:0 then broadcast"),
                  qPrintable(panel.strategyDescription()));
         QVERIFY(child<QLabel>(panel, "gpuStatus")->text().contains("no GPU backend loaded"));
         QVERIFY(child<QLabel>(panel, "cpuFacts")->text().contains("cores"));
@@ -162,7 +258,7 @@ private slots:
         QCOMPARE(spec(panel), QStringLiteral("cpu:2x512MB"));
         QCOMPARE(panel.validationError(), QString());
         QCOMPARE(shown(panel, "validationLabel"), QStringLiteral("Ready: 2 replicas"));
-        QVERIFY2(panel.strategyDescription().contains("reduce to /device:CPU:0"), qPrintable(panel.strategyDescription()));
+        QVERIFY2(panel.strategyDescription().contains("Reduce to /device:CPU:0"), qPrintable(panel.strategyDescription()));
         QVERIFY(panel.strategyDescription().contains("virtual devices share one physical device"));
         QCOMPARE(shown(panel, "strategyLabel"), panel.strategyDescription());
         QVERIFY(changed.count() >= 3);
@@ -315,7 +411,7 @@ private slots:
         // With a GPU, the panel opens on the tutorial's setup: two 1024 MB virtual GPUs on GPU:0.
         QCOMPARE(spec(panel), QStringLiteral("gpu:0:2x1024MB"));
         QCOMPARE(panel.validationError(), QString());
-        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
+        QVERIFY(panel.strategyDescription().contains("Reduce to /device:GPU:0 then broadcast"));
         panel.setConfig(DeviceConfig::parse("cpu:2x1024MB"));
         QCOMPARE(child<DeviceCarvingView>(panel, "deviceCarving")->devices().size(), std::size_t{3});
 
@@ -325,7 +421,7 @@ private slots:
         chooseMode(child<QComboBox>(panel, "gpu0Mode"), "Split into N virtual devices");
         QCOMPARE(spec(panel), QStringLiteral("gpu:0:2x1024MB"));
         QCOMPARE(panel.validationError(), QString());
-        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
+        QVERIFY(panel.strategyDescription().contains("Reduce to /device:GPU:0 then broadcast"));
         QTest::qWait(20);  // let the layout settle before looking
         child<QWidget>(panel, "devicesScroll")->grab().save("/tmp/devices_panel_gpus.png");
 
@@ -375,10 +471,127 @@ private slots:
         registry->add_provider(std::make_shared<FakeGpuProvider>(2, true));
         DevicesPanel panel(registry);
         panel.setConfig(DeviceConfig::parse("gpu:0,gpu:1"));
-        QVERIFY2(panel.strategyDescription().contains("all-reduce: NCCL"), qPrintable(panel.strategyDescription()));
+        QVERIFY2(panel.strategyDescription().contains("All-reduce: nccl"), qPrintable(panel.strategyDescription()));
         panel.setConfig(DeviceConfig::parse("gpu:0:2x1024MB"));
-        QVERIFY(panel.strategyDescription().contains("reduce to /device:GPU:0 then broadcast"));
-        QVERIFY(panel.strategyDescription().contains("NCCL cannot run between virtual GPUs"));
+        QVERIFY(panel.strategyDescription().contains("Reduce to /device:GPU:0 then broadcast"));
+        QVERIFY(panel.strategyDescription().contains("NCCL is not supported when using virtual GPUs"));
+    }
+
+    // For every configuration: the panel says what the engine then logs, word for word, and shows
+    // the devices (names, limits) the engine then trains on; an invalid one is refused in the same
+    // words. The engine is a real run of one step through the trainer.
+    void panelSaysWhatTheEngineLogs_data() {
+        QTest::addColumn<int>("machine");
+        QTest::addColumn<QString>("devices");
+        QTest::addColumn<QString>("requested");
+        QTest::addColumn<QString>("all_reduce");  // what runs: "none", "ring", ..., or "" when refused
+        const int cpu = static_cast<int>(Machine::Cpu), nccl = static_cast<int>(Machine::FakeGpusWithNccl),
+                  no_nccl = static_cast<int>(Machine::FakeGpusWithoutNccl),
+                  emulated = static_cast<int>(Machine::EmulatedGpus);
+        struct Row {
+            const char* name;
+            int machine;
+            const char* spec;
+            const char* requested;
+            const char* all_reduce;
+        };
+        for (const Row& row : std::initializer_list<Row>{
+                 {"cpu", cpu, "cpu", "auto", "none"},
+                 {"cpu:2", cpu, "cpu:2", "auto", "reduce_to_one_device"},
+                 {"cpu:2x512MB", cpu, "cpu:2x512MB", "auto", "reduce_to_one_device"},
+                 {"cpu:2x512MB ring", cpu, "cpu:2x512MB", "ring", "ring"},
+                 {"cpu:3 auto", cpu, "cpu:3", "auto", "reduce_to_one_device"},
+                 {"cpu:3 ring", cpu, "cpu:3", "ring", "ring"},
+                 {"cpu:3 reduce", cpu, "cpu:3", "reduce", "reduce_to_one_device"},
+                 {"cpu:256MB+128MB", cpu, "cpu:256MB+128MB", "auto", "reduce_to_one_device"},
+                 {"cpu:growth", cpu, "cpu:growth", "ring", "none"},
+                 {"cpu:2x8MB (too small)", cpu, "cpu:2x8MB", "auto", ""},
+                 {"gpu:0 on a CPU-only machine", cpu, "gpu:0", "auto", ""},
+                 {"fake GPUs with NCCL", nccl, "gpu:0,gpu:1", "auto", "nccl"},
+                 {"fake GPUs with NCCL, ring", nccl, "gpu:0,gpu:1", "ring", "ring"},
+                 {"fake virtual GPUs with NCCL", nccl, "gpu:0:2x1024MB", "auto", "reduce_to_one_device"},
+                 {"fake virtual GPUs with NCCL, reduce", nccl, "gpu:0:2x1024MB", "reduce", "reduce_to_one_device"},
+                 {"fake GPUs without NCCL", no_nccl, "gpu:0,gpu:1", "auto", "ring"},
+                 {"fake virtual GPUs without NCCL", no_nccl, "gpu:1:2x512MB", "auto", "reduce_to_one_device"},
+                 {"mixed CPU and GPU", no_nccl, "cpu,gpu:0", "auto", ""},
+                 {"emulated gpu:0", emulated, "gpu:0", "auto", "none"},
+                 {"emulated GPUs: NCCL", emulated, "gpu:0,gpu:1", "auto", "nccl"},
+                 {"emulated GPUs, ring", emulated, "gpu:0,gpu:1", "ring", "ring"},
+                 {"emulated virtual GPUs: NCCL refused", emulated, "gpu:0:2x1024MB", "auto", "reduce_to_one_device"},
+                 {"emulated virtual GPUs, ring", emulated, "gpu:0:2x1024MB", "ring", "ring"},
+                 {"emulated virtual and whole GPUs", emulated, "gpu:0:2x1024MB,gpu:1", "auto", "reduce_to_one_device"},
+                 {"emulated gpu:1 in 3, reduce", emulated, "gpu:1:3x512MB", "reduce", "reduce_to_one_device"},
+             }) {
+            QTest::newRow(row.name) << row.machine << QString(row.spec) << QString(row.requested) << QString(row.all_reduce);
+        }
+    }
+
+    void panelSaysWhatTheEngineLogs() {
+        QFETCH(int, machine);
+        QFETCH(QString, devices);
+        QFETCH(QString, requested);
+        QFETCH(QString, all_reduce);
+        const auto registry = machine_registry(static_cast<Machine>(machine));
+        if (static_cast<Machine>(machine) == Machine::EmulatedGpus) {
+            QVERIFY2(registry->find(DeviceType::GPU, 1) != nullptr, registry->gpu_status().c_str());
+        }
+        const DeviceConfig config = DeviceConfig::parse(devices.toStdString());
+        const AllReduceAlgorithm algorithm = all_reduce_from_name(requested.toStdString());
+        DevicesPanel panel(registry);
+        panel.setConfig(config);
+        panel.setAllReduce(algorithm);
+        QCOMPARE(spec(panel), devices);
+        QCOMPARE(panel.allReduce(), algorithm);
+
+        const EngineRun engine = run_engine(registry, config, algorithm);
+        if (all_reduce.isEmpty()) {
+            // Refused before anything runs, in the same words.
+            QVERIFY(!panel.validationError().isEmpty());
+            QCOMPARE(engine.failure, QStringLiteral("device configuration: ") + panel.validationError());
+            QVERIFY(shown(panel, "validationLabel").contains(panel.validationError()));
+            QVERIFY(panel.strategyLog().isEmpty());
+            return;
+        }
+        QVERIFY2(engine.failure.isEmpty(), qPrintable(engine.failure + "\n" + engine.log));
+        QCOMPARE(panel.validationError(), QString());
+        QCOMPARE(engine.all_reduce, all_reduce);
+
+        // The sentence: the panel's "All-reduce: ..." line is the engine's, and so are its warnings
+        // and the route of the gradients (NCCL names its version only once it runs).
+        QStringList expected = engine.strategy_log;
+        if (all_reduce == QLatin1String("nccl")) {
+            QVERIFY2(expected.size() >= 2 && expected.last().contains("NCCL"), qPrintable(engine.log));
+            expected.removeLast();
+        }
+        QCOMPARE(panel.strategyLog(), expected);
+        if (all_reduce == QLatin1String("none")) {
+            QCOMPARE(panel.allReduceSentence(), QString());
+            QCOMPARE(engine.strategy_line, QStringLiteral("Using OneDeviceStrategy on ") + engine.devices.value(0));
+        } else {
+            QVERIFY(panel.allReduceSentence().startsWith("All-reduce: " + all_reduce + " ("));
+            QVERIFY(panel.strategyLog().contains(panel.allReduceSentence()));
+        }
+        QVERIFY(panel.strategyDescription().endsWith(panel.strategyLog().join('\n')));
+        QCOMPARE(shown(panel, "strategyLabel"), panel.strategyDescription());
+
+        // The devices: names in replica order and limits, in the plan, the drawing and the engine.
+        QStringList drawn;
+        std::vector<std::int64_t> drawn_limits;
+        for (const CarvedDevice& device : child<DeviceCarvingView>(panel, "deviceCarving")->devices()) {
+            if (!device.used) continue;
+            drawn << device.logical_names;
+            if (device.mode == MemoryMode::Virtual) {
+                drawn_limits.insert(drawn_limits.end(), device.limit_bytes.begin(), device.limit_bytes.end());
+            } else {
+                drawn_limits.insert(drawn_limits.end(), static_cast<std::size_t>(device.logical_names.size()), 0);
+            }
+        }
+        QCOMPARE(drawn, engine.devices);
+        QCOMPARE(drawn_limits, engine.limits_bytes);
+        QStringList planned;
+        for (const LogicalDevicePlan& device : panel.plan().devices) planned << QString::fromStdString(device.name);
+        QCOMPARE(planned, engine.devices);
+        QCOMPARE(panel.replicaCount(), static_cast<int>(engine.devices.size()));
     }
 
     void reloadKeepsTheConfiguration() {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "ui/format.h"
 
 namespace mirrorlab::ui {
 
@@ -21,7 +21,6 @@ constexpr int kGap = 4;
 constexpr int kRowGap = 14;
 constexpr int kSwatch = 12;
 constexpr int kLegendSpacing = 16;
-constexpr std::int64_t kMiB = 1024 * 1024;
 
 // Tableau 10: distinct hues that stay readable next to each other.
 QColor segment_colour(int index) {
@@ -37,11 +36,9 @@ QColor text_on(const QColor& background) {
     return luminance > 0.6 ? QColor(0x20, 0x20, 0x20) : QColor(Qt::white);
 }
 
-QString bytes_text(std::int64_t bytes) { return QString::fromStdString(format_bytes(bytes)); }
-
 // Limits are chosen in MB (MiB, as TensorFlow's memory_limit), so they read back as typed.
 QString limit_text(std::int64_t bytes) {
-    if (bytes % kMiB == 0) return DeviceCarvingView::tr("%1 MB").arg(bytes / kMiB);
+    if (bytes % kBytesPerMiB == 0) return DeviceCarvingView::tr("%1 MB").arg(bytes / kBytesPerMiB);
     return bytes_text(bytes);
 }
 

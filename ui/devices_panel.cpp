@@ -18,45 +18,27 @@
 #include <algorithm>
 #include <exception>
 
-#include "core/device/arena.h"
+#include "core/distribute/strategy_plan.h"
 #include "ui/device_carving_view.h"
+#include "ui/format.h"
 
 namespace mirrorlab::ui {
 
 namespace {
 
 constexpr int kMaxVirtualDevices = 16;
-constexpr int kMaxReplicas = 64;  // the engine's limit (core/device/device.cpp)
 // Far beyond any machine, so that a limit that is too large reaches validate(), which explains.
 constexpr int kMaxLimitMb = 16 * 1024 * 1024;
-constexpr std::int64_t kMiB = 1024 * 1024;
 constexpr int kVisibleLimitRows = 6;
 
 const QString kSpecKey = QStringLiteral("devices/spec");
 const QString kAllReduceKey = QStringLiteral("devices/allReduce");
 
-QString bytes_text(std::int64_t bytes) { return QString::fromStdString(format_bytes(bytes)); }
-
-int logical_count(const DeviceChoice& choice) {
-    switch (choice.mode) {
-        case MemoryMode::Virtual: return static_cast<int>(choice.memory_limits_mb.size());
-        case MemoryMode::Whole: return choice.replicas;
-        case MemoryMode::Growth: return 1;
-        case MemoryMode::Invalid: break;
-    }
-    return 0;
-}
-
-// The names create_logical_devices() gives: numbered per device type, in configuration order.
-std::vector<QStringList> logical_names(const DeviceConfig& config) {
-    std::vector<QStringList> names;
-    int next_cpu = 0, next_gpu = 0;
-    for (const auto& choice : config.devices) {
-        QStringList list;
-        int& next = choice.type == DeviceType::GPU ? next_gpu : next_cpu;
-        const QString type = QString::fromUtf8(device_type_name(choice.type).data());
-        for (int i = 0; i < logical_count(choice); ++i) list << QStringLiteral("/device:%1:%2").arg(type).arg(next++);
-        names.push_back(list);
+// The planned names of the logical devices of `config.devices[choice]`.
+QStringList names_of_choice(const StrategyPlan& plan, std::size_t choice) {
+    QStringList names;
+    for (const LogicalDevicePlan& device : plan.devices) {
+        if (device.choice == choice) names << QString::fromStdString(device.name);
     }
     return names;
 }
@@ -79,8 +61,8 @@ QString keep_names_whole(const QString& plain) {
     return html + plain.mid(done).toHtmlEscaped();
 }
 
-QString engine_message(const std::exception& error) {
-    QString text = QString::fromStdString(error.what());
+QString engine_message(const std::string& error) {
+    QString text = QString::fromStdString(error);
     const QString prefix = QStringLiteral("device configuration: ");
     if (text.startsWith(prefix)) text.remove(0, prefix.size());
     return text;
@@ -171,6 +153,8 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     strategy_label_->setWordWrap(true);
     strategy_label_->setTextFormat(Qt::RichText);
     strategy_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    strategy_label_->setToolTip(tr("Under the first line: what the engine logs about the all-reduce when the run "
+                                   "starts, word for word."));
     strategy_layout->addWidget(strategy_label_);
     layout->addWidget(strategy_box);
     layout->addStretch(1);
@@ -457,16 +441,21 @@ int DevicesPanel::replicaCount() const { return config().replica_count(); }
 
 QString DevicesPanel::strategyDescription() const { return strategy_; }
 
+QStringList DevicesPanel::strategyLog() const { return strategy_log_; }
+
+QString DevicesPanel::allReduceSentence() const { return QString::fromStdString(plan_.all_reduce_line()); }
+
 QString DevicesPanel::validationError() const { return error_; }
 
 QString DevicesPanel::memoryCaution() const { return caution_; }
 
-QString DevicesPanel::cautionFor(const DeviceConfig& config) const {
+QString DevicesPanel::cautionFor(const DeviceConfig& config, const StrategyPlan& plan) const {
     QStringList cautions;
     const DeviceProvider* gpus = registry_->provider(DeviceType::GPU);
     // GPUs only: a GPU's free memory is exact and shared with other programs, while a CPU's "free"
     // leaves out the page cache the system would hand back.
-    for (const auto& choice : config.devices) {
+    for (std::size_t c = 0; c < config.devices.size(); ++c) {
+        const DeviceChoice& choice = config.devices[c];
         if (choice.mode != MemoryMode::Virtual || choice.type != DeviceType::GPU || gpus == nullptr) continue;
         const PhysicalDevice* device = registry_->find(choice.type, choice.index);
         if (device == nullptr) continue;
@@ -474,7 +463,9 @@ QString DevicesPanel::cautionFor(const DeviceConfig& config) const {
         std::int64_t free_bytes = gpus->free_memory_bytes(choice.index);
         if (free_bytes <= 0) free_bytes = device->free_memory_bytes;
         std::int64_t asked_bytes = 0;
-        for (const auto limit : choice.memory_limits_mb) asked_bytes += limit * kMiB;
+        for (const LogicalDevicePlan& logical : plan.devices) {
+            if (logical.choice == c) asked_bytes += logical.memory_limit_bytes;
+        }
         if (free_bytes <= 0 || asked_bytes <= free_bytes) continue;
         cautions << tr("%1 has %2 free, but its virtual devices ask for %3 in all: other programs hold the rest, so "
                        "a run may run out of memory before reaching the limits.")
@@ -571,18 +562,17 @@ void DevicesPanel::refresh() {
         }
     }
 
+    // Everything below is the engine's plan: names, limits, the check Start makes, the strategy.
     const DeviceConfig current = config();
-    const auto names = logical_names(current);
-    const int replicas = current.replica_count();
+    plan_ = plan_strategy(current, *registry_, allReduce());
+    const int replicas = plan_.replica_count();
     std::size_t choice_index = 0;
     for (auto& editor : editors_) {
         const bool used = editor->use->isChecked();
-        const QStringList* mine = used && choice_index < names.size() ? &names[choice_index] : nullptr;
-        if (used) ++choice_index;
+        const QStringList mine = used ? names_of_choice(plan_, choice_index++) : QStringList();
         for (int row = 0; row < editor->table->rowCount(); ++row) {
-            editor->table->item(row, 0)->setText(mine != nullptr && row < mine->size()
-                                                     ? mine->at(row)
-                                                     : tr("virtual device %1").arg(row + 1));
+            editor->table->item(row, 0)->setText(row < mine.size() ? mine.at(row)
+                                                                   : tr("virtual device %1").arg(row + 1));
         }
     }
 
@@ -598,13 +588,8 @@ void DevicesPanel::refresh() {
     remove_missing_->setVisible(!missing_.empty());
 
     // The engine's own check, so the message is exactly what Start would report.
-    error_.clear();
-    try {
-        current.validate(*registry_);
-    } catch (const std::exception& error) {
-        error_ = engine_message(error);
-    }
-    caution_ = error_.isEmpty() ? cautionFor(current) : QString();
+    error_ = plan_.ok() ? QString() : engine_message(plan_.error);
+    caution_ = error_.isEmpty() ? cautionFor(current, plan_) : QString();
     if (error_.isEmpty()) {
         validation_label_->setStyleSheet(QStringLiteral("color: #1b7a1b; font-weight: bold;"));
         const QString ready = replicas == 1 ? tr("Ready: 1 replica") : tr("Ready: %1 replicas").arg(replicas);
@@ -619,53 +604,31 @@ void DevicesPanel::refresh() {
         validation_label_->setText(keep_names_whole(tr("Cannot start: %1").arg(error_)));
     }
 
-    // The strategy, by the rule of MirroredStrategy's constructor.
+    // The strategy in a sentence, then the engine's own lines about it, word for word.
     QStringList all_names;
-    for (const auto& list : names) all_names << list;
+    for (const std::string& name : plan_.device_names()) all_names << QString::fromStdString(name);
+    strategy_log_.clear();
     if (!error_.isEmpty()) {
         strategy_ = tr("No strategy yet: the device configuration is not valid.");
     } else if (replicas == 1) {
         strategy_ = tr("One device: %1 (no all-reduce)").arg(all_names.value(0));
     } else {
-        bool shared = false, virtual_shared = false;
-        for (const auto& choice : current.devices) {
-            if (logical_count(choice) > 1) {
-                shared = true;
-                virtual_shared = virtual_shared || choice.mode == MemoryMode::Virtual;
-            }
-        }
-        const bool gpus = current.devices.front().type == DeviceType::GPU;
-        const DeviceProvider* provider = registry_->provider(DeviceType::GPU);
-        const bool nccl = gpus && provider != nullptr && provider->supports_collectives();
-        AllReduceAlgorithm chosen = allReduce();
-        QString why;
-        if (chosen == AllReduceAlgorithm::Auto) {
-            if (shared) {
-                chosen = AllReduceAlgorithm::ReduceToOneDevice;
-                why = virtual_shared ? tr("virtual devices share one physical device")
-                                     : tr("replicas share one physical device");
-                if (gpus) why += tr("; NCCL cannot run between virtual GPUs");
-            } else if (nccl) {
-                chosen = AllReduceAlgorithm::Nccl;
-                why = tr("each replica has its own GPU; NCCL moves the gradients between the GPUs directly");
-            } else {
-                chosen = AllReduceAlgorithm::Ring;
-                why = tr("each replica has its own device; a ring keeps the traffic per device flat");
-            }
-        } else {
-            why = tr("chosen explicitly");
-        }
-        const QString algorithm = chosen == AllReduceAlgorithm::ReduceToOneDevice
-                                      ? tr("reduce to %1 then broadcast").arg(all_names.value(0))
-                                  : chosen == AllReduceAlgorithm::Nccl ? tr("NCCL")
-                                                                       : tr("ring (reduce-scatter, then all-gather)");
-        const QString devices = replicas <= 4 ? tr("Mirrored over %1 devices (%2)")
-                                                    .arg(replicas)
-                                                    .arg(all_names.join(QStringLiteral(", ")))
-                                              : tr("Mirrored over %1 devices").arg(replicas);
-        strategy_ = tr("%1; all-reduce: %2 (%3)").arg(devices, algorithm, why);
+        strategy_ = replicas <= 4
+                        ? tr("Mirrored over %1 devices (%2)").arg(replicas).arg(all_names.join(QStringLiteral(", ")))
+                        : tr("Mirrored over %1 devices").arg(replicas);
+        for (const std::string& warning : plan_.warnings) strategy_log_ << QString::fromStdString(warning);
+        strategy_log_ << QString::fromStdString(plan_.all_reduce_line());
+        if (!plan_.exchange_line().empty()) strategy_log_ << QString::fromStdString(plan_.exchange_line());
     }
-    strategy_label_->setText(keep_names_whole(strategy_));
+    QString html = keep_names_whole(strategy_);
+    for (qsizetype i = 0; i < strategy_log_.size(); ++i) {
+        const bool warning = i < static_cast<qsizetype>(plan_.warnings.size());
+        html += QStringLiteral("<br>") + (warning ? QStringLiteral("<span style=\"color: #8a5300;\">%1</span>")
+                                                  : QStringLiteral("<span style=\"color: #404040;\">%1</span>"))
+                                             .arg(keep_names_whole(strategy_log_.at(i)));
+        strategy_ += QLatin1Char('\n') + strategy_log_.at(i);
+    }
+    strategy_label_->setText(html);
 
     // The drawing: every physical device, used or not.
     std::vector<CarvedDevice> carved;
@@ -679,8 +642,11 @@ void DevicesPanel::refresh() {
         if (device.used) {
             const DeviceChoice& choice = current.devices[choice_index];
             device.mode = choice.mode;
-            device.logical_names = names[choice_index];
-            for (auto mb : choice.memory_limits_mb) device.limit_bytes.push_back(mb * kMiB);
+            for (const LogicalDevicePlan& logical : plan_.devices) {
+                if (logical.choice != choice_index) continue;
+                device.logical_names << QString::fromStdString(logical.name);
+                if (choice.mode == MemoryMode::Virtual) device.limit_bytes.push_back(logical.memory_limit_bytes);
+            }
             ++choice_index;
         }
         carved.push_back(std::move(device));

@@ -3,9 +3,11 @@
 // GPUs a provider registered), each either one logical device, split into N memory-limited
 // virtual devices, or growing on demand; a to-scale drawing of the carving; the configuration
 // validated by the engine on every change (the message says what is wrong and how to fix it);
-// and the strategy and all-reduce that will run, chosen by the same rule as MirroredStrategy.
+// and the strategy and all-reduce that will run. All of it is the engine's StrategyPlan: the
+// panel derives no device name, limit or all-reduce of its own.
 // Nothing is locked after a run: the engine is rebuilt from config() at every start.
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -13,6 +15,7 @@
 
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
+#include "core/distribute/strategy_plan.h"
 
 class QComboBox;
 class QLabel;
@@ -34,7 +37,15 @@ public:
     // Shows `config`; choices naming a device this machine lacks are kept (validation explains).
     void setConfig(const DeviceConfig& config);
     int replicaCount() const;  // of config(), whether or not it is valid
+    // What the panel says about the strategy: a sentence, then strategyLog() line by line.
     QString strategyDescription() const;
+    // The engine's lines about the all-reduce, exactly as it logs them when the run starts: its
+    // warnings, "All-reduce: <algorithm> (<why>)" and, but for NCCL, how the gradients travel.
+    // Empty for one device or an invalid configuration.
+    QStringList strategyLog() const;
+    QString allReduceSentence() const;  // the "All-reduce: ..." line; empty without an all-reduce
+    // The plan of config() with allReduce(), which everything the panel shows comes from.
+    const StrategyPlan& plan() const { return plan_; }
     QString validationError() const;  // empty when the configuration is valid
     // A valid configuration whose virtual devices' limits add up to more than a device has free
     // now (other programs hold the rest): a run may run out of memory before the limits. Empty if not.
@@ -61,7 +72,7 @@ private:
     DeviceChoice choiceFor(const Editor& editor) const;
     void showChoice(Editor& editor, const DeviceChoice* choice);
     void syncLimitTable(Editor& editor);
-    QString cautionFor(const DeviceConfig& config) const;
+    QString cautionFor(const DeviceConfig& config, const StrategyPlan& plan) const;
     void edited();
     void refresh();
 
@@ -72,6 +83,8 @@ private:
     QString error_;
     QString caution_;
     QString strategy_;
+    QStringList strategy_log_;
+    StrategyPlan plan_;
 
     QLabel* gpu_status_ = nullptr;
     QVBoxLayout* device_list_ = nullptr;

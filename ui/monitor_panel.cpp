@@ -20,7 +20,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "ui/format.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -49,8 +49,6 @@ QString phase_name(int phase) {
         default: return MonitorPanel::tr("update");
     }
 }
-
-QString bytes_text(std::int64_t bytes) { return QString::fromStdString(format_bytes(bytes)); }
 
 QString ms_text(double ms) { return MonitorPanel::tr("%1 ms").arg(ms, 0, 'f', ms < 10 ? 2 : 1); }
 

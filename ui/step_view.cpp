@@ -16,9 +16,9 @@
 #include <array>
 #include <cmath>
 
-#include "core/device/arena.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
+#include "ui/format.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -49,8 +49,6 @@ QString number_text(double value) {
     if (!std::isfinite(value)) return QStringLiteral("—");
     return QString::number(value, 'g', 5);
 }
-
-QString bytes_text(std::int64_t bytes) { return QString::fromStdString(format_bytes(bytes)); }
 
 QString checksum_hex(std::uint64_t checksum) { return QStringLiteral("%1").arg(checksum, 16, 16, QLatin1Char('0')); }
 

@@ -17,9 +17,7 @@ namespace mirrorlab {
 
 namespace {
 
-constexpr int kMaxReplicas = 64;
 constexpr std::int64_t kMinVirtualLimitMb = 16;
-constexpr std::int64_t kMiB = 1024 * 1024;
 
 std::string trim(std::string_view text) {
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -252,13 +250,19 @@ DeviceConfig DeviceConfig::default_for(const DeviceRegistry& registry) {
     return config;
 }
 
+int DeviceChoice::logical_device_count() const {
+    switch (mode) {
+        case MemoryMode::Virtual: return static_cast<int>(memory_limits_mb.size());
+        case MemoryMode::Whole: return replicas;
+        case MemoryMode::Growth: return 1;
+        case MemoryMode::Invalid: break;
+    }
+    return 0;
+}
+
 int DeviceConfig::replica_count() const {
     int count = 0;
-    for (const auto& choice : devices) {
-        count += choice.mode == MemoryMode::Virtual ? static_cast<int>(choice.memory_limits_mb.size())
-               : choice.mode == MemoryMode::Whole   ? choice.replicas
-                                                    : 1;
-    }
+    for (const auto& choice : devices) count += choice.logical_device_count();
     return count;
 }
 
@@ -311,9 +315,9 @@ void DeviceConfig::validate(const DeviceRegistry& registry) const {
                     // Capping each limit keeps the sum and the byte counts far from overflow.
                     total_mb += std::min<std::int64_t>(limit, std::int64_t{1} << 30);
                 }
-                if (physical->total_memory_bytes > 0 && total_mb > physical->total_memory_bytes / kMiB) {
+                if (physical->total_memory_bytes > 0 && total_mb > physical->total_memory_bytes / kBytesPerMiB) {
                     fail(id + ": the virtual devices ask for " + std::to_string(total_mb) + " MB in all, but " + physical->name +
-                         " has only " + std::to_string(physical->total_memory_bytes / kMiB) +
+                         " has only " + std::to_string(physical->total_memory_bytes / kBytesPerMiB) +
                          " MB; lower the limits or use fewer virtual devices");
                 }
                 break;
@@ -344,32 +348,53 @@ std::unique_ptr<Backend> make_cpu_backend() {
     return std::make_unique<CpuFastBackend>();
 }
 
+std::string LogicalDevicePlan::physical_id() const {
+    return std::string(device_type_name(type)) + ":" + std::to_string(physical_index);
+}
+
+std::vector<LogicalDevicePlan> plan_logical_devices(const DeviceConfig& config) {
+    std::vector<LogicalDevicePlan> planned;
+    int next_cpu = 0, next_gpu = 0;
+    for (std::size_t c = 0; c < config.devices.size(); ++c) {
+        const DeviceChoice& choice = config.devices[c];
+        int& next = choice.type == DeviceType::GPU ? next_gpu : next_cpu;
+        for (int i = 0; i < std::max(0, choice.logical_device_count()); ++i) {
+            LogicalDevicePlan device;
+            device.name = "/device:" + std::string(device_type_name(choice.type)) + ":" + std::to_string(next++);
+            device.type = choice.type;
+            device.physical_index = choice.index;
+            device.choice = c;
+            if (choice.mode == MemoryMode::Virtual) {
+                device.memory_limit_bytes = mib_to_bytes(choice.memory_limits_mb[static_cast<std::size_t>(i)]);
+            }
+            planned.push_back(std::move(device));
+        }
+    }
+    return planned;
+}
+
 std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceConfig& config, DeviceRegistry& registry) {
     config.validate(registry);
+    return create_logical_devices(plan_logical_devices(config), registry);
+}
+
+std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const std::vector<LogicalDevicePlan>& devices,
+                                                                   DeviceRegistry& registry) {
     std::vector<std::unique_ptr<LogicalDevice>> logical;
-    int next_index[3] = {0, 0, 0};
-    for (const auto& choice : config.devices) {
-        const PhysicalDevice physical = *registry.find(choice.type, choice.index);
-        std::vector<std::int64_t> limits_bytes;
-        switch (choice.mode) {
-            case MemoryMode::Whole: limits_bytes.assign(static_cast<std::size_t>(choice.replicas), 0); break;
-            case MemoryMode::Growth: limits_bytes.assign(1, 0); break;
-            case MemoryMode::Virtual:
-                for (auto mb : choice.memory_limits_mb) limits_bytes.push_back(mb * kMiB);
-                break;
-            case MemoryMode::Invalid: break;
+    for (const LogicalDevicePlan& device : devices) {
+        const PhysicalDevice* physical = registry.find(device.type, device.physical_index);
+        if (physical == nullptr) {
+            throw DeviceConfigError("device configuration: " + device.physical_id() + " does not exist");
         }
-        for (auto limit : limits_bytes) {
-            const int index = next_index[static_cast<int>(choice.type)]++;
-            const std::string name = "/device:" + std::string(device_type_name(choice.type)) + ":" + std::to_string(index);
-            if (choice.type == DeviceType::CPU) {
-                logical.push_back(std::make_unique<LogicalDevice>(name, physical, limit, make_cpu_backend(), nullptr));
-            } else {
-                DeviceProvider* provider = registry.provider(DeviceType::GPU);
-                logical.push_back(std::make_unique<LogicalDevice>(name, physical, limit, provider->create_backend(choice.index),
-                                                                  provider->create_allocator(choice.index)));
-                logical.back()->set_provider(provider);
-            }
+        if (device.type == DeviceType::CPU) {
+            logical.push_back(std::make_unique<LogicalDevice>(device.name, *physical, device.memory_limit_bytes,
+                                                              make_cpu_backend(), nullptr));
+        } else {
+            DeviceProvider* provider = registry.provider(DeviceType::GPU);
+            logical.push_back(std::make_unique<LogicalDevice>(device.name, *physical, device.memory_limit_bytes,
+                                                              provider->create_backend(device.physical_index),
+                                                              provider->create_allocator(device.physical_index)));
+            logical.back()->set_provider(provider);
         }
     }
     return logical;

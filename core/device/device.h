@@ -77,6 +77,12 @@ PhysicalDevice detect_cpu();
 // cache the kernel can drop), or free pages where /proc/meminfo has no such line; 0 if unknown.
 std::int64_t host_available_memory_bytes();
 
+// The most replicas one configuration may have, in all and on one physical device.
+inline constexpr int kMaxReplicas = 64;
+// Memory limits are chosen in MiB, as TensorFlow's memory_limit; "MB" in the device grammar means MiB.
+inline constexpr std::int64_t kBytesPerMiB = 1024 * 1024;
+constexpr std::int64_t mib_to_bytes(std::int64_t mib) { return mib * kBytesPerMiB; }
+
 enum class MemoryMode {
     Invalid = 0,
     Whole,    // one logical device per replica, no limit
@@ -90,6 +96,10 @@ struct DeviceChoice {
     MemoryMode mode = MemoryMode::Whole;
     int replicas = 1;                                // Whole mode: replicas sharing the device
     std::vector<std::int64_t> memory_limits_mb;      // Virtual mode: one per virtual device (MiB)
+
+    // The logical devices (replicas) this choice makes: one per limit (Virtual), `replicas`
+    // (Whole), one (Growth).
+    int logical_device_count() const;
 };
 
 struct DeviceConfig {
@@ -106,6 +116,21 @@ struct DeviceConfig {
     void validate(const DeviceRegistry& registry) const;
     int replica_count() const;
 };
+
+// A logical device as create_logical_devices() will make it, before anything exists.
+struct LogicalDevicePlan {
+    std::string name;                     // "/device:GPU:1": numbered per device type, in configuration order
+    DeviceType type = DeviceType::Invalid;
+    int physical_index = 0;               // the physical device it lives on
+    std::size_t choice = 0;               // its DeviceChoice in DeviceConfig::devices
+    std::int64_t memory_limit_bytes = 0;  // 0: no limit (a whole device, or memory growth)
+    std::string physical_id() const;      // "GPU:0"
+};
+
+// Every logical device of `config`, in replica order, with the names and limits the engine gives
+// them. Pure, and defined for configurations that do not validate (a device the machine lacks, a
+// limit too small), so a form can show them while it explains what is wrong.
+std::vector<LogicalDevicePlan> plan_logical_devices(const DeviceConfig& config);
 
 class LogicalDevice {
 public:
@@ -137,6 +162,9 @@ std::unique_ptr<Backend> make_cpu_backend();
 
 // Validates, then builds one logical device per replica.
 std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const DeviceConfig& config,
+                                                                   DeviceRegistry& registry);
+// Builds the planned devices of a configuration that validate() accepted (see StrategyPlan).
+std::vector<std::unique_ptr<LogicalDevice>> create_logical_devices(const std::vector<LogicalDevicePlan>& devices,
                                                                    DeviceRegistry& registry);
 
 }  // namespace mirrorlab

@@ -5,12 +5,26 @@
 namespace mirrorlab {
 
 namespace {
-std::string device_list(const std::vector<LogicalDevice*>& devices) {
-    std::string text = "(";
-    for (std::size_t i = 0; i < devices.size(); ++i) text += (i > 0 ? ", " : "") + devices[i]->name();
-    return text + ")";
+std::vector<std::string> names_of(const std::vector<LogicalDevice*>& devices) {
+    std::vector<std::string> names;
+    for (const LogicalDevice* device : devices) names.push_back(device->name());
+    return names;
 }
 }  // namespace
+
+std::string describe_reduce_to_one_device(const std::vector<std::string>& devices) {
+    std::string list;
+    for (std::size_t i = 0; i < devices.size(); ++i) list += (i > 0 ? ", " : "") + devices[i];
+    return "Reduce to " + devices.front() + " then broadcast to (" + list + ").";
+}
+
+std::string describe_ring(const std::vector<std::string>& devices) {
+    std::string ring;
+    for (const std::string& device : devices) ring += device + " -> ";
+    ring += devices.front();
+    return "Ring all-reduce (reduce-scatter then all-gather in " + std::to_string(devices.size()) + " chunks) over " +
+           ring + ".";
+}
 
 AllReduceAlgorithm all_reduce_from_name(std::string_view name) {
     if (name == "auto") return AllReduceAlgorithm::Auto;
@@ -32,7 +46,7 @@ std::string_view all_reduce_name(AllReduceAlgorithm algorithm) {
 }
 
 std::string ReduceToOneDevice::describe(const std::vector<LogicalDevice*>& devices) const {
-    return "Reduce to " + devices.front()->name() + " then broadcast to " + device_list(devices) + ".";
+    return describe_reduce_to_one_device(names_of(devices));
 }
 
 void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& buffers,
@@ -77,11 +91,7 @@ std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts,
 }
 
 std::string RingAllReduce::describe(const std::vector<LogicalDevice*>& devices) const {
-    std::string ring;
-    for (auto* device : devices) ring += device->name() + " -> ";
-    ring += devices.front()->name();
-    return "Ring all-reduce (reduce-scatter then all-gather in " + std::to_string(devices.size()) + " chunks) over " +
-           ring + ".";
+    return describe_ring(names_of(devices));
 }
 
 void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers,

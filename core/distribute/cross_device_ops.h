@@ -32,6 +32,13 @@ public:
     virtual std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const = 0;
 };
 
+// What ReduceToOneDevice and RingAllReduce log about themselves for replicas on `devices`
+// (logical device names in replica order), so that a plan can say it before they exist:
+// "Reduce to /device:CPU:0 then broadcast to (/device:CPU:0, /device:CPU:1)."
+std::string describe_reduce_to_one_device(const std::vector<std::string>& devices);
+// "Ring all-reduce (reduce-scatter then all-gather in 2 chunks) over /device:CPU:0 -> /device:CPU:1 -> /device:CPU:0."
+std::string describe_ring(const std::vector<std::string>& devices);
+
 // The element range [begin, end) of chunk `chunk` when `count` elements are split in `parts`.
 std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk);
 

@@ -4,7 +4,6 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
-#include <set>
 
 #include "core/util/error.h"
 
@@ -54,6 +53,12 @@ void fill_shard_sizes(std::int32_t global_batch, int replicas, std::vector<std::
     for (int r = 0; r < global_batch % replicas; ++r) ++sizes[static_cast<std::size_t>(r)];
 }
 
+// The plan's logical devices, made only when the plan can run.
+std::vector<std::unique_ptr<LogicalDevice>> checked_devices(const StrategyPlan& plan, DeviceRegistry& registry) {
+    plan.check();
+    return create_logical_devices(plan.devices, registry);
+}
+
 // Where each replica's shard starts in the global batch.
 void fill_shard_offsets(const std::vector<std::int32_t>& sizes, std::vector<std::int32_t>& offsets) {
     offsets.assign(sizes.size(), 0);
@@ -67,83 +72,45 @@ std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas) {
     return sizes;
 }
 
+MirroredStrategy::MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log)
+    : MirroredStrategy(plan, checked_devices(plan, registry), log) {}
+
 MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
                                    const LogSink& log)
-    : devices_(std::move(devices)) {
-    if (devices_.empty()) throw DeviceConfigError("device configuration: no logical devices to train on");
+    : MirroredStrategy(plan_strategy(devices, algorithm), std::move(devices), log) {}
+
+MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_ptr<LogicalDevice>>&& devices,
+                                   const LogSink& log)
+    : plan_(std::move(plan)), devices_(std::move(devices)) {
+    plan_.check();
     std::vector<LogicalDevice*> raw;
-    std::set<std::string> physical;
-    for (auto& device : devices_) {
-        raw.push_back(device.get());
-        physical.insert(device->physical().id());
-    }
-    std::string names;
-    for (std::size_t i = 0; i < raw.size(); ++i) names += (i > 0 ? ", " : "") + raw[i]->name();
-    if (devices_.size() == 1) {
-        log(LogLevel::Info, "Using OneDeviceStrategy on " + names);
-    } else {
-        const bool shared_physical = physical.size() < devices_.size();
-        const bool gpus = raw.front()->physical().type == DeviceType::GPU;
-        AllReduceAlgorithm chosen = algorithm;
-        std::string why;
-        // NCCL comes from the GPU provider (the CUDA plugin), for replicas on distinct GPUs only.
+    for (auto& device : devices_) raw.push_back(device.get());
+    // NCCL is the GPU provider's (the CUDA plugin's); it may still refuse to start.
+    std::unique_ptr<CrossDeviceOps> collectives;
+    if (plan_.all_reduce == AllReduceAlgorithm::Nccl) {
         DeviceProvider* provider = raw.front()->provider();
-        std::unique_ptr<CrossDeviceOps> collectives;
-        if (chosen == AllReduceAlgorithm::Auto || chosen == AllReduceAlgorithm::Invalid) {
-            if (shared_physical) {
-                if (gpus) log(LogLevel::Warning, "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
-                chosen = AllReduceAlgorithm::ReduceToOneDevice;
-                why = "virtual devices share one physical device, so a reduction on one of them moves no data between chips";
-            } else {
-                if (gpus && provider != nullptr) {
-                    try {
-                        collectives = provider->create_all_reduce(raw);
-                    } catch (const std::exception& error) {
-                        log(LogLevel::Warning, std::string("NCCL could not be started (") + error.what() + "); using a ring instead");
-                    }
-                }
-                if (collectives) {
-                    chosen = AllReduceAlgorithm::Nccl;
-                    why = "each replica has its own GPU; NCCL moves the gradients between the GPUs directly";
-                } else {
-                    chosen = AllReduceAlgorithm::Ring;
-                    why = "each replica has its own device; a ring keeps the traffic per device flat";
-                }
-            }
-        } else {
-            why = "chosen explicitly";
+        std::string why = "the CUDA backend offers no NCCL all-reduce for these devices";
+        try {
+            if (provider != nullptr) collectives = provider->create_all_reduce(raw);
+        } catch (const std::exception& error) {
+            if (plan_.requested == AllReduceAlgorithm::Nccl) throw;
+            why = error.what();
         }
-        if (chosen == AllReduceAlgorithm::Nccl && !collectives) {
-            if (!gpus) throw DeviceConfigError("device configuration: NCCL all-reduce needs GPUs; use ring or reduce on CPU devices");
-            if (shared_physical) {
-                log(LogLevel::Warning, "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
-                chosen = AllReduceAlgorithm::ReduceToOneDevice;
-                why = "NCCL cannot run between virtual devices of one GPU";
-            } else {
-                if (provider != nullptr) collectives = provider->create_all_reduce(raw);
-                if (!collectives) {
-                    throw DeviceConfigError(provider == nullptr
-                        ? "device configuration: NCCL all-reduce is provided by the CUDA backend, which is not loaded"
-                        : "device configuration: the CUDA backend offers no NCCL all-reduce for these devices (" +
-                              provider->status() + "); use ring or reduce");
-                }
-            }
-        }
-        if (collectives) {
-            cross_device_ops_ = std::move(collectives);
-        } else if (chosen == AllReduceAlgorithm::ReduceToOneDevice) {
-            // CPU devices share host memory, so every replica's thread can take a slice of the sum.
-            const bool host_memory = std::all_of(raw.begin(), raw.end(), [](LogicalDevice* device) {
-                return device->physical().type == DeviceType::CPU;
-            });
-            cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory);
-        } else {
-            cross_device_ops_ = std::make_unique<RingAllReduce>();
-        }
-        log(LogLevel::Info, "Using MirroredStrategy with devices (" + names + ")");
-        log(LogLevel::Info, "All-reduce: " + std::string(all_reduce_name(chosen)) + " (" + why + ")");
-        log(LogLevel::Info, cross_device_ops_->describe(raw));
+        if (!collectives) plan_ = plan_.without_nccl(why);
     }
+    for (const PlanLogLine& line : plan_.log_lines()) log(line.level, line.text);
+    if (collectives) {
+        cross_device_ops_ = std::move(collectives);
+    } else if (plan_.all_reduce == AllReduceAlgorithm::ReduceToOneDevice) {
+        // CPU devices share host memory, so every replica's thread can take a slice of the sum.
+        const bool host_memory =
+            std::all_of(plan_.devices.begin(), plan_.devices.end(),
+                        [](const LogicalDevicePlan& device) { return device.type == DeviceType::CPU; });
+        cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory);
+    } else if (plan_.all_reduce == AllReduceAlgorithm::Ring) {
+        cross_device_ops_ = std::make_unique<RingAllReduce>();
+    }
+    if (cross_device_ops_) log(LogLevel::Info, cross_device_ops_->describe(raw));
     threads_ = std::make_unique<ReplicaThreads>(replica_count());
 }
 

@@ -15,6 +15,7 @@
 #include "core/distribute/cross_device_ops.h"
 #include "core/distribute/replica_threads.h"
 #include "core/distribute/step_barrier.h"
+#include "core/distribute/strategy_plan.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
@@ -36,14 +37,19 @@ class MirroredStrategy {
 public:
     using LogSink = std::function<void(LogLevel, const std::string&)>;
 
-    // Picks the all-reduce (Auto: reduce-to-one-device when replicas share a physical device, as
-    // TensorFlow does for virtual GPUs; the device provider's collectives (NCCL) when each replica
-    // has its own GPU; otherwise a ring) and logs the choice and why.
+    // Builds the plan's logical devices and the all-reduce it names, and logs the plan's lines
+    // (the all-reduce chosen and why). Throws DeviceConfigError when the plan cannot run, or when
+    // NCCL asked for by name will not start; NCCL chosen by Auto that will not start falls back to
+    // a ring with a warning (StrategyPlan::without_nccl).
+    MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log);
+    // Devices built by the caller (tests), planned by the same rules (plan_strategy(devices, ..)).
     MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
                      const LogSink& log);
 
     int replica_count() const { return static_cast<int>(devices_.size()); }
-    std::string name() const { return replica_count() == 1 ? "OneDeviceStrategy" : "MirroredStrategy"; }
+    std::string name() const { return plan_.strategy_name(); }
+    // The plan the strategy runs (after any NCCL fallback).
+    const StrategyPlan& plan() const { return plan_; }
     AllReduceAlgorithm all_reduce_algorithm() const;
     std::vector<std::string> device_names() const;
     LogicalDevice& device(int replica) { return *devices_[static_cast<std::size_t>(replica)]; }
@@ -88,6 +94,9 @@ public:
     ModelReplica& replica(int index) { return *replicas_[static_cast<std::size_t>(index)]; }
 
 private:
+    // `devices` by reference: a caller may plan from them in the same call.
+    MirroredStrategy(StrategyPlan plan, std::vector<std::unique_ptr<LogicalDevice>>&& devices, const LogSink& log);
+
     // Per-step state, sized by build() so that steps allocate nothing.
     struct StepScratch {
         std::vector<std::int32_t> sizes, offsets;  // each replica's shard of the global batch
@@ -102,6 +111,7 @@ private:
                       std::uint64_t step_seed, std::chrono::steady_clock::time_point step_start,
                       const OptimizerStep& update);
 
+    StrategyPlan plan_;
     std::vector<std::unique_ptr<LogicalDevice>> devices_;
     std::unique_ptr<CrossDeviceOps> cross_device_ops_;  // null for one replica
     std::unique_ptr<ReplicaThreads> threads_;

@@ -214,21 +214,30 @@ OptimizerSchedule::OptimizerSchedule(OptimizerConfig config) : config_(config) {
     config_.validate();
 }
 
-int OptimizerSchedule::slot_count() const {
-    const int momentum_slot = config_.momentum > 0.0 ? 1 : 0;
-    switch (config_.kind) {
-        case OptimizerKind::SGD:
-            return momentum_slot;
+OptimizerSlots slots_needed(OptimizerKind kind, bool use_momentum) {
+    switch (kind) {
+        case OptimizerKind::SGD: return {use_momentum, false};
         case OptimizerKind::Adam:
-        case OptimizerKind::Nadam:
-            return 2;
-        case OptimizerKind::RMSprop:
-            return 1 + momentum_slot;
-        case OptimizerKind::Invalid:
-            break;
+        case OptimizerKind::Nadam: return {true, true};
+        case OptimizerKind::RMSprop: return {true, use_momentum};
+        case OptimizerKind::Invalid: break;
     }
-    return 0;
+    return {};
 }
+
+void check_update_buffers(const OptimizerStep& step, bool has_weights_and_grads, bool has_slot0, bool has_slot1) {
+    const std::string name(optimizer_name(step.kind));
+    if (!has_weights_and_grads)
+        throw OpError("[optimizer] " + name + " update got a null weights or gradients buffer");
+    const OptimizerSlots needed = slots_needed(step);
+    if ((needed.slot0 && !has_slot0) || (needed.slot1 && !has_slot1))
+        throw OpError("[optimizer] " + name + " update needs " + std::to_string(needed.count()) +
+                      " slot buffer(s) but got a null one");
+    if (step.kind == OptimizerKind::Invalid)
+        throw OpError("[optimizer] update called with an invalid optimizer step (no optimizer chosen)");
+}
+
+int OptimizerSchedule::slot_count() const { return slots_needed(config_.kind, config_.momentum > 0.0).count(); }
 
 UpdateLayout OptimizerSchedule::update_layout() const {
     UpdateLayout layout;
@@ -317,18 +326,8 @@ void OptimizerSchedule::restore(const State& state) {
 void reference_apply_update(const OptimizerStep& s, float* weights, const float* grads,
                             float* slot0, float* slot1, size_t count, const IndexedSlicesStats& sparse) {
     if (count == 0) return;
+    check_update_buffers(s, weights != nullptr && grads != nullptr, slot0 != nullptr, slot1 != nullptr);
     const std::string name(optimizer_name(s.kind));
-    if (weights == nullptr || grads == nullptr)
-        throw OpError("[optimizer] " + name + " update got a null weights or gradients buffer");
-    const bool needs_slot0 = s.kind == OptimizerKind::Adam || s.kind == OptimizerKind::Nadam ||
-                             s.kind == OptimizerKind::RMSprop ||
-                             (s.kind == OptimizerKind::SGD && s.use_momentum);
-    const bool needs_slot1 = s.kind == OptimizerKind::Adam || s.kind == OptimizerKind::Nadam ||
-                             (s.kind == OptimizerKind::RMSprop && s.use_momentum);
-    if ((needs_slot0 && slot0 == nullptr) || (needs_slot1 && slot1 == nullptr))
-        throw OpError("[optimizer] " + name + " update needs " +
-                      std::to_string(needs_slot0 + needs_slot1) +
-                      " slot buffer(s) but got a null one");
     if (sparse.row_counts != nullptr && sparse.row_width <= 0)
         throw OpError("[optimizer] " + name + " update got embedding row counts without a row width");
     // g^2 for the second moments: per element, or summed over the slices (Keras 3 on TensorFlow).

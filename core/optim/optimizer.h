@@ -122,6 +122,21 @@ struct OptimizerStep {
     float nadam_v_scale = 0.0f;
 };
 
+// The slot buffers an update reads (see OptimizerStep's slot layout): one rule for the schedule,
+// which has them allocated, and for the update kernels, which check them.
+struct OptimizerSlots {
+    bool slot0 = false;
+    bool slot1 = false;
+    int count() const { return (slot0 ? 1 : 0) + (slot1 ? 1 : 0); }
+};
+OptimizerSlots slots_needed(OptimizerKind kind, bool use_momentum);
+inline OptimizerSlots slots_needed(const OptimizerStep& step) { return slots_needed(step.kind, step.use_momentum); }
+
+// The checks an update makes before it touches memory (reference_apply_update, the CUDA backend),
+// in one wording: throws OpError for a null weights or gradients buffer, a null slot the step
+// needs, or an invalid step.
+void check_update_buffers(const OptimizerStep& step, bool has_weights_and_grads, bool has_slot0, bool has_slot1);
+
 // What a replica allocates beside the weights and gradients for this optimizer: the slots, and for
 // every Embedding table the statistics of its IndexedSlices gradient that EmbeddingUpdate needs.
 struct UpdateLayout {

@@ -18,14 +18,6 @@ double median(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-int slots(const DeviceChoice& choice) {
-    switch (choice.mode) {
-        case MemoryMode::Virtual: return static_cast<int>(choice.memory_limits_mb.size());
-        case MemoryMode::Whole: return choice.replicas;
-        default: return 1;
-    }
-}
-
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
     std::string quoted = "\"";
@@ -53,7 +45,7 @@ DeviceConfig scaled_device_config(const DeviceConfig& current, int replicas) {
     for (std::size_t i = 0; i < current.devices.size() && left > 0; ++i) {
         const DeviceChoice& choice = current.devices[i];
         const bool last = i + 1 == current.devices.size();
-        const int take = last ? left : std::min(slots(choice), left);
+        const int take = last ? left : std::min(choice.logical_device_count(), left);
         DeviceChoice row = choice;
         if (choice.mode == MemoryMode::Virtual) {
             const std::int64_t limit = choice.memory_limits_mb.empty() ? 0 : choice.memory_limits_mb.back();

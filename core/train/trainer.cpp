@@ -340,9 +340,9 @@ FitResult Trainer::fit() {
             publish(WarningEvent{"data", warning, 0, 0});
             log(LogLevel::Warning, warning);
         }
-        auto devices = create_logical_devices(device_config_, *registry_);
-        strategy = std::make_unique<MirroredStrategy>(std::move(devices), config_.all_reduce,
-                                                      [this](LogLevel level, const std::string& text) { log(level, text); });
+        strategy = std::make_unique<MirroredStrategy>(
+            plan_strategy(device_config_, *registry_, config_.all_reduce), *registry_,
+            [this](LogLevel level, const std::string& text) { log(level, text); });
         const int replicas = strategy->replica_count();
         if (replicas > 1 && config_.batch_size % replicas != 0) {
             const auto shards = shard_sizes(config_.batch_size, replicas);

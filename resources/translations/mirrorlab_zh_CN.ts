@@ -778,42 +778,6 @@
         <translation>单个设备：%1（没有全归约）</translation>
     </message>
     <message>
-        <source>virtual devices share one physical device</source>
-        <translation>虚拟设备共享一个物理设备</translation>
-    </message>
-    <message>
-        <source>replicas share one physical device</source>
-        <translation>副本共享一个物理设备</translation>
-    </message>
-    <message>
-        <source>; NCCL cannot run between virtual GPUs</source>
-        <translation>；NCCL 不能在虚拟 GPU 之间运行</translation>
-    </message>
-    <message>
-        <source>each replica has its own GPU; NCCL moves the gradients between the GPUs directly</source>
-        <translation>每个副本都有自己的 GPU；NCCL 直接在 GPU 之间传输梯度</translation>
-    </message>
-    <message>
-        <source>each replica has its own device; a ring keeps the traffic per device flat</source>
-        <translation>每个副本都有自己的设备；环形算法让每个设备的通信量保持不变</translation>
-    </message>
-    <message>
-        <source>chosen explicitly</source>
-        <translation>手动选择</translation>
-    </message>
-    <message>
-        <source>reduce to %1 then broadcast</source>
-        <translation>归约到 %1，然后广播</translation>
-    </message>
-    <message>
-        <source>NCCL</source>
-        <translation>NCCL</translation>
-    </message>
-    <message>
-        <source>ring (reduce-scatter, then all-gather)</source>
-        <translation>环形（先归约-散射，再全收集）</translation>
-    </message>
-    <message>
         <source>Mirrored over %1 devices (%2)</source>
         <translation>在 %1 个设备上镜像（%2）</translation>
     </message>
@@ -822,8 +786,8 @@
         <translation>在 %1 个设备上镜像</translation>
     </message>
     <message>
-        <source>%1; all-reduce: %2 (%3)</source>
-        <translation>%1；全归约：%2（%3）</translation>
+        <source>Under the first line: what the engine logs about the all-reduce when the run starts, word for word.</source>
+        <translation>第一行之下：运行开始时引擎关于全归约写入日志的内容，逐字照录。</translation>
     </message>
 </context>
 <context>
