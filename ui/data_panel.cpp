@@ -52,6 +52,9 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     source_ = new QComboBox(this);
     source_->setObjectName(QStringLiteral("dataSource"));
     for (const auto& kind : kSources) source_->addItem(QCoreApplication::translate("DataPanel", kind.label));
+    // The longest choice would set the dock's minimum width; it is elided instead.
+    source_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    source_->setMinimumContentsLength(24);
     form->addRow(tr("Source:"), source_);
     auto* path_row = new QHBoxLayout;
     path_ = new QLineEdit(this);
@@ -76,9 +79,12 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     auto* load_row = new QHBoxLayout;
     load_row->addWidget(load_button_);
     load_row->addWidget(download_button_);
-    load_row->addWidget(download_progress_);
-    load_row->addWidget(status_, 1);
+    load_row->addWidget(download_progress_, 1);
+    load_row->addStretch(0);
     layout->addLayout(load_row);
+    // On a line of its own: long messages (a path, the offline alternatives) wrap instead of
+    // widening the dock.
+    layout->addWidget(status_);
     statistics_ = new QPlainTextEdit(this);
     statistics_->setObjectName(QStringLiteral("dataStatistics"));
     statistics_->setReadOnly(true);

@@ -26,6 +26,9 @@ QString level_colour(LogLevel level) {
 
 LogPanel::LogPanel(TrainingController* controller, QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    // Thin margins: the log starts as a strip of a few lines under the charts.
+    layout->setContentsMargins(4, 2, 4, 2);
+    layout->setSpacing(2);
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Show:"), this));
     filter_ = new QComboBox(this);
