@@ -4,14 +4,22 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "core/data/source.h"
 #include "core/util/error.h"
@@ -26,15 +34,31 @@
 #include "ui/step_view.h"
 #include "ui/timeline_view.h"
 #include "ui/training_panel.h"
+#include "ui/window_geometry.h"
 
 namespace mirrorlab::ui {
 
 namespace {
+// Scrolled panels sit in a scroll area, so a short or narrow dock scrolls them instead of squeezing
+// them below their minimum (where Qt's layouts overlap widgets) or forcing the whole window to
+// grow past the screen. Vertical: the panel wraps to any width and only scrolls up and down.
+enum class Scroll { None, Vertical, Both };
+
 QDockWidget* add_dock(QMainWindow* window, QWidget* panel, const QString& title, const QString& object_name,
-                      Qt::DockWidgetArea area) {
+                      Qt::DockWidgetArea area, Scroll scrolled = Scroll::None) {
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(object_name);  // saveState() needs stable names
-    dock->setWidget(panel);
+    if (scrolled != Scroll::None) {
+        auto* scroll = new QScrollArea(dock);
+        scroll->setObjectName(object_name + QStringLiteral("Scroll"));
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        if (scrolled == Scroll::Vertical) scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setWidget(panel);
+        dock->setWidget(scroll);
+    } else {
+        dock->setWidget(panel);
+    }
     window->addDockWidget(area, dock);
     return dock;
 }
@@ -60,7 +84,14 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     central_layout->addWidget(message_);
     training_ = new TrainingPanel(controller_, central);
     central_layout->addWidget(training_, 1);
-    setCentralWidget(central);
+    // Messages and banners come and go above the charts: on a short screen the charts scroll
+    // rather than push the window's minimum height past the screen.
+    auto* central_scroll = new QScrollArea(this);
+    central_scroll->setObjectName(QStringLiteral("centralScroll"));
+    central_scroll->setWidgetResizable(true);
+    central_scroll->setFrameShape(QFrame::NoFrame);
+    central_scroll->setWidget(central);
+    setCentralWidget(central_scroll);
 
     devices_ = new DevicesPanel(controller_->registry(), this);
     model_ = new ModelPanel(this);
@@ -72,20 +103,24 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     timeline_ = new TimelineView(controller_, this);
     scaling_ = new ScalingPanel(controller_->registry(), this);
 
+    // The side docks run the window's full height; the bottom strip sits under the charts only.
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     QDockWidget* devices_dock = add_dock(this, devices_, tr("Devices"), QStringLiteral("devicesDock"), Qt::LeftDockWidgetArea);
     QDockWidget* model_dock = add_dock(this, model_, tr("Model"), QStringLiteral("modelDock"), Qt::LeftDockWidgetArea);
     QDockWidget* data_dock = add_dock(this, data_, tr("Data"), QStringLiteral("dataDock"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(devices_dock, model_dock);
     tabifyDockWidget(model_dock, data_dock);
     devices_dock->raise();
-    add_dock(this, monitor_, tr("Device monitor"), QStringLiteral("monitorDock"), Qt::RightDockWidgetArea);
-    QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
+    add_dock(this, monitor_, tr("Device monitor"), QStringLiteral("monitorDock"), Qt::RightDockWidgetArea, Scroll::Vertical);
     QDockWidget* log_dock = add_dock(this, log_, tr("Log"), QStringLiteral("logDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(log_dock, runs_dock);
     // Seeing data parallelism: the step, the per-replica timeline and the scaling experiment.
     QDockWidget* step_dock = add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea);
     QDockWidget* timeline_dock = add_dock(this, timeline_, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
-    QDockWidget* scaling_dock = add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock =
+        add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea, Scroll::Both);
     tabifyDockWidget(runs_dock, step_dock);
     tabifyDockWidget(step_dock, timeline_dock);
     tabifyDockWidget(timeline_dock, scaling_dock);
@@ -246,23 +281,100 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::restoreSettings() {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
-    if (settings.contains(QStringLiteral("window/geometry"))) {
-        restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    } else {
-        resize(1500, 950);
+    // Qt's restoreGeometry() moves and shrinks a saved geometry onto the screens there are now.
+    if (!settings.contains(QStringLiteral("window/geometry")) ||
+        !restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+        first_launch_geometry_ = true;
+        if (const QScreen* on = screen()) setGeometry(firstLaunchGeometry(on->availableGeometry(), expectedFrameMargins()));
     }
-    if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
-        // First launch: the charts get the height, the log and runs a strip at the bottom.
-        // Dock sizes apply only once the window is laid out, hence the queued call.
-        QTimer::singleShot(0, this, [this] {
-            if (auto* log_dock = findChild<QDockWidget*>(QStringLiteral("logDock"))) {
-                resizeDocks({log_dock}, {200}, Qt::Vertical);
-            }
-        });
-    }
+    // First launch: the docks are sized once the window is laid out (showEvent).
+    first_launch_docks_ = !restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     devices_->restoreSettings(settings);
     model_->restoreSettings(settings);
     data_->restoreSettings(settings);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (shown_before_) return;
+    shown_before_ = true;
+    // Queued: the docks have their sizes only once the first layout pass has run.
+    QTimer::singleShot(0, this, [this] {
+        if (first_launch_docks_) arrangeFirstLaunchDocks();
+        if (first_launch_geometry_) keepFrameOnScreen();
+    });
+    // A window manager decorates the window a moment after it is mapped: check again then.
+    if (first_launch_geometry_) QTimer::singleShot(500, this, &MainWindow::keepFrameOnScreen);
+}
+
+void MainWindow::keepFrameOnScreen() {
+    const QScreen* on = screen();
+    if (on == nullptr || isMaximized() || isFullScreen()) return;
+    const QRect available = on->availableGeometry();
+    const QRect frame = frameGeometry();
+    if (available.contains(frame)) return;
+    const QRect inner = geometry();
+    const QMargins margins(inner.left() - frame.left(), inner.top() - frame.top(), frame.right() - inner.right(),
+                           frame.bottom() - inner.bottom());
+    const QSize room = available.size().shrunkBy(margins);
+    resize(size().boundedTo(room));
+    QRect moved = frameGeometry();
+    moved.moveLeft(std::clamp(moved.left(), available.left(), std::max(available.left(), available.right() - moved.width() + 1)));
+    moved.moveTop(std::clamp(moved.top(), available.top(), std::max(available.top(), available.bottom() - moved.height() + 1)));
+    move(moved.topLeft());
+}
+
+int MainWindow::modelDockWidthWanted(const QDockWidget* dock) const {
+    auto* table = model_->findChild<QTableWidget*>(QStringLiteral("layerTable"));
+    QScrollArea* scroll = nullptr;
+    for (QWidget* up = table; up != nullptr && scroll == nullptr; up = up->parentWidget()) scroll = qobject_cast<QScrollArea*>(up);
+    if (table == nullptr || scroll == nullptr || scroll->widget() == nullptr) return dock->width();
+    // What ResizeToContents gives every column: the layer table without a cut or a scroll bar.
+    int columns = 0;
+    for (int column = 0; column < table->columnCount(); ++column) {
+        columns += std::max(static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(column),
+                            table->horizontalHeader()->sectionSizeHint(column));
+    }
+    const int extent = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll);
+    const int table_wanted = columns + 2 * table->frameWidth() + (table->verticalScrollBar()->isVisible() ? extent : 0);
+    const QWidget* content = scroll->widget();
+    // The table takes every pixel the form grows by.
+    const int content_wanted = std::max(content->minimumSizeHint().width(), content->width() + table_wanted - table->width());
+    const int around = dock->width() - scroll->viewport()->width() + (scroll->verticalScrollBar()->isVisible() ? 0 : extent);
+    return content_wanted + around;
+}
+
+void MainWindow::arrangeFirstLaunchDocks() {
+    auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    QDockWidget* devices_dock = dock("devicesDock");
+    QDockWidget* model_dock = dock("modelDock");
+    QDockWidget* monitor_dock = dock("monitorDock");
+    QDockWidget* log_dock = dock("logDock");
+    if (devices_dock == nullptr || model_dock == nullptr || monitor_dock == nullptr || log_dock == nullptr) return;
+    DockNeeds needs;
+    // A tab behind others is not laid out: the model form is measured with its tab up.
+    model_dock->raise();
+    needs.left_wanted = modelDockWidthWanted(model_dock);
+    devices_dock->raise();
+    for (const char* name : {"devicesDock", "modelDock", "dataDock"}) {
+        if (QDockWidget* left = dock(name)) needs.left_minimum = std::max(needs.left_minimum, left->minimumSizeHint().width());
+    }
+    // The monitor scrolls vertically only: its dock is as wide as the panel's minimum and the bar.
+    needs.right_minimum = monitor_->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                          monitor_dock->width() - monitor_dock->widget()->width() + 2;
+    needs.central_minimum = training_->minimumSizeHint().width() + 8;  // inside the scroll area's margins
+    int bottom_minimum = 0;
+    for (const char* name : {"logDock", "runsDock", "stepViewDock", "timelineDock", "scalingDock"}) {
+        if (QDockWidget* bottom = dock(name)) bottom_minimum = std::max(bottom_minimum, bottom->minimumSizeHint().height());
+    }
+    // About five log lines under the log's own bar; the tabs' bar comes on top of the dock.
+    const int tab_bar = QFontMetrics(font()).height() + 12;
+    needs.bottom_minimum = bottom_minimum;
+    needs.bottom_wanted = log_dock->minimumSizeHint().height() + 3 * QFontMetrics(log_->font()).lineSpacing();
+    const int separator = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
+    const DockLayout layout = firstLaunchDocks(size() - QSize(2 * separator, separator), needs);
+    resizeDocks({devices_dock, monitor_dock}, {layout.left_width, layout.right_width}, Qt::Horizontal);
+    resizeDocks({log_dock}, {layout.bottom_height + tab_bar}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -53,6 +53,10 @@
         <source>Interface language: zh_CN (Simplified Chinese) or en (English); default: the system&apos;s.</source>
         <translation>界面语言：zh_CN（简体中文）或 en（英语）；默认跟随系统。</translation>
     </message>
+    <message>
+        <source>Window size for --screenshot, e.g. 1366x768 (default: as on a first launch on this screen).</source>
+        <translation>--screenshot 的窗口大小，例如 1366x768（默认：与在此屏幕上首次启动时相同）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::CompileOptions</name>
