@@ -51,6 +51,7 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     auto* form = new QFormLayout;
     source_ = new QComboBox(this);
     source_->setObjectName(QStringLiteral("dataSource"));
+    source_->setToolTip(tr("Where the training and validation samples come from"));
     for (const auto& kind : kSources) source_->addItem(QCoreApplication::translate("DataPanel", kind.label));
     // The longest choice would set the dock's minimum width; it is elided instead.
     source_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -59,13 +60,17 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     auto* path_row = new QHBoxLayout;
     path_ = new QLineEdit(this);
     path_->setObjectName(QStringLiteral("dataPath"));
+    path_->setAccessibleName(tr("Path"));
+    path_->setToolTip(tr("The file or folder of the chosen source"));
     browse_ = new QPushButton(tr("Browse…"), this);
+    browse_->setToolTip(tr("Choose the file or folder"));
     path_row->addWidget(path_, 1);
     path_row->addWidget(browse_);
     form->addRow(tr("Path:"), path_row);
     layout->addLayout(form);
     load_button_ = new QPushButton(tr("Load"), this);
     load_button_->setObjectName(QStringLiteral("loadData"));
+    load_button_->setToolTip(tr("Read the data from the chosen source (in the background; pressed again, it cancels)"));
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("dataStatus"));
     status_->setWordWrap(true);
@@ -87,11 +92,15 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(status_);
     statistics_ = new QPlainTextEdit(this);
     statistics_->setObjectName(QStringLiteral("dataStatistics"));
+    statistics_->setAccessibleName(tr("Statistics"));
+    statistics_->setToolTip(tr("Sizes, classes, vocabulary and sequence lengths of the loaded data"));
     statistics_->setReadOnly(true);
     statistics_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     layout->addWidget(statistics_, 1);
     samples_ = new QTableWidget(0, 3, this);
     samples_->setObjectName(QStringLiteral("dataSamples"));
+    samples_->setAccessibleName(tr("Samples"));
+    samples_->setToolTip(tr("The first training samples with their labels"));
     samples_->setHorizontalHeaderLabels({tr("Label"), tr("Tokens"), tr("Start of the sample")});
     samples_->horizontalHeader()->setStretchLastSection(true);
     samples_->verticalHeader()->setVisible(false);

@@ -26,6 +26,7 @@
 
 #include "ui/data_panel.h"
 #include "ui/devices_panel.h"
+#include "ui/focus_order.h"
 #include "ui/log_panel.h"
 #include "ui/model_panel.h"
 #include "ui/monitor_panel.h"
@@ -53,6 +54,7 @@ QDockWidget* add_dock(QMainWindow* window, QWidget* panel, const QString& title,
         scroll->setObjectName(object_name + QStringLiteral("Scroll"));
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setFocusPolicy(Qt::NoFocus);  // a frame around the panel, not a stop for Tab
         if (scrolled == Scroll::Vertical) scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         scroll->setWidget(panel);
         dock->setWidget(scroll);
@@ -61,6 +63,11 @@ QDockWidget* add_dock(QMainWindow* window, QWidget* panel, const QString& title,
     }
     window->addDockWidget(area, dock);
     return dock;
+}
+
+// "Start training (F5)": the shortcut in the tooltip, as menus show it beside the text.
+QString with_shortcut(const QString& tip, const QKeySequence& shortcut) {
+    return shortcut.isEmpty() ? tip : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText));
 }
 }  // namespace
 
@@ -90,6 +97,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     central_scroll->setObjectName(QStringLiteral("centralScroll"));
     central_scroll->setWidgetResizable(true);
     central_scroll->setFrameShape(QFrame::NoFrame);
+    central_scroll->setFocusPolicy(Qt::NoFocus);
     central_scroll->setWidget(central);
     setCentralWidget(central_scroll);
 
@@ -127,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     log_dock->raise();
 
     buildActions();
+    new VisualTabOrder(this);
 
     connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
     runs_->setTrainingPanel(training_);
@@ -186,20 +195,37 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildActions() {
-    QToolBar* toolbar = addToolBar(tr("Training"));
-    toolbar->setObjectName(QStringLiteral("trainingToolbar"));
-    start_ = toolbar->addAction(tr("Start"), this, [this] { startTraining(); });
+    // The debugger's keys: F5 runs, Shift+F5 stops, F10 steps; F6 pauses and resumes.
+    start_ = new QAction(tr("Start"), this);
     start_->setObjectName(QStringLiteral("startAction"));
-    pause_ = toolbar->addAction(tr("Pause"), this, [this] {
+    start_->setShortcut(QKeySequence(Qt::Key_F5));
+    connect(start_, &QAction::triggered, this, [this] { startTraining(); });
+    pause_ = new QAction(tr("Pause"), this);
+    pause_->setObjectName(QStringLiteral("pauseAction"));
+    pause_->setShortcut(QKeySequence(Qt::Key_F6));
+    connect(pause_, &QAction::triggered, this, [this] {
         if (controller_->state() == TrainingController::State::Paused) {
             controller_->resume();
-        } else {
+        } else if (controller_->state() == TrainingController::State::Running) {
             controller_->pause();
         }
     });
-    pause_->setObjectName(QStringLiteral("pauseAction"));
-    stop_ = toolbar->addAction(tr("Stop"), controller_, &TrainingController::stop);
+    stop_ = new QAction(tr("Stop"), this);
     stop_->setObjectName(QStringLiteral("stopAction"));
+    stop_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    connect(stop_, &QAction::triggered, controller_, &TrainingController::stop);
+    next_step_ = new QAction(tr("Next step"), this);
+    next_step_->setObjectName(QStringLiteral("nextStepAction"));
+    next_step_->setShortcut(QKeySequence(Qt::Key_F10));
+    next_step_->setToolTip(with_shortcut(tr("Run exactly one more training step, then wait (slow motion)"), next_step_->shortcut()));
+    connect(next_step_, &QAction::triggered, step_view_, &StepView::nextStep);
+
+    QToolBar* toolbar = addToolBar(tr("Training"));
+    toolbar->setObjectName(QStringLiteral("trainingToolbar"));
+    toolbar->addAction(start_);
+    toolbar->addAction(pause_);
+    toolbar->addAction(stop_);
+    toolbar->addAction(next_step_);
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Export history as CSV…"), this, [this] {
@@ -215,9 +241,46 @@ void MainWindow::buildActions() {
         if (!path.isEmpty() && !runs_->exportChartsPng(path, &error)) showMessage(error, true);
     });
     file->addSeparator();
-    file->addAction(tr("Quit"), this, &QWidget::close);
+    QAction* quit = file->addAction(tr("Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* training = menuBar()->addMenu(tr("&Training"));
+    training->addAction(start_);
+    training->addAction(pause_);
+    training->addAction(stop_);
+    training->addSeparator();
+    training->addAction(next_step_);
+
+    // Ctrl+1 ... Ctrl+9 bring a panel forward (shown, its tab raised, the keyboard in it), in the
+    // order the panels sit: left, right, bottom. The checkable entries below show and hide them.
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+    const QStringList order = {QStringLiteral("devicesDock"),  QStringLiteral("modelDock"),    QStringLiteral("dataDock"),
+                               QStringLiteral("monitorDock"),  QStringLiteral("logDock"),      QStringLiteral("runsDock"),
+                               QStringLiteral("stepViewDock"), QStringLiteral("timelineDock"), QStringLiteral("scalingDock")};
+    for (int i = 0; i < order.size(); ++i) {
+        auto* dock = findChild<QDockWidget*>(order[i]);
+        if (dock == nullptr) continue;
+        QAction* open = view->addAction(tr("Open %1").arg(dock->windowTitle()), this, [this, dock] {
+            dock->show();
+            dock->raise();
+            // The keyboard goes to the panel's first control, as Tab would reach it.
+            for (QWidget* control : visualFocusOrder(this)) {
+                if (dock->isAncestorOf(control)) {
+                    control->setFocus(Qt::ShortcutFocusReason);
+                    return;
+                }
+            }
+            dock->widget()->setFocus(Qt::ShortcutFocusReason);
+        });
+        open->setObjectName(order[i] + QStringLiteral("Open"));
+        open->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+        open->setToolTip(with_shortcut(tr("Show the %1 panel and move the keyboard focus into it").arg(dock->windowTitle()),
+                                       open->shortcut()));
+    }
+    view->addSeparator();
+    QMenu* panels = view->addMenu(tr("Show or hide panels"));
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) panels->addAction(dock->toggleViewAction());
+    for (QMenu* menu : {file, training, view, panels}) menu->setToolTipsVisible(true);
 }
 
 QString MainWindow::startBlocker() const {
@@ -254,11 +317,16 @@ void MainWindow::updateActions() {
     const auto state = controller_->state();
     const bool idle = state == TrainingController::State::Idle;
     const QString blocker = startBlocker();
+    const bool active = state == TrainingController::State::Running || state == TrainingController::State::Paused;
     start_->setEnabled(idle && blocker.isEmpty());
-    start_->setToolTip(blocker.isEmpty() ? tr("Start training") : blocker);
-    pause_->setEnabled(state == TrainingController::State::Running || state == TrainingController::State::Paused);
+    start_->setToolTip(with_shortcut(blocker.isEmpty() ? tr("Start training") : blocker, start_->shortcut()));
+    pause_->setEnabled(active);
     pause_->setText(state == TrainingController::State::Paused ? tr("Resume") : tr("Pause"));
-    stop_->setEnabled(state == TrainingController::State::Running || state == TrainingController::State::Paused);
+    pause_->setToolTip(with_shortcut(state == TrainingController::State::Paused ? tr("Resume training") : tr("Pause training after the step in flight"),
+                                     pause_->shortcut()));
+    stop_->setEnabled(active);
+    stop_->setToolTip(with_shortcut(tr("Stop training; the epochs finished so far are kept"), stop_->shortcut()));
+    next_step_->setEnabled(active);
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {

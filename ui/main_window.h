@@ -93,6 +93,7 @@ private:
     QAction* start_ = nullptr;
     QAction* pause_ = nullptr;
     QAction* stop_ = nullptr;
+    QAction* next_step_ = nullptr;
 };
 
 }  // namespace mirrorlab::ui

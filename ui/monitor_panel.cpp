@@ -288,6 +288,8 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     rate_series_->attachAxis(rate_y_);
     rate_view_ = new QChartView(rate_chart, rate_box);
     rate_view_->setObjectName(QStringLiteral("samplesPerSecondChart"));
+    rate_view_->setAccessibleName(tr("Samples per second over the last steps"));
+    rate_view_->setToolTip(rate_view_->accessibleName());
     rate_view_->setRenderHint(QPainter::Antialiasing);
     rate_view_->setMinimumHeight(110);
     rate_layout->addWidget(rate_view_, 1);
@@ -325,6 +327,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     replica_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     replica_->setMinimumContentsLength(12);
     replica_label->setBuddy(replica_);
+    replica_->setToolTip(tr("The replica whose step time the chart shows"));
     selector_row->addWidget(replica_label);
     selector_row->addWidget(replica_, 1);
     phase_layout->addLayout(selector_row);
@@ -361,6 +364,8 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     }
     phase_view_ = new QChartView(phase_chart, phase_box);
     phase_view_->setObjectName(QStringLiteral("phaseChart"));
+    phase_view_->setAccessibleName(tr("Step time per phase"));
+    phase_view_->setToolTip(tr("Each step's time, split into its phases and stacked"));
     phase_view_->setRenderHint(QPainter::Antialiasing);
     phase_view_->setMinimumHeight(170);
     phase_layout->addWidget(phase_view_, 1);

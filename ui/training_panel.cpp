@@ -234,10 +234,14 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     buildChart(charts_[kTop5], kTop5, tr("Top-5 accuracy"));
 
     auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("X axis:"), this));
+    auto* axis_label = new QLabel(tr("X axis:"), this);
+    axis_label->setBuddy(axis_combo_);
+    controls->addWidget(axis_label);
     controls->addWidget(axis_combo_);
     controls->addSpacing(16);
-    controls->addWidget(new QLabel(tr("Smoothing:"), this));
+    auto* smoothing_label = new QLabel(tr("Smoothing:"), this);
+    smoothing_label->setBuddy(smoothing_slider_);
+    controls->addWidget(smoothing_label);
     controls->addWidget(smoothing_slider_);
     controls->addWidget(smoothing_label_);
     controls->addStretch(1);
@@ -335,6 +339,7 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
     c.view = new ZoomableChartView(c.chart, this);
     // Small enough for a 1366x768 screen with the docks beside and under the charts.
     c.view->setMinimumSize(220, 130);
+    c.view->setAccessibleName(tr("%1 chart").arg(title));
     c.view->setToolTip(reset_zoom_button_->toolTip());
 
     // Any range change the panel did not make itself is the person zooming or panning: from then on
