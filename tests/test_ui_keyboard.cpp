@@ -37,13 +37,16 @@ using namespace mirrorlab::ui;
 
 namespace {
 
-QString scope() { return QStringLiteral("MirrorLab-test-keyboard-%1").arg(QCoreApplication::applicationPid()); }
+QString scope() {
+    return QStringLiteral("MirrorLab-test-keyboard-%1").arg(QCoreApplication::applicationPid());
+}
 
 std::string small_model() {
     return "{\"name\": \"small\", \"input_length\": 60, \"layers\": ["
            "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 30982, \"output_dim\": 8}},"
            "{\"class_name\": \"GlobalMaxPooling1D\"},"
-           "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}";
+           "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": "
+           "\"softmax\"}}]}";
 }
 
 template <typename T>
@@ -60,26 +63,31 @@ bool is_ours_to_name(const QWidget* widget) {
     if (widget->objectName().startsWith(QLatin1String("qt_"))) return false;
     if (qobject_cast<const QScrollBar*>(widget) || qobject_cast<const QHeaderView*>(widget) ||
         qobject_cast<const QScrollArea*>(widget) || qobject_cast<const QTabBar*>(widget) ||
-        qobject_cast<const QTabBar*>(widget->parentWidget()) || qobject_cast<const QMenu*>(widget) ||
-        qobject_cast<const QMenuBar*>(widget)) {
+        qobject_cast<const QTabBar*>(widget->parentWidget()) ||
+        qobject_cast<const QMenu*>(widget) || qobject_cast<const QMenuBar*>(widget)) {
         return false;
     }
     // Labels are read as the text they show; a scroll area's viewport is part of the area.
     if (qobject_cast<const QLabel*>(widget) != nullptr) return false;
-    if (auto* area = qobject_cast<const QAbstractScrollArea*>(widget->parentWidget()); area != nullptr && area->viewport() == widget) {
+    if (auto* area = qobject_cast<const QAbstractScrollArea*>(widget->parentWidget());
+        area != nullptr && area->viewport() == widget) {
         return false;
     }
     const QByteArray type = widget->metaObject()->className();
-    if (type == "QTableCornerButton" || type == "QDockWidgetTitleButton" || type == "QToolBarExtension") return false;
+    if (type == "QTableCornerButton" || type == "QDockWidgetTitleButton" ||
+        type == "QToolBarExtension")
+        return false;
     for (const QWidget* up = widget->parentWidget(); up != nullptr; up = up->parentWidget()) {
-        if (qobject_cast<const QAbstractSpinBox*>(up) || qobject_cast<const QComboBox*>(up)) return false;
+        if (qobject_cast<const QAbstractSpinBox*>(up) || qobject_cast<const QComboBox*>(up))
+            return false;
     }
     return true;
 }
 
 // What a person can operate: anything that takes the keyboard focus, and every button.
 bool is_interactive(const QWidget* widget) {
-    return is_ours_to_name(widget) && (widget->focusPolicy() != Qt::NoFocus || qobject_cast<const QAbstractButton*>(widget));
+    return is_ours_to_name(widget) &&
+           (widget->focusPolicy() != Qt::NoFocus || qobject_cast<const QAbstractButton*>(widget));
 }
 
 // The name a screen reader says: the accessible name, else the label whose buddy it is, else what
@@ -89,7 +97,8 @@ QString spoken_name(QWidget* widget) {
     if (QWidget* parent = widget->parentWidget()) {
         for (QObject* child : parent->children()) {
             auto* label = qobject_cast<QLabel*>(child);
-            if (label != nullptr && label->buddy() == widget && !label->text().isEmpty()) return label->text();
+            if (label != nullptr && label->buddy() == widget && !label->text().isEmpty())
+                return label->text();
         }
     }
     if (qobject_cast<QComboBox*>(widget) != nullptr) return {};
@@ -103,12 +112,15 @@ QString describe(const QWidget* widget) {
         if (!up->objectName().isEmpty()) path.prepend(up->objectName());
     }
     QString text = widget->property("text").toString();
-    return QStringLiteral("%1 '%2' [%3]").arg(QString::fromLatin1(widget->metaObject()->className()), text, path.join(QLatin1Char('/')));
+    return QStringLiteral("%1 '%2' [%3]")
+        .arg(QString::fromLatin1(widget->metaObject()->className()), text,
+             path.join(QLatin1Char('/')));
 }
 
 QDockWidget* dock_of(const QWidget* widget) {
     for (const QWidget* up = widget; up != nullptr; up = up->parentWidget()) {
-        if (auto* dock = qobject_cast<const QDockWidget*>(up)) return const_cast<QDockWidget*>(dock);
+        if (auto* dock = qobject_cast<const QDockWidget*>(up))
+            return const_cast<QDockWidget*>(dock);
     }
     return nullptr;
 }
@@ -117,7 +129,7 @@ QDockWidget* dock_of(const QWidget* widget) {
 
 class TestUiKeyboard : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void cleanupTestCase() { QSettings(QStringLiteral("MirrorLab"), scope()).clear(); }
 
     // Every control of the main window, the ones in hidden tabs and every layer's argument editor
@@ -153,8 +165,11 @@ private slots:
         // In full: QVERIFY2 cuts long messages.
         for (const QString& line : unnamed) qInfo("no accessible name: %s", qPrintable(line));
         for (const QString& line : without_tooltip) qInfo("no tooltip: %s", qPrintable(line));
-        QVERIFY2(unnamed.isEmpty(), qPrintable(QStringLiteral("no accessible name:\n  ") + unnamed.join(QStringLiteral("\n  "))));
-        QVERIFY2(without_tooltip.isEmpty(), qPrintable(QStringLiteral("no tooltip:\n  ") + without_tooltip.join(QStringLiteral("\n  "))));
+        QVERIFY2(unnamed.isEmpty(), qPrintable(QStringLiteral("no accessible name:\n  ") +
+                                               unnamed.join(QStringLiteral("\n  "))));
+        QVERIFY2(without_tooltip.isEmpty(),
+                 qPrintable(QStringLiteral("no tooltip:\n  ") +
+                            without_tooltip.join(QStringLiteral("\n  "))));
     }
 
     // The keys are on the actions, so the menus show them, and the tooltips say them too.
@@ -178,12 +193,15 @@ private slots:
             QVERIFY2(action != nullptr, e.action);
             QCOMPARE(action->shortcut(), e.keys);
             bool in_menu = false;
-            for (QObject* user : action->associatedObjects()) in_menu = in_menu || qobject_cast<QMenu*>(user) != nullptr;
+            for (QObject* user : action->associatedObjects())
+                in_menu = in_menu || qobject_cast<QMenu*>(user) != nullptr;
             QVERIFY2(in_menu, e.action);
-            QVERIFY2(action->toolTip().contains(e.keys.toString(QKeySequence::NativeText)), qPrintable(action->toolTip()));
+            QVERIFY2(action->toolTip().contains(e.keys.toString(QKeySequence::NativeText)),
+                     qPrintable(action->toolTip()));
         }
         auto* toolbar = window.findChild<QToolBar*>(QStringLiteral("trainingToolbar"));
-        auto* start = qobject_cast<QToolButton*>(toolbar->widgetForAction(window.findChild<QAction*>(QStringLiteral("startAction"))));
+        auto* start = qobject_cast<QToolButton*>(
+            toolbar->widgetForAction(window.findChild<QAction*>(QStringLiteral("startAction"))));
         QVERIFY(start != nullptr);
         QVERIFY2(start->toolTip().contains(QStringLiteral("F5")), qPrintable(start->toolTip()));
     }
@@ -206,7 +224,8 @@ private slots:
         auto steps = [&] {
             window.controller()->drainEvents();
             const RunRecord* run = window.controller()->currentRun();
-            return run == nullptr || run->steps.empty() ? std::int64_t{0} : run->steps.back().global_step;
+            return run == nullptr || run->steps.empty() ? std::int64_t{0}
+                                                        : run->steps.back().global_step;
         };
 
         QTest::keyClick(&window, Qt::Key_F5);
@@ -220,7 +239,8 @@ private slots:
         // F10: slow motion, one step per key.
         QTest::keyClick(&window, Qt::Key_F10);
         QVERIFY(window.stepView()->slowMotion());
-        QTRY_COMPARE_WITH_TIMEOUT(window.controller()->state(), TrainingController::State::Paused, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.controller()->state(), TrainingController::State::Paused,
+                                  60000);
         QTest::qWait(300);
         const std::int64_t held = steps();
         QTest::keyClick(&window, Qt::Key_F10);
@@ -238,7 +258,8 @@ private slots:
         QVERIFY(QApplication::focusWidget() != nullptr);
         QCOMPARE(dock_of(QApplication::focusWidget()), model_dock);
         QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
-        QCOMPARE(dock_of(QApplication::focusWidget()), window.findChild<QDockWidget*>(QStringLiteral("monitorDock")));
+        QCOMPARE(dock_of(QApplication::focusWidget()),
+                 window.findChild<QDockWidget*>(QStringLiteral("monitorDock")));
     }
 
     // Tab goes column by column (left docks, the charts and the strip under them, the monitor),
@@ -257,27 +278,35 @@ private slots:
         // it is in the same row).
         QList<QWidget*> candidates;
         for (QWidget* widget : devices_dock->findChildren<QWidget*>()) {
-            if (is_interactive(widget) && widget->isVisible() && widget->isEnabled() && (widget->focusPolicy() & Qt::TabFocus)) {
+            if (is_interactive(widget) && widget->isVisible() && widget->isEnabled() &&
+                (widget->focusPolicy() & Qt::TabFocus)) {
                 candidates << widget;
             }
         }
         QVERIFY(!candidates.isEmpty());
         int top = INT_MAX;
-        for (QWidget* widget : candidates) top = std::min(top, widget->mapTo(&window, QPoint()).y());
+        for (QWidget* widget : candidates)
+            top = std::min(top, widget->mapTo(&window, QPoint()).y());
         QWidget* first = nullptr;
         for (QWidget* widget : candidates) {
             const QPoint at = widget->mapTo(&window, QPoint());
-            if (at.y() <= top + 12 && (first == nullptr || at.x() < first->mapTo(&window, QPoint()).x())) first = widget;
+            if (at.y() <= top + 12 &&
+                (first == nullptr || at.x() < first->mapTo(&window, QPoint()).x()))
+                first = widget;
         }
         first->setFocus(Qt::OtherFocusReason);
         auto column = [&](const QWidget* widget) {
             QDockWidget* dock = dock_of(widget);
             if (dock == nullptr) return 1;  // the charts
             switch (window.dockWidgetArea(dock)) {
-                case Qt::LeftDockWidgetArea: return 0;
-                case Qt::BottomDockWidgetArea: return 2;
-                case Qt::RightDockWidgetArea: return 3;
-                default: return 4;
+                case Qt::LeftDockWidgetArea:
+                    return 0;
+                case Qt::BottomDockWidgetArea:
+                    return 2;
+                case Qt::RightDockWidgetArea:
+                    return 3;
+                default:
+                    return 4;
             }
         };
         auto control = [](QWidget* widget) {
@@ -294,25 +323,31 @@ private slots:
             QVERIFY2(!visited.contains(now), qPrintable(QStringLiteral("twice: ") + describe(now)));
             visited << now;
         }
-        QVERIFY2(control(QApplication::focusWidget()) == visited.front(), "Tab never came round to the first control");
+        QVERIFY2(control(QApplication::focusWidget()) == visited.front(),
+                 "Tab never came round to the first control");
         QVERIFY2(visited.size() > 15, qPrintable(QString::number(visited.size())));
         QStringList problems;
         for (qsizetype i = 1; i < visited.size(); ++i) {
             const QWidget* before = visited[i - 1];
             const QWidget* now = visited[i];
             QVERIFY2(now->isVisible(), qPrintable(describe(now)));
-            if (column(now) < column(before)) problems << QStringLiteral("back a column: %1 after %2").arg(describe(now), describe(before));
+            if (column(now) < column(before))
+                problems << QStringLiteral("back a column: %1 after %2")
+                                .arg(describe(now), describe(before));
             // In one panel, never back up a row (a field a few pixels higher than the label row's
             // button beside it is the same row).
-            if (dock_of(now) == dock_of(before) && now->mapTo(&window, QPoint()).y() + 12 < before->mapTo(&window, QPoint()).y()) {
-                problems << QStringLiteral("back up: %1 after %2").arg(describe(now), describe(before));
+            if (dock_of(now) == dock_of(before) &&
+                now->mapTo(&window, QPoint()).y() + 12 < before->mapTo(&window, QPoint()).y()) {
+                problems
+                    << QStringLiteral("back up: %1 after %2").arg(describe(now), describe(before));
             }
         }
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
         // Every column was visited, and every visible control of the left column.
         QSet<int> columns;
         for (const QWidget* widget : visited) columns.insert(column(widget));
-        QVERIFY2(columns.contains(0) && columns.contains(1) && columns.contains(2) && columns.contains(3),
+        QVERIFY2(columns.contains(0) && columns.contains(1) && columns.contains(2) &&
+                     columns.contains(3),
                  qPrintable(QString::number(columns.size())));
         // Shift+Tab goes back.
         QWidget* second = visited[1];

@@ -24,13 +24,13 @@ bool dockIsInFront(const QMainWindow* window, const QDockWidget* dock);
 // Makes Tab and Shift+Tab follow visualFocusOrder() in `window` (item views included, which would
 // otherwise walk their cells with Tab and keep the focus).
 class VisualTabOrder : public QObject {
-public:
+  public:
     explicit VisualTabOrder(QMainWindow* window);
 
-protected:
+  protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     QMainWindow* window_ = nullptr;
 };
 

@@ -4,7 +4,9 @@
 
 namespace mirrorlab::ui {
 
-QMargins expectedFrameMargins() { return {4, 32, 4, 4}; }
+QMargins expectedFrameMargins() {
+    return {4, 32, 4, 4};
+}
 
 QRect firstLaunchGeometry(const QRect& available, const QMargins& frame) {
     const QSize room = available.size().shrunkBy(frame).expandedTo(QSize(1, 1));
@@ -26,7 +28,8 @@ DockLayout firstLaunchDocks(const QSize& room, const DockNeeds& needs) {
     DockLayout layout;
     const int width = room.width();
     // The monitor: a fifth, between its minimum and 480 px (it only shows three small charts).
-    layout.right_width = std::clamp(width / 5, std::max(needs.right_minimum, 280), std::max(needs.right_minimum, 480));
+    layout.right_width = std::clamp(width / 5, std::max(needs.right_minimum, 280),
+                                    std::max(needs.right_minimum, 480));
     // The left docks: what the model form wants, as far as the charts keep their minimum and
     // about a third of the width (two charts side by side need that much to be read).
     const int central_floor = std::max(needs.central_minimum, width * 9 / 25);
@@ -34,8 +37,10 @@ DockLayout firstLaunchDocks(const QSize& room, const DockNeeds& needs) {
     layout.left_width = std::max(std::min(needs.left_wanted, room_for_left), needs.left_minimum);
     // Still too wide (a small screen): the monitor gives way down to its minimum.
     const int overflow = layout.left_width + layout.right_width + needs.central_minimum - width;
-    if (overflow > 0) layout.right_width = std::max(layout.right_width - overflow, needs.right_minimum);
-    layout.bottom_height = std::max(std::min(needs.bottom_wanted, room.height() / 5), needs.bottom_minimum);
+    if (overflow > 0)
+        layout.right_width = std::max(layout.right_width - overflow, needs.right_minimum);
+    layout.bottom_height =
+        std::max(std::min(needs.bottom_wanted, room.height() / 5), needs.bottom_minimum);
     return layout;
 }
 
