@@ -110,7 +110,7 @@ public:
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override {
         const int line = fontMetrics().height() + 2;
-        if (devices_.empty()) return 2 * kMargin + 2 * line;
+        if (devices_.empty()) return 2 * kMargin + placeholderRect(width).height();
         const bool two = twoLines(width);
         int height = 2 * kMargin - kRowGap;
         for (const auto& d : devices_) {
@@ -164,9 +164,7 @@ protected:
         const int left = kMargin, right = width() - kMargin;
         if (devices_.empty()) {
             painter.setPen(palette().color(QPalette::PlaceholderText));
-            painter.drawText(QRect(left, kMargin, right - left, 2 * line), Qt::AlignLeft | Qt::TextWordWrap,
-                             MonitorPanel::tr("No memory reported yet: start a run to see each logical device's "
-                                              "memory."));
+            painter.drawText(placeholderRect(width()), Qt::AlignLeft | Qt::TextWordWrap, placeholder());
             return;
         }
         std::int64_t largest_peak = 1;
@@ -213,6 +211,17 @@ protected:
     }
 
 private:
+    static QString placeholder() {
+        return MonitorPanel::tr("No memory reported yet: start a run to see each logical device's memory.");
+    }
+    // Where the placeholder goes at `width`: as many lines as it wraps to (a narrow dock cut its
+    // last word off when two lines were assumed).
+    QRect placeholderRect(int width) const {
+        const int text_width = std::max(width - 2 * kMargin, 40);
+        const QRect needed = fontMetrics().boundingRect(QRect(0, 0, text_width, 10000), Qt::AlignLeft | Qt::TextWordWrap, placeholder());
+        return {kMargin, kMargin, text_width, needed.height() + 2};
+    }
+
     // Every row stays in view up to kMaxMemoryViewHeight; more rows scroll.
     void fitScrollArea() {
         QWidget* viewport = parentWidget();
