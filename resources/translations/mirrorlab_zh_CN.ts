@@ -465,6 +465,70 @@
         <source>The first training samples with their labels</source>
         <translation>前几个训练样本及其标签</translation>
     </message>
+    <message>
+        <source>Download the word index</source>
+        <translation>下载词索引</translation>
+    </message>
+    <message>
+        <source>Download Keras&apos; reuters_word_index.json into %1 (resumable, checked against Keras&apos; MD5)</source>
+        <translation>把 Keras 的 reuters_word_index.json 下载到 %1（可断点续传，并按 Keras 的 MD5 校验）</translation>
+    </message>
+    <message>
+        <source>Derive from Reuters-21578</source>
+        <translation>从 Reuters-21578 推导</translation>
+    </message>
+    <message>
+        <source>Rebuild Keras&apos; word index from the Reuters-21578 files</source>
+        <translation>根据 Reuters-21578 文件重建 Keras 的词索引</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json: %1 of %2 kB…</source>
+        <translation>正在下载 reuters_word_index.json：%1 / %2 kB…</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json: %1 kB…</source>
+        <translation>正在下载 reuters_word_index.json：%1 kB…</translation>
+    </message>
+    <message>
+        <source>Words: from Keras&apos; word index %1</source>
+        <translation>词语：来自 Keras 的词索引 %1</translation>
+    </message>
+    <message>
+        <source>Words: from the word index derived from the Reuters-21578 files (Keras&apos; recipe), %1</source>
+        <translation>词语：来自根据 Reuters-21578 文件（按 Keras 的方法）推导出的词索引，%1</translation>
+    </message>
+    <message>
+        <source>Words: the source&apos;s own vocabulary</source>
+        <translation>词语：数据来源自带的词表</translation>
+    </message>
+    <message>
+        <source>Words: none yet. reuters.npz holds word ids only, and no reuters_word_index.json was found beside it; download Keras&apos; word index or derive it from the Reuters-21578 files to read the samples as words.</source>
+        <translation>词语：暂无。reuters.npz 只包含词 id，而且旁边没有找到 reuters_word_index.json；下载 Keras 的词索引，或从 Reuters-21578 文件推导出它，即可以词语形式阅读样本。</translation>
+    </message>
+    <message>
+        <source>Words: none (this source has word ids only)</source>
+        <translation>词语：无（该数据来源只有词 id）</translation>
+    </message>
+    <message>
+        <source>Rebuild Keras&apos; word index from the Reuters-21578 files in %1 (the same 30,979 ranks)</source>
+        <translation>根据 %1 中的 Reuters-21578 文件重建 Keras 的词索引（同样的 30,979 个排名）</translation>
+    </message>
+    <message>
+        <source>No Reuters-21578 files found: put reut2-000.sgm ... reut2-021.sgm in %1 or set MIRRORLAB_REUTERS21578_DIR</source>
+        <translation>未找到 Reuters-21578 文件：请把 reut2-000.sgm … reut2-021.sgm 放到 %1，或设置 MIRRORLAB_REUTERS21578_DIR</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json…</source>
+        <translation>正在下载 reuters_word_index.json…</translation>
+    </message>
+    <message>
+        <source>Deriving the word index from the Reuters-21578 files in %1…</source>
+        <translation>正在根据 %1 中的 Reuters-21578 文件推导词索引…</translation>
+    </message>
+    <message>
+        <source>Could not derive the word index: %1</source>
+        <translation>无法推导词索引：%1</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DatasetDownloader</name>
@@ -515,6 +579,10 @@
     <message>
         <source>Could not move %1 to %2: %3</source>
         <translation>无法将 %1 移动到 %2：%3</translation>
+    </message>
+    <message>
+        <source>The downloaded %1 is damaged: its MD5 is %2, expected %3. The partial file was deleted; try again.</source>
+        <translation>下载的 %1 已损坏：它的 MD5 是 %2，应为 %3。不完整的文件已删除；请重试。</translation>
     </message>
 </context>
 <context>
