@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "app/cli_bench.h"
+#include "core/data/keras_reuters.h"
 #include "core/data/source.h"
 #include "core/data/statistics.h"
 #include "core/device/device.h"
@@ -277,7 +278,23 @@ int command_data(const Options& options) {
                 length);
     for (const auto& warning : split.warnings) std::printf("WARNING: %s\n", warning.c_str());
     if (const std::string lint = lint_truncation(train); !lint.empty()) std::printf("WARNING: %s\n", lint.c_str());
-    std::printf("\nSamples\n");
+    switch (split.words_origin.kind) {
+        case WordsOrigin::Kind::KerasWordIndex:
+            std::printf("\nSamples (words from Keras' word index %s)\n", split.words_origin.path.c_str());
+            break;
+        case WordsOrigin::Kind::DerivedWordIndex:
+            std::printf("\nSamples (words from the word index derived from the Reuters-21578 files, %s)\n",
+                        split.words_origin.path.c_str());
+            break;
+        case WordsOrigin::Kind::None:
+            if (split.train.name == kKerasReutersName) {
+                std::printf("\nSamples (word ids: no reuters_word_index.json found; the GUI's Data panel downloads one "
+                            "or derives it from the Reuters-21578 files)\n");
+                break;
+            }
+            [[fallthrough]];
+        default: std::printf("\nSamples\n");
+    }
     for (std::size_t i = 0; i < std::min<std::size_t>(5, split.train.size()); ++i) {
         const auto label = static_cast<std::size_t>(split.train.labels[i]);
         const std::string name =

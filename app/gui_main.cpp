@@ -1,8 +1,10 @@
-// mirrorlab: the desktop application. `--screenshot FILE [--epochs N]` trains on the default data,
-// saves a picture of the window when the run ends and exits (documentation and checks).
+// mirrorlab: the desktop application. `--screenshot FILE [--epochs N] [--size WxH]` trains on the
+// default data, saves a picture of the window when the run ends and exits (documentation and
+// checks); the window opens as on a first launch on this screen, or at WxH.
 // `--language zh_CN|en` chooses the interface language (default: the system locale's).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QSettings>
 #include <QTimer>
 
 #include <cstdio>
@@ -53,9 +55,13 @@ int main(int argc, char** argv) {
         QStringLiteral("language"),
         QApplication::translate("main", "Interface language: zh_CN (Simplified Chinese) or en (English); default: the system's."),
         QStringLiteral("LANG"));
+    QCommandLineOption size(QStringLiteral("size"),
+                            QApplication::translate("main", "Window size for --screenshot, e.g. 1366x768 (default: as on a first launch on this screen)."),
+                            QStringLiteral("WxH"));
     parser.addOption(language_option);
     parser.addOption(screenshot);
     parser.addOption(epochs);
+    parser.addOption(size);
     parser.process(app);
 
     if (!parser.isSet(screenshot)) {
@@ -64,9 +70,20 @@ int main(int argc, char** argv) {
         return QApplication::exec();
     }
 
-    // A clean settings scope so the picture shows the defaults, not this user's last layout.
-    mirrorlab::ui::MainWindow window(nullptr, QStringLiteral("MirrorLab-screenshot"));
-    window.resize(1600, 1000);
+    QSize window_size;
+    if (parser.isSet(size)) {
+        const QStringList parts = parser.value(size).split(QLatin1Char('x'));
+        if (parts.size() == 2) window_size = QSize(parts[0].toInt(), parts[1].toInt());
+        if (!window_size.isValid() || window_size.isEmpty()) {
+            std::fprintf(stderr, "mirrorlab: error: --size wants WIDTHxHEIGHT, e.g. 1366x768, not '%s'\n", qPrintable(parser.value(size)));
+            return 2;
+        }
+    }
+    // A clean settings scope so the picture shows the first launch, not this user's last layout.
+    const QString scope = QStringLiteral("MirrorLab-screenshot");
+    QSettings(QStringLiteral("MirrorLab"), scope).clear();
+    mirrorlab::ui::MainWindow window(nullptr, scope);
+    if (window_size.isValid()) window.resize(window_size);
     window.show();
     const QString path = parser.value(screenshot);
     const int epoch_count = std::max(1, parser.value(epochs).toInt());

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "core/data/npy.h"
 #include "core/data/numpy_random.h"
 #include "core/data/pickle.h"
+#include "core/data/source.h"
 #include "core/data/zip_reader.h"
 #include "core/util/error.h"
 #include "support/real_data.h"
@@ -1016,6 +1018,111 @@ class TestKerasData : public QObject {
         }
         EXPECT_DATA_ERROR(read_reuters_word_index(bad_json), bad_json, "expected an object");
         std::filesystem::remove(bad_json);
+    }
+
+    // A word index as TextDataset::words: rank r is id r + 3, ties read as the alphabetically first
+    // word (as decode_wire()), and it writes and reads back unchanged.
+    void rankedWordsAndKerasIds() {
+        const WordIndex index = read_reuters_word_index(fixture("reuters_small_word_index.json"));
+        const std::vector<std::string> ranked = ranked_words(index);
+        QCOMPARE(ranked.size(), size_t{46});
+        QCOMPARE(ranked[0], std::string("word1"));
+        QCOMPARE(ranked[45], std::string("caf\xc3\xa9"));
+        const std::vector<std::string> words = keras_id_words(ranked);
+        QCOMPARE(words.size(), size_t{50});
+        QCOMPARE((std::vector<std::string>(words.begin(), words.begin() + 5)),
+                 (std::vector<std::string>{"", "<start>", "<oov>", "<unused>", "word1"}));
+        TextDataset data;
+        data.words = words;
+        QCOMPARE(decode_sequence(data, {1, 4, 5, 2, 49}),
+                 std::string("<start> word1 word2 <oov> caf\xc3\xa9"));
+        QCOMPARE(ranked_words({{"b", 2}, {"a", 2}, {"z", 4}, {"never", 0}}),
+                 (std::vector<std::string>{"", "a", "", "z"}));
+        EXPECT_DATA_ERROR(ranked_words({{"huge", int64_t{1} << 40}}), "huge", "rank");
+        QCOMPARE(word_index_of(ranked), index);
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path =
+            dir.filePath(QStringLiteral("sub/reuters_word_index.json")).toStdString();
+        write_reuters_word_index(path, index);
+        QCOMPARE(read_reuters_word_index(path), index);
+        QVERIFY(!std::filesystem::exists(path + ".part"));
+        EXPECT_DATA_ERROR(
+            write_reuters_word_index("/proc/mirrorlab/no/reuters_word_index.json", index),
+            "/proc/mirrorlab/no/reuters_word_index.json");
+    }
+
+    // reuters.npz holds ids only: load_dataset() takes the words from reuters_word_index.json
+    // beside it (or in Keras' folders), else from the index derived from the Reuters-21578 files,
+    // and says which; with neither, the samples stay ids.
+    void npzFindsItsWordIndex() {
+        const QByteArray old_home = qgetenv("HOME"), old_xdg = qgetenv("XDG_CACHE_HOME");
+        const bool had_xdg = qEnvironmentVariableIsSet("XDG_CACHE_HOME");
+        const bool had_keras = qEnvironmentVariableIsSet("KERAS_HOME");
+        const QByteArray old_keras = qgetenv("KERAS_HOME");
+        QTemporaryDir root;
+        QVERIFY(root.isValid());
+        const std::string base = root.path().toStdString();
+        qputenv("HOME", QByteArray::fromStdString(base + "/home"));
+        qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(base + "/xdg"));
+        qunsetenv("KERAS_HOME");
+        std::filesystem::create_directories(base + "/data");
+        const std::string npz = base + "/data/reuters.npz";
+        std::filesystem::copy_file(fixture("reuters_small_savez.npz"), npz);
+
+        DatasetSplit split = load_dataset("keras:" + npz);
+        QVERIFY(split.train.words.empty());
+        QCOMPARE(split.words_origin.kind, WordsOrigin::Kind::None);
+        auto shows_ids = [](const std::string& text) {
+            for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
+                if (at + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[at + 1])))
+                    return true;
+            }
+            return false;
+        };
+        QVERIFY(shows_ids(decode_sequence(split.train, split.train.sequences[0])));
+
+        // The derived index in the app cache.
+        QCOMPARE(mirrorlab_cache_dir(), base + "/xdg/mirrorlab");
+        const std::vector<WordIndexFile> candidates = find_reuters_word_index_candidates(npz);
+        QCOMPARE(candidates.front().path, base + "/data/reuters_word_index.json");
+        QVERIFY(!candidates.front().derived);
+        QCOMPARE(candidates.back().path, base + "/xdg/mirrorlab/" + kDerivedWordIndexName);
+        QVERIFY(candidates.back().derived);
+        const WordIndex index = read_reuters_word_index(fixture("reuters_small_word_index.json"));
+        write_reuters_word_index(candidates.back().path, index);
+        split = load_dataset("keras:" + npz);
+        QCOMPARE(split.words_origin.kind, WordsOrigin::Kind::DerivedWordIndex);
+        QCOMPARE(split.words_origin.path, candidates.back().path);
+        QCOMPARE(split.train.words.size(), size_t{50});
+        QCOMPARE(split.validation.words, split.train.words);
+
+        // Keras' own file beside the npz comes first; every id of the data reads as a word.
+        std::filesystem::copy_file(fixture("reuters_small_word_index.json"),
+                                   base + "/data/reuters_word_index.json");
+        split = load_dataset("keras:" + npz);
+        QCOMPARE(split.words_origin.kind, WordsOrigin::Kind::KerasWordIndex);
+        QCOMPARE(split.words_origin.path, base + "/data/reuters_word_index.json");
+        for (const auto& sequence : split.train.sequences) {
+            const std::string text = decode_sequence(split.train, sequence, 1000);
+            QVERIFY2(!shows_ids(text), text.c_str());
+            // The tutorial's decoding says the same, with '?' for the start and OOV marks.
+            std::string tutorial = decode_wire(sequence, index);
+            std::string ours = text;
+            for (const char* mark : {"<start>", "<oov>"}) {
+                for (size_t at = ours.find(mark); at != std::string::npos; at = ours.find(mark))
+                    ours.replace(at, std::strlen(mark), "?");
+            }
+            QCOMPARE(ours, tutorial);
+        }
+
+        qputenv("HOME", old_home);
+        if (had_xdg)
+            qputenv("XDG_CACHE_HOME", old_xdg);
+        else
+            qunsetenv("XDG_CACHE_HOME");
+        if (had_keras) qputenv("KERAS_HOME", old_keras);
     }
 
     void candidatesFollowKerasAndXdg() {

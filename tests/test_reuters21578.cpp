@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "core/data/keras_reuters.h"
 #include "core/data/python2_dict_order.h"
 #include "core/data/reuters21578.h"
+#include "core/data/source.h"
 #include "core/util/error.h"
 #include "support/real_data.h"
 #include "support/timing.h"
@@ -112,6 +114,7 @@ private slots:
     void bodiless_wires_are_scanned_once();
     void hostile_layouts_are_refused();
     void real_distribution_matches_keras();
+    void derived_word_index_is_keras();
 };
 
 // Every expected value below was printed by CPython 2.7.18 (64-bit Linux, no -R) for the same
@@ -451,6 +454,29 @@ void TestReuters21578::real_distribution_matches_keras() {
         QVERIFY2(seconds < 2.0, "reading the 22 files should take well under 2 s in Release");
     }
 #endif
+}
+
+// For a reuters.npz without reuters_word_index.json: the index derived from the SGML files is
+// Keras' (the importer's ranks), written where load_dataset() looks for it.
+void TestReuters21578::derived_word_index_is_keras() {
+    if (!testsupport::have_reuters21578()) {
+        REAL_DATA_MISSING(
+            QString::fromStdString("Reuters-21578 SGML files not found at " + kRealData));
+    }
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = dir.filePath(QString::fromLatin1(kDerivedWordIndexName)).toStdString();
+    QCOMPARE(derive_reuters_word_index(kRealData, path), path);
+    const WordIndex index = read_reuters_word_index(path);
+    QCOMPARE(index.size(), size_t{30979});
+    // Keras' ranks (see real_distribution_matches_keras).
+    const std::vector<std::pair<std::string, int64_t>> known = {
+        {"the", 1},      {"of", 2},       {"said", 5},         {"3", 9}, {"co", 108}, {"four", 185},
+        {"space", 3092}, {"mdbl", 10996}, {"localized", 20672}};
+    for (const auto& [word, rank] : known) QCOMPARE(index.at(word), rank);
+    const std::vector<std::string> words = keras_id_words(ranked_words(index));
+    QCOMPARE(words.size(), size_t{30983});  // 4 marks (pad, start, OOV, unused) and 30,979 words
+    QCOMPARE(words[4], std::string("the"));
 }
 
 QTEST_APPLESS_MAIN(TestReuters21578)

@@ -13,6 +13,8 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QTableWidget>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
@@ -21,7 +23,9 @@
 #include <memory>
 #include <string>
 
+#include "core/data/dataset.h"
 #include "core/data/keras_reuters.h"
+#include "support/real_data.h"
 #include "ui/data_panel.h"
 #include "ui/dataset_downloader.h"
 
@@ -145,7 +149,79 @@ private slots:
     void cleanup() {
         qunsetenv("MIRRORLAB_REUTERS_URL");
         qunsetenv("MIRRORLAB_REUTERS_SHA256");
+        qunsetenv("MIRRORLAB_REUTERS_WORD_INDEX_URL");
+        qunsetenv("MIRRORLAB_REUTERS_WORD_INDEX_HASH");
         qunsetenv("XDG_CACHE_HOME");
+        if (!home_.isEmpty()) qputenv("HOME", home_);
+        if (!reuters21578_.isEmpty()) qputenv("MIRRORLAB_REUTERS21578_DIR", reuters21578_);
+    }
+
+    // reuters.npz alone shows word ids; the panel offers Keras' word index, downloads it as it
+    // downloads the npz (resumable, checked: Keras gives an MD5 for this file) and then shows words,
+    // saying where they come from. A damaged download is refused.
+    void wordIndexDownloadGivesWords() {
+        const QString npz = keras_npz_alone();
+        FileServer server;
+        server.body = read_file(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/npz/reuters_small_word_index.json"));
+        QVERIFY(!server.body.isEmpty());
+        QVERIFY(server.listen());
+        qputenv("MIRRORLAB_REUTERS_WORD_INDEX_URL", server.url().toString().toUtf8());
+        qputenv("MIRRORLAB_REUTERS_WORD_INDEX_HASH", "0123456789abcdef0123456789abcdef");  // wrong
+        DataPanel panel;
+        panel.show();
+        QVERIFY(panel.waitUntilLoaded(60000));
+        panel.load(QStringLiteral("keras:") + npz);
+        QVERIFY(panel.waitUntilLoaded(60000));
+        QVERIFY2(panel.wordsText().contains(QStringLiteral("no reuters_word_index.json")), qPrintable(panel.wordsText()));
+        QVERIFY2(shows_ids(panel), qPrintable(first_sample(panel)));
+        auto* download = panel.findChild<QPushButton*>(QStringLiteral("downloadWordIndex"));
+        auto* derive = panel.findChild<QPushButton*>(QStringLiteral("deriveWordIndex"));
+        QVERIFY(download != nullptr && download->isVisible());
+        QVERIFY(derive != nullptr && derive->isVisible() && !derive->isEnabled());  // no SGML files here
+
+        QTest::mouseClick(download, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.wordsText().contains(QStringLiteral("MD5")), 20000);
+        QVERIFY(!QFile::exists(DatasetDownloader::wordIndexCachePath()));
+
+        qputenv("MIRRORLAB_REUTERS_WORD_INDEX_HASH", QCryptographicHash::hash(server.body, QCryptographicHash::Md5).toHex());
+        QSignalSpy changed(&panel, &DataPanel::datasetChanged);
+        QTest::mouseClick(download, Qt::LeftButton);
+        QVERIFY(changed.wait(20000));
+        QCOMPARE(read_file(DatasetDownloader::wordIndexCachePath()), server.body);
+        QCOMPARE(DatasetDownloader::wordIndexCachePath(), dir_->filePath(QStringLiteral("xdg/mirrorlab/reuters_word_index.json")));
+        QVERIFY2(panel.wordsText().contains(QStringLiteral("Keras' word index")) &&
+                     panel.wordsText().contains(DatasetDownloader::wordIndexCachePath()),
+                 qPrintable(panel.wordsText()));
+        QVERIFY2(!shows_ids(panel), qPrintable(first_sample(panel)));
+        QVERIFY2(first_sample(panel).contains(QStringLiteral("word")), qPrintable(first_sample(panel)));
+        QVERIFY(!download->isVisible());
+    }
+
+    // Without a connection: the word index derived from the Reuters-21578 files (Keras' recipe),
+    // and the panel says that is where the words come from.
+    void derivedWordIndexGivesWords() {
+        if (!testsupport::have_reuters21578()) REAL_DATA_MISSING(QStringLiteral("Reuters-21578 SGML files not found"));
+        const QString sgml = testsupport::reuters21578_dir();
+        const QString npz = keras_npz_alone();
+        qputenv("MIRRORLAB_REUTERS21578_DIR", sgml.toUtf8());
+        DataPanel panel;
+        panel.show();
+        QVERIFY(panel.waitUntilLoaded(60000));
+        panel.load(QStringLiteral("keras:") + npz);
+        QVERIFY(panel.waitUntilLoaded(60000));
+        QVERIFY(shows_ids(panel));
+        auto* derive = panel.findChild<QPushButton*>(QStringLiteral("deriveWordIndex"));
+        QVERIFY(derive != nullptr && derive->isVisible() && derive->isEnabled());
+        QVERIFY2(derive->toolTip().contains(sgml), qPrintable(derive->toolTip()));
+        QSignalSpy changed(&panel, &DataPanel::datasetChanged);
+        QTest::mouseClick(derive, Qt::LeftButton);
+        QVERIFY(changed.wait(60000));
+        QVERIFY2(panel.wordsText().contains(QStringLiteral("derived from the Reuters-21578 files")), qPrintable(panel.wordsText()));
+        QVERIFY(panel.dataset()->words_origin.kind == WordsOrigin::Kind::DerivedWordIndex);
+        QVERIFY2(!shows_ids(panel), qPrintable(first_sample(panel)));
+        // The ids of the small fixture are the real index's most frequent words.
+        QVERIFY2(first_sample(panel).contains(QStringLiteral("the")) || first_sample(panel).contains(QStringLiteral("of")),
+                 qPrintable(first_sample(panel)));
     }
 
     void downloadsWithProgressAndChecksum() {
@@ -416,6 +492,31 @@ private slots:
     }
 
 private:
+    // The fixture as reuters.npz in a folder of its own, with HOME and the cache in the test's
+    // folder, so no word index is found until the test makes one.
+    QString keras_npz_alone() {
+        home_ = qgetenv("HOME");
+        reuters21578_ = qgetenv("MIRRORLAB_REUTERS21578_DIR");
+        qputenv("HOME", dir_->filePath(QStringLiteral("home")).toUtf8());
+        qputenv("XDG_CACHE_HOME", dir_->filePath(QStringLiteral("xdg")).toUtf8());
+        qputenv("MIRRORLAB_REUTERS21578_DIR", dir_->filePath(QStringLiteral("no-sgml")).toUtf8());
+        QDir().mkpath(dir_->filePath(QStringLiteral("data")));
+        const QString npz = dir_->filePath(QStringLiteral("data/reuters.npz"));
+        QFile::copy(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/npz/reuters_small_savez.npz"), npz);
+        return npz;
+    }
+    static QString first_sample(const DataPanel& panel) {
+        auto* samples = panel.findChild<QTableWidget*>(QStringLiteral("dataSamples"));
+        return samples != nullptr && samples->rowCount() > 0 && samples->item(0, 2) != nullptr ? samples->item(0, 2)->text() : QString();
+    }
+    // "<12>": an id without a word.
+    static bool shows_ids(const DataPanel& panel) {
+        static const QRegularExpression id(QStringLiteral("<\\d+>"));
+        return id.match(first_sample(panel)).hasMatch();
+    }
+
+    QByteArray home_;
+    QByteArray reuters21578_;
     std::unique_ptr<QTemporaryDir> dir_;
     QString destination_;
 };

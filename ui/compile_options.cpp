@@ -139,6 +139,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
         optimizer_->addItem(QString::fromStdString(std::string(optimizer_name(kind))),
                             static_cast<int>(kind));
     }
+    optimizer_->setToolTip(tr("How the gradients change the weights (compile(optimizer=...))"));
     form_->addRow(tr("Optimizer:"), optimizer_);
 
     learning_rate_ = new LearningRateSpinBox(this);
@@ -155,6 +156,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     momentum_->setDecimals(3);
     momentum_->setSingleStep(0.1);
     momentum_->setKeyboardTracking(false);
+    momentum_->setToolTip(tr("SGD's momentum; 0 is plain gradient descent"));
     form_->addRow(tr("Momentum:"), momentum_);
 
     keras_semantics_ = new QComboBox(this);
@@ -182,6 +184,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     from_logits_ =
         new QCheckBox(tr("from_logits (the model outputs logits, not probabilities)"), this);
     from_logits_->setObjectName(QStringLiteral("fromLogits"));
+    from_logits_->setToolTip(tr("Tick only when the last layer has no softmax: the tutorial's softmax output wants it unticked"));
     form_->addRow(QString(), from_logits_);
     loss_lint_ = make_lint_label(this, "lossLint");
     form_->addRow(loss_lint_);
@@ -198,6 +201,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     const QString top_k_tip =
         tr("The engine computes top-5 accuracy only (as the tutorial does), so k is fixed at 5.");
     top_k_->setToolTip(top_k_tip);
+    top_k_->setAccessibleName(tr("Top-k accuracy: k"));
     metrics->setToolTip(top_k_tip);
     metrics_layout->addWidget(top_k_);
     metrics_layout->addStretch(1);
@@ -210,6 +214,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     batch_size_->setObjectName(QStringLiteral("batchSize"));
     batch_size_->setRange(1, 65'536);
     batch_size_->setKeyboardTracking(false);
+    batch_size_->setAccessibleName(tr("Global batch size"));
     batch_size_->setToolTip(
         tr("Samples per training step over all replicas; each replica gets a shard"));
     batch_layout->addWidget(batch_size_);
@@ -225,6 +230,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     epochs_->setObjectName(QStringLiteral("epochs"));
     epochs_->setRange(1, 100'000);
     epochs_->setKeyboardTracking(false);
+    epochs_->setToolTip(tr("Passes over the training data (fit(epochs=...))"));
     form_->addRow(tr("Epochs:"), epochs_);
 
     seed_ = new QSpinBox(this);
@@ -238,6 +244,8 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     early_stopping_ =
         new QCheckBox(tr("Stop early when the monitored value stops improving"), this);
     early_stopping_->setObjectName(QStringLiteral("earlyStopping"));
+    early_stopping_->setToolTip(tr("Keras' EarlyStopping callback: ends training when the monitored value has not improved for "
+                                   "'patience' epochs"));
     form_->addRow(tr("Early stopping:"), early_stopping_);
     monitor_ = new QComboBox(this);
     monitor_->setObjectName(QStringLiteral("monitor"));
@@ -246,6 +254,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
             tr("%1 (%2)").arg(QString::fromLatin1(monitor.key), tr(monitor.description)),
             QString::fromLatin1(monitor.key));
     }
+    monitor_->setToolTip(tr("The value early stopping watches"));
     form_->addRow(tr("Monitor:"), monitor_);
     patience_ = new QSpinBox(this);
     patience_->setObjectName(QStringLiteral("patience"));
@@ -264,6 +273,7 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     form_->addRow(tr("Min delta:"), min_delta_);
     restore_best_ = new QCheckBox(tr("Restore the best epoch's weights at the end"), this);
     restore_best_->setObjectName(QStringLiteral("restoreBestWeights"));
+    restore_best_->setToolTip(tr("restore_best_weights: end with the weights of the best epoch instead of the last"));
     form_->addRow(QString(), restore_best_);
 
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &CompileOptions::onOptimizerChanged);

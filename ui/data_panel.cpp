@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFontDatabase>
@@ -22,6 +23,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "core/data/keras_reuters.h"
 #include "core/data/source.h"
 #include "core/util/error.h"
 #include "ui/dataset_downloader.h"
@@ -51,18 +53,26 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     auto* form = new QFormLayout;
     source_ = new QComboBox(this);
     source_->setObjectName(QStringLiteral("dataSource"));
+    source_->setToolTip(tr("Where the training and validation samples come from"));
     for (const auto& kind : kSources) source_->addItem(QCoreApplication::translate("DataPanel", kind.label));
+    // The longest choice would set the dock's minimum width; it is elided instead.
+    source_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    source_->setMinimumContentsLength(24);
     form->addRow(tr("Source:"), source_);
     auto* path_row = new QHBoxLayout;
     path_ = new QLineEdit(this);
     path_->setObjectName(QStringLiteral("dataPath"));
+    path_->setAccessibleName(tr("Path"));
+    path_->setToolTip(tr("The file or folder of the chosen source"));
     browse_ = new QPushButton(tr("Browse…"), this);
+    browse_->setToolTip(tr("Choose the file or folder"));
     path_row->addWidget(path_, 1);
     path_row->addWidget(browse_);
     form->addRow(tr("Path:"), path_row);
     layout->addLayout(form);
     load_button_ = new QPushButton(tr("Load"), this);
     load_button_->setObjectName(QStringLiteral("loadData"));
+    load_button_->setToolTip(tr("Read the data from the chosen source (in the background; pressed again, it cancels)"));
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("dataStatus"));
     status_->setWordWrap(true);
@@ -76,16 +86,45 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     auto* load_row = new QHBoxLayout;
     load_row->addWidget(load_button_);
     load_row->addWidget(download_button_);
-    load_row->addWidget(download_progress_);
-    load_row->addWidget(status_, 1);
+    load_row->addWidget(download_progress_, 1);
+    load_row->addStretch(0);
     layout->addLayout(load_row);
+    // On a line of its own: long messages (a path, the offline alternatives) wrap instead of
+    // widening the dock.
+    layout->addWidget(status_);
+    // Where the samples' words come from; for a reuters.npz without its word index, the two ways
+    // to get one.
+    words_label_ = new QLabel(this);
+    words_label_->setObjectName(QStringLiteral("wordsOrigin"));
+    words_label_->setWordWrap(true);
+    words_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(words_label_);
+    download_words_ = new QPushButton(tr("Download the word index"), this);
+    download_words_->setObjectName(QStringLiteral("downloadWordIndex"));
+    download_words_->setToolTip(tr("Download Keras' reuters_word_index.json into %1 (resumable, checked against Keras' MD5)")
+                                    .arg(DatasetDownloader::wordIndexCachePath()));
+    derive_words_ = new QPushButton(tr("Derive from Reuters-21578"), this);
+    derive_words_->setObjectName(QStringLiteral("deriveWordIndex"));
+    derive_words_->setToolTip(tr("Rebuild Keras' word index from the Reuters-21578 files"));
+    auto* words_row = new QHBoxLayout;
+    words_row->addWidget(download_words_);
+    words_row->addWidget(derive_words_);
+    words_row->addStretch(1);
+    layout->addLayout(words_row);
+    download_words_->setVisible(false);
+    derive_words_->setVisible(false);
+    words_downloader_ = new DatasetDownloader(this);
     statistics_ = new QPlainTextEdit(this);
     statistics_->setObjectName(QStringLiteral("dataStatistics"));
+    statistics_->setAccessibleName(tr("Statistics"));
+    statistics_->setToolTip(tr("Sizes, classes, vocabulary and sequence lengths of the loaded data"));
     statistics_->setReadOnly(true);
     statistics_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     layout->addWidget(statistics_, 1);
     samples_ = new QTableWidget(0, 3, this);
     samples_->setObjectName(QStringLiteral("dataSamples"));
+    samples_->setAccessibleName(tr("Samples"));
+    samples_->setToolTip(tr("The first training samples with their labels"));
     samples_->setHorizontalHeaderLabels({tr("Label"), tr("Tokens"), tr("Start of the sample")});
     samples_->horizontalHeader()->setStretchLastSection(true);
     samples_->verticalHeader()->setVisible(false);
@@ -102,6 +141,22 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         if (!chosen.isEmpty()) path_->setText(chosen);
     });
     connect(download_button_, &QPushButton::clicked, this, &DataPanel::toggleDownload);
+    connect(download_words_, &QPushButton::clicked, this, &DataPanel::downloadWordIndex);
+    connect(derive_words_, &QPushButton::clicked, this, &DataPanel::deriveWordIndex);
+    connect(words_downloader_, &DatasetDownloader::progress, this, [this](qint64 received, qint64 total) {
+        words_label_->setText(total > 0 ? tr("Downloading reuters_word_index.json: %1 of %2 kB…").arg(received / 1000).arg(total / 1000)
+                                        : tr("Downloading reuters_word_index.json: %1 kB…").arg(received / 1000));
+    });
+    connect(words_downloader_, &DatasetDownloader::finished, this, [this] {
+        // Core finds the file where it was put: loading again picks the words up.
+        download_words_->setEnabled(true);
+        load(loaded_spec_);
+    });
+    connect(words_downloader_, &DatasetDownloader::failed, this, [this](const QString& message) {
+        download_words_->setEnabled(true);
+        words_label_->setStyleSheet(QStringLiteral("color: #b00020"));
+        words_label_->setText(message);
+    });
     connect(downloader_, &DatasetDownloader::progress, this, [this](qint64 received, qint64 total) {
         download_progress_->setRange(0, total > 0 ? 1000 : 0);  // 0..0: busy, size unknown
         if (total > 0) download_progress_->setValue(static_cast<int>(std::clamp<qint64>(received * 1000 / total, 0, 1000)));
@@ -147,6 +202,7 @@ void DataPanel::toggleDownload() {
 
 DataPanel::~DataPanel() {
     if (worker_.joinable()) worker_.join();
+    if (deriver_.joinable()) deriver_.join();
     for (std::thread& abandoned : abandoned_) abandoned.join();
 }
 
@@ -235,6 +291,7 @@ void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString
     status_->setStyleSheet({});
     status_->setText(tr("Loaded: %1").arg(dataName()));
     showStatistics();
+    showWordsOrigin();
     emit datasetChanged();
 }
 
@@ -279,6 +336,87 @@ void DataPanel::showStatistics() {
         // Words where the source has a vocabulary (Reuters-21578, own texts), else the ids.
         samples_->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(decode_sequence(train, train.sequences[i], 24))));
     }
+}
+
+QString DataPanel::wordsText() const { return words_label_->text(); }
+
+void DataPanel::showWordsOrigin() {
+    words_label_->setStyleSheet({});
+    const WordsOrigin& origin = dataset_->words_origin;
+    const QString path = QDir::toNativeSeparators(QString::fromStdString(origin.path));
+    const bool npz_without_words =
+        origin.kind == WordsOrigin::Kind::None && dataset_->train.name == kKerasReutersName;
+    switch (origin.kind) {
+        case WordsOrigin::Kind::KerasWordIndex:
+            words_label_->setText(tr("Words: from Keras' word index %1").arg(path));
+            break;
+        case WordsOrigin::Kind::DerivedWordIndex:
+            words_label_->setText(tr("Words: from the word index derived from the Reuters-21578 files (Keras' recipe), %1").arg(path));
+            break;
+        case WordsOrigin::Kind::Vocabulary:
+            words_label_->setText(tr("Words: the source's own vocabulary"));
+            break;
+        case WordsOrigin::Kind::None:
+            words_label_->setText(npz_without_words
+                                      ? tr("Words: none yet. reuters.npz holds word ids only, and no reuters_word_index.json "
+                                           "was found beside it; download Keras' word index or derive it from the Reuters-21578 "
+                                           "files to read the samples as words.")
+                                      : tr("Words: none (this source has word ids only)"));
+            break;
+    }
+    download_words_->setVisible(npz_without_words);
+    derive_words_->setVisible(npz_without_words);
+    const std::optional<std::string> sgml = find_reuters21578();
+    derive_words_->setEnabled(sgml.has_value() && !deriver_.joinable());
+    derive_words_->setToolTip(sgml ? tr("Rebuild Keras' word index from the Reuters-21578 files in %1 (the same 30,979 ranks)")
+                                         .arg(QDir::toNativeSeparators(QString::fromStdString(*sgml)))
+                                   : tr("No Reuters-21578 files found: put reut2-000.sgm ... reut2-021.sgm in %1 or set "
+                                        "MIRRORLAB_REUTERS21578_DIR")
+                                         .arg(QDir::toNativeSeparators(QString::fromStdString(reuters21578_candidates().empty()
+                                                                                                  ? std::string()
+                                                                                                  : reuters21578_candidates().back()))));
+}
+
+void DataPanel::downloadWordIndex() {
+    if (words_downloader_->isRunning()) return;
+    download_words_->setEnabled(false);
+    words_label_->setStyleSheet({});
+    words_label_->setText(tr("Downloading reuters_word_index.json…"));
+    words_downloader_->start(DatasetDownloader::wordIndexUrl(), DatasetDownloader::wordIndexCachePath(),
+                             DatasetDownloader::wordIndexHash());
+}
+
+void DataPanel::deriveWordIndex() {
+    const std::optional<std::string> sgml = find_reuters21578();
+    if (!sgml || deriver_.joinable()) return;
+    derive_words_->setEnabled(false);
+    words_label_->setStyleSheet({});
+    words_label_->setText(tr("Deriving the word index from the Reuters-21578 files in %1…")
+                              .arg(QDir::toNativeSeparators(QString::fromStdString(*sgml))));
+    const std::string destination = mirrorlab_cache_dir() + "/" + kDerivedWordIndexName;
+    QPointer<DataPanel> self(this);
+    deriver_ = std::thread([self, dir = *sgml, destination] {
+        QString error;
+        try {
+            derive_reuters_word_index(dir, destination);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error] {
+                if (!self) return;
+                self->deriver_.join();
+                if (!error.isEmpty()) {
+                    self->derive_words_->setEnabled(true);
+                    self->words_label_->setStyleSheet(QStringLiteral("color: #b00020"));
+                    self->words_label_->setText(tr("Could not derive the word index: %1").arg(error));
+                    return;
+                }
+                self->load(self->loaded_spec_);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void DataPanel::saveSettings(QSettings& settings) const {

@@ -1,6 +1,9 @@
 #pragma once
 // Choosing the training data: the source (the synthetic default, files and folders as core
 // supports them), loaded off the GUI thread, with its statistics and a few samples with labels.
+// Samples read as words: Keras' reuters.npz holds only ids, so where no word index is found
+// beside it the panel offers to download Keras' reuters_word_index.json or to derive the same
+// index from the Reuters-21578 files, and says which one the words come from.
 #include <QWidget>
 
 #include <memory>
@@ -42,6 +45,9 @@ public:
     void cancelLoad();
     bool waitUntilLoaded(int timeout_ms);
 
+    // "Words: …" as shown: where the samples' words come from, or why they are ids.
+    QString wordsText() const;
+
     void saveSettings(QSettings& settings) const;
     void restoreSettings(const QSettings& settings);
 
@@ -57,6 +63,9 @@ private:
     // from DatasetDownloader::reutersUrl() (MIRRORLAB_REUTERS_URL / MIRRORLAB_REUTERS_SHA256
     // override Keras' URL and hash), then selects and loads it; clicked again, it cancels.
     void toggleDownload();
+    void showWordsOrigin();
+    void downloadWordIndex();
+    void deriveWordIndex();
 
     QComboBox* source_ = nullptr;
     QLineEdit* path_ = nullptr;
@@ -68,6 +77,11 @@ private:
     QPushButton* download_button_ = nullptr;
     QProgressBar* download_progress_ = nullptr;
     DatasetDownloader* downloader_ = nullptr;
+    QLabel* words_label_ = nullptr;
+    QPushButton* download_words_ = nullptr;
+    QPushButton* derive_words_ = nullptr;
+    DatasetDownloader* words_downloader_ = nullptr;
+    std::thread deriver_;  // derives the word index from the Reuters-21578 files
     std::shared_ptr<const DatasetSplit> dataset_;
     QString loaded_spec_;
     QString last_error_;

@@ -17,10 +17,15 @@ namespace {
 // A stalled transfer counts as a dropped connection (and is retried) after this long without data.
 constexpr int kTransferTimeoutMs = 30'000;
 
-QByteArray sha256_of_file(const QString& path) {
+// keras.utils.get_file(hash_algorithm="auto"): 64 hex digits are a SHA-256, others an MD5.
+QCryptographicHash::Algorithm algorithm_of(const QByteArray& hex) {
+    return hex.size() == 64 ? QCryptographicHash::Sha256 : QCryptographicHash::Md5;
+}
+
+QByteArray hash_of_file(const QString& path, QCryptographicHash::Algorithm algorithm) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) return {};
-    QCryptographicHash hash(QCryptographicHash::Sha256);
+    QCryptographicHash hash(algorithm);
     if (!hash.addData(&file)) return {};
     return hash.result().toHex();
 }
@@ -80,16 +85,30 @@ QString DatasetDownloader::defaultCachePath() {
     return QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/mirrorlab/reuters.npz");
 }
 
+QUrl DatasetDownloader::wordIndexUrl() {
+    const QString url = qEnvironmentVariable("MIRRORLAB_REUTERS_WORD_INDEX_URL");
+    return QUrl(url.isEmpty() ? QString::fromLatin1(kKerasWordIndexUrl) : url);
+}
+
+QByteArray DatasetDownloader::wordIndexHash() {
+    const QByteArray hash = qgetenv("MIRRORLAB_REUTERS_WORD_INDEX_HASH").trimmed();
+    return hash.isEmpty() ? QByteArray(kKerasWordIndexMd5) : hash;
+}
+
+QString DatasetDownloader::wordIndexCachePath() {
+    return QFileInfo(defaultCachePath()).absolutePath() + QStringLiteral("/reuters_word_index.json");
+}
+
 QString DatasetDownloader::fileName() const {
     const QString name = QFileInfo(destination_).fileName();
     return name.isEmpty() ? url_.fileName() : name;
 }
 
-void DatasetDownloader::start(const QUrl& url, const QString& destination, const QByteArray& expected_sha256_hex) {
+void DatasetDownloader::start(const QUrl& url, const QString& destination, const QByteArray& expected_hash_hex) {
     if (running_) return;
     url_ = url;
     destination_ = destination;
-    expected_sha256_ = expected_sha256_hex.trimmed().toLower();
+    expected_hash_ = expected_hash_hex.trimmed().toLower();
     retries_ = 0;
     clean_restarts_ = 0;
     running_ = true;
@@ -105,7 +124,7 @@ void DatasetDownloader::start(const QUrl& url, const QString& destination, const
         answer_later([this] { fail(tr("Could not create the folder %1.").arg(QDir::toNativeSeparators(QFileInfo(destination_).absolutePath()))); });
         return;
     }
-    if (info.isFile() && !expected_sha256_.isEmpty() && sha256_of_file(destination_) == expected_sha256_) {
+    if (info.isFile() && !expected_hash_.isEmpty() && hash_of_file(destination_, algorithm_of(expected_hash_)) == expected_hash_) {
         answer_later([this] {
             stop();
             emit finished(destination_);
@@ -281,15 +300,20 @@ void DatasetDownloader::onReplyFinished(QNetworkReply* reply) {
 }
 
 void DatasetDownloader::finishDownload() {
-    const QByteArray actual = sha256_of_file(partPath());
+    const QByteArray actual = hash_of_file(partPath(), algorithm_of(expected_hash_));
     if (actual.isEmpty()) {
         fail(tr("Could not read %1 back to check it.").arg(QDir::toNativeSeparators(partPath())));
         return;
     }
-    if (!expected_sha256_.isEmpty() && actual != expected_sha256_) {
+    if (!expected_hash_.isEmpty() && actual != expected_hash_) {
         QFile::remove(partPath());
-        fail(tr("The downloaded %1 is damaged: its SHA-256 is %2, expected %3. The partial file was deleted; try again.")
-                 .arg(fileName(), QString::fromLatin1(actual), QString::fromLatin1(expected_sha256_)));
+        if (algorithm_of(expected_hash_) == QCryptographicHash::Sha256) {
+            fail(tr("The downloaded %1 is damaged: its SHA-256 is %2, expected %3. The partial file was deleted; try again.")
+                     .arg(fileName(), QString::fromLatin1(actual), QString::fromLatin1(expected_hash_)));
+        } else {
+            fail(tr("The downloaded %1 is damaged: its MD5 is %2, expected %3. The partial file was deleted; try again.")
+                     .arg(fileName(), QString::fromLatin1(actual), QString::fromLatin1(expected_hash_)));
+        }
         return;
     }
     // rename(2) replaces the old file in one step: until the new one is checked and in place, the

@@ -1,8 +1,9 @@
 #pragma once
-// Downloads one data file (Keras' reuters.npz) into the cache, as keras.utils.get_file() would,
-// but resumable and with a progress signal: the bytes go to `destination + ".part"`, a later
-// attempt continues it with a Range request where the server answers 206 (and starts over where
-// it answers 200), the SHA-256 is checked before the file is renamed into place, and a dropped
+// Downloads one data file (Keras' reuters.npz or reuters_word_index.json) into the cache, as
+// keras.utils.get_file() would, but resumable and with a progress signal: the bytes go to
+// `destination + ".part"`, a later attempt continues it with a Range request where the server
+// answers 206 (and starts over where it answers 200), the checksum (SHA-256 or MD5, as get_file()
+// tells them apart) is checked before the file is renamed into place, and a dropped
 // or refused connection is retried up to kMaxRetries times with a doubling delay. Everything
 // runs on the owning thread's event loop; no thread of its own.
 #include <QByteArray>
@@ -24,6 +25,10 @@ public:
     // (keras/src/datasets/reuters.py, Keras 3: get_file(file_hash=...), 64 hex digits = sha256).
     static constexpr const char* kKerasReutersUrl = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/reuters.npz";
     static constexpr const char* kKerasReutersSha256 = "d6586e694ee56d7a4e65172e12b3e987c03096cb01eab99753921ef915959916";
+    // keras.datasets.reuters.get_word_index(): get_file(file_hash=...), 32 hex digits = MD5.
+    static constexpr const char* kKerasWordIndexUrl =
+        "https://storage.googleapis.com/tensorflow/tf-keras-datasets/reuters_word_index.json";
+    static constexpr const char* kKerasWordIndexMd5 = "4d44cc38712099c9e383dc6e5f11a921";
     static constexpr int kMaxRetries = 3;
     // Keras' reuters.npz is 2.1 MB: a server that sends far more is not sending it, and is stopped
     // before it can fill the disk.
@@ -41,12 +46,19 @@ public:
     // ~/.cache/mirrorlab/reuters.npz: the last place core's find_keras_reuters() looks. (Not
     // CacheLocation, which appends the organisation and application names.)
     static QString defaultCachePath();
+    // The same for reuters_word_index.json: MIRRORLAB_REUTERS_WORD_INDEX_URL and
+    // MIRRORLAB_REUTERS_WORD_INDEX_HASH override Keras' URL and MD5; it goes beside
+    // defaultCachePath(), where core's find_reuters_word_index() looks.
+    static QUrl wordIndexUrl();
+    static QByteArray wordIndexHash();
+    static QString wordIndexCachePath();
 
-    // `expected_sha256_hex`: the SHA-256 of the whole file, hex, either case; empty skips the
-    // check. A destination that already exists with that hash is reused without a request.
+    // `expected_hash_hex`: the whole file's SHA-256 (64 hex digits) or MD5 (32), either case, as
+    // get_file(file_hash=...) takes them; empty skips the check. A destination that already exists
+    // with that hash is reused without a request.
     // Ignored while a download runs. Ends with exactly one finished() or failed() (none after
     // cancel()).
-    void start(const QUrl& url, const QString& destination, const QByteArray& expected_sha256_hex);
+    void start(const QUrl& url, const QString& destination, const QByteArray& expected_hash_hex);
     // Stops the download and deletes the .part file; no signal follows.
     void cancel();
     bool isRunning() const { return running_; }
@@ -79,7 +91,7 @@ private:
     QFile part_;
     QUrl url_;
     QString destination_;
-    QByteArray expected_sha256_;
+    QByteArray expected_hash_;
     Body body_ = Body::Undecided;
     qint64 max_bytes_ = kDefaultMaxBytes;
     qint64 resume_from_bytes_ = 0;

@@ -117,6 +117,7 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     missing_label_->setWordWrap(true);
     remove_missing_ = new QPushButton(tr("Remove"), content);
     remove_missing_->setObjectName(QStringLiteral("removeMissing"));
+    remove_missing_->setToolTip(tr("Forget the saved devices this computer does not have"));
     missing_row->addWidget(missing_label_, 1);
     missing_row->addWidget(remove_missing_);
     layout->addLayout(missing_row);
@@ -252,8 +253,11 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     auto* mode_row = new QHBoxLayout;
     e.use = new QCheckBox(tr("Use"), e.box);
     named(e.use, "Use");
+    e.use->setToolTip(tr("Train on %1").arg(id));
     e.mode = new QComboBox(e.box);
     named(e.mode, "Mode");
+    e.mode->setAccessibleName(tr("How to use %1").arg(id));
+    e.mode->setToolTip(tr("One logical device, several virtual devices with a memory limit each, or memory growth"));
     e.mode->addItem(tr("One logical device"), static_cast<int>(MemoryMode::Whole));
     e.mode->addItem(tr("Split into N virtual devices"), static_cast<int>(MemoryMode::Virtual));
     e.mode->addItem(tr("Memory growth"), static_cast<int>(MemoryMode::Growth));
@@ -286,6 +290,7 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     e.count->setRange(1, kMaxVirtualDevices);
     e.count->setValue(2);
     count_label->setBuddy(e.count);
+    e.count->setToolTip(tr("Logical devices carved out of %1, one replica each").arg(id));
     auto* limit_label = new QLabel(tr("Memory limit each:"), e.virtual_row);
     e.limit_mb = new QSpinBox(e.virtual_row);
     named(e.limit_mb, "MemoryLimitMb");
@@ -296,6 +301,7 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     limit_label->setBuddy(e.limit_mb);
     e.each = new QCheckBox(tr("Set each limit separately"), e.virtual_row);
     named(e.each, "EditEachLimit");
+    e.each->setToolTip(tr("Give every virtual device its own memory limit in the table below"));
     grid->addWidget(count_label, 0, 0);
     grid->addWidget(e.count, 0, 1);
     grid->addWidget(limit_label, 1, 0);
@@ -306,6 +312,8 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
 
     e.table = new QTableWidget(0, 2, e.box);
     named(e.table, "LimitTable");
+    e.table->setAccessibleName(tr("Memory limit of each virtual device"));
+    e.table->setToolTip(e.table->accessibleName());
     e.table->setHorizontalHeaderLabels({tr("Logical device"), tr("Memory limit")});
     e.table->verticalHeader()->hide();
     e.table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -346,6 +354,8 @@ void DevicesPanel::syncLimitTable(Editor& e) {
         table->setItem(row, 0, name);
         auto* spin = new QSpinBox(table);
         spin->setObjectName(e.prefix + QStringLiteral("Limit%1").arg(row));
+        spin->setAccessibleName(tr("Memory limit of virtual device %1").arg(row));
+        spin->setToolTip(spin->accessibleName());
         spin->setRange(1, kMaxLimitMb);
         spin->setSuffix(tr(" MB"));
         spin->setFrame(false);

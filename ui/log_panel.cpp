@@ -26,20 +26,29 @@ QString level_colour(LogLevel level) {
 
 LogPanel::LogPanel(TrainingController* controller, QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    // Thin margins: the log starts as a strip of a few lines under the charts.
+    layout->setContentsMargins(4, 2, 4, 2);
+    layout->setSpacing(2);
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Show:"), this));
+    auto* show_label = new QLabel(tr("Show:"), this);
+    bar->addWidget(show_label);
     filter_ = new QComboBox(this);
     filter_->setObjectName(QStringLiteral("logFilter"));
+    filter_->setToolTip(tr("Which lines the log shows"));
+    show_label->setBuddy(filter_);
     filter_->addItem(tr("Everything"));
     filter_->addItem(tr("Warnings and errors"));
     filter_->addItem(tr("Errors"));
     bar->addWidget(filter_);
     bar->addStretch(1);
     auto* clear = new QPushButton(tr("Clear"), this);
+    clear->setToolTip(tr("Empty the log"));
     bar->addWidget(clear);
     layout->addLayout(bar);
     view_ = new QPlainTextEdit(this);
     view_->setObjectName(QStringLiteral("logView"));
+    view_->setAccessibleName(tr("Log"));
+    view_->setToolTip(tr("The engine's log lines, as TensorFlow would print them"));
     view_->setReadOnly(true);
     view_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     view_->setMaximumBlockCount(20000);

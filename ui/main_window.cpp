@@ -4,20 +4,29 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "core/data/source.h"
 #include "core/util/error.h"
 
 #include "ui/data_panel.h"
 #include "ui/devices_panel.h"
+#include "ui/focus_order.h"
 #include "ui/log_panel.h"
 #include "ui/model_panel.h"
 #include "ui/monitor_panel.h"
@@ -26,17 +35,39 @@
 #include "ui/step_view.h"
 #include "ui/timeline_view.h"
 #include "ui/training_panel.h"
+#include "ui/window_geometry.h"
 
 namespace mirrorlab::ui {
 
 namespace {
+// Scrolled panels sit in a scroll area, so a short or narrow dock scrolls them instead of squeezing
+// them below their minimum (where Qt's layouts overlap widgets) or forcing the whole window to
+// grow past the screen. Vertical: the panel wraps to any width and only scrolls up and down.
+enum class Scroll { None, Vertical, Both };
+
 QDockWidget* add_dock(QMainWindow* window, QWidget* panel, const QString& title, const QString& object_name,
-                      Qt::DockWidgetArea area) {
+                      Qt::DockWidgetArea area, Scroll scrolled = Scroll::None) {
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(object_name);  // saveState() needs stable names
-    dock->setWidget(panel);
+    if (scrolled != Scroll::None) {
+        auto* scroll = new QScrollArea(dock);
+        scroll->setObjectName(object_name + QStringLiteral("Scroll"));
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setFocusPolicy(Qt::NoFocus);  // a frame around the panel, not a stop for Tab
+        if (scrolled == Scroll::Vertical) scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setWidget(panel);
+        dock->setWidget(scroll);
+    } else {
+        dock->setWidget(panel);
+    }
     window->addDockWidget(area, dock);
     return dock;
+}
+
+// "Start training (F5)": the shortcut in the tooltip, as menus show it beside the text.
+QString with_shortcut(const QString& tip, const QKeySequence& shortcut) {
+    return shortcut.isEmpty() ? tip : QStringLiteral("%1 (%2)").arg(tip, shortcut.toString(QKeySequence::NativeText));
 }
 }  // namespace
 
@@ -60,7 +91,15 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     central_layout->addWidget(message_);
     training_ = new TrainingPanel(controller_, central);
     central_layout->addWidget(training_, 1);
-    setCentralWidget(central);
+    // Messages and banners come and go above the charts: on a short screen the charts scroll
+    // rather than push the window's minimum height past the screen.
+    auto* central_scroll = new QScrollArea(this);
+    central_scroll->setObjectName(QStringLiteral("centralScroll"));
+    central_scroll->setWidgetResizable(true);
+    central_scroll->setFrameShape(QFrame::NoFrame);
+    central_scroll->setFocusPolicy(Qt::NoFocus);
+    central_scroll->setWidget(central);
+    setCentralWidget(central_scroll);
 
     devices_ = new DevicesPanel(controller_->registry(), this);
     model_ = new ModelPanel(this);
@@ -72,26 +111,31 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     timeline_ = new TimelineView(controller_, this);
     scaling_ = new ScalingPanel(controller_->registry(), this);
 
+    // The side docks run the window's full height; the bottom strip sits under the charts only.
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     QDockWidget* devices_dock = add_dock(this, devices_, tr("Devices"), QStringLiteral("devicesDock"), Qt::LeftDockWidgetArea);
     QDockWidget* model_dock = add_dock(this, model_, tr("Model"), QStringLiteral("modelDock"), Qt::LeftDockWidgetArea);
     QDockWidget* data_dock = add_dock(this, data_, tr("Data"), QStringLiteral("dataDock"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(devices_dock, model_dock);
     tabifyDockWidget(model_dock, data_dock);
     devices_dock->raise();
-    add_dock(this, monitor_, tr("Device monitor"), QStringLiteral("monitorDock"), Qt::RightDockWidgetArea);
-    QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
+    add_dock(this, monitor_, tr("Device monitor"), QStringLiteral("monitorDock"), Qt::RightDockWidgetArea, Scroll::Vertical);
     QDockWidget* log_dock = add_dock(this, log_, tr("Log"), QStringLiteral("logDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(log_dock, runs_dock);
     // Seeing data parallelism: the step, the per-replica timeline and the scaling experiment.
     QDockWidget* step_dock = add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea);
     QDockWidget* timeline_dock = add_dock(this, timeline_, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
-    QDockWidget* scaling_dock = add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* scaling_dock =
+        add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea, Scroll::Both);
     tabifyDockWidget(runs_dock, step_dock);
     tabifyDockWidget(step_dock, timeline_dock);
     tabifyDockWidget(timeline_dock, scaling_dock);
     log_dock->raise();
 
     buildActions();
+    new VisualTabOrder(this);
 
     connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
     runs_->setTrainingPanel(training_);
@@ -151,20 +195,37 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildActions() {
-    QToolBar* toolbar = addToolBar(tr("Training"));
-    toolbar->setObjectName(QStringLiteral("trainingToolbar"));
-    start_ = toolbar->addAction(tr("Start"), this, [this] { startTraining(); });
+    // The debugger's keys: F5 runs, Shift+F5 stops, F10 steps; F6 pauses and resumes.
+    start_ = new QAction(tr("Start"), this);
     start_->setObjectName(QStringLiteral("startAction"));
-    pause_ = toolbar->addAction(tr("Pause"), this, [this] {
+    start_->setShortcut(QKeySequence(Qt::Key_F5));
+    connect(start_, &QAction::triggered, this, [this] { startTraining(); });
+    pause_ = new QAction(tr("Pause"), this);
+    pause_->setObjectName(QStringLiteral("pauseAction"));
+    pause_->setShortcut(QKeySequence(Qt::Key_F6));
+    connect(pause_, &QAction::triggered, this, [this] {
         if (controller_->state() == TrainingController::State::Paused) {
             controller_->resume();
-        } else {
+        } else if (controller_->state() == TrainingController::State::Running) {
             controller_->pause();
         }
     });
-    pause_->setObjectName(QStringLiteral("pauseAction"));
-    stop_ = toolbar->addAction(tr("Stop"), controller_, &TrainingController::stop);
+    stop_ = new QAction(tr("Stop"), this);
     stop_->setObjectName(QStringLiteral("stopAction"));
+    stop_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    connect(stop_, &QAction::triggered, controller_, &TrainingController::stop);
+    next_step_ = new QAction(tr("Next step"), this);
+    next_step_->setObjectName(QStringLiteral("nextStepAction"));
+    next_step_->setShortcut(QKeySequence(Qt::Key_F10));
+    next_step_->setToolTip(with_shortcut(tr("Run exactly one more training step, then wait (slow motion)"), next_step_->shortcut()));
+    connect(next_step_, &QAction::triggered, step_view_, &StepView::nextStep);
+
+    QToolBar* toolbar = addToolBar(tr("Training"));
+    toolbar->setObjectName(QStringLiteral("trainingToolbar"));
+    toolbar->addAction(start_);
+    toolbar->addAction(pause_);
+    toolbar->addAction(stop_);
+    toolbar->addAction(next_step_);
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Export history as CSV…"), this, [this] {
@@ -180,9 +241,46 @@ void MainWindow::buildActions() {
         if (!path.isEmpty() && !runs_->exportChartsPng(path, &error)) showMessage(error, true);
     });
     file->addSeparator();
-    file->addAction(tr("Quit"), this, &QWidget::close);
+    QAction* quit = file->addAction(tr("Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* training = menuBar()->addMenu(tr("&Training"));
+    training->addAction(start_);
+    training->addAction(pause_);
+    training->addAction(stop_);
+    training->addSeparator();
+    training->addAction(next_step_);
+
+    // Ctrl+1 ... Ctrl+9 bring a panel forward (shown, its tab raised, the keyboard in it), in the
+    // order the panels sit: left, right, bottom. The checkable entries below show and hide them.
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+    const QStringList order = {QStringLiteral("devicesDock"),  QStringLiteral("modelDock"),    QStringLiteral("dataDock"),
+                               QStringLiteral("monitorDock"),  QStringLiteral("logDock"),      QStringLiteral("runsDock"),
+                               QStringLiteral("stepViewDock"), QStringLiteral("timelineDock"), QStringLiteral("scalingDock")};
+    for (int i = 0; i < order.size(); ++i) {
+        auto* dock = findChild<QDockWidget*>(order[i]);
+        if (dock == nullptr) continue;
+        QAction* open = view->addAction(tr("Open %1").arg(dock->windowTitle()), this, [this, dock] {
+            dock->show();
+            dock->raise();
+            // The keyboard goes to the panel's first control, as Tab would reach it.
+            for (QWidget* control : visualFocusOrder(this)) {
+                if (dock->isAncestorOf(control)) {
+                    control->setFocus(Qt::ShortcutFocusReason);
+                    return;
+                }
+            }
+            dock->widget()->setFocus(Qt::ShortcutFocusReason);
+        });
+        open->setObjectName(order[i] + QStringLiteral("Open"));
+        open->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+        open->setToolTip(with_shortcut(tr("Show the %1 panel and move the keyboard focus into it").arg(dock->windowTitle()),
+                                       open->shortcut()));
+    }
+    view->addSeparator();
+    QMenu* panels = view->addMenu(tr("Show or hide panels"));
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) panels->addAction(dock->toggleViewAction());
+    for (QMenu* menu : {file, training, view, panels}) menu->setToolTipsVisible(true);
 }
 
 QString MainWindow::startBlocker() const {
@@ -219,11 +317,16 @@ void MainWindow::updateActions() {
     const auto state = controller_->state();
     const bool idle = state == TrainingController::State::Idle;
     const QString blocker = startBlocker();
+    const bool active = state == TrainingController::State::Running || state == TrainingController::State::Paused;
     start_->setEnabled(idle && blocker.isEmpty());
-    start_->setToolTip(blocker.isEmpty() ? tr("Start training") : blocker);
-    pause_->setEnabled(state == TrainingController::State::Running || state == TrainingController::State::Paused);
+    start_->setToolTip(with_shortcut(blocker.isEmpty() ? tr("Start training") : blocker, start_->shortcut()));
+    pause_->setEnabled(active);
     pause_->setText(state == TrainingController::State::Paused ? tr("Resume") : tr("Pause"));
-    stop_->setEnabled(state == TrainingController::State::Running || state == TrainingController::State::Paused);
+    pause_->setToolTip(with_shortcut(state == TrainingController::State::Paused ? tr("Resume training") : tr("Pause training after the step in flight"),
+                                     pause_->shortcut()));
+    stop_->setEnabled(active);
+    stop_->setToolTip(with_shortcut(tr("Stop training; the epochs finished so far are kept"), stop_->shortcut()));
+    next_step_->setEnabled(active);
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {
@@ -246,23 +349,100 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::restoreSettings() {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
-    if (settings.contains(QStringLiteral("window/geometry"))) {
-        restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    } else {
-        resize(1500, 950);
+    // Qt's restoreGeometry() moves and shrinks a saved geometry onto the screens there are now.
+    if (!settings.contains(QStringLiteral("window/geometry")) ||
+        !restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+        first_launch_geometry_ = true;
+        if (const QScreen* on = screen()) setGeometry(firstLaunchGeometry(on->availableGeometry(), expectedFrameMargins()));
     }
-    if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
-        // First launch: the charts get the height, the log and runs a strip at the bottom.
-        // Dock sizes apply only once the window is laid out, hence the queued call.
-        QTimer::singleShot(0, this, [this] {
-            if (auto* log_dock = findChild<QDockWidget*>(QStringLiteral("logDock"))) {
-                resizeDocks({log_dock}, {200}, Qt::Vertical);
-            }
-        });
-    }
+    // First launch: the docks are sized once the window is laid out (showEvent).
+    first_launch_docks_ = !restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     devices_->restoreSettings(settings);
     model_->restoreSettings(settings);
     data_->restoreSettings(settings);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (shown_before_) return;
+    shown_before_ = true;
+    // Queued: the docks have their sizes only once the first layout pass has run.
+    QTimer::singleShot(0, this, [this] {
+        if (first_launch_docks_) arrangeFirstLaunchDocks();
+        if (first_launch_geometry_) keepFrameOnScreen();
+    });
+    // A window manager decorates the window a moment after it is mapped: check again then.
+    if (first_launch_geometry_) QTimer::singleShot(500, this, &MainWindow::keepFrameOnScreen);
+}
+
+void MainWindow::keepFrameOnScreen() {
+    const QScreen* on = screen();
+    if (on == nullptr || isMaximized() || isFullScreen()) return;
+    const QRect available = on->availableGeometry();
+    const QRect frame = frameGeometry();
+    if (available.contains(frame)) return;
+    const QRect inner = geometry();
+    const QMargins margins(inner.left() - frame.left(), inner.top() - frame.top(), frame.right() - inner.right(),
+                           frame.bottom() - inner.bottom());
+    const QSize room = available.size().shrunkBy(margins);
+    resize(size().boundedTo(room));
+    QRect moved = frameGeometry();
+    moved.moveLeft(std::clamp(moved.left(), available.left(), std::max(available.left(), available.right() - moved.width() + 1)));
+    moved.moveTop(std::clamp(moved.top(), available.top(), std::max(available.top(), available.bottom() - moved.height() + 1)));
+    move(moved.topLeft());
+}
+
+int MainWindow::modelDockWidthWanted(const QDockWidget* dock) const {
+    auto* table = model_->findChild<QTableWidget*>(QStringLiteral("layerTable"));
+    QScrollArea* scroll = nullptr;
+    for (QWidget* up = table; up != nullptr && scroll == nullptr; up = up->parentWidget()) scroll = qobject_cast<QScrollArea*>(up);
+    if (table == nullptr || scroll == nullptr || scroll->widget() == nullptr) return dock->width();
+    // What ResizeToContents gives every column: the layer table without a cut or a scroll bar.
+    int columns = 0;
+    for (int column = 0; column < table->columnCount(); ++column) {
+        columns += std::max(static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(column),
+                            table->horizontalHeader()->sectionSizeHint(column));
+    }
+    const int extent = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll);
+    const int table_wanted = columns + 2 * table->frameWidth() + (table->verticalScrollBar()->isVisible() ? extent : 0);
+    const QWidget* content = scroll->widget();
+    // The table takes every pixel the form grows by.
+    const int content_wanted = std::max(content->minimumSizeHint().width(), content->width() + table_wanted - table->width());
+    const int around = dock->width() - scroll->viewport()->width() + (scroll->verticalScrollBar()->isVisible() ? 0 : extent);
+    return content_wanted + around;
+}
+
+void MainWindow::arrangeFirstLaunchDocks() {
+    auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    QDockWidget* devices_dock = dock("devicesDock");
+    QDockWidget* model_dock = dock("modelDock");
+    QDockWidget* monitor_dock = dock("monitorDock");
+    QDockWidget* log_dock = dock("logDock");
+    if (devices_dock == nullptr || model_dock == nullptr || monitor_dock == nullptr || log_dock == nullptr) return;
+    DockNeeds needs;
+    // A tab behind others is not laid out: the model form is measured with its tab up.
+    model_dock->raise();
+    needs.left_wanted = modelDockWidthWanted(model_dock);
+    devices_dock->raise();
+    for (const char* name : {"devicesDock", "modelDock", "dataDock"}) {
+        if (QDockWidget* left = dock(name)) needs.left_minimum = std::max(needs.left_minimum, left->minimumSizeHint().width());
+    }
+    // The monitor scrolls vertically only: its dock is as wide as the panel's minimum and the bar.
+    needs.right_minimum = monitor_->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                          monitor_dock->width() - monitor_dock->widget()->width() + 2;
+    needs.central_minimum = training_->minimumSizeHint().width() + 8;  // inside the scroll area's margins
+    int bottom_minimum = 0;
+    for (const char* name : {"logDock", "runsDock", "stepViewDock", "timelineDock", "scalingDock"}) {
+        if (QDockWidget* bottom = dock(name)) bottom_minimum = std::max(bottom_minimum, bottom->minimumSizeHint().height());
+    }
+    // About five log lines under the log's own bar; the tabs' bar comes on top of the dock.
+    const int tab_bar = QFontMetrics(font()).height() + 12;
+    needs.bottom_minimum = bottom_minimum;
+    needs.bottom_wanted = log_dock->minimumSizeHint().height() + 3 * QFontMetrics(log_->font()).lineSpacing();
+    const int separator = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
+    const DockLayout layout = firstLaunchDocks(size() - QSize(2 * separator, separator), needs);
+    resizeDocks({devices_dock, monitor_dock}, {layout.left_width, layout.right_width}, Qt::Horizontal);
+    resizeDocks({log_dock}, {layout.bottom_height + tab_bar}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -9,6 +9,7 @@
 #include "ui/training_controller.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 
 namespace mirrorlab::ui {
@@ -55,6 +56,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     std::function<bool(const QString&)> confirm_close_;
@@ -65,6 +67,15 @@ private:
     void showMessage(const QString& text, bool error);
     void saveSettings() const;
     void restoreSettings();
+    // First launch: the docks share the window so that the model form, the charts and the monitor
+    // each get room (window_geometry.h), and the frame stays inside the screen's available area.
+    void arrangeFirstLaunchDocks();
+    void keepFrameOnScreen();
+    int modelDockWidthWanted(const QDockWidget* dock) const;
+
+    bool first_launch_geometry_ = false;
+    bool first_launch_docks_ = false;
+    bool shown_before_ = false;
 
     QString settings_scope_;
     TrainingController* controller_ = nullptr;
@@ -82,6 +93,7 @@ private:
     QAction* start_ = nullptr;
     QAction* pause_ = nullptr;
     QAction* stop_ = nullptr;
+    QAction* next_step_ = nullptr;
 };
 
 }  // namespace mirrorlab::ui

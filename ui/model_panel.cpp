@@ -96,6 +96,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     preset_ = new QComboBox(content);
     preset_->setObjectName(QStringLiteral("preset"));
     preset_label->setBuddy(preset_);
+    preset_->setToolTip(tr("Ready-made models; the tutorial's comes first"));
     preset_row->addWidget(preset_, 1);
     load_ = new QPushButton(tr("Load…"), content);
     load_->setObjectName(QStringLiteral("loadModel"));
@@ -132,6 +133,8 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     auto* layers_layout = new QHBoxLayout(layers_box);
     table_ = new QTableWidget(0, kColumnCount, layers_box);
     table_->setObjectName(QStringLiteral("layerTable"));
+    table_->setAccessibleName(tr("Layers"));
+    table_->setToolTip(tr("The model's layers in order; select one to edit its arguments below"));
     table_->setHorizontalHeaderLabels(
         {tr("Name"), tr("Type"), tr("Arguments"), tr("Output shape"), tr("Params")});
     table_->verticalHeader()->setVisible(false);
@@ -155,12 +158,15 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(add_);
     remove_ = new QPushButton(tr("Remove"), layers_box);
     remove_->setObjectName(QStringLiteral("removeLayer"));
+    remove_->setToolTip(tr("Remove the selected layer"));
     buttons->addWidget(remove_);
     move_up_ = new QPushButton(tr("Move up"), layers_box);
     move_up_->setObjectName(QStringLiteral("moveUp"));
+    move_up_->setToolTip(tr("Move the selected layer one place up"));
     buttons->addWidget(move_up_);
     move_down_ = new QPushButton(tr("Move down"), layers_box);
     move_down_->setObjectName(QStringLiteral("moveDown"));
+    move_down_->setToolTip(tr("Move the selected layer one place down"));
     buttons->addWidget(move_down_);
     buttons->addStretch(1);
     layers_layout->addLayout(buttons);
@@ -178,6 +184,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     auto* summary_layout = new QVBoxLayout(summary_box);
     summary_ = new QPlainTextEdit(summary_box);
     summary_->setObjectName(QStringLiteral("summaryText"));
+    summary_->setToolTip(tr("model.summary() as Keras prints it"));
     summary_->setReadOnly(true);
     summary_->setLineWrapMode(QPlainTextEdit::NoWrap);
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);

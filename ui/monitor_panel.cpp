@@ -35,6 +35,7 @@ constexpr int kBarHeight = 14;
 constexpr int kRowGap = 10;
 constexpr int kMargin = 6;
 constexpr int kMaxMemoryViewHeight = 280;
+constexpr int kSideBySideWidth = 420;  // narrower: the throughput chart goes under its number
 
 const std::array<QColor, kPhases> kPhaseColours = {QColor(0xba, 0xb0, 0xac), QColor(0x4e, 0x79, 0xa7),
                                                    QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
@@ -52,11 +53,12 @@ QString phase_name(int phase) {
 
 QString ms_text(double ms) { return MonitorPanel::tr("%1 ms").arg(ms, 0, 'f', ms < 10 ? 2 : 1); }
 
-// A range from 0 that ends on a round number with 3-6 round ticks (1, 2, 2.5 or 5 x 10^k apart),
-// and labels with as many decimals as those ticks need.
-void set_nice_range(QValueAxis* axis, double top) {
+// A range from 0 that ends on a round number with about `intervals` + 1 round ticks (1, 2, 2.5 or
+// 5 x 10^k apart), and labels with as many decimals as those ticks need. A short chart asks for
+// fewer: Qt Charts elides labels that do not fit to "...".
+void set_nice_range(QValueAxis* axis, double top, int intervals = 4) {
     top = std::max(top, 1e-3);
-    const double raw = top / 4.0;
+    const double raw = top / intervals;
     const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
     double factor = 10.0;
     for (double candidate : {1.0, 2.0, 2.5, 5.0}) {
@@ -106,7 +108,7 @@ public:
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override {
         const int line = fontMetrics().height() + 2;
-        if (devices_.empty()) return 2 * kMargin + 2 * line;
+        if (devices_.empty()) return 2 * kMargin + placeholderRect(width).height();
         const bool two = twoLines(width);
         int height = 2 * kMargin - kRowGap;
         for (const auto& d : devices_) {
@@ -160,9 +162,7 @@ protected:
         const int left = kMargin, right = width() - kMargin;
         if (devices_.empty()) {
             painter.setPen(palette().color(QPalette::PlaceholderText));
-            painter.drawText(QRect(left, kMargin, right - left, 2 * line), Qt::AlignLeft | Qt::TextWordWrap,
-                             MonitorPanel::tr("No memory reported yet: start a run to see each logical device's "
-                                              "memory."));
+            painter.drawText(placeholderRect(width()), Qt::AlignLeft | Qt::TextWordWrap, placeholder());
             return;
         }
         std::int64_t largest_peak = 1;
@@ -209,6 +209,17 @@ protected:
     }
 
 private:
+    static QString placeholder() {
+        return MonitorPanel::tr("No memory reported yet: start a run to see each logical device's memory.");
+    }
+    // Where the placeholder goes at `width`: as many lines as it wraps to (a narrow dock cut its
+    // last word off when two lines were assumed).
+    QRect placeholderRect(int width) const {
+        const int text_width = std::max(width - 2 * kMargin, 40);
+        const QRect needed = fontMetrics().boundingRect(QRect(0, 0, text_width, 10000), Qt::AlignLeft | Qt::TextWordWrap, placeholder());
+        return {kMargin, kMargin, text_width, needed.height() + 2};
+    }
+
     // Every row stays in view up to kMaxMemoryViewHeight; more rows scroll.
     void fitScrollArea() {
         QWidget* viewport = parentWidget();
@@ -247,7 +258,8 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
 
     // Throughput: a big number and its recent history.
     auto* rate_box = new QGroupBox(tr("Throughput"), this);
-    auto* rate_layout = new QHBoxLayout(rate_box);
+    auto* rate_layout = new QBoxLayout(QBoxLayout::LeftToRight, rate_box);
+    rate_layout_ = rate_layout;
     auto* number_layout = new QVBoxLayout;
     rate_label_ = new QLabel(rate_box);
     rate_label_->setObjectName(QStringLiteral("samplesPerSecond"));
@@ -256,6 +268,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     big.setBold(true);
     rate_label_->setFont(big);
     auto* rate_caption = new QLabel(tr("samples/s\n(mean of the last %1 steps)").arg(kRateWindow), rate_box);
+    rate_caption->setWordWrap(true);  // a narrow dock wraps it instead of scrolling sideways
     number_layout->addStretch(1);
     number_layout->addWidget(rate_label_);
     number_layout->addWidget(rate_caption);
@@ -282,8 +295,10 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     rate_series_->attachAxis(rate_y_);
     rate_view_ = new QChartView(rate_chart, rate_box);
     rate_view_->setObjectName(QStringLiteral("samplesPerSecondChart"));
+    rate_view_->setAccessibleName(tr("Samples per second over the last steps"));
+    rate_view_->setToolTip(rate_view_->accessibleName());
     rate_view_->setRenderHint(QPainter::Antialiasing);
-    rate_view_->setMinimumHeight(130);
+    rate_view_->setMinimumHeight(110);
     rate_layout->addWidget(rate_view_, 1);
     layout->addWidget(rate_box);
 
@@ -315,7 +330,11 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     auto* replica_label = new QLabel(tr("Replica:"), phase_box);
     replica_ = new QComboBox(phase_box);
     replica_->setObjectName(QStringLiteral("replicaSelector"));
+    // Long device names are elided in a narrow dock rather than widening it.
+    replica_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    replica_->setMinimumContentsLength(12);
     replica_label->setBuddy(replica_);
+    replica_->setToolTip(tr("The replica whose step time the chart shows"));
     selector_row->addWidget(replica_label);
     selector_row->addWidget(replica_, 1);
     phase_layout->addLayout(selector_row);
@@ -352,8 +371,10 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     }
     phase_view_ = new QChartView(phase_chart, phase_box);
     phase_view_->setObjectName(QStringLiteral("phaseChart"));
+    phase_view_->setAccessibleName(tr("Step time per phase"));
+    phase_view_->setToolTip(tr("Each step's time, split into its phases and stacked"));
     phase_view_->setRenderHint(QPainter::Antialiasing);
-    phase_view_->setMinimumHeight(220);
+    phase_view_->setMinimumHeight(170);
     phase_layout->addWidget(phase_view_, 1);
     phase_summary_ = new QLabel(phase_box);
     phase_summary_->setObjectName(QStringLiteral("phaseSummary"));
@@ -379,6 +400,13 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
 }
 
 MonitorPanel::~MonitorPanel() = default;
+
+void MonitorPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    // Beside the number the chart needs 200 px to show its labels; a narrow dock puts it below.
+    const auto direction = width() < kSideBySideWidth ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight;
+    if (rate_layout_->direction() != direction) rate_layout_->setDirection(direction);
+}
 
 void MonitorPanel::clear() {
     refresh_timer_->stop();
@@ -501,12 +529,14 @@ void MonitorPanel::refreshNow() {
     rate_series_->replace(rate);
     if (rate.isEmpty()) {
         rate_x_->setRange(0, 1);
-        rate_y_->setRange(0, 1);
+        rate_x_->setTickCount(2);
+        set_nice_range(rate_y_, 1.0, 2);
     } else {
         double top = 1.0;
         for (const auto& p : rate) top = std::max(top, p.y());
         rate_x_->setRange(rate.front().x(), std::max(rate.back().x(), rate.front().x() + 1));
-        set_nice_range(rate_y_, top * 1.05);
+        rate_x_->setTickCount(3);
+        set_nice_range(rate_y_, top * 1.05, 2);
     }
 
     // Phases of the selected replica, stacked: each phase's top is the sum of the phases below.
@@ -532,7 +562,8 @@ void MonitorPanel::refreshNow() {
     }
     if (totals.empty()) {
         phase_x_->setRange(0, 1);
-        phase_y_->setRange(0, 1);
+        phase_x_->setTickCount(2);
+        set_nice_range(phase_y_, 1.0);
         phase_summary_->setText(summary(nullptr, 0, 0.0));
         return;
     }
@@ -543,6 +574,8 @@ void MonitorPanel::refreshNow() {
     double top = sorted.back();
     if (top > 4.0 * p90 && p90 > 0) top = 1.5 * p90;
     phase_x_->setRange(samples->front().step, std::max(samples->back().step, samples->front().step + 1));
+    // Whole steps only: never more ticks than steps, or "%d" prints the same step twice.
+    phase_x_->setTickCount(static_cast<int>(std::clamp(samples->back().step - samples->front().step + 1.0, 2.0, 5.0)));
     set_nice_range(phase_y_, top * 1.05);
 
     const PhaseSample& last = samples->back();

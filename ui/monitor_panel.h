@@ -16,6 +16,7 @@
 
 class QChart;
 class QChartView;
+class QBoxLayout;
 class QComboBox;
 class QLabel;
 class QLineSeries;
@@ -48,6 +49,9 @@ public:
     void setMemory(const MemoryEvent& event);
     void setReplicaNames(const std::vector<std::string>& devices);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     struct PhaseSample {
         double step = 0.0;
@@ -65,6 +69,7 @@ private:
     std::vector<std::string> replica_names_;
 
     MemoryBarsView* memory_ = nullptr;
+    QBoxLayout* rate_layout_ = nullptr;
     QLabel* rate_label_ = nullptr;
     QChartView* rate_view_ = nullptr;
     QLineSeries* rate_series_ = nullptr;

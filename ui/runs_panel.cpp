@@ -48,6 +48,9 @@ QString metricText(double value) {
 
 RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
     table_ = new QTableWidget(0, ColumnCount, this);
+    table_->setObjectName(QStringLiteral("runsTable"));
+    table_->setAccessibleName(tr("Runs"));
+    table_->setToolTip(tr("Every run of this session; tick a run to draw its curves in the charts too"));
     table_->setHorizontalHeaderLabels({tr("Run"), tr("Devices"), tr("Data"), tr("Optimizer"), tr("Epochs"),
                                        tr("Best val_loss"), tr("Accuracy"), tr("Val accuracy"), tr("Status")});
     table_->horizontalHeaderItem(RunColumn)->setToolTip(tr("Check a run to draw its curves on the training charts"));
@@ -67,6 +70,7 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     export_csv_button_->setToolTip(tr("The selected run's per-epoch metrics, in the columns Keras' CSVLogger writes"));
     connect(export_csv_button_, &QPushButton::clicked, this, &RunsPanel::exportCsvInteractively);
     export_png_button_ = new QPushButton(tr("Export charts as PNG…"), this);
+    export_png_button_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
     connect(export_png_button_, &QPushButton::clicked, this, &RunsPanel::exportPngInteractively);
 
     auto* buttons = new QHBoxLayout;

@@ -88,6 +88,8 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(280, 240);
+    view->setAccessibleName(title);
+    view->setToolTip(title);
     return view;
 }
 
@@ -120,16 +122,20 @@ ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     replicas_->setValue(2);
     replicas_->setPrefix(tr("up to "));
     replicas_->setSuffix(tr(" replicas"));
+    replicas_->setAccessibleName(tr("Most replicas"));
     replicas_->setToolTip(tr("Runs 1, 2, … up to this many replicas of the device configuration's kind"));
     steps_ = new QSpinBox(this);
     steps_->setObjectName(QStringLiteral("scalingSteps"));
     steps_->setRange(2, 5000);
     steps_->setValue(40);
     steps_->setSuffix(tr(" steps each"));
+    steps_->setAccessibleName(tr("Steps per run"));
     steps_->setToolTip(tr("Timed training steps per run (after a few untimed warm-up steps)"));
     run_ = new QPushButton(tr("Run scaling experiment"), this);
     run_->setObjectName(QStringLiteral("runScaling"));
+    run_->setToolTip(tr("Train a few steps with 1, 2, … replicas and compare their throughput"));
     cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setToolTip(tr("Stop the experiment after the current step"));
     export_ = new QPushButton(tr("Export CSV…"), this);
     export_->setToolTip(tr("Every experiment's rows, for comparison in a spreadsheet"));
     clear_ = new QPushButton(tr("Clear earlier"), this);
@@ -163,6 +169,8 @@ ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
 
     table_ = new QTableWidget(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("scalingTable"));
+    table_->setAccessibleName(tr("Scaling results"));
+    table_->setToolTip(tr("One row per run of every experiment"));
     table_->setHorizontalHeaderLabels({tr("Experiment"), tr("Devices"), tr("Replicas"), tr("Shards"), tr("All-reduce"),
                                        tr("Samples/s"), tr("ms/step"), tr("Compute ms"), tr("Communication ms"),
                                        tr("Other ms"), tr("Speed-up"), tr("Efficiency")});

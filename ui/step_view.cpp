@@ -461,6 +461,9 @@ StepView::StepView(TrainingController* controller, QWidget* parent) : QWidget(pa
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("stepStatus"));
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Wraps: a long status would otherwise set the bottom docks' minimum width, and with it the
+    // charts' column's, squeezing the side docks once the first step is shown.
+    status_->setWordWrap(true);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(slow_motion_);

@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QGraphicsLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -228,15 +229,19 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
                                       "pan, right click to zoom out"));
     connect(reset_zoom_button_, &QPushButton::clicked, this, &TrainingPanel::resetZoom);
 
-    buildChart(charts_[kLoss], kLoss, tr("Loss"), tr("Loss"));
-    buildChart(charts_[kAccuracy], kAccuracy, tr("Accuracy"), tr("Accuracy"));
-    buildChart(charts_[kTop5], kTop5, tr("Top-5 accuracy"), tr("Top-5 accuracy"));
+    buildChart(charts_[kLoss], kLoss, tr("Loss"));
+    buildChart(charts_[kAccuracy], kAccuracy, tr("Accuracy"));
+    buildChart(charts_[kTop5], kTop5, tr("Top-5 accuracy"));
 
     auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("X axis:"), this));
+    auto* axis_label = new QLabel(tr("X axis:"), this);
+    axis_label->setBuddy(axis_combo_);
+    controls->addWidget(axis_label);
     controls->addWidget(axis_combo_);
     controls->addSpacing(16);
-    controls->addWidget(new QLabel(tr("Smoothing:"), this));
+    auto* smoothing_label = new QLabel(tr("Smoothing:"), this);
+    smoothing_label->setBuddy(smoothing_slider_);
+    controls->addWidget(smoothing_label);
     controls->addWidget(smoothing_slider_);
     controls->addWidget(smoothing_label_);
     controls->addStretch(1);
@@ -253,8 +258,9 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     charts_[kAccuracy].view->setToolTip(tr("Same series and colours as the loss chart's legend. ") +
                                         reset_zoom_button_->toolTip());
     charts_[kTop5].view->setToolTip(charts_[kAccuracy].view->toolTip());
-    charts->setRowStretch(0, 1);
-    charts->setRowStretch(1, 1);
+    // The loss chart also holds the legend.
+    charts->setRowStretch(0, 6);
+    charts->setRowStretch(1, 5);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(status_label_);
@@ -288,7 +294,7 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
 
 TrainingPanel::~TrainingPanel() = default;
 
-void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title, const QString& y_title) {
+void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title) {
     c.metric = metric;
     c.chart = new QChart;
     c.chart->setTitle(title);
@@ -296,13 +302,18 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title,
     title_font.setBold(true);
     c.chart->setTitleFont(title_font);
     c.chart->setMargins(QMargins(4, 4, 4, 4));
-    c.chart->legend()->setAlignment(Qt::AlignBottom);
+    // The chart's own frame around its background would take 18 px of every short chart's height.
+    c.chart->layout()->setContentsMargins(0, 0, 0, 0);
+    c.chart->setBackgroundRoundness(0);
+    // Beside the plot: the wide loss chart has width to spare, not height.
+    c.chart->legend()->setAlignment(Qt::AlignRight);
 
     c.x_axis = new QValueAxis;
     c.x_axis->setTitleText(tr("Step"));
     c.x_axis->setLabelFormat(QStringLiteral("%d"));
+    // No title on the value axis: the chart's title names the metric, and a rotated title is the
+    // first thing Qt Charts elides to "..." in a short chart.
     c.y_axis = new QValueAxis;
-    c.y_axis->setTitleText(y_title);
     c.y_axis->setLabelFormat(QStringLiteral("%.1f"));
     c.chart->addAxis(c.x_axis, Qt::AlignBottom);
     c.chart->addAxis(c.y_axis, Qt::AlignLeft);
@@ -326,7 +337,9 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title,
     createLiveSeries(c);
 
     c.view = new ZoomableChartView(c.chart, this);
-    c.view->setMinimumSize(320, 220);
+    // Small enough for a 1366x768 screen with the docks beside and under the charts.
+    c.view->setMinimumSize(220, 130);
+    c.view->setAccessibleName(tr("%1 chart").arg(title));
     c.view->setToolTip(reset_zoom_button_->toolTip());
 
     // Any range change the panel did not make itself is the person zooming or panning: from then on

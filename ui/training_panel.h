@@ -116,7 +116,7 @@ private:
         QVector<QPointF> validation_epochs;
     };
 
-    void buildChart(MetricChart& chart, int metric, const QString& title, const QString& y_title);
+    void buildChart(MetricChart& chart, int metric, const QString& title);
     void createLiveSeries(MetricChart& chart);
     void applyTrainPens(MetricChart& chart);
     void appendStep(std::int64_t global_step, int epoch, const Metrics& running);

@@ -37,10 +37,23 @@ struct TextDataset {
     void validate(IdCheck ids = IdCheck::WithinVocabulary) const;
 };
 
+// Where the words of TextDataset::words came from, so the app can say which it used.
+struct WordsOrigin {
+    enum class Kind {
+        None = 0,          // no words: samples show their ids
+        Vocabulary,        // the source's own (Reuters-21578 files, a text corpus, synthetic)
+        KerasWordIndex,    // Keras' reuters_word_index.json, at `path`
+        DerivedWordIndex,  // derived from the Reuters-21578 files with Keras' recipe, at `path`
+    };
+    Kind kind = Kind::None;
+    std::string path;
+};
+
 struct DatasetSplit {
     TextDataset train;
     TextDataset validation;
     std::vector<std::string> warnings;  // for people: skipped files, encodings, guesses made
+    WordsOrigin words_origin;
 };
 
 // "? the wheat harvest ..." for previews: ids without a word (or with no word list) print as

@@ -1,9 +1,12 @@
 #include "core/data/keras_reuters.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <system_error>
 
@@ -263,6 +266,112 @@ WordIndex read_reuters_word_index(const std::string& json_path) {
         index[word] = value.as_int64();
     }
     return index;
+}
+
+std::vector<std::string> ranked_words(const WordIndex& word_index) {
+    constexpr int64_t kMaxRank = 100'000'000;
+    int64_t largest = 0;
+    for (const auto& [word, rank] : word_index) {
+        if (rank > kMaxRank) {
+            throw DataError("word index: the rank of '" + word + "' is " + std::to_string(rank) +
+                            ", more than " + std::to_string(kMaxRank));
+        }
+        largest = std::max(largest, rank);
+    }
+    std::vector<std::string> ranked(static_cast<size_t>(largest));
+    for (const auto& [word, rank] : word_index) {
+        if (rank < 1) continue;
+        std::string& slot = ranked[static_cast<size_t>(rank - 1)];
+        if (slot.empty() || word < slot) slot = word;
+    }
+    return ranked;
+}
+
+WordIndex word_index_of(const std::vector<std::string>& ranked) {
+    WordIndex index;
+    index.reserve(ranked.size());
+    for (size_t i = 0; i < ranked.size(); ++i) {
+        if (!ranked[i].empty()) index.emplace(ranked[i], static_cast<int64_t>(i) + 1);
+    }
+    return index;
+}
+
+std::vector<std::string> keras_id_words(const std::vector<std::string>& ranked,
+                                        int32_t index_from) {
+    std::vector<std::string> words;
+    words.reserve(ranked.size() + static_cast<size_t>(std::max(index_from, 0)) + 1);
+    // Rank 1 is id index_from + 1: the ids up to index_from are marks.
+    for (int32_t id = 0; id <= index_from; ++id) {
+        words.emplace_back(id == 0 ? "" : id == 1 ? "<start>" : id == 2 ? "<oov>" : "<unused>");
+    }
+    words.insert(words.end(), ranked.begin(), ranked.end());
+    return words;
+}
+
+void write_reuters_word_index(const std::string& path, const WordIndex& word_index) {
+    std::vector<std::pair<int64_t, const std::string*>> by_rank;
+    by_rank.reserve(word_index.size());
+    for (const auto& [word, rank] : word_index) by_rank.emplace_back(rank, &word);
+    std::sort(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+    });
+    json::Value::Object object;
+    for (const auto& [rank, word] : by_rank) object.emplace_back(*word, json::Value(rank));
+    const std::string text = json::dump(json::Value(std::move(object)));
+    const std::filesystem::path target(path);
+    std::error_code ec;
+    if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+    const std::string temporary = path + ".part";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        out.close();
+        if (!out)
+            throw DataError("cannot write the word index " + temporary + ": " +
+                            std::strerror(errno));
+    }
+    std::filesystem::rename(temporary, target, ec);
+    if (ec) {
+        std::filesystem::remove(temporary, ec);
+        throw DataError("cannot write the word index " + path + ": " + ec.message());
+    }
+}
+
+std::string mirrorlab_cache_dir() {
+    const char* xdg_cache = std::getenv("XDG_CACHE_HOME");
+    if (xdg_cache != nullptr && xdg_cache[0] == '/')
+        return (std::filesystem::path(xdg_cache) / "mirrorlab").string();
+    const std::string home = home_dir();
+    return home.empty() ? std::string()
+                        : (std::filesystem::path(home) / ".cache" / "mirrorlab").string();
+}
+
+std::vector<WordIndexFile> find_reuters_word_index_candidates(const std::string& npz_path) {
+    std::vector<WordIndexFile> out;
+    auto add = [&](const std::filesystem::path& p, bool derived) {
+        const std::string s = p.lexically_normal().string();
+        for (const auto& seen : out) {
+            if (seen.path == s) return;
+        }
+        out.push_back({s, derived});
+    };
+    if (!npz_path.empty())
+        add(std::filesystem::path(npz_path).parent_path() / kKerasWordIndexName, false);
+    for (const std::string& npz : find_keras_reuters_candidates()) {
+        add(std::filesystem::path(npz).parent_path() / kKerasWordIndexName, false);
+    }
+    if (const std::string cache = mirrorlab_cache_dir(); !cache.empty()) {
+        add(std::filesystem::path(cache) / kDerivedWordIndexName, true);
+    }
+    return out;
+}
+
+std::optional<WordIndexFile> find_reuters_word_index(const std::string& npz_path) {
+    for (const WordIndexFile& candidate : find_reuters_word_index_candidates(npz_path)) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(candidate.path, ec)) return candidate;
+    }
+    return std::nullopt;
 }
 
 std::string decode_wire(const std::vector<int32_t>& ids, const WordIndex& word_index,

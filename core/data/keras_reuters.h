@@ -67,6 +67,44 @@ std::optional<std::string> find_keras_reuters();
 using WordIndex = std::unordered_map<std::string, int64_t>;
 WordIndex read_reuters_word_index(const std::string& json_path);
 
+// The ranked words of a word index: element rank - 1 is the word of that rank. When two words
+// share a rank the alphabetically first is kept (as decode_wire() shows it); a rank no word has
+// is an empty string. Ranks below 1 are ignored; DataError for a rank above 100 million.
+std::vector<std::string> ranked_words(const WordIndex& word_index);
+// The inverse: word -> rank for words[rank - 1] (what Reuters21578Corpus::words holds). An empty
+// string is no word.
+WordIndex word_index_of(const std::vector<std::string>& ranked);
+// TextDataset::words for Keras' ids, id = rank + index_from: "" (padding), "<start>", "<oov>",
+// "<unused>" for the ids up to index_from (as load_data() marks them), then the ranked words.
+std::vector<std::string> keras_id_words(const std::vector<std::string>& ranked,
+                                        int32_t index_from = 3);
+
+// Writes `word_index` as Keras' reuters_word_index.json is written (one JSON object, word ->
+// rank), in rank order, to `path`: to a temporary file beside it that is renamed into place, so
+// a reader never sees half a file. DataError naming the path when it cannot be written.
+void write_reuters_word_index(const std::string& path, const WordIndex& word_index);
+
+inline constexpr const char* kKerasWordIndexName = "reuters_word_index.json";
+// The word index MirrorLab derives from the Reuters-21578 files: another name, so that it is
+// never taken for Keras' own file.
+inline constexpr const char* kDerivedWordIndexName =
+    "reuters_word_index.derived_from_reuters21578.json";
+// The folder where MirrorLab keeps what it downloads or derives: $XDG_CACHE_HOME/mirrorlab or
+// ~/.cache/mirrorlab (empty when neither variable gives an absolute path).
+std::string mirrorlab_cache_dir();
+
+// Where the word index of the reuters.npz at `npz_path` may be, in the order searched:
+// reuters_word_index.json beside it (get_word_index() downloads it next to load_data()'s
+// reuters.npz), in the folders find_keras_reuters_candidates() searches, then the derived index
+// in mirrorlab_cache_dir().
+struct WordIndexFile {
+    std::string path;
+    bool derived = false;
+};
+std::vector<WordIndexFile> find_reuters_word_index_candidates(const std::string& npz_path);
+// The first candidate that exists as a regular file.
+std::optional<WordIndexFile> find_reuters_word_index(const std::string& npz_path);
+
 // The Keras tutorial's decoding, ' '.join(reverse_word_index.get(i - index_from, '?')): "? word
 // word ...". Pad, start and OOV ids (below index_from) and unknown ranks read '?'. When two
 // words share a rank, the alphabetically first is shown.

@@ -36,6 +36,16 @@ void set_class_names(DatasetSplit& split, const std::vector<std::string>& names)
 DatasetSplit load_keras(const std::string& path) {
     DatasetSplit split = keras_load_data(read_reuters_npz(path), KerasLoadOptions{});
     set_class_names(split, keras_reuters_label_names());
+    // The npz holds ids only; the words are in a file of their own, which may be missing.
+    if (const auto index_file = find_reuters_word_index(path)) {
+        std::vector<std::string> words =
+            keras_id_words(ranked_words(read_reuters_word_index(index_file->path)));
+        split.train.words = words;
+        split.validation.words = std::move(words);
+        split.words_origin = {index_file->derived ? WordsOrigin::Kind::DerivedWordIndex
+                                                  : WordsOrigin::Kind::KerasWordIndex,
+                              index_file->path};
+    }
     return split;
 }
 
@@ -48,10 +58,10 @@ DatasetSplit load_reuters21578(const std::string& directory) {
     set_class_names(split, corpus.topics);
     // Keras' ids: 0 padding, 1 start, 2 out of vocabulary, 3 unused, then word rank + 3 (rank 1
     // is the most frequent word, so it is id 4).
-    std::vector<std::string> words{"", "<start>", "<oov>", "<unused>"};
-    words.insert(words.end(), corpus.words.begin(), corpus.words.end());
+    std::vector<std::string> words = keras_id_words(corpus.words);
     split.train.words = words;
     split.validation.words = std::move(words);
+    split.words_origin = {WordsOrigin::Kind::Vocabulary, directory};
     return split;
 }
 
@@ -64,6 +74,7 @@ DatasetSplit load_corpus(const LabelledTexts& texts, std::uint64_t seed) {
         part->oov_id = 1;
         part->words = tokenizer.index_word();
     }
+    split.words_origin.kind = WordsOrigin::Kind::Vocabulary;
     split.warnings = texts.warnings;
     return split;
 }
@@ -74,6 +85,21 @@ std::string from_environment(const char* name) {
 }
 
 }  // namespace
+
+std::string derive_reuters_word_index(const std::string& reuters21578_dir,
+                                      const std::string& destination) {
+    const Reuters21578Corpus corpus = read_reuters21578(reuters21578_dir);
+    write_reuters_word_index(destination, word_index_of(corpus.words));
+    return destination;
+}
+
+std::optional<std::string> find_reuters21578() {
+    for (const auto& dir : reuters21578_candidates()) {
+        std::error_code error;
+        if (std::filesystem::exists(dir + "/reut2-000.sgm", error)) return dir;
+    }
+    return std::nullopt;
+}
 
 std::vector<std::string> reuters21578_candidates() {
     std::vector<std::string> candidates;
@@ -88,10 +114,7 @@ std::vector<std::string> reuters21578_candidates() {
 
 std::string resolve_default_data_spec() {
     if (auto npz = find_keras_reuters()) return "keras:" + *npz;
-    for (const auto& dir : reuters21578_candidates()) {
-        std::error_code error;
-        if (std::filesystem::exists(dir + "/reut2-000.sgm", error)) return "reuters21578:" + dir;
-    }
+    if (auto dir = find_reuters21578()) return "reuters21578:" + *dir;
     return "synthetic";
 }
 

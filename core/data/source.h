@@ -2,6 +2,7 @@
 // Resolves a data spec (the CLI's --data, the GUI's data panel) to a data set, and turns a data
 // set into the padded tensors the trainer consumes.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,9 @@ namespace mirrorlab {
 //   default                 Reuters when found locally (reuters.npz where Keras keeps it, else a
 //                           Reuters-21578 folder), otherwise the synthetic corpus
 //   synthetic[:TRAIN[:VAL]] the built-in Reuters-shaped synthetic newswire corpus
-//   keras[:PATH]            Keras' reuters.npz (without PATH: where Keras downloads it)
+//   keras[:PATH]            Keras' reuters.npz (without PATH: where Keras downloads it), with
+//                           words from reuters_word_index.json where find_reuters_word_index()
+//                           finds one
 //   reuters21578:DIR        the UCI Reuters-21578 SGML files, built with Keras' recipe
 //   folder:DIR              one subfolder of .txt files per class
 //   csv:FILE / tsv:FILE     a label column and a text column
@@ -25,6 +28,16 @@ DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
 // The spec "default" resolves to, and the folders searched for Reuters-21578.
 std::string resolve_default_data_spec();
 std::vector<std::string> reuters21578_candidates();
+// The first candidate holding reut2-000.sgm.
+std::optional<std::string> find_reuters21578();
+
+// Keras' word index rebuilt from the Reuters-21578 files of `reuters21578_dir` with Keras' recipe
+// (the importer's word ranks: the same 30,979 ranks as reuters_word_index.json), written to
+// `destination` (usually mirrorlab_cache_dir() + "/" + kDerivedWordIndexName, where load_dataset()
+// finds it for a reuters.npz that has no reuters_word_index.json beside it). Returns
+// `destination`; DataError for unreadable files or an unwritable destination.
+std::string derive_reuters_word_index(const std::string& reuters21578_dir,
+                                      const std::string& destination);
 
 enum class OovPolicy { Invalid = 0, MapToOov, Error };
 

@@ -148,6 +148,10 @@
         <source>Interface language: zh_CN (Simplified Chinese) or en (English); default: the system&apos;s.</source>
         <translation>界面语言：zh_CN（简体中文）或 en（英语）；默认跟随系统。</translation>
     </message>
+    <message>
+        <source>Window size for --screenshot, e.g. 1366x768 (default: as on a first launch on this screen).</source>
+        <translation>--screenshot 的窗口大小，例如 1366x768（默认：与在此屏幕上首次启动时相同）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::CompileOptions</name>
@@ -343,6 +347,42 @@
         <source>Keras semantics:</source>
         <translation>Keras 语义：</translation>
     </message>
+    <message>
+        <source>How the gradients change the weights (compile(optimizer=...))</source>
+        <translation>梯度如何改变权重（compile(optimizer=...)）</translation>
+    </message>
+    <message>
+        <source>SGD&apos;s momentum; 0 is plain gradient descent</source>
+        <translation>SGD 的动量；0 表示普通梯度下降</translation>
+    </message>
+    <message>
+        <source>Tick only when the last layer has no softmax: the tutorial&apos;s softmax output wants it unticked</source>
+        <translation>只有最后一层没有 softmax 时才勾选：教程的 softmax 输出应保持不勾选</translation>
+    </message>
+    <message>
+        <source>Top-k accuracy: k</source>
+        <translation>Top-k 准确率：k</translation>
+    </message>
+    <message>
+        <source>Global batch size</source>
+        <translation>全局批次大小</translation>
+    </message>
+    <message>
+        <source>Passes over the training data (fit(epochs=...))</source>
+        <translation>遍历训练数据的次数（fit(epochs=...)）</translation>
+    </message>
+    <message>
+        <source>Keras&apos; EarlyStopping callback: ends training when the monitored value has not improved for &apos;patience&apos; epochs</source>
+        <translation>Keras 的 EarlyStopping 回调：监控的指标在“耐心轮数”内没有改善时结束训练</translation>
+    </message>
+    <message>
+        <source>The value early stopping watches</source>
+        <translation>早停所监控的指标</translation>
+    </message>
+    <message>
+        <source>restore_best_weights: end with the weights of the best epoch instead of the last</source>
+        <translation>restore_best_weights：结束时使用最佳一轮的权重，而不是最后一轮的</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DataPanel</name>
@@ -484,6 +524,106 @@
         <source>Stopped loading %1</source>
         <translation>已停止加载 %1</translation>
     </message>
+    <message>
+        <source>Where the training and validation samples come from</source>
+        <translation>训练样本和验证样本的来源</translation>
+    </message>
+    <message>
+        <source>Path</source>
+        <translation>路径</translation>
+    </message>
+    <message>
+        <source>The file or folder of the chosen source</source>
+        <translation>所选来源的文件或文件夹</translation>
+    </message>
+    <message>
+        <source>Choose the file or folder</source>
+        <translation>选择文件或文件夹</translation>
+    </message>
+    <message>
+        <source>Read the data from the chosen source (in the background; pressed again, it cancels)</source>
+        <translation>从所选来源读取数据（在后台进行；再按一次则取消）</translation>
+    </message>
+    <message>
+        <source>Statistics</source>
+        <translation>统计</translation>
+    </message>
+    <message>
+        <source>Sizes, classes, vocabulary and sequence lengths of the loaded data</source>
+        <translation>已加载数据的大小、类别、词表和序列长度</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本</translation>
+    </message>
+    <message>
+        <source>The first training samples with their labels</source>
+        <translation>前几个训练样本及其标签</translation>
+    </message>
+    <message>
+        <source>Download the word index</source>
+        <translation>下载词索引</translation>
+    </message>
+    <message>
+        <source>Download Keras&apos; reuters_word_index.json into %1 (resumable, checked against Keras&apos; MD5)</source>
+        <translation>把 Keras 的 reuters_word_index.json 下载到 %1（可断点续传，并按 Keras 的 MD5 校验）</translation>
+    </message>
+    <message>
+        <source>Derive from Reuters-21578</source>
+        <translation>从 Reuters-21578 推导</translation>
+    </message>
+    <message>
+        <source>Rebuild Keras&apos; word index from the Reuters-21578 files</source>
+        <translation>根据 Reuters-21578 文件重建 Keras 的词索引</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json: %1 of %2 kB…</source>
+        <translation>正在下载 reuters_word_index.json：%1 / %2 kB…</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json: %1 kB…</source>
+        <translation>正在下载 reuters_word_index.json：%1 kB…</translation>
+    </message>
+    <message>
+        <source>Words: from Keras&apos; word index %1</source>
+        <translation>词语：来自 Keras 的词索引 %1</translation>
+    </message>
+    <message>
+        <source>Words: from the word index derived from the Reuters-21578 files (Keras&apos; recipe), %1</source>
+        <translation>词语：来自根据 Reuters-21578 文件（按 Keras 的方法）推导出的词索引，%1</translation>
+    </message>
+    <message>
+        <source>Words: the source&apos;s own vocabulary</source>
+        <translation>词语：数据来源自带的词表</translation>
+    </message>
+    <message>
+        <source>Words: none yet. reuters.npz holds word ids only, and no reuters_word_index.json was found beside it; download Keras&apos; word index or derive it from the Reuters-21578 files to read the samples as words.</source>
+        <translation>词语：暂无。reuters.npz 只包含词 id，而且旁边没有找到 reuters_word_index.json；下载 Keras 的词索引，或从 Reuters-21578 文件推导出它，即可以词语形式阅读样本。</translation>
+    </message>
+    <message>
+        <source>Words: none (this source has word ids only)</source>
+        <translation>词语：无（该数据来源只有词 id）</translation>
+    </message>
+    <message>
+        <source>Rebuild Keras&apos; word index from the Reuters-21578 files in %1 (the same 30,979 ranks)</source>
+        <translation>根据 %1 中的 Reuters-21578 文件重建 Keras 的词索引（同样的 30,979 个排名）</translation>
+    </message>
+    <message>
+        <source>No Reuters-21578 files found: put reut2-000.sgm ... reut2-021.sgm in %1 or set MIRRORLAB_REUTERS21578_DIR</source>
+        <translation>未找到 Reuters-21578 文件：请把 reut2-000.sgm … reut2-021.sgm 放到 %1，或设置 MIRRORLAB_REUTERS21578_DIR</translation>
+    </message>
+    <message>
+        <source>Downloading reuters_word_index.json…</source>
+        <translation>正在下载 reuters_word_index.json…</translation>
+    </message>
+    <message>
+        <source>Deriving the word index from the Reuters-21578 files in %1…</source>
+        <translation>正在根据 %1 中的 Reuters-21578 文件推导词索引…</translation>
+    </message>
+    <message>
+        <source>Could not derive the word index: %1</source>
+        <translation>无法推导词索引：%1</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DatasetDownloader</name>
@@ -534,6 +674,10 @@
     <message>
         <source>Could not move %1 to %2: %3</source>
         <translation>无法将 %1 移动到 %2：%3</translation>
+    </message>
+    <message>
+        <source>The downloaded %1 is damaged: its MD5 is %2, expected %3. The partial file was deleted; try again.</source>
+        <translation>下载的 %1 已损坏：它的 MD5 是 %2，应为 %3。不完整的文件已删除；请重试。</translation>
     </message>
 </context>
 <context>
@@ -789,6 +933,38 @@
         <source>Under the first line: what the engine logs about the all-reduce when the run starts, word for word.</source>
         <translation>第一行之下：运行开始时引擎关于全归约写入日志的内容，逐字照录。</translation>
     </message>
+    <message>
+        <source>Forget the saved devices this computer does not have</source>
+        <translation>忘掉本机没有的已保存设备</translation>
+    </message>
+    <message>
+        <source>Train on %1</source>
+        <translation>在 %1 上训练</translation>
+    </message>
+    <message>
+        <source>How to use %1</source>
+        <translation>%1 的使用方式</translation>
+    </message>
+    <message>
+        <source>One logical device, several virtual devices with a memory limit each, or memory growth</source>
+        <translation>一个逻辑设备、若干各有内存上限的虚拟设备，或内存按需增长</translation>
+    </message>
+    <message>
+        <source>Logical devices carved out of %1, one replica each</source>
+        <translation>从 %1 划分出的逻辑设备，每个运行一个副本</translation>
+    </message>
+    <message>
+        <source>Give every virtual device its own memory limit in the table below</source>
+        <translation>在下表中为每个虚拟设备单独设置内存上限</translation>
+    </message>
+    <message>
+        <source>Memory limit of each virtual device</source>
+        <translation>每个虚拟设备的内存上限</translation>
+    </message>
+    <message>
+        <source>Memory limit of virtual device %1</source>
+        <translation>虚拟设备 %1 的内存上限</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ImageFile</name>
@@ -853,6 +1029,22 @@
     <message>
         <source>Run %1 started</source>
         <translation>运行 %1 已开始</translation>
+    </message>
+    <message>
+        <source>Which lines the log shows</source>
+        <translation>日志显示哪些行</translation>
+    </message>
+    <message>
+        <source>Empty the log</source>
+        <translation>清空日志</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>The engine&apos;s log lines, as TensorFlow would print them</source>
+        <translation>引擎的日志行，与 TensorFlow 打印的相同</translation>
     </message>
 </context>
 <context>
@@ -1004,6 +1196,42 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>Stopping the run; MirrorLab closes when the step in flight has finished…</source>
         <translation>正在停止训练；当前步骤完成后 MirrorLab 将关闭…</translation>
+    </message>
+    <message>
+        <source>Next step</source>
+        <translation>下一步</translation>
+    </message>
+    <message>
+        <source>Run exactly one more training step, then wait (slow motion)</source>
+        <translation>再运行恰好一个训练步，然后等待（慢动作）</translation>
+    </message>
+    <message>
+        <source>&amp;Training</source>
+        <translation>训练(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Open %1</source>
+        <translation>打开%1</translation>
+    </message>
+    <message>
+        <source>Show the %1 panel and move the keyboard focus into it</source>
+        <translation>显示“%1”面板并把键盘焦点移入其中</translation>
+    </message>
+    <message>
+        <source>Show or hide panels</source>
+        <translation>显示或隐藏面板</translation>
+    </message>
+    <message>
+        <source>Resume training</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>Pause training after the step in flight</source>
+        <translation>当前训练步完成后暂停训练</translation>
+    </message>
+    <message>
+        <source>Stop training; the epochs finished so far are kept</source>
+        <translation>停止训练；已完成的轮次会保留</translation>
     </message>
 </context>
 <context>
@@ -1164,6 +1392,30 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>The saved model could not be restored: %1</source>
         <translation>无法恢复已保存的模型：%1</translation>
     </message>
+    <message>
+        <source>Ready-made models; the tutorial&apos;s comes first</source>
+        <translation>现成的模型；教程的模型排在第一个</translation>
+    </message>
+    <message>
+        <source>The model&apos;s layers in order; select one to edit its arguments below</source>
+        <translation>模型的各层（按顺序）；选中一层即可在下方编辑它的参数</translation>
+    </message>
+    <message>
+        <source>Remove the selected layer</source>
+        <translation>删除选中的层</translation>
+    </message>
+    <message>
+        <source>Move the selected layer one place up</source>
+        <translation>把选中的层上移一位</translation>
+    </message>
+    <message>
+        <source>Move the selected layer one place down</source>
+        <translation>把选中的层下移一位</translation>
+    </message>
+    <message>
+        <source>model.summary() as Keras prints it</source>
+        <translation>与 Keras 打印的 model.summary() 相同</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::MonitorPanel</name>
@@ -1268,6 +1520,18 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>—</source>
         <translation>—</translation>
+    </message>
+    <message>
+        <source>Samples per second over the last steps</source>
+        <translation>最近各步的每秒样本数</translation>
+    </message>
+    <message>
+        <source>The replica whose step time the chart shows</source>
+        <translation>图表显示其步耗时的副本</translation>
+    </message>
+    <message>
+        <source>Each step&apos;s time, split into its phases and stacked</source>
+        <translation>每一步的耗时，按阶段拆分并堆叠显示</translation>
     </message>
 </context>
 <context>
@@ -1407,6 +1671,18 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>PNG images (*.png)</source>
         <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Every run of this session; tick a run to draw its curves in the charts too</source>
+        <translation>本次会话的所有运行；勾选某次运行即可把它的曲线也画到图表中</translation>
+    </message>
+    <message>
+        <source>The loss, accuracy and top-5 charts as one picture</source>
+        <translation>把损失、准确率和 top-5 图表合成一张图片</translation>
     </message>
 </context>
 <context>
@@ -1658,6 +1934,30 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>%1, batch %2</source>
         <translation>%1，批次 %2</translation>
+    </message>
+    <message>
+        <source>Most replicas</source>
+        <translation>最多副本数</translation>
+    </message>
+    <message>
+        <source>Steps per run</source>
+        <translation>每次运行的步数</translation>
+    </message>
+    <message>
+        <source>Train a few steps with 1, 2, … replicas and compare their throughput</source>
+        <translation>分别用 1、2、… 个副本训练若干步，并比较吞吐量</translation>
+    </message>
+    <message>
+        <source>Stop the experiment after the current step</source>
+        <translation>当前训练步结束后停止实验</translation>
+    </message>
+    <message>
+        <source>Scaling results</source>
+        <translation>扩展实验结果</translation>
+    </message>
+    <message>
+        <source>One row per run of every experiment</source>
+        <translation>每个实验的每次运行占一行</translation>
     </message>
 </context>
 <context>
@@ -2142,6 +2442,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>The model keeps the weights of epoch %1, the last one trained; turn on restore best weights to keep epoch %2.</source>
         <translation>模型保留的是第 %1 轮（最后训练的一轮）的权重；打开恢复最佳权重即可保留第 %2 轮。</translation>
+    </message>
+    <message>
+        <source>%1 chart</source>
+        <translation>%1图表</translation>
     </message>
 </context>
 </TS>
