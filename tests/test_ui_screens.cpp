@@ -219,10 +219,10 @@ class TestUiScreens : public QObject {
         auto* holder = new QWidget;  // no layout: the panel gets the size it is given
         window.setCentralWidget(holder);
         auto* monitor = new MonitorPanel(nullptr, holder);
-        window.resize(400, 800);
+        window.resize(400, 1300);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        monitor->setGeometry(0, 0, 300, 760);
+        monitor->setGeometry(0, 0, 300, 1200);  // room to spare
         QTest::qWait(50);
         QVERIFY2(overlaps_and_cut_text(window).isEmpty(),
                  qPrintable(overlaps_and_cut_text(window).join(QLatin1Char('\n'))));

@@ -228,7 +228,8 @@ private:
         auto* area = viewport != nullptr ? qobject_cast<QScrollArea*>(viewport->parentWidget()) : nullptr;
         if (area == nullptr) return;
         const int height = std::min(heightForWidth(std::max(viewport->width(), 200)), kMaxMemoryViewHeight);
-        if (area->minimumHeight() != height) area->setMinimumHeight(height);
+        // Exactly the rows' height: more would only push the legend away from the bars.
+        if (area->minimumHeight() != height || area->maximumHeight() != height) area->setFixedHeight(height);
     }
 
     // The description broken at its " · " separators into lines no wider than `width` (a narrow
@@ -399,9 +400,46 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
         connect(controller, &TrainingController::memoryUpdated, this, &MonitorPanel::setMemory);
     }
     clear();
+    keepWrappedTextTall();
 }
 
 MonitorPanel::~MonitorPanel() = default;
+
+void MonitorPanel::keepWrappedTextTall() {
+    // A word-wrapped label's minimum height is that of its widest layout; in a narrow dock it
+    // wraps to more lines, and a layout squeezed to its minimum then draws the chart over them.
+    // Qt's boxes do honour a height for the width, but by squeezing the other rows under their
+    // minimum, so the labels here give up theirs and get the height of their lines at their width.
+    for (QLabel* label : findChildren<QLabel*>()) {
+        if (!label->wordWrap()) continue;
+        if (QSizePolicy policy = label->sizePolicy(); policy.hasHeightForWidth()) {
+            policy.setHeightForWidth(false);
+            label->setSizePolicy(policy);
+            label->installEventFilter(this);  // each new width sets the height again
+        }
+        fitLabelHeight(label);
+    }
+}
+
+void MonitorPanel::fitLabelHeight(QLabel* label) {
+    if (label->width() <= 0) return;
+    // Exactly its lines: a taller label centres its text and opens a gap above it. QLabel bounds
+    // its height for a width by its own minimum and maximum, so those are let go while asking.
+    const int old_min = label->minimumHeight(), old_max = label->maximumHeight();
+    label->setMinimumHeight(0);
+    label->setMaximumHeight(QWIDGETSIZE_MAX);
+    const int needed = label->heightForWidth(label->width());
+    label->setMinimumHeight(old_min);
+    label->setMaximumHeight(old_max);
+    if (needed > 0 && (label->minimumHeight() != needed || label->maximumHeight() != needed)) label->setFixedHeight(needed);
+}
+
+bool MonitorPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize) {
+        if (auto* label = qobject_cast<QLabel*>(watched); label != nullptr && label->wordWrap()) fitLabelHeight(label);
+    }
+    return QWidget::eventFilter(watched, event);
+}
 
 void MonitorPanel::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
@@ -567,6 +605,7 @@ void MonitorPanel::refreshNow() {
         phase_x_->setTickCount(2);
         set_nice_range(phase_y_, 1.0);
         phase_summary_->setText(summary(nullptr, 0, 0.0));
+        keepWrappedTextTall();
         return;
     }
     // One slow step (the first one builds everything) would flatten the rest: clip rare outliers.
@@ -582,6 +621,7 @@ void MonitorPanel::refreshNow() {
 
     const PhaseSample& last = samples->back();
     phase_summary_->setText(summary(&last, replica, totals.back()));
+    keepWrappedTextTall();
 }
 
 }  // namespace mirrorlab::ui
