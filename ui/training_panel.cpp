@@ -294,6 +294,17 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
 
 TrainingPanel::~TrainingPanel() = default;
 
+bool TrainingPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && watched == charts_[kLoss].view) {
+        // Under the plot the legend costs a row of height, beside it a column of width; a short
+        // chart (a laptop screen) has width to spare, and Qt Charts elides every axis label of a
+        // plot squeezed too flat.
+        const auto alignment = charts_[kLoss].view->height() < 260 ? Qt::AlignRight : Qt::AlignBottom;
+        if (charts_[kLoss].chart->legend()->alignment() != alignment) charts_[kLoss].chart->legend()->setAlignment(alignment);
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title) {
     c.metric = metric;
     c.chart = new QChart;
@@ -305,8 +316,7 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
     // The chart's own frame around its background would take 18 px of every short chart's height.
     c.chart->layout()->setContentsMargins(0, 0, 0, 0);
     c.chart->setBackgroundRoundness(0);
-    // Beside the plot: the wide loss chart has width to spare, not height.
-    c.chart->legend()->setAlignment(Qt::AlignRight);
+    c.chart->legend()->setAlignment(Qt::AlignBottom);
 
     c.x_axis = new QValueAxis;
     c.x_axis->setTitleText(tr("Step"));
@@ -338,7 +348,8 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
 
     c.view = new ZoomableChartView(c.chart, this);
     // Small enough for a 1366x768 screen with the docks beside and under the charts.
-    c.view->setMinimumSize(220, 130);
+    c.view->setMinimumSize(200, 130);
+    c.view->installEventFilter(this);
     c.view->setAccessibleName(tr("%1 chart").arg(title));
     c.view->setToolTip(reset_zoom_button_->toolTip());
 
