@@ -294,13 +294,23 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
 
 TrainingPanel::~TrainingPanel() = default;
 
+QString TrainingPanel::overfittingLabel() const {
+    // Beside a short plot the legend is a narrow column: the short name fits where the long one
+    // would be cut to "overfitting from epo..." (the banner and the best-epoch line name it).
+    if (charts_[kLoss].chart->legend()->alignment() == Qt::AlignRight) return tr("overfitting");
+    return tr("overfitting from epoch %1").arg(overfitting_epoch_);
+}
+
 bool TrainingPanel::eventFilter(QObject* watched, QEvent* event) {
     if (event->type() == QEvent::Resize && watched == charts_[kLoss].view) {
         // Under the plot the legend costs a row of height, beside it a column of width; a short
         // chart (a laptop screen) has width to spare, and Qt Charts elides every axis label of a
         // plot squeezed too flat.
         const auto alignment = charts_[kLoss].view->height() < 260 ? Qt::AlignRight : Qt::AlignBottom;
-        if (charts_[kLoss].chart->legend()->alignment() != alignment) charts_[kLoss].chart->legend()->setAlignment(alignment);
+        if (charts_[kLoss].chart->legend()->alignment() != alignment) {
+            charts_[kLoss].chart->legend()->setAlignment(alignment);
+            if (overfitting_epoch_ > 0) charts_[kLoss].overfit_area->setName(overfittingLabel());
+        }
     }
     return QWidget::eventFilter(watched, event);
 }
@@ -863,7 +873,7 @@ void TrainingPanel::updateDecorations(MetricChart& c) {
         const double x1 = std::max({plannedXMax(), c.x_axis->max(), epochEndX(std::max(current_epoch_, overfitting_epoch_))});
         c.overfit_upper->replace(QList<QPointF>{QPointF(x0, y_max), QPointF(x1, y_max)});
         c.overfit_lower->replace(QList<QPointF>{QPointF(x0, y_min), QPointF(x1, y_min)});
-        c.overfit_area->setName(tr("overfitting from epoch %1").arg(overfitting_epoch_));
+        c.overfit_area->setName(overfittingLabel());
         c.overfit_area->setVisible(true);
     } else {
         c.overfit_area->setVisible(false);

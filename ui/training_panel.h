@@ -84,6 +84,9 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    QString overfittingLabel() const;
+
+private:
     static constexpr int kMetrics = 3;  // loss, accuracy, top-5 accuracy
 
     struct OverlaySeries {
