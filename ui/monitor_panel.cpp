@@ -21,6 +21,7 @@
 #include <numeric>
 
 #include "core/device/arena.h"
+#include "ui/theme.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -170,6 +171,8 @@ protected:
         std::int64_t largest_peak = 1;
         for (const auto& d : devices_) largest_peak = std::max({largest_peak, d.peak_bytes, d.bytes_in_use});
         const bool two = twoLines(width());
+        // Greys chosen on white, on this palette (ui/theme.h).
+        auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
         QFont bold = font();
         bold.setBold(true);
         int y = kMargin;
@@ -195,15 +198,15 @@ protected:
             const double scale = static_cast<double>(device.limit_bytes > 0 ? device.limit_bytes : largest_peak);
             const double used = std::clamp(static_cast<double>(device.bytes_in_use) / scale, 0.0, 1.0);
             const double peak = std::clamp(static_cast<double>(device.peak_bytes) / scale, 0.0, 1.0);
-            painter.fillRect(bar, device.limit_bytes > 0 ? QColor(0xe6, 0xe6, 0xe6) : QColor(0xf2, 0xf2, 0xf2));
-            if (device.limit_bytes <= 0) painter.fillRect(bar, QBrush(QColor(0xd0, 0xd0, 0xd0), Qt::BDiagPattern));
+            painter.fillRect(bar, ink(device.limit_bytes > 0 ? QColor(0xe6, 0xe6, 0xe6) : QColor(0xf2, 0xf2, 0xf2)));
+            if (device.limit_bytes <= 0) painter.fillRect(bar, QBrush(ink(QColor(0xd0, 0xd0, 0xd0)), Qt::BDiagPattern));
             // A sliver stays visible for a few KiB in a GiB limit: something is in use.
             const double used_width = device.bytes_in_use > 0 ? std::max(2.0, bar.width() * used) : 0.0;
             painter.fillRect(QRectF(bar.left(), bar.top(), used_width, bar.height()), QColor(0x4e, 0x79, 0xa7));
             const double peak_x = bar.left() + bar.width() * peak;
             painter.setPen(QPen(QColor(0xd4, 0x55, 0x00), 2));
             painter.drawLine(QPointF(peak_x, bar.top() - 2), QPointF(peak_x, bar.bottom() + 2));
-            painter.setPen(QPen(QColor(0x80, 0x80, 0x80), 1));
+            painter.setPen(QPen(ink(QColor(0x80, 0x80, 0x80)), 1));
             painter.setBrush(Qt::NoBrush);
             painter.drawRect(bar.adjusted(0, 0, -1, -1));
             y += kBarHeight + kRowGap;
@@ -279,6 +282,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     rate_layout->addLayout(number_layout);
 
     auto* rate_chart = new QChart;
+    rate_chart->setTheme(chartTheme(palette()));  // first: a theme resets the colours set below
     rate_chart->legend()->hide();
     rate_chart->setMargins(QMargins(2, 2, 2, 2));
     rate_chart->setBackgroundRoundness(0);
@@ -343,6 +347,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     phase_layout->addLayout(selector_row);
 
     auto* phase_chart = new QChart;
+    phase_chart->setTheme(chartTheme(palette()));
     phase_chart->setMargins(QMargins(4, 4, 4, 4));
     phase_chart->setBackgroundRoundness(0);
     // The summary under the chart is the legend: it wraps where Qt's legend would elide.

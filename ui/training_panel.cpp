@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "core/train/progress.h"
+#include "ui/theme.h"
 
 namespace mirrorlab::ui {
 
@@ -318,6 +319,7 @@ bool TrainingPanel::eventFilter(QObject* watched, QEvent* event) {
 void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title) {
     c.metric = metric;
     c.chart = new QChart;
+    c.chart->setTheme(chartTheme(palette()));  // first: a theme resets the colours set below
     c.chart->setTitle(title);
     QFont title_font = c.chart->titleFont();
     title_font.setBold(true);
