@@ -129,7 +129,8 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(log_dock, runs_dock);
     // Seeing data parallelism: the step, the per-replica timeline and the scaling experiment.
-    QDockWidget* step_dock = add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* step_dock =
+        add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea, Scroll::Vertical);
     QDockWidget* timeline_dock = add_dock(this, timeline_, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
     QDockWidget* scaling_dock =
         add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea, Scroll::Both);
