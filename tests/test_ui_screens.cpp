@@ -9,6 +9,7 @@
 #include <QAbstractItemView>
 #include <QAbstractSpinBox>
 #include <QApplication>
+#include <QChartView>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QGraphicsView>
@@ -31,6 +32,8 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
+#include <cmath>
+
 #include "core/device/device.h"
 #include "core/model/model.h"
 #include "ui/data_panel.h"
@@ -39,6 +42,7 @@
 #include "ui/main_window.h"
 #include "ui/model_panel.h"
 #include "ui/monitor_panel.h"
+#include "ui/theme.h"
 #include "ui/window_geometry.h"
 
 using namespace mirrorlab::ui;
@@ -153,6 +157,42 @@ QStringList overlaps_and_cut_text(const QMainWindow& window) {
     return problems;
 }
 
+QPalette light_palette() {
+    QPalette palette;
+    palette.setColor(QPalette::Window, QColor(0xef, 0xef, 0xef));
+    palette.setColor(QPalette::Base, Qt::white);
+    palette.setColor(QPalette::Text, Qt::black);
+    return palette;
+}
+
+// A dark desktop's palette (Breeze Dark's main colours).
+QPalette dark_palette() {
+    QPalette palette;
+    palette.setColor(QPalette::Window, QColor(0x31, 0x36, 0x3b));
+    palette.setColor(QPalette::WindowText, QColor(0xef, 0xf0, 0xf1));
+    palette.setColor(QPalette::Base, QColor(0x23, 0x26, 0x29));
+    palette.setColor(QPalette::AlternateBase, QColor(0x31, 0x36, 0x3b));
+    palette.setColor(QPalette::Text, QColor(0xef, 0xf0, 0xf1));
+    palette.setColor(QPalette::Button, QColor(0x31, 0x36, 0x3b));
+    palette.setColor(QPalette::ButtonText, QColor(0xef, 0xf0, 0xf1));
+    palette.setColor(QPalette::PlaceholderText, QColor(0xa0, 0xa0, 0xa0));
+    palette.setColor(QPalette::Highlight, QColor(0x3d, 0xae, 0xe9));
+    return palette;
+}
+
+// WCAG 2 contrast ratio of two colours.
+double contrast(const QColor& a, const QColor& b) {
+    auto luminance = [](const QColor& c) {
+        auto channel = [](double v) {
+            return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+        };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) +
+               0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
 }  // namespace
 
 class TestUiScreens : public QObject {
@@ -219,10 +259,10 @@ class TestUiScreens : public QObject {
         auto* holder = new QWidget;  // no layout: the panel gets the size it is given
         window.setCentralWidget(holder);
         auto* monitor = new MonitorPanel(nullptr, holder);
-        window.resize(400, 800);
+        window.resize(400, 1300);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        monitor->setGeometry(0, 0, 300, 760);
+        monitor->setGeometry(0, 0, 300, 1200);  // room to spare
         QTest::qWait(50);
         QVERIFY2(overlaps_and_cut_text(window).isEmpty(),
                  qPrintable(overlaps_and_cut_text(window).join(QLatin1Char('\n'))));
@@ -232,6 +272,74 @@ class TestUiScreens : public QObject {
         QVERIFY(!problems.isEmpty());
         QVERIFY2(problems.join(QLatin1Char('\n')).contains(QLatin1String("phaseSummary")),
                  qPrintable(problems.join(QLatin1Char('\n'))));
+    }
+
+    // Colours chosen on white carried onto a palette: unchanged on a light one; on a dark one pale
+    // boxes turn dark and dark text light, with the contrast WCAG asks of body text (4.5:1).
+    void coloursFollowThePalette() {
+        const QPalette light = light_palette();
+        for (const QColor& c :
+             {QColor(0xf7, 0xf7, 0xf7), QColor(0x30, 0x30, 0x30), QColor(0xdb, 0xe6, 0xf1)}) {
+            QCOMPARE(onPalette(c, light).name(), c.name());
+        }
+        const QPalette dark = dark_palette();
+        QVERIFY(paletteIsDark(dark) && !paletteIsDark(light));
+        QCOMPARE(chartTheme(dark), QChart::ChartThemeDark);
+        QCOMPARE(chartTheme(light), QChart::ChartThemeLight);
+        const QColor box = onPalette(QColor(0xf7, 0xf7, 0xf7), dark);
+        const QColor text = onPalette(QColor(0x30, 0x30, 0x30), dark);
+        QVERIFY2(box.lightnessF() < 0.3 && text.lightnessF() > 0.7,
+                 qPrintable(box.name() + QLatin1Char(' ') + text.name()));
+        QVERIFY2(contrast(text, box) >= 4.5, qPrintable(QString::number(contrast(text, box))));
+        // A pale tint keeps its hue.
+        const QColor blue = onPalette(QColor(0xdb, 0xe6, 0xf1), dark);
+        QVERIFY(blue.lightnessF() < 0.35 &&
+                qAbs(blue.hslHue() - QColor(0xdb, 0xe6, 0xf1).hslHue()) <= 2);
+    }
+
+    // Under a dark platform palette: the charts take Qt Charts' dark theme, and the painted views
+    // (the step diagram, the carving bar, the timeline) draw on a dark background with light text.
+    void darkPaletteIsLegible() {
+        const QPalette before = QApplication::palette();
+        QApplication::setPalette(dark_palette());
+        {
+            MainWindow window(nullptr, QStringLiteral("MirrorLab-test-screens-dark"));
+            window.resize(1600, 900);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            const auto charts = window.findChildren<QChartView*>();
+            QVERIFY(charts.size() >= 8);
+            for (QChartView* view : charts)
+                QCOMPARE(view->chart()->theme(), QChart::ChartThemeDark);
+            for (const char* name : {"stepViewDock", "timelineDock"})
+                window.findChild<QDockWidget*>(QLatin1String(name))->raise();
+            QTest::qWait(100);
+            for (const char* name : {"stepDiagram", "deviceCarving", "timelineView"}) {
+                auto* view = window.findChild<QWidget*>(QLatin1String(name));
+                QVERIFY2(view != nullptr, name);
+                const QImage image = view->grab().toImage();
+                QVERIFY2(!image.isNull(), name);
+                int dark = 0, light = 0, total = 0;
+                for (int y = 0; y < image.height(); y += 2) {
+                    for (int x = 0; x < image.width(); x += 2) {
+                        const double l = QColor(image.pixel(x, y)).lightnessF();
+                        dark += l < 0.3;
+                        light += l > 0.7;
+                        ++total;
+                    }
+                }
+                QVERIFY2(dark > total / 2, qPrintable(QStringLiteral("%1: %2 of %3 pixels dark")
+                                                          .arg(QLatin1String(name))
+                                                          .arg(dark)
+                                                          .arg(total)));
+                QVERIFY2(light > 0,
+                         qPrintable(QStringLiteral("%1: no light text").arg(QLatin1String(name))));
+            }
+            window.hide();
+        }
+        QSettings(QStringLiteral("MirrorLab"), QStringLiteral("MirrorLab-test-screens-dark"))
+            .clear();
+        QApplication::setPalette(before);
     }
 
     // Each screen in a child process; see inChild().
@@ -384,6 +492,18 @@ class TestUiScreens : public QObject {
         problems = overlaps_and_cut_text(window);
         QVERIFY2(problems.isEmpty(),
                  qPrintable(QStringLiteral("after a run:\n") + problems.join(QLatin1Char('\n'))));
+        // Every tab brought forward in turn, at the size the first launch gave its dock.
+        for (const char* name : {"devicesDock", "modelDock", "dataDock", "logDock", "runsDock",
+                                 "stepViewDock", "timelineDock", "scalingDock"}) {
+            auto* dock = window.findChild<QDockWidget*>(QLatin1String(name));
+            QVERIFY2(dock != nullptr, name);
+            dock->raise();
+            QTest::qWait(150);
+            problems = overlaps_and_cut_text(window);
+            QVERIFY2(problems.isEmpty(),
+                     qPrintable(QStringLiteral("%1 in front:\n").arg(QLatin1String(name)) +
+                                problems.join(QLatin1Char('\n'))));
+        }
 
         window.hide();
         QSettings(QStringLiteral("MirrorLab"), QStringLiteral("MirrorLab-test-screens")).clear();

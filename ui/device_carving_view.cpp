@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/device/arena.h"
 #include "ui/format.h"
+#include "ui/theme.h"
 
 namespace mirrorlab::ui {
 
@@ -230,6 +232,8 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     const QColor text_colour = palette().color(QPalette::WindowText);
+    // Greys chosen on white, on this palette (ui/theme.h); the devices' own colours stay.
+    auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
 
     if (layout.rows.empty()) {
         painter.setPen(palette().color(QPalette::PlaceholderText));
@@ -241,10 +245,10 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
     auto fill_piece = [&](const QRectF& r, const QColor& colour, Fill fill) {
         switch (fill) {
             case Fill::Solid: painter.fillRect(r, colour); break;
-            case Fill::Unused: painter.fillRect(r, colour); break;
+            case Fill::Unused: painter.fillRect(r, ink(colour)); break;
             case Fill::Hatched:
-                painter.fillRect(r, QColor(0xf2, 0xf2, 0xf2));
-                painter.fillRect(r, QBrush(colour, Qt::BDiagPattern));
+                painter.fillRect(r, ink(QColor(0xf2, 0xf2, 0xf2)));
+                painter.fillRect(r, QBrush(ink(colour), Qt::BDiagPattern));
                 break;
             case Fill::Growth: {
                 QLinearGradient gradient(r.topLeft(), r.topRight());
@@ -289,7 +293,9 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
                 if (metrics.horizontalAdvance(label) > inner.width()) label.clear();
             }
             if (label.isEmpty()) continue;
-            const QColor background = piece.fill == Fill::Hatched ? QColor(0xf2, 0xf2, 0xf2) : piece.colour;
+            const QColor background = piece.fill == Fill::Hatched  ? ink(QColor(0xf2, 0xf2, 0xf2))
+                                      : piece.fill == Fill::Unused ? ink(piece.colour)
+                                                                   : piece.colour;
             const bool crossed = row.physical_end_x > 0 && piece.rect.right() > row.physical_end_x;
             if (piece.fill == Fill::Hatched || crossed) {
                 // A plate under the text keeps it readable over hatching.
@@ -298,10 +304,10 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
                                    metrics.height());
                 painter.fillRect(plate, background);
             }
-            painter.setPen(piece.fill == Fill::Unused ? QColor(0x60, 0x60, 0x60) : text_on(background));
+            painter.setPen(piece.fill == Fill::Unused ? ink(QColor(0x60, 0x60, 0x60)) : text_on(background));
             painter.drawText(inner, Qt::AlignCenter, label);
         }
-        painter.setPen(QPen(QColor(0x70, 0x70, 0x70), 1));
+        painter.setPen(QPen(ink(QColor(0x70, 0x70, 0x70)), 1));
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(QRectF(row.bar).adjusted(0, 0, -1, -1));
 
@@ -312,7 +318,7 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
                                  item.swatch.bottom());
             } else {
                 fill_piece(QRectF(item.swatch), item.colour, item.fill);
-                painter.setPen(QPen(QColor(0x70, 0x70, 0x70), 1));
+                painter.setPen(QPen(ink(QColor(0x70, 0x70, 0x70)), 1));
                 painter.drawRect(QRectF(item.swatch).adjusted(0, 0, -1, -1));
             }
             painter.setPen(item.fill == Fill::Overflow ? item.colour : text_colour);

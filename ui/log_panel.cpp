@@ -10,16 +10,18 @@
 #include <QTime>
 #include <QVBoxLayout>
 
+#include "ui/theme.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
 
 namespace {
-QString level_colour(LogLevel level) {
+// Chosen on white and moved onto the palette (ui/theme.h): dark text stays readable on a dark log.
+QString level_colour(LogLevel level, const QPalette& palette) {
     switch (level) {
-        case LogLevel::Warning: return QStringLiteral("#a05a00");
-        case LogLevel::Error: return QStringLiteral("#b00020");
-        default: return QStringLiteral("#202020");
+        case LogLevel::Warning: return onPalette(QColor(0xa0, 0x5a, 0x00), palette).name();
+        case LogLevel::Error: return onPalette(QColor(0xb0, 0x00, 0x20), palette).name();
+        default: return palette.color(QPalette::Text).name();
     }
 }
 }  // namespace
@@ -75,7 +77,7 @@ void LogPanel::append(LogLevel level, const QString& text) {
     if (rank < minimum) return;
     QScrollBar* scroll = view_->verticalScrollBar();
     const bool at_end = scroll->value() == scroll->maximum();
-    view_->appendHtml(QStringLiteral("<span style=\"color:%1\">%2</span>").arg(level_colour(level), stamped.toHtmlEscaped()));
+    view_->appendHtml(QStringLiteral("<span style=\"color:%1\">%2</span>").arg(level_colour(level, view_->palette()), stamped.toHtmlEscaped()));
     if (at_end) scroll->setValue(scroll->maximum());
 }
 
@@ -93,7 +95,7 @@ void LogPanel::rebuild() {
         lines_.push_back(line);
         const int rank = line.level == LogLevel::Error ? 2 : line.level == LogLevel::Warning ? 1 : 0;
         if (rank >= filter_->currentIndex()) {
-            view_->appendHtml(QStringLiteral("<span style=\"color:%1\">%2</span>").arg(level_colour(line.level), line.text.toHtmlEscaped()));
+            view_->appendHtml(QStringLiteral("<span style=\"color:%1\">%2</span>").arg(level_colour(line.level, view_->palette()), line.text.toHtmlEscaped()));
         }
     }
 }

@@ -24,6 +24,7 @@
 #include "core/data/source.h"
 #include "core/util/error.h"
 
+#include "ui/column_scroll_area.h"
 #include "ui/data_panel.h"
 #include "ui/devices_panel.h"
 #include "ui/focus_order.h"
@@ -49,13 +50,18 @@ QDockWidget* add_dock(QMainWindow* window, QWidget* panel, const QString& title,
                       Qt::DockWidgetArea area, Scroll scrolled = Scroll::None) {
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(object_name);  // saveState() needs stable names
-    if (scrolled != Scroll::None) {
+    if (scrolled == Scroll::Vertical) {
+        auto* scroll = new ColumnScrollArea(dock);
+        scroll->setObjectName(object_name + QStringLiteral("Scroll"));
+        scroll->setFocusPolicy(Qt::NoFocus);  // a frame around the panel, not a stop for Tab
+        scroll->setPanel(panel);
+        dock->setWidget(scroll);
+    } else if (scrolled == Scroll::Both) {
         auto* scroll = new QScrollArea(dock);
         scroll->setObjectName(object_name + QStringLiteral("Scroll"));
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
-        scroll->setFocusPolicy(Qt::NoFocus);  // a frame around the panel, not a stop for Tab
-        if (scrolled == Scroll::Vertical) scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setFocusPolicy(Qt::NoFocus);
         scroll->setWidget(panel);
         dock->setWidget(scroll);
     } else {
@@ -93,12 +99,10 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     central_layout->addWidget(training_, 1);
     // Messages and banners come and go above the charts: on a short screen the charts scroll
     // rather than push the window's minimum height past the screen.
-    auto* central_scroll = new QScrollArea(this);
+    auto* central_scroll = new ColumnScrollArea(this);
     central_scroll->setObjectName(QStringLiteral("centralScroll"));
-    central_scroll->setWidgetResizable(true);
-    central_scroll->setFrameShape(QFrame::NoFrame);
     central_scroll->setFocusPolicy(Qt::NoFocus);
-    central_scroll->setWidget(central);
+    central_scroll->setPanel(central);
     setCentralWidget(central_scroll);
 
     devices_ = new DevicesPanel(controller_->registry(), this);
@@ -125,7 +129,8 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     QDockWidget* runs_dock = add_dock(this, runs_, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(log_dock, runs_dock);
     // Seeing data parallelism: the step, the per-replica timeline and the scaling experiment.
-    QDockWidget* step_dock = add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea);
+    QDockWidget* step_dock =
+        add_dock(this, step_view_, tr("Step view"), QStringLiteral("stepViewDock"), Qt::BottomDockWidgetArea, Scroll::Vertical);
     QDockWidget* timeline_dock = add_dock(this, timeline_, tr("Timeline"), QStringLiteral("timelineDock"), Qt::BottomDockWidgetArea);
     QDockWidget* scaling_dock =
         add_dock(this, scaling_, tr("Scaling"), QStringLiteral("scalingDock"), Qt::BottomDockWidgetArea, Scroll::Both);
@@ -179,9 +184,6 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     });
     connect(controller_, &TrainingController::runFinished, this, [this](const FinishedEvent& event) {
         statusBar()->showMessage(QString::fromStdString(event.text), 10000);
-    });
-    connect(controller_, &TrainingController::warningRaised, this, [this](const WarningEvent& event) {
-        if (event.code == "overfitting") showMessage(QString::fromStdString(event.text), false);
     });
 
     restoreSettings();

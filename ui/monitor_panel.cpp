@@ -20,7 +20,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/device/arena.h"
 #include "ui/format.h"
+#include "ui/theme.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -168,6 +170,8 @@ protected:
         std::int64_t largest_peak = 1;
         for (const auto& d : devices_) largest_peak = std::max({largest_peak, d.peak_bytes, d.bytes_in_use});
         const bool two = twoLines(width());
+        // Greys chosen on white, on this palette (ui/theme.h).
+        auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
         QFont bold = font();
         bold.setBold(true);
         int y = kMargin;
@@ -193,15 +197,15 @@ protected:
             const double scale = static_cast<double>(device.limit_bytes > 0 ? device.limit_bytes : largest_peak);
             const double used = std::clamp(static_cast<double>(device.bytes_in_use) / scale, 0.0, 1.0);
             const double peak = std::clamp(static_cast<double>(device.peak_bytes) / scale, 0.0, 1.0);
-            painter.fillRect(bar, device.limit_bytes > 0 ? QColor(0xe6, 0xe6, 0xe6) : QColor(0xf2, 0xf2, 0xf2));
-            if (device.limit_bytes <= 0) painter.fillRect(bar, QBrush(QColor(0xd0, 0xd0, 0xd0), Qt::BDiagPattern));
+            painter.fillRect(bar, ink(device.limit_bytes > 0 ? QColor(0xe6, 0xe6, 0xe6) : QColor(0xf2, 0xf2, 0xf2)));
+            if (device.limit_bytes <= 0) painter.fillRect(bar, QBrush(ink(QColor(0xd0, 0xd0, 0xd0)), Qt::BDiagPattern));
             // A sliver stays visible for a few KiB in a GiB limit: something is in use.
             const double used_width = device.bytes_in_use > 0 ? std::max(2.0, bar.width() * used) : 0.0;
             painter.fillRect(QRectF(bar.left(), bar.top(), used_width, bar.height()), QColor(0x4e, 0x79, 0xa7));
             const double peak_x = bar.left() + bar.width() * peak;
             painter.setPen(QPen(QColor(0xd4, 0x55, 0x00), 2));
             painter.drawLine(QPointF(peak_x, bar.top() - 2), QPointF(peak_x, bar.bottom() + 2));
-            painter.setPen(QPen(QColor(0x80, 0x80, 0x80), 1));
+            painter.setPen(QPen(ink(QColor(0x80, 0x80, 0x80)), 1));
             painter.setBrush(Qt::NoBrush);
             painter.drawRect(bar.adjusted(0, 0, -1, -1));
             y += kBarHeight + kRowGap;
@@ -226,7 +230,8 @@ private:
         auto* area = viewport != nullptr ? qobject_cast<QScrollArea*>(viewport->parentWidget()) : nullptr;
         if (area == nullptr) return;
         const int height = std::min(heightForWidth(std::max(viewport->width(), 200)), kMaxMemoryViewHeight);
-        if (area->minimumHeight() != height) area->setMinimumHeight(height);
+        // Exactly the rows' height: more would only push the legend away from the bars.
+        if (area->minimumHeight() != height || area->maximumHeight() != height) area->setFixedHeight(height);
     }
 
     // The description broken at its " · " separators into lines no wider than `width` (a narrow
@@ -276,6 +281,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     rate_layout->addLayout(number_layout);
 
     auto* rate_chart = new QChart;
+    rate_chart->setTheme(chartTheme(palette()));  // first: a theme resets the colours set below
     rate_chart->legend()->hide();
     rate_chart->setMargins(QMargins(2, 2, 2, 2));
     rate_chart->setBackgroundRoundness(0);
@@ -340,6 +346,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     phase_layout->addLayout(selector_row);
 
     auto* phase_chart = new QChart;
+    phase_chart->setTheme(chartTheme(palette()));
     phase_chart->setMargins(QMargins(4, 4, 4, 4));
     phase_chart->setBackgroundRoundness(0);
     // The summary under the chart is the legend: it wraps where Qt's legend would elide.
@@ -397,9 +404,46 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
         connect(controller, &TrainingController::memoryUpdated, this, &MonitorPanel::setMemory);
     }
     clear();
+    keepWrappedTextTall();
 }
 
 MonitorPanel::~MonitorPanel() = default;
+
+void MonitorPanel::keepWrappedTextTall() {
+    // A word-wrapped label's minimum height is that of its widest layout; in a narrow dock it
+    // wraps to more lines, and a layout squeezed to its minimum then draws the chart over them.
+    // Qt's boxes do honour a height for the width, but by squeezing the other rows under their
+    // minimum, so the labels here give up theirs and get the height of their lines at their width.
+    for (QLabel* label : findChildren<QLabel*>()) {
+        if (!label->wordWrap()) continue;
+        if (QSizePolicy policy = label->sizePolicy(); policy.hasHeightForWidth()) {
+            policy.setHeightForWidth(false);
+            label->setSizePolicy(policy);
+            label->installEventFilter(this);  // each new width sets the height again
+        }
+        fitLabelHeight(label);
+    }
+}
+
+void MonitorPanel::fitLabelHeight(QLabel* label) {
+    if (label->width() <= 0) return;
+    // Exactly its lines: a taller label centres its text and opens a gap above it. QLabel bounds
+    // its height for a width by its own minimum and maximum, so those are let go while asking.
+    const int old_min = label->minimumHeight(), old_max = label->maximumHeight();
+    label->setMinimumHeight(0);
+    label->setMaximumHeight(QWIDGETSIZE_MAX);
+    const int needed = label->heightForWidth(label->width());
+    label->setMinimumHeight(old_min);
+    label->setMaximumHeight(old_max);
+    if (needed > 0 && (label->minimumHeight() != needed || label->maximumHeight() != needed)) label->setFixedHeight(needed);
+}
+
+bool MonitorPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize) {
+        if (auto* label = qobject_cast<QLabel*>(watched); label != nullptr && label->wordWrap()) fitLabelHeight(label);
+    }
+    return QWidget::eventFilter(watched, event);
+}
 
 void MonitorPanel::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
@@ -565,6 +609,7 @@ void MonitorPanel::refreshNow() {
         phase_x_->setTickCount(2);
         set_nice_range(phase_y_, 1.0);
         phase_summary_->setText(summary(nullptr, 0, 0.0));
+        keepWrappedTextTall();
         return;
     }
     // One slow step (the first one builds everything) would flatten the rest: clip rare outliers.
@@ -580,6 +625,7 @@ void MonitorPanel::refreshNow() {
 
     const PhaseSample& last = samples->back();
     phase_summary_->setText(summary(&last, replica, totals.back()));
+    keepWrappedTextTall();
 }
 
 }  // namespace mirrorlab::ui

@@ -51,6 +51,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     struct PhaseSample {
@@ -61,6 +62,8 @@ private:
     QString summary(const PhaseSample* last, int replica, double total_ms) const;
     void scheduleRefresh();
     void ensureReplicaEntries(int replicas);
+    void keepWrappedTextTall();
+    void fitLabelHeight(QLabel* label);
 
     std::vector<std::deque<PhaseSample>> phases_;  // per replica, the last kHistory steps
     std::deque<double> recent_rates_;               // for the rolling average

@@ -30,6 +30,7 @@
 
 #include "core/device/arena.h"
 #include "core/distribute/mirrored.h"
+#include "ui/theme.h"
 
 namespace mirrorlab::ui {
 
@@ -82,6 +83,7 @@ double nice_top(double top) {
 
 QChartView* make_chart_view(const QString& title, QWidget* parent) {
     auto* chart = new QChart;
+    chart->setTheme(chartTheme(parent->palette()));  // first: a theme resets the colours set later
     chart->setTitle(title);
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(4, 4, 4, 4));

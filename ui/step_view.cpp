@@ -19,6 +19,7 @@
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "ui/format.h"
+#include "ui/theme.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -96,9 +97,7 @@ public:
         setObjectName(QStringLiteral("stepDiagram"));
         setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
         setAutoFillBackground(true);
-        QPalette p = palette();
-        p.setColor(QPalette::Window, Qt::white);
-        setPalette(p);
+        setBackgroundRole(QPalette::Base);  // white on a light palette, dark on a dark one
     }
 
     QSize sizeHint() const override { return {1000, 620}; }
@@ -114,11 +113,14 @@ private:
     }
     bool current(StepView::Stage stage) const { return view_->currentStage() == stage; }
     QColor stageColour(StepView::Stage stage, const QColor& active) const {
-        return current(stage) ? active : lit(stage) ? active.lighter(140) : kIdle;
+        return current(stage) ? active : lit(stage) ? active.lighter(140) : ink(kIdle);
     }
 
     void drawStages(QPainter& painter, QRectF area, const StepEndEvent* step) const;
     void drawExchange(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const StepEndEvent& step) const;
+
+    // A colour chosen on white, on this widget's palette (ui/theme.h).
+    QColor ink(const QColor& designed_on_white) const { return onPalette(designed_on_white, palette()); }
 
     const StepView* view_;
 };
@@ -137,11 +139,11 @@ void StepDiagram::drawStages(QPainter& painter, QRectF area, const StepEndEvent*
         const QRectF pill(area.left() + i * (width + gap), area.top(), width, area.height());
         const bool in_step = std::find(sequence.begin(), sequence.end(), stage) != sequence.end();
         const bool is_current = current(stage);
-        QColor fill = is_current ? kAccent : lit(stage) ? kAccentLight : QColor(0xf2, 0xf2, 0xf2);
-        painter.setPen(QPen(in_step || !step ? kAccent : QColor(0xcc, 0xcc, 0xcc), is_current ? 2 : 1));
+        QColor fill = is_current ? kAccent : lit(stage) ? ink(kAccentLight) : ink(QColor(0xf2, 0xf2, 0xf2));
+        painter.setPen(QPen(in_step || !step ? kAccent : ink(QColor(0xcc, 0xcc, 0xcc)), is_current ? 2 : 1));
         painter.setBrush(fill);
         painter.drawRoundedRect(pill.adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
-        const QColor text = is_current ? Qt::white : in_step || !step ? QColor(0x20, 0x20, 0x20) : QColor(0x90, 0x90, 0x90);
+        const QColor text = is_current ? Qt::white : in_step || !step ? ink(QColor(0x20, 0x20, 0x20)) : ink(QColor(0x90, 0x90, 0x90));
         painter.setPen(text);
         painter.setFont(bold);
         const QRectF top(pill.left() + 4, pill.top() + 3, pill.width() - 8, pill.height() / 2 - 2);
@@ -234,9 +236,9 @@ void StepDiagram::drawExchange(QPainter& painter, const std::vector<QRectF>& box
             draw_arrow(painter, out, colour, width, true);
         }
         painter.setPen(QPen(colour, active ? 2 : 1));
-        painter.setBrush(active ? QColor(0xfb, 0xe3, 0xe3) : QColor(0xfa, 0xf4, 0xf4));
+        painter.setBrush(active ? ink(QColor(0xfb, 0xe3, 0xe3)) : ink(QColor(0xfa, 0xf4, 0xf4)));
         painter.drawRoundedRect(target, 5, 5);
-        painter.setPen(QColor(0x20, 0x20, 0x20));
+        painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
         const QString device = view_->runInfo().devices.empty() ? QString() : QString::fromStdString(view_->runInfo().devices.front());
         const QString label = nccl ? StepView::tr("NCCL: the GPUs sum the gradients among themselves")
                                    : StepView::tr("Σ sum on %1").arg(device);
@@ -251,7 +253,7 @@ void StepDiagram::drawExchange(QPainter& painter, const std::vector<QRectF>& box
     } else {
         caption = StepView::tr("One replica: its gradient already is the gradient of the whole batch; nothing to exchange.");
     }
-    painter.setPen(active ? kExchange.darker(130) : QColor(0x40, 0x40, 0x40));
+    painter.setPen(active ? ink(kExchange.darker(130)) : ink(QColor(0x40, 0x40, 0x40)));
     const QRectF caption_rect(region.left(), region.bottom() - 2 * line, region.width(), 2 * line);
     painter.drawText(caption_rect, Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, caption);
 }
@@ -305,7 +307,7 @@ void StepDiagram::paintEvent(QPaintEvent*) {
     for (const auto& r : step->replicas) global += r.shard_size;
     const bool splitting = current(StepView::Stage::SplitBatch);
     painter.setFont(bold);
-    painter.setPen(QColor(0x20, 0x20, 0x20));
+    painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
     painter.drawText(QRectF(columns_left, y, columns_width, line), Qt::AlignLeft | Qt::AlignVCenter,
                      StepView::tr("Global batch: %1 samples, split into %2 shards").arg(global).arg(n));
     painter.setFont(font());
@@ -317,10 +319,10 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         const auto& r = step->replicas[static_cast<std::size_t>(i)];
         const double w = global > 0 ? bar.width() * r.shard_size / global : bar.width() / n;
         const QRectF segment(x, bar.top(), w, bar.height());
-        painter.setPen(QPen(splitting ? kAccent : QColor(0x80, 0x80, 0x80), splitting ? 2 : 1));
-        painter.setBrush(kShardColours[static_cast<std::size_t>(i) % kShardColours.size()]);
+        painter.setPen(QPen(splitting ? kAccent : ink(QColor(0x80, 0x80, 0x80)), splitting ? 2 : 1));
+        painter.setBrush(ink(kShardColours[static_cast<std::size_t>(i) % kShardColours.size()]));
         painter.drawRect(segment);
-        painter.setPen(QColor(0x10, 0x10, 0x10));
+        painter.setPen(ink(QColor(0x10, 0x10, 0x10)));
         painter.drawText(segment, Qt::AlignCenter,
                          metrics.elidedText(StepView::tr("%1 samples").arg(r.shard_size), Qt::ElideRight, static_cast<int>(w - 4)));
         shard_centres.emplace_back(segment.center().x(), segment.bottom());
@@ -348,8 +350,8 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         const auto& r = step->replicas[static_cast<std::size_t>(i)];
         const QRectF box(column_x(i), y, column_width, box_height);
         boxes.push_back(box);
-        painter.setPen(QPen(computing ? kAccent : lit(StepView::Stage::LocalGradients) ? kAccent.lighter(130) : kIdle, computing ? 2.5 : 1.2));
-        painter.setBrush(computing ? QColor(0xee, 0xf3, 0xf9) : kBox);
+        painter.setPen(QPen(computing ? kAccent : lit(StepView::Stage::LocalGradients) ? kAccent.lighter(130) : ink(kIdle), computing ? 2.5 : 1.2));
+        painter.setBrush(computing ? ink(QColor(0xee, 0xf3, 0xf9)) : ink(kBox));
         painter.drawRoundedRect(box, 6, 6);
         const double inner_left = box.left() + 8, inner_width = box.width() - 16;
         double ly = box.top() + 6;
@@ -362,20 +364,20 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         };
         const QString device = i < static_cast<int>(begin.devices.size()) ? QString::fromStdString(begin.devices[static_cast<std::size_t>(i)])
                                                                             : QString();
-        text_line(StepView::tr("Replica %1").arg(i), QColor(0x10, 0x10, 0x10), true);
-        text_line(device, QColor(0x40, 0x40, 0x40));
-        if (copying) painter.fillRect(QRectF(box.left() + 3, ly, box.width() - 6, line), kAccentLight);
-        text_line(StepView::tr("variables: %1 (own copy)").arg(parameters), copying ? kAccent.darker(130) : QColor(0x30, 0x30, 0x30));
-        text_line(StepView::tr("shard: %1 samples").arg(r.shard_size), QColor(0x30, 0x30, 0x30));
-        text_line(StepView::tr("local loss: %1").arg(number_text(r.local_loss)), QColor(0x30, 0x30, 0x30));
-        text_line(StepView::tr("‖g‖ local: %1").arg(number_text(r.grad_norm_before)), QColor(0x30, 0x30, 0x30));
+        text_line(StepView::tr("Replica %1").arg(i), ink(QColor(0x10, 0x10, 0x10)), true);
+        text_line(device, ink(QColor(0x40, 0x40, 0x40)));
+        if (copying) painter.fillRect(QRectF(box.left() + 3, ly, box.width() - 6, line), ink(kAccentLight));
+        text_line(StepView::tr("variables: %1 (own copy)").arg(parameters), copying ? ink(kAccent.darker(130)) : ink(QColor(0x30, 0x30, 0x30)));
+        text_line(StepView::tr("shard: %1 samples").arg(r.shard_size), ink(QColor(0x30, 0x30, 0x30)));
+        text_line(StepView::tr("local loss: %1").arg(number_text(r.local_loss)), ink(QColor(0x30, 0x30, 0x30)));
+        text_line(StepView::tr("‖g‖ local: %1").arg(number_text(r.grad_norm_before)), ink(QColor(0x30, 0x30, 0x30)));
         text_line(StepView::tr("‖g‖ after all-reduce: %1").arg(number_text(r.grad_norm_after)),
-                  lit(StepView::Stage::AllReduce) ? kExchange.darker(140) : QColor(0x30, 0x30, 0x30));
+                  lit(StepView::Stage::AllReduce) ? ink(kExchange.darker(140)) : ink(QColor(0x30, 0x30, 0x30)));
         // A GPU backend times its phases with CUDA events: the device's own time, said so.
         const QString phases = r.device_timed
                                    ? StepView::tr("GPU time: forward %1 · backward %2").arg(ms_text(r.forward_ms), ms_text(r.backward_ms))
                                    : StepView::tr("forward %1 · backward %2").arg(ms_text(r.forward_ms), ms_text(r.backward_ms));
-        text_line(phases, QColor(0x30, 0x30, 0x30));
+        text_line(phases, ink(QColor(0x30, 0x30, 0x30)));
     }
     painter.setFont(font());
     y += box_height;
@@ -387,7 +389,7 @@ void StepDiagram::paintEvent(QPaintEvent*) {
     // The update on every replica, and its checksum.
     const bool updating = current(StepView::Stage::Update);
     if (has_optimizer) {
-        painter.setPen(updating ? kUpdate.darker(140) : QColor(0x40, 0x40, 0x40));
+        painter.setPen(updating ? ink(kUpdate.darker(140)) : ink(QColor(0x40, 0x40, 0x40)));
         painter.drawText(QRectF(columns_left, y, columns_width, line), Qt::AlignLeft | Qt::AlignVCenter,
                          metrics.elidedText(view_->optimizerText(), Qt::ElideRight, static_cast<int>(columns_width)));
         y += line + 4;
@@ -399,9 +401,9 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         const auto& r = step->replicas[static_cast<std::size_t>(i)];
         const QRectF box(column_x(i), y, column_width, update_height);
         painter.setPen(QPen(stageColour(StepView::Stage::Update, kUpdate), updating ? 2.5 : 1.2));
-        painter.setBrush(updating ? QColor(0xe6, 0xf2, 0xe4) : kBox);
+        painter.setBrush(updating ? ink(QColor(0xe6, 0xf2, 0xe4)) : ink(kBox));
         painter.drawRoundedRect(box, 5, 5);
-        painter.setPen(QColor(0x20, 0x20, 0x20));
+        painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
         const QRectF first(box.left() + 8, box.top() + 4, box.width() - 16, line);
         painter.drawText(first, Qt::AlignLeft | Qt::AlignVCenter,
                          metrics.elidedText(StepView::tr("update %1").arg(ms_text(r.update_ms)), Qt::ElideRight,
@@ -429,7 +431,7 @@ void StepDiagram::paintEvent(QPaintEvent*) {
             longest_replica = i;
         }
     }
-    painter.setPen(QColor(0x30, 0x30, 0x30));
+    painter.setPen(ink(QColor(0x30, 0x30, 0x30)));
     const QString barrier = n > 1 ? StepView::tr("Barrier: the step ends when the slowest replica is done (longest wait: "
                                                  "replica %1, %2)")
                                         .arg(longest_replica)
@@ -442,7 +444,7 @@ void StepDiagram::paintEvent(QPaintEvent*) {
     // The checksum badge.
     const QRectF badge(columns_left + columns_width - badge_width, y + 4, badge_width, line + 8);
     const bool known = !sums.empty() && sums.front() != 0;
-    const QColor badge_colour = !known ? kIdle : view_->checksumsIdentical() ? kGood : kBad;
+    const QColor badge_colour = !known ? ink(kIdle) : view_->checksumsIdentical() ? kGood : kBad;
     painter.setPen(Qt::NoPen);
     painter.setBrush(badge_colour);
     painter.drawRoundedRect(badge, (line + 8) / 2, (line + 8) / 2);

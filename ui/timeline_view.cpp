@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/theme.h"
 #include "ui/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -64,9 +65,7 @@ TimelineView::TimelineView(TrainingController* controller, QWidget* parent) : QW
     setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     setAutoFillBackground(true);
-    QPalette p = palette();
-    p.setColor(QPalette::Window, Qt::white);
-    setPalette(p);
+    setBackgroundRole(QPalette::Base);  // white on a light palette, dark on a dark one
     if (controller != nullptr) {
         connect(controller, &TrainingController::runStarted, this, [this] { clear(); });
         connect(controller, &TrainingController::trainBegan, this, &TimelineView::setRunInfo);
@@ -301,13 +300,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
     for (const StepEndEvent& step : steps_) total_ms += step_length_ms(step);
     const double scale = total_ms > 0 ? plot.width() / total_ms : 0.0;
     double offset_ms = 0.0, last_label = -1e9;
-    painter.setPen(QColor(0xd0, 0xd0, 0xd0));
+    // Greys chosen on white, on this palette (ui/theme.h).
+    auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
     for (const StepEndEvent& step : steps_) {
         const double left = plot.left() + offset_ms * scale;
-        painter.setPen(QColor(0xd8, 0xd8, 0xd8));
+        painter.setPen(ink(QColor(0xd8, 0xd8, 0xd8)));
         painter.drawLine(QPointF(left, y + line), QPointF(left, plot.bottom()));
         if (left - last_label >= kMinLabelSpacing) {
-            painter.setPen(QColor(0x60, 0x60, 0x60));
+            painter.setPen(ink(QColor(0x60, 0x60, 0x60)));
             painter.drawText(QRectF(left + 2, y, kMinLabelSpacing, line), Qt::AlignLeft | Qt::AlignVCenter,
                              tr("#%1").arg(step.global_step));
             last_label = left;
@@ -319,7 +319,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const QStringList names = laneNames();
     for (int lane = 0; lane < laneCount(); ++lane) {
         const double top = laneTop(lane);
-        painter.fillRect(QRectF(plot.left(), top, plot.width(), kLaneHeight), QColor(0xf6, 0xf6, 0xf6));
+        painter.fillRect(QRectF(plot.left(), top, plot.width(), kLaneHeight), ink(QColor(0xf6, 0xf6, 0xf6)));
         painter.setPen(palette().color(QPalette::WindowText));
         painter.drawText(QRectF(kMargin, top, plot.left() - kMargin - 6, kLaneHeight), Qt::AlignRight | Qt::AlignVCenter,
                          metrics.elidedText(names.value(lane), Qt::ElideLeft, static_cast<int>(plot.left() - kMargin - 6)));
@@ -327,7 +327,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     for (const Bar& bar : bars()) fill_bar(painter, bar.rect, bar.phase);
 
     // Time scale.
-    painter.setPen(QColor(0x60, 0x60, 0x60));
+    painter.setPen(ink(QColor(0x60, 0x60, 0x60)));
     painter.drawText(QRectF(plot.left(), plot.bottom(), plot.width(), line), Qt::AlignRight | Qt::AlignVCenter,
                      tr("%1 across the view · hover a bar for its numbers").arg(ms_text(total_ms)));
 }

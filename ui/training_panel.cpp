@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "core/train/progress.h"
+#include "ui/theme.h"
 
 namespace mirrorlab::ui {
 
@@ -294,9 +295,31 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
 
 TrainingPanel::~TrainingPanel() = default;
 
+QString TrainingPanel::overfittingLabel() const {
+    // Beside a short plot the legend is a narrow column: the short name fits where the long one
+    // would be cut to "overfitting from epo..." (the banner and the best-epoch line name it).
+    if (charts_[kLoss].chart->legend()->alignment() == Qt::AlignRight) return tr("overfitting");
+    return tr("overfitting from epoch %1").arg(overfitting_epoch_);
+}
+
+bool TrainingPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && watched == charts_[kLoss].view) {
+        // Under the plot the legend costs a row of height, beside it a column of width; a short
+        // chart (a laptop screen) has width to spare, and Qt Charts elides every axis label of a
+        // plot squeezed too flat.
+        const auto alignment = charts_[kLoss].view->height() < 260 ? Qt::AlignRight : Qt::AlignBottom;
+        if (charts_[kLoss].chart->legend()->alignment() != alignment) {
+            charts_[kLoss].chart->legend()->setAlignment(alignment);
+            if (overfitting_epoch_ > 0) charts_[kLoss].overfit_area->setName(overfittingLabel());
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title) {
     c.metric = metric;
     c.chart = new QChart;
+    c.chart->setTheme(chartTheme(palette()));  // first: a theme resets the colours set below
     c.chart->setTitle(title);
     QFont title_font = c.chart->titleFont();
     title_font.setBold(true);
@@ -305,8 +328,7 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
     // The chart's own frame around its background would take 18 px of every short chart's height.
     c.chart->layout()->setContentsMargins(0, 0, 0, 0);
     c.chart->setBackgroundRoundness(0);
-    // Beside the plot: the wide loss chart has width to spare, not height.
-    c.chart->legend()->setAlignment(Qt::AlignRight);
+    c.chart->legend()->setAlignment(Qt::AlignBottom);
 
     c.x_axis = new QValueAxis;
     c.x_axis->setTitleText(tr("Step"));
@@ -338,7 +360,8 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
 
     c.view = new ZoomableChartView(c.chart, this);
     // Small enough for a 1366x768 screen with the docks beside and under the charts.
-    c.view->setMinimumSize(220, 130);
+    c.view->setMinimumSize(200, 130);
+    c.view->installEventFilter(this);
     c.view->setAccessibleName(tr("%1 chart").arg(title));
     c.view->setToolTip(reset_zoom_button_->toolTip());
 
@@ -852,7 +875,7 @@ void TrainingPanel::updateDecorations(MetricChart& c) {
         const double x1 = std::max({plannedXMax(), c.x_axis->max(), epochEndX(std::max(current_epoch_, overfitting_epoch_))});
         c.overfit_upper->replace(QList<QPointF>{QPointF(x0, y_max), QPointF(x1, y_max)});
         c.overfit_lower->replace(QList<QPointF>{QPointF(x0, y_min), QPointF(x1, y_min)});
-        c.overfit_area->setName(tr("overfitting from epoch %1").arg(overfitting_epoch_));
+        c.overfit_area->setName(overfittingLabel());
         c.overfit_area->setVisible(true);
     } else {
         c.overfit_area->setVisible(false);

@@ -79,6 +79,13 @@ public slots:
     void handleFailed(const mirrorlab::FailedEvent& event);
     void handleStateChanged(mirrorlab::ui::TrainingController::State state);
 
+protected:
+    // The loss chart's legend goes beside the plot in a short chart and under it in a tall one.
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    QString overfittingLabel() const;
+
 private:
     static constexpr int kMetrics = 3;  // loss, accuracy, top-5 accuracy
 
