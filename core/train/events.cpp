@@ -60,6 +60,7 @@ struct ToJson {
         json::Value o = json::Value::object();
         o.set("type", "train_begin");
         o.set("epochs", e.epochs);
+        if (e.initial_epoch > 0) o.set("initial_epoch", e.initial_epoch);
         o.set("steps_per_epoch", e.steps_per_epoch);
         o.set("validation_steps", e.validation_steps);
         o.set("replicas", e.replicas);

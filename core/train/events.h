@@ -67,6 +67,7 @@ struct LogEvent {
 
 struct TrainBeginEvent {
     int epochs = 0;
+    int initial_epoch = 0;  // epochs already trained by the checkpoint a resumed run started from
     std::int64_t steps_per_epoch = 0;
     std::int64_t validation_steps = 0;
     int replicas = 0;

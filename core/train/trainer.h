@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,20 +20,14 @@
 #include "core/distribute/cross_device_ops.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
+#include "core/train/callbacks.h"
 #include "core/train/events.h"
+#include "core/train/fit_state.h"
+#include "core/train/history.h"
 
 namespace mirrorlab {
 
 class MirroredStrategy;
-
-struct EarlyStoppingConfig {
-    bool enabled = false;
-    std::string monitor = "val_loss";  // val_loss, val_accuracy, val_top5, loss, accuracy, top5
-    double min_delta = 0.0;
-    int patience = 0;
-    bool restore_best_weights = false;
-    int start_from_epoch = 0;
-};
 
 struct TrainConfig {
     int epochs = 10;
@@ -62,20 +57,6 @@ struct TrainData {
     std::vector<std::string> warnings;  // shown when the run starts (e.g. ids mapped to OOV)
 };
 
-struct EpochRecord {
-    int epoch = 0;
-    Metrics train;
-    Metrics validation;
-    bool has_validation = false;
-    double epoch_seconds = 0.0;
-};
-
-struct History {
-    std::vector<EpochRecord> epochs;
-    // Keras' history.history keys: "loss", "accuracy", "top5", "val_loss", ...
-    std::vector<double> series(const std::string& key) const;
-};
-
 struct FitResult {
     bool ok = false;
     std::optional<FinishedEvent> finished;
@@ -94,8 +75,13 @@ public:
 
     // Called on the training thread; set before start()/run().
     void set_event_sink(EventSink sink) { sink_ = std::move(sink); }
-    // Start from these weights instead of the seeded initialisation (continuing a run).
+    // Start from these weights instead of the seeded initialisation (fine-tuning).
     void set_initial_weights(std::vector<float> weights) { initial_weights_ = std::move(weights); }
+    // Continue a checkpointed run (weights, optimizer, history, callbacks' state).
+    void set_resume_state(TrainingState state) { resume_ = std::move(state); }
+    // Run after the built-in callbacks (the overfitting monitor, early stopping) at each epoch's
+    // end, in the order added: checkpoints, recorders.
+    void add_callback(std::shared_ptr<Callback> callback) { extra_callbacks_.push_back(std::move(callback)); }
 
     // Fit on the calling thread. Never throws: every failure, including one while reporting a
     // failure, ends as FitResult::failed.
@@ -118,7 +104,19 @@ public:
     FitResult result() const;
 
 private:
+    struct FitRun;
+    struct EpochPass;
     FitResult fit();
+    void check_config();
+    void prepare(FitRun& run);
+    // The epoch's training steps; throws on a NaN loss. `stopped` when a stop was asked for.
+    EpochPass train_epoch(FitRun& run, int epoch);
+    // Validation and callbacks after a complete training pass; false when the run ends here.
+    bool end_epoch(FitRun& run, int epoch, const EpochPass& pass, FinishedEvent& finished);
+    FinishedEvent finish(FitRun& run, FinishedEvent finished);
+    FitResult fail(FitRun& run, std::string kind, std::string reason);
+    FitContext context_for(FitRun& run);
+    void keep_weights(const MirroredStrategy* strategy);
     void publish(const Event& event);
     // publish() for reporting a failure or the run's end: never throws (a sink that fails here is
     // ignored; the result is still recorded).
@@ -135,6 +133,8 @@ private:
     std::shared_ptr<DeviceRegistry> registry_;
     EventSink sink_;
     std::vector<float> initial_weights_;
+    std::optional<TrainingState> resume_;
+    std::vector<std::shared_ptr<Callback>> extra_callbacks_;
 
     std::thread thread_;
     std::atomic<bool> running_{false};
