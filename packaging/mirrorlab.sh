@@ -28,7 +28,7 @@ jobs=${JOBS:-$(nproc)}
 packages=(
   build-essential cmake git
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
-  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
+  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev libsqlite3-dev
 )
 if [ "$mode" = test ]; then
   # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.

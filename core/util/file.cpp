@@ -127,4 +127,52 @@ std::optional<FileIdentity> file_identity(const std::string& path) {
     return FileIdentity{static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)};
 }
 
+namespace {
+
+std::string os_reason(int error) {
+    std::string text = std::strerror(error);
+    if (error == ENOSPC || error == EDQUOT) text += " (the disk is full)";
+    return text;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what) {
+    const std::string who = std::string(what) + " '" + path + "'";
+    const std::string temporary = path + ".partial-" + std::to_string(::getpid());
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw DataError("cannot write " + who + ": " + os_reason(errno));
+    auto give_up = [&](int error) {
+        ::close(fd);
+        ::unlink(temporary.c_str());
+        throw DataError("cannot write " + who + ": " + os_reason(error));
+    };
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) give_up(n < 0 ? errno : ENOSPC);
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) give_up(errno);
+    if (::close(fd) != 0) {
+        const int error = errno;
+        ::unlink(temporary.c_str());
+        throw DataError("cannot write " + who + ": " + os_reason(error));
+    }
+    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(temporary.c_str());
+        throw DataError("cannot write " + who + ": " + os_reason(error));
+    }
+    // The rename itself is only durable once the folder's entry is on the disk.
+    const std::size_t slash = path.find_last_of('/');
+    const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (folder_fd >= 0) {
+        ::fsync(folder_fd);
+        ::close(folder_fd);
+    }
+}
+
 }  // namespace mirrorlab

@@ -41,4 +41,11 @@ struct FileIdentity {
 // nullopt when the path cannot be examined (missing, a dangling link, no permission).
 std::optional<FileIdentity> file_identity(const std::string& path);
 
+// Replaces the file at `path` with `bytes` so that a reader (or a crash, or a full disk) only ever
+// sees the old file or the complete new one: written to a temporary file beside it, flushed to the
+// disk (fsync), renamed over `path`, and the folder flushed. On failure the temporary file is
+// removed, the old file is untouched, and DataError says what failed, e.g.
+//   "cannot write checkpoint 'last.mlckpt': No space left on device (the disk is full)".
+void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what);
+
 }  // namespace mirrorlab

@@ -1,0 +1,55 @@
+#include "core/store/model_checkpoint.h"
+
+#include <cmath>
+
+namespace mirrorlab {
+
+ModelCheckpoint::ModelCheckpoint(CheckpointOptions options, Checkpoint base, std::function<void(const SavedCheckpoint&)> on_saved)
+    : options_(std::move(options)),
+      base_(std::move(base)),
+      on_saved_(std::move(on_saved)),
+      maximize_(higher_is_better(options_.monitor)),
+      best_value_(maximize_ ? -INFINITY : INFINITY) {}
+
+bool ModelCheckpoint::save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state,
+                           double value) {
+    Checkpoint checkpoint = base_;
+    checkpoint.state = state;
+    try {
+        save_checkpoint(path, checkpoint);
+    } catch (const Error& e) {
+        const std::string text = std::string("Epoch ") + std::to_string(state.epochs_done) + ": " + e.what() +
+                                 ". Training continues; the previous checkpoint is kept as it was.";
+        context.publish(WarningEvent{"checkpoint", text, state.epochs_done, 0});
+        context.log(LogLevel::Warning, text);
+        return false;
+    }
+    if (on_saved_) on_saved_(SavedCheckpoint{path, kind, state.epochs_done, state.global_step, value});
+    return true;
+}
+
+void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& record) {
+    const double value = monitored_value(record, options_.monitor);
+    const bool improved = !std::isnan(value) && (maximize_ ? value > best_value_ : value < best_value_);
+    if (options_.save_best_only && !improved) return;
+    // The state with this callback's own best value already updated, so a resumed run compares
+    // against the same best.
+    const double previous_best = best_value_;
+    if (improved) best_value_ = value;
+    const TrainingState state = context.snapshot();
+    if (!options_.save_best_only) save(context, last_path(options_.folder), "last", state, value);
+    if (improved && !save(context, best_path(options_.folder), "best", state, value)) best_value_ = previous_best;
+}
+
+CallbackState ModelCheckpoint::state() const {
+    CallbackState state;
+    state.numbers["best_value"] = best_value_;
+    return state;
+}
+
+void ModelCheckpoint::restore(const CallbackState& state) {
+    auto found = state.numbers.find("best_value");
+    best_value_ = found != state.numbers.end() ? found->second : (maximize_ ? -INFINITY : INFINITY);
+}
+
+}  // namespace mirrorlab

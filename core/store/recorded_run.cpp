@@ -1,0 +1,73 @@
+#include "core/store/recorded_run.h"
+
+#include <filesystem>
+
+#include "core/train/train_config_json.h"
+
+namespace mirrorlab {
+
+json::Value run_settings_json(const TrainConfig& config, const std::string& device_spec, const json::Value& program_settings) {
+    json::Value settings = program_settings.is_object() ? program_settings : json::Value::object();
+    settings.set("train_config", train_config_to_json(config));
+    settings.set("devices", device_spec);
+    return settings;
+}
+
+std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
+    const std::string wanted = which == "best" ? ModelCheckpoint::best_path(run.folder) : ModelCheckpoint::last_path(run.folder);
+    if (std::filesystem::exists(wanted)) return wanted;
+    const std::string other = which == "best" ? ModelCheckpoint::last_path(run.folder) : ModelCheckpoint::best_path(run.folder);
+    if (which != "best" && std::filesystem::exists(other)) return other;  // save_best_only runs have only best
+    throw CheckpointError("run " + std::to_string(run.id) + " has no " + (which == "best" ? "best " : "") +
+                          "checkpoint in '" + run.folder + "' (it ended before its first epoch finished); train it again instead");
+}
+
+RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription description, Trainer::EventSink downstream,
+                         RunRecorder::WarningSink warn)
+    : store_(store) {
+    const std::string device_spec = description.devices.to_spec();
+    if (description.resume_run_id > 0) {
+        const Checkpoint& resume = *description.resume;
+        store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step);
+        info_ = store.get(description.resume_run_id);
+    } else {
+        RunInfo run;
+        run.name = description.name;
+        run.settings_json = json::dump(run_settings_json(description.config, device_spec, description.settings), 1);
+        run.model_json = description.model_json;
+        run.devices = device_spec;
+        run.data_name = description.data.name;
+        run.parameters = description.parameters;
+        run.replicas = description.devices.replica_count();
+        run.epochs_planned = description.config.epochs;
+        info_ = store.begin_run(run);
+        if (description.resume) {
+            for (const EpochRecord& record : description.resume->state.history.epochs) {
+                store.append_epoch(info_.id, EpochRow{record.epoch, record.train, record.validation, record.has_validation,
+                                                      record.epoch_seconds});
+            }
+        }
+    }
+    recorder_ = std::make_unique<RunRecorder>(store, info_.id, std::move(warn));
+
+    Checkpoint base;
+    base.model_json = description.model_json;
+    base.config = description.config;
+    base.device_spec = device_spec;
+    base.data = description.data;
+    base.settings = description.settings;
+    base.run_id = info_.id;
+    RunRecorder* recorder = recorder_.get();
+    trainer.add_callback(std::make_shared<ModelCheckpoint>(
+        CheckpointOptions{info_.folder, description.monitor, description.save_best_only}, std::move(base),
+        [recorder](const SavedCheckpoint& saved) { recorder->checkpoint_saved(saved); }));
+    if (description.resume) trainer.set_resume_state(description.resume->state);
+    trainer.set_event_sink([recorder, downstream = std::move(downstream)](const Event& event) {
+        recorder->consume(event);
+        if (downstream) downstream(event);
+    });
+}
+
+RecordedRun::~RecordedRun() { recorder_.reset(); }
+
+}  // namespace mirrorlab

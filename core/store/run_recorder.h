@@ -1,0 +1,67 @@
+#pragma once
+// Records a training run's events into the run store without slowing its steps: consume() (on
+// the training thread) only appends to a queue; a writer thread commits the queue in one
+// transaction every `flush_interval` and at each epoch's end, so after `kill -9` the store holds
+// every step up to the last commit. The run's status and end are written when the FinishedEvent
+// or FailedEvent arrives; the destructor flushes what is left and joins.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "core/store/model_checkpoint.h"
+#include "core/store/run_store.h"
+
+namespace mirrorlab {
+
+class RunRecorder {
+public:
+    using WarningSink = std::function<void(const std::string&)>;
+
+    // `store` must outlive the recorder. `warn` hears (once, from the writer thread) of the first
+    // write that failed; recording then stops and training goes on.
+    RunRecorder(RunStore& store, std::int64_t run_id, WarningSink warn = {},
+                std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250));
+    ~RunRecorder();
+    RunRecorder(const RunRecorder&) = delete;
+    RunRecorder& operator=(const RunRecorder&) = delete;
+
+    std::int64_t run_id() const { return run_id_; }
+    void consume(const Event& event);
+    void checkpoint_saved(const SavedCheckpoint& saved);
+    // Waits until everything consumed so far is committed (tests, the end of a run).
+    void flush();
+
+private:
+    struct Finish {
+        RunStatus status;
+        std::string text;
+        int epochs_completed;
+        int best_epoch;
+    };
+    using Item = std::variant<StepRow, EpochRow, CheckpointRow, Finish>;
+    void write_loop();
+    void write(std::vector<Item>& items);
+
+    RunStore& store_;
+    std::int64_t run_id_;
+    WarningSink warn_;
+    std::chrono::milliseconds flush_interval_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable flushed_;
+    std::vector<Item> queue_;
+    std::uint64_t queued_ = 0, written_ = 0;
+    bool urgent_ = false;
+    bool closing_ = false;
+    bool failed_ = false;
+    std::thread writer_;
+};
+
+}  // namespace mirrorlab

@@ -1,0 +1,418 @@
+// Keeping what is trained: checkpoints (round trip, damage, mismatch, a failing disk), the
+// bit-identical resume, the run store across processes (interrupted runs, a locked database)
+// and the recorder that feeds it from the event stream.
+#include <QtTest/QtTest>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data/source.h"
+#include "core/data/synthetic.h"
+#include "core/device/device.h"
+#include "core/model/model.h"
+#include "core/store/checkpoint.h"
+#include "core/store/model_checkpoint.h"
+#include "core/store/run_recorder.h"
+#include "core/store/run_store.h"
+#include "core/train/trainer.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+constexpr std::int32_t kVocabulary = 1500;
+constexpr std::int32_t kInputLength = 40;
+
+// With Dropout, so that a resumed run must also continue dropout's random stream exactly.
+Model small_model(int filters = 12) {
+    return Model::from_json_text(
+        "{\"name\": \"small\", \"input_length\": " + std::to_string(kInputLength) +
+            ", \"layers\": ["
+            "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": " + std::to_string(kVocabulary) + ", \"output_dim\": 8}},"
+            "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": " + std::to_string(filters) +
+            ", \"kernel_size\": 5, \"activation\": \"relu\"}},"
+            "{\"class_name\": \"GlobalMaxPooling1D\", \"config\": {}},"
+            "{\"class_name\": \"Dropout\", \"config\": {\"rate\": 0.3}},"
+            "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}",
+        "small model");
+}
+
+TrainData small_data(std::uint64_t seed = 113, std::int32_t train_samples = 256) {
+    SyntheticReutersOptions options;
+    options.train_samples = train_samples;
+    options.validation_samples = 64;
+    options.vocabulary_size = kVocabulary;
+    options.seed = seed;
+    return make_train_data(make_synthetic_reuters(options), kInputLength);
+}
+
+TrainConfig config_for(int epochs) {
+    TrainConfig config;
+    config.epochs = epochs;
+    config.batch_size = 32;
+    config.seed = 7;
+    config.emit_step_events = true;
+    return config;
+}
+
+struct Folder {
+    std::string path;
+    Folder() {
+        char pattern[] = "/tmp/mirrorlab_store_XXXXXX";
+        path = ::mkdtemp(pattern);
+    }
+    ~Folder() { std::filesystem::remove_all(path); }
+};
+
+Checkpoint base_checkpoint(const Model& model, const TrainConfig& config, const TrainData& data, const std::string& devices) {
+    Checkpoint base;
+    base.model_json = model.to_json_text();
+    base.config = config;
+    base.device_spec = devices;
+    base.data = fingerprint_of(data);
+    return base;
+}
+
+struct Trained {
+    FitResult result;
+    std::vector<float> weights;
+    History history;
+    std::vector<std::string> warnings;
+};
+
+Trained train(const Model& model, const TrainConfig& config, const TrainData& data, const std::string& devices,
+              const std::string& checkpoint_folder = {}, const Checkpoint* resume = nullptr) {
+    Trainer trainer(model, DeviceConfig::parse(devices), config, data);
+    Trained trained;
+    trainer.set_event_sink([&](const Event& event) {
+        if (const auto* warning = std::get_if<WarningEvent>(&event)) trained.warnings.push_back(warning->text);
+    });
+    if (!checkpoint_folder.empty()) {
+        trainer.add_callback(std::make_shared<ModelCheckpoint>(CheckpointOptions{checkpoint_folder},
+                                                               base_checkpoint(model, config, data, devices)));
+    }
+    if (resume) trainer.set_resume_state(resume->state);
+    trained.result = trainer.run();
+    trained.weights = trainer.weights();
+    trained.history = trainer.history();
+    return trained;
+}
+
+std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+}  // namespace
+
+class TestRunStore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void checkpointRoundTrip();
+    void damagedCheckpointsAreRefused();
+    void checkpointOfAnotherModelOrDataIsRefused();
+    void resumeContinuesBitForBit();
+    void resumeOnOtherReplicasSaysSo();
+    void failedCheckpointWriteKeepsThePreviousFile();
+    void storeKeepsRunsAcrossInstances();
+    void deadProcessLeavesRunInterrupted();
+    void lockedDatabaseSaysSo();
+    void recorderWritesTheEventStream();
+};
+
+void TestRunStore::checkpointRoundTrip() {
+    Folder folder;
+    const Model model = small_model();
+    const TrainData data = small_data();
+    const Trained trained = train(model, config_for(2), data, "cpu:2", folder.path);
+    QVERIFY(trained.result.ok);
+    const Checkpoint loaded = load_checkpoint(ModelCheckpoint::last_path(folder.path));
+    QCOMPARE(loaded.state.epochs_done, 2);
+    QCOMPARE(loaded.state.global_step, 16);  // 256 samples / 32 per batch * 2 epochs
+    QCOMPARE(loaded.state.replicas, 2);
+    QCOMPARE(loaded.device_spec, std::string("cpu:2"));
+    QVERIFY(loaded.state.weights == trained.weights);  // bit for bit
+    QCOMPARE(loaded.state.optimizer_state.iterations, 16);
+    QCOMPARE(loaded.state.history.epochs.size(), std::size_t{2});
+    QCOMPARE(loaded.state.history.epochs[1].validation.loss, trained.history.epochs[1].validation.loss);
+    QVERIFY(loaded.state.callbacks.count("overfitting_monitor") == 1);
+    QVERIFY(loaded.data == fingerprint_of(data));
+    QCOMPARE(loaded.config.seed, std::uint64_t{7});
+    // A best checkpoint exists too (val_loss improved at least at epoch 1).
+    QVERIFY(std::filesystem::exists(ModelCheckpoint::best_path(folder.path)));
+    // And serialising what was read gives the same bytes: nothing is lost on the way.
+    QCOMPARE(serialize_checkpoint(loaded), read_bytes(ModelCheckpoint::last_path(folder.path)));
+}
+
+void TestRunStore::damagedCheckpointsAreRefused() {
+    Folder folder;
+    const Trained trained = train(small_model(), config_for(1), small_data(), "cpu", folder.path);
+    QVERIFY(trained.result.ok);
+    const std::string path = ModelCheckpoint::last_path(folder.path);
+    const std::string good = read_bytes(path);
+    auto refusal = [&](const std::string& bytes) -> std::string {
+        write_bytes(path, bytes);
+        try {
+            load_checkpoint(path);
+        } catch (const CheckpointError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    QVERIFY2(refusal(good.substr(0, good.size() / 2)).find("is truncated") != std::string::npos,
+             refusal(good.substr(0, good.size() / 2)).c_str());
+    std::string flipped = good;
+    flipped[flipped.size() - 100] ^= 0x01;  // one bit of one weight
+    QVERIFY(refusal(flipped).find("is damaged: its checksum does not match") != std::string::npos);
+    QVERIFY(refusal("{\"not\": \"a checkpoint\"}").find("is not a MirrorLab checkpoint") != std::string::npos);
+    std::string future = good;
+    future[8] = 9;  // version 9
+    QVERIFY(refusal(future).find("is a version 9 checkpoint; this MirrorLab reads version 1") != std::string::npos);
+    write_bytes(path, good);
+    QCOMPARE(load_checkpoint(path).state.epochs_done, 1);
+}
+
+void TestRunStore::checkpointOfAnotherModelOrDataIsRefused() {
+    Folder folder;
+    const TrainData data = small_data();
+    QVERIFY(train(small_model(), config_for(1), data, "cpu", folder.path).result.ok);
+    const Checkpoint checkpoint = load_checkpoint(ModelCheckpoint::last_path(folder.path));
+    check_checkpoint_fits(checkpoint, small_model(), fingerprint_of(data), "checkpoint 'last'");  // fits
+    try {
+        check_checkpoint_fits(checkpoint, small_model(24), fingerprint_of(data), "checkpoint 'last'");
+        QFAIL("another model was accepted");
+    } catch (const CheckpointError& e) {
+        QVERIFY2(std::string(e.what()).find("holds another model: its variable 'conv1d/kernel' has shape [5, 8, 12]") !=
+                     std::string::npos,
+                 e.what());
+    }
+    try {
+        check_checkpoint_fits(checkpoint, small_model(), fingerprint_of(small_data(999)), "checkpoint 'last'");
+        QFAIL("other data was accepted");
+    } catch (const CheckpointError& e) {
+        QVERIFY2(std::string(e.what()).find("was trained on other data") != std::string::npos &&
+                     std::string(e.what()).find("same sizes, other contents") != std::string::npos,
+                 e.what());
+    }
+}
+
+// The test: 3 epochs straight == 1 epoch, stop, resume for 2 more — weight bytes and metrics.
+void TestRunStore::resumeContinuesBitForBit() {
+    Folder folder;
+    const Model model = small_model();
+    const TrainData data = small_data();
+    const Trained straight = train(model, config_for(3), data, "cpu:2");
+    QVERIFY(straight.result.ok);
+    QVERIFY(train(model, config_for(1), data, "cpu:2", folder.path).result.ok);
+    const Checkpoint checkpoint = load_checkpoint(ModelCheckpoint::last_path(folder.path));
+    const Trained resumed = train(model, config_for(3), data, "cpu:2", folder.path, &checkpoint);
+    QVERIFY(resumed.result.ok);
+    QCOMPARE(resumed.result.finished->epochs_completed, 3);
+    QCOMPARE(resumed.weights.size(), straight.weights.size());
+    QVERIFY2(std::memcmp(resumed.weights.data(), straight.weights.data(), straight.weights.size() * sizeof(float)) == 0,
+             "the resumed run's weights differ from the uninterrupted run's");
+    for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+        QCOMPARE(resumed.history.epochs[epoch].train.loss, straight.history.epochs[epoch].train.loss);
+        QCOMPARE(resumed.history.epochs[epoch].validation.accuracy, straight.history.epochs[epoch].validation.accuracy);
+    }
+    QCOMPARE(resumed.result.finished->best_epoch, straight.result.finished->best_epoch);
+    // Negative control: resuming from the checkpoint without its optimizer slots is not the same run.
+    Checkpoint without_slots = checkpoint;
+    std::fill(without_slots.state.optimizer_slots.begin(), without_slots.state.optimizer_slots.end(), 0.0f);
+    const Trained wrong = train(model, config_for(3), data, "cpu:2", {}, &without_slots);
+    QVERIFY(std::memcmp(wrong.weights.data(), straight.weights.data(), straight.weights.size() * sizeof(float)) != 0);
+}
+
+void TestRunStore::resumeOnOtherReplicasSaysSo() {
+    Folder folder;
+    const Model model = small_model();
+    const TrainData data = small_data();
+    QVERIFY(train(model, config_for(1), data, "cpu:2", folder.path).result.ok);
+    const Checkpoint checkpoint = load_checkpoint(ModelCheckpoint::last_path(folder.path));
+    Trainer trainer(model, DeviceConfig::parse("cpu"), config_for(2), data);
+    std::vector<std::string> logs;
+    trainer.set_event_sink([&](const Event& event) {
+        if (const auto* log = std::get_if<LogEvent>(&event)) logs.push_back(log->text);
+    });
+    trainer.set_resume_state(checkpoint.state);
+    QVERIFY(trainer.run().ok);
+    QVERIFY(std::any_of(logs.begin(), logs.end(), [](const std::string& text) {
+        return text.find("Resuming after epoch 1 (step 8); it was trained on 2 replicas and continues on 1") != std::string::npos;
+    }));
+    // Asking for no more epochs than the checkpoint has is a clear error, not a silent no-op.
+    Trainer done(model, DeviceConfig::parse("cpu"), config_for(1), data);
+    done.set_resume_state(checkpoint.state);
+    const FitResult result = done.run();
+    QVERIFY(!result.ok);
+    QVERIFY(result.failed->reason.find("already trained 1 epoch; ask for more than 1 epochs") != std::string::npos);
+}
+
+// A disk that fills up (here: a file size limit, EFBIG) must not replace a good checkpoint with a
+// partial one; the run goes on and says so.
+void TestRunStore::failedCheckpointWriteKeepsThePreviousFile() {
+    Folder folder;
+    const Model model = small_model();
+    const TrainData data = small_data();
+    QVERIFY(train(model, config_for(1), data, "cpu", folder.path).result.ok);
+    const std::string last = ModelCheckpoint::last_path(folder.path);
+    const std::string before = read_bytes(last);
+    QVERIFY(before.size() > 20000);
+    struct rlimit old_limit {};
+    ::getrlimit(RLIMIT_FSIZE, &old_limit);
+    struct rlimit small_limit = old_limit;
+    small_limit.rlim_cur = 4096;
+    ::signal(SIGXFSZ, SIG_IGN);
+    ::setrlimit(RLIMIT_FSIZE, &small_limit);
+    const Trained trained = train(model, config_for(2), data, "cpu", folder.path);
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    QVERIFY(trained.result.ok);
+    QCOMPARE(trained.history.epochs.size(), std::size_t{2});
+    QVERIFY(!trained.warnings.empty());
+    QVERIFY2(trained.warnings.front().find("cannot write checkpoint '" + last + "'") != std::string::npos &&
+                 trained.warnings.front().find("Training continues; the previous checkpoint is kept as it was.") != std::string::npos,
+             trained.warnings.front().c_str());
+    QCOMPARE(read_bytes(last), before);
+    for (const auto& entry : std::filesystem::directory_iterator(folder.path)) {
+        QVERIFY2(entry.path().string().find(".partial") == std::string::npos, "a partial file was left behind");
+    }
+}
+
+void TestRunStore::storeKeepsRunsAcrossInstances() {
+    Folder folder;
+    std::int64_t id = 0;
+    {
+        RunStore store(folder.path);
+        RunInfo run;
+        run.settings_json = "{}";
+        run.model_json = small_model().to_json_text();
+        run.devices = "/device:CPU:0";
+        run.data_name = "synthetic";
+        run.epochs_planned = 3;
+        run = store.begin_run(run);
+        id = run.id;
+        QCOMPARE(run.name, std::string("Run 1"));
+        QVERIFY(std::filesystem::is_directory(run.folder));
+        store.append_steps(id, {StepRow{1, 1, 1, Metrics{3.8, 0.1, 0.3}, 5.0}, StepRow{2, 1, 2, Metrics{3.7, 0.12, 0.31}, 4.0}});
+        store.append_epoch(id, EpochRow{1, Metrics{3.7, 0.12, 0.31}, Metrics{3.6, 0.2, 0.4}, true, 1.5});
+        store.finish_run(id, RunStatus::Finished, "Training finished after 1 epoch.", 1, 1);
+        store.rename(id, "tutorial, lr 1e-3");
+        store.annotate(id, "baseline");
+    }
+    RunStore again(folder.path);
+    const std::vector<RunInfo> runs = again.list();
+    QCOMPARE(runs.size(), std::size_t{1});
+    QCOMPARE(runs[0].name, std::string("tutorial, lr 1e-3"));
+    QCOMPARE(runs[0].note, std::string("baseline"));
+    QCOMPARE(runs[0].status, RunStatus::Finished);
+    QCOMPARE(runs[0].steps_recorded, 2);
+    QCOMPARE(runs[0].epochs_completed, 1);
+    QCOMPARE(again.epochs(id).front().validation.loss, 3.6);
+    QCOMPARE(again.list(RunFilter{"BASELINE", std::nullopt}).size(), std::size_t{1});
+    QCOMPARE(again.list(RunFilter{"", RunStatus::Failed}).size(), std::size_t{0});
+    again.remove(id);
+    QVERIFY(again.list().empty());
+    QVERIFY(!std::filesystem::exists(folder.path + "/runs/" + std::to_string(id)));
+    try {
+        again.get(id);
+        QFAIL("a deleted run was found");
+    } catch (const StoreError& e) {
+        QVERIFY(std::string(e.what()).find("there is no run 1 in") != std::string::npos);
+    }
+}
+
+// The process recording a run dies without a word (as with kill -9): the next store to open marks
+// the run interrupted and keeps every committed step.
+void TestRunStore::deadProcessLeavesRunInterrupted() {
+    Folder folder;
+    const pid_t child = ::fork();
+    if (child == 0) {
+        RunStore store(folder.path);
+        RunInfo run;
+        run.settings_json = run.model_json = "{}";
+        const RunInfo begun = store.begin_run(run);
+        std::vector<StepRow> steps;
+        for (int i = 1; i <= 7; ++i) steps.push_back(StepRow{i, 1, i, Metrics{4.0 - 0.1 * i, 0.1, 0.2}, 3.0});
+        store.append_steps(begun.id, steps);
+        ::kill(::getpid(), SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    RunStore store(folder.path);
+    const RunInfo run = store.get(1);
+    QCOMPARE(run.status, RunStatus::Interrupted);
+    QVERIFY(run.status_text.find("ended without finishing") != std::string::npos);
+    QCOMPARE(run.steps_recorded, 7);
+    QCOMPARE(store.steps(1).back().running.loss, 4.0 - 0.7);
+}
+
+void TestRunStore::lockedDatabaseSaysSo() {
+    Folder folder;
+    { RunStore create(folder.path); }
+    sqlite3* other = nullptr;
+    QCOMPARE(sqlite3_open((folder.path + "/runs.sqlite").c_str(), &other), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    RunStore store(folder.path, 200);
+    RunInfo run;
+    run.settings_json = run.model_json = "{}";
+    try {
+        store.begin_run(run);
+        QFAIL("a locked database was written");
+    } catch (const StoreError& e) {
+        QVERIFY2(std::string(e.what()).find("is locked by another MirrorLab") != std::string::npos, e.what());
+    }
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+    QCOMPARE(store.begin_run(run).id, 1);  // usable once the other lets go
+}
+
+void TestRunStore::recorderWritesTheEventStream() {
+    Folder folder;
+    RunStore store(folder.path);
+    const Model model = small_model();
+    const TrainData data = small_data();
+    RunInfo info;
+    info.settings_json = "{}";
+    info.model_json = model.to_json_text();
+    info = store.begin_run(info);
+    std::vector<std::string> warnings;
+    Trainer trainer(model, DeviceConfig::parse("cpu:2"), config_for(2), data);
+    {
+        RunRecorder recorder(store, info.id, [&](const std::string& text) { warnings.push_back(text); });
+        trainer.set_event_sink([&](const Event& event) { recorder.consume(event); });
+        trainer.add_callback(std::make_shared<ModelCheckpoint>(
+            CheckpointOptions{info.folder}, base_checkpoint(model, config_for(2), data, "cpu:2"),
+            [&](const SavedCheckpoint& saved) { recorder.checkpoint_saved(saved); }));
+        QVERIFY(trainer.run().ok);
+    }
+    QVERIFY(warnings.empty());
+    const RunInfo run = store.get(info.id);
+    QCOMPARE(run.status, RunStatus::Finished);
+    QCOMPARE(run.epochs_completed, 2);
+    QCOMPARE(run.steps_recorded, 16);
+    const std::vector<EpochRow> epochs = store.epochs(info.id);
+    QCOMPARE(epochs.size(), std::size_t{2});
+    QCOMPARE(epochs[1].validation.loss, trainer.history().epochs[1].validation.loss);
+    const std::vector<CheckpointRow> checkpoints = store.checkpoints(info.id);
+    QVERIFY(!checkpoints.empty());
+    QCOMPARE(checkpoints.front().kind, std::string("last"));
+    QCOMPARE(checkpoints.front().epoch, 2);
+}
+
+QTEST_GUILESS_MAIN(TestRunStore)
+#include "test_run_store.moc"
