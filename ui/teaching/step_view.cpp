@@ -1,4 +1,4 @@
-#include "ui/step_view.h"
+#include "ui/teaching/step_view.h"
 
 #include <QCheckBox>
 #include <QFontDatabase>
@@ -18,9 +18,9 @@
 
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
-#include "ui/format.h"
-#include "ui/theme.h"
-#include "ui/training_controller.h"
+#include "ui/common/format.h"
+#include "ui/common/theme.h"
+#include "ui/training/training_controller.h"
 
 namespace mirrorlab::ui {
 
@@ -119,7 +119,7 @@ private:
     void drawStages(QPainter& painter, QRectF area, const StepEndEvent* step) const;
     void drawExchange(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const StepEndEvent& step) const;
 
-    // A colour chosen on white, on this widget's palette (ui/theme.h).
+    // A colour chosen on white, on this widget's palette (ui/common/theme.h).
     QColor ink(const QColor& designed_on_white) const { return onPalette(designed_on_white, palette()); }
 
     const StepView* view_;

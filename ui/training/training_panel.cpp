@@ -1,4 +1,4 @@
-#include "ui/training_panel.h"
+#include "ui/training/training_panel.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -26,7 +26,7 @@
 #include <limits>
 
 #include "core/train/progress.h"
-#include "ui/theme.h"
+#include "ui/common/theme.h"
 
 namespace mirrorlab::ui {
 
