@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "ui/data_panel.h"
-#include "ui/image_file.h"
+#include "ui/common/image_file.h"
+#include "ui/common/translation.h"
+#include "ui/data/data_panel.h"
 #include "ui/main_window.h"
-#include "ui/translation.h"
 
 int main(int argc, char** argv) {
     // Without a display Qt would abort; the screenshot mode renders offscreen instead.

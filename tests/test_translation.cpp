@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QDir>
+#include <QDirIterator>
 #include <QDockWidget>
 #include <QFile>
 #include <QProcess>
@@ -15,9 +16,9 @@
 #include <QToolBar>
 #include <QXmlStreamReader>
 
+#include "ui/common/translation.h"
 #include "ui/main_window.h"
-#include "ui/step_view.h"
-#include "ui/translation.h"
+#include "ui/teaching/step_view.h"
 
 using namespace mirrorlab::ui;
 
@@ -146,9 +147,13 @@ private slots:
         QStringList arguments{QStringLiteral("-silent"), QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-I"),
                               QDir::cleanPath(ui.absoluteFilePath(QStringLiteral(".."))), QStringLiteral("-tr-function-alias"),
                               QStringLiteral("QT_TRANSLATE_NOOP+=MIRRORLAB_TRANSLATABLE")};
-        for (const QString& file : ui.entryList({QStringLiteral("*.cpp"), QStringLiteral("*.h")}, QDir::Files, QDir::Name)) {
-            arguments << ui.absoluteFilePath(file);
-        }
+        // Every feature folder of ui/ (ui/CMakeLists.txt globs them recursively too).
+        QStringList ui_files;
+        QDirIterator it(ui.absolutePath(), {QStringLiteral("*.cpp"), QStringLiteral("*.h")}, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) ui_files << it.next();
+        ui_files.sort();
+        QVERIFY2(ui_files.size() > 20, qPrintable(ui.absolutePath()));
+        arguments << ui_files;
         // The layer registry's form texts (core/layers, marked MIRRORLAB_TRANSLATABLE).
         const QDir layers(ui.absoluteFilePath(QStringLiteral("../core/layers")));
         for (const QString& file : layers.entryList({QStringLiteral("*.cpp")}, QDir::Files, QDir::Name)) {

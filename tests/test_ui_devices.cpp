@@ -33,10 +33,10 @@
 #include "core/optim/optimizer.h"
 #include "core/train/trainer.h"
 #include "support/fake_nccl.h"
-#include "ui/device_carving_view.h"
-#include "ui/devices_panel.h"
-#include "ui/monitor_panel.h"
-#include "ui/training_controller.h"
+#include "ui/devices/device_carving_view.h"
+#include "ui/devices/devices_panel.h"
+#include "ui/training/monitor_panel.h"
+#include "ui/training/training_controller.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;

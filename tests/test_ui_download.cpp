@@ -26,8 +26,8 @@
 #include "core/data/dataset.h"
 #include "core/data/keras_reuters.h"
 #include "support/real_data.h"
-#include "ui/data_panel.h"
-#include "ui/dataset_downloader.h"
+#include "ui/data/data_panel.h"
+#include "ui/data/dataset_downloader.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;

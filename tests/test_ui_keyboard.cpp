@@ -24,13 +24,13 @@
 
 #include "core/device/device.h"
 #include "core/model/model.h"
-#include "ui/data_panel.h"
-#include "ui/devices_panel.h"
-#include "ui/focus_order.h"
-#include "ui/layer_editor.h"
+#include "ui/common/focus_order.h"
+#include "ui/data/data_panel.h"
+#include "ui/devices/devices_panel.h"
 #include "ui/main_window.h"
-#include "ui/model_panel.h"
-#include "ui/step_view.h"
+#include "ui/model/layer_editor.h"
+#include "ui/model/model_panel.h"
+#include "ui/teaching/step_view.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;
@@ -147,7 +147,7 @@ class TestUiKeyboard : public QObject {
                 seen.insert(widget);
                 if (spoken_name(widget).isEmpty()) unnamed << describe(widget);
                 // The layer editor's fields are named by their labels; their tooltips are the layer
-                // editor's own business (ui/layer_editor.cpp).
+                // editor's own business (ui/model/layer_editor.cpp).
                 if (widget->toolTip().trimmed().isEmpty() && !inside<LayerEditor>(widget)) {
                     without_tooltip << describe(widget);
                 }

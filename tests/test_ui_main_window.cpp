@@ -12,14 +12,14 @@
 
 #include "core/device/device.h"
 #include "core/model/model.h"
-#include "ui/data_panel.h"
-#include "ui/devices_panel.h"
-#include "ui/log_panel.h"
+#include "ui/data/data_panel.h"
+#include "ui/devices/devices_panel.h"
 #include "ui/main_window.h"
-#include "ui/model_panel.h"
-#include "ui/monitor_panel.h"
-#include "ui/runs_panel.h"
-#include "ui/training_panel.h"
+#include "ui/model/model_panel.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/training/log_panel.h"
+#include "ui/training/monitor_panel.h"
+#include "ui/training/training_panel.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;

@@ -20,7 +20,7 @@
 
 #include "core/layers/layer_type.h"
 #include "core/model/model.h"
-#include "ui/model_panel.h"
+#include "ui/model/model_panel.h"
 
 using mirrorlab::EmbeddingUpdate;
 using mirrorlab::ActivationKind;

@@ -36,14 +36,14 @@
 
 #include "core/device/device.h"
 #include "core/model/model.h"
-#include "ui/data_panel.h"
-#include "ui/devices_panel.h"
-#include "ui/focus_order.h"
+#include "ui/common/focus_order.h"
+#include "ui/common/theme.h"
+#include "ui/common/window_geometry.h"
+#include "ui/data/data_panel.h"
+#include "ui/devices/devices_panel.h"
 #include "ui/main_window.h"
-#include "ui/model_panel.h"
-#include "ui/monitor_panel.h"
-#include "ui/theme.h"
-#include "ui/window_geometry.h"
+#include "ui/model/model_panel.h"
+#include "ui/training/monitor_panel.h"
 
 using namespace mirrorlab::ui;
 

@@ -19,12 +19,12 @@
 #include "core/data/synthetic.h"
 #include "core/device/device.h"
 #include "core/model/model.h"
+#include "ui/common/translation.h"
 #include "ui/main_window.h"
-#include "ui/scaling_panel.h"
-#include "ui/step_view.h"
-#include "ui/timeline_view.h"
-#include "ui/training_controller.h"
-#include "ui/translation.h"
+#include "ui/teaching/scaling_panel.h"
+#include "ui/teaching/step_view.h"
+#include "ui/teaching/timeline_view.h"
+#include "ui/training/training_controller.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;

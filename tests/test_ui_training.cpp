@@ -24,9 +24,9 @@
 #include "core/device/device.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
-#include "ui/runs_panel.h"
-#include "ui/training_controller.h"
-#include "ui/training_panel.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/training/training_controller.h"
+#include "ui/training/training_panel.h"
 
 using namespace mirrorlab;
 using namespace mirrorlab::ui;

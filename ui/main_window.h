@@ -6,7 +6,7 @@
 #include <functional>
 #include <optional>
 
-#include "ui/training_controller.h"
+#include "ui/training/training_controller.h"
 
 class QAction;
 class QDockWidget;

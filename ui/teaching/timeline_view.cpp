@@ -1,4 +1,4 @@
-#include "ui/timeline_view.h"
+#include "ui/teaching/timeline_view.h"
 
 #include <QEvent>
 #include <QHelpEvent>
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/theme.h"
-#include "ui/training_controller.h"
+#include "ui/common/theme.h"
+#include "ui/training/training_controller.h"
 
 namespace mirrorlab::ui {
 
@@ -300,7 +300,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     for (const StepEndEvent& step : steps_) total_ms += step_length_ms(step);
     const double scale = total_ms > 0 ? plot.width() / total_ms : 0.0;
     double offset_ms = 0.0, last_label = -1e9;
-    // Greys chosen on white, on this palette (ui/theme.h).
+    // Greys chosen on white, on this palette (ui/common/theme.h).
     auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
     for (const StepEndEvent& step : steps_) {
         const double left = plot.left() + offset_ms * scale;

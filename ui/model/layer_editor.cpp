@@ -1,4 +1,4 @@
-#include "ui/layer_editor.h"
+#include "ui/model/layer_editor.h"
 
 #include <QCheckBox>
 #include <QComboBox>

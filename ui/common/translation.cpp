@@ -1,4 +1,4 @@
-#include "ui/translation.h"
+#include "ui/common/translation.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,4 +1,4 @@
-#include "ui/scaling_panel.h"
+#include "ui/teaching/scaling_panel.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -30,7 +30,7 @@
 
 #include "core/device/arena.h"
 #include "core/distribute/mirrored.h"
-#include "ui/theme.h"
+#include "ui/common/theme.h"
 
 namespace mirrorlab::ui {
 

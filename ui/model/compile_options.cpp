@@ -1,4 +1,4 @@
-#include "ui/compile_options.h"
+#include "ui/model/compile_options.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,4 +1,4 @@
-#include "ui/device_carving_view.h"
+#include "ui/devices/device_carving_view.h"
 
 #include <QHelpEvent>
 #include <QLinearGradient>
@@ -10,8 +10,8 @@
 #include <numeric>
 
 #include "core/device/arena.h"
-#include "ui/format.h"
-#include "ui/theme.h"
+#include "ui/common/format.h"
+#include "ui/common/theme.h"
 
 namespace mirrorlab::ui {
 
@@ -232,7 +232,7 @@ void DeviceCarvingView::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     const QColor text_colour = palette().color(QPalette::WindowText);
-    // Greys chosen on white, on this palette (ui/theme.h); the devices' own colours stay.
+    // Greys chosen on white, on this palette (ui/common/theme.h); the devices' own colours stay.
     auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
 
     if (layout.rows.empty()) {

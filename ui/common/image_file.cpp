@@ -1,4 +1,4 @@
-#include "ui/image_file.h"
+#include "ui/common/image_file.h"
 
 #include <QCoreApplication>
 #include <QDir>

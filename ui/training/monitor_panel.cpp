@@ -1,4 +1,4 @@
-#include "ui/monitor_panel.h"
+#include "ui/training/monitor_panel.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -21,9 +21,9 @@
 #include <numeric>
 
 #include "core/device/arena.h"
-#include "ui/format.h"
-#include "ui/theme.h"
-#include "ui/training_controller.h"
+#include "ui/common/format.h"
+#include "ui/common/theme.h"
+#include "ui/training/training_controller.h"
 
 namespace mirrorlab::ui {
 
@@ -170,7 +170,7 @@ protected:
         std::int64_t largest_peak = 1;
         for (const auto& d : devices_) largest_peak = std::max({largest_peak, d.peak_bytes, d.bytes_in_use});
         const bool two = twoLines(width());
-        // Greys chosen on white, on this palette (ui/theme.h).
+        // Greys chosen on white, on this palette (ui/common/theme.h).
         auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
         QFont bold = font();
         bold.setBold(true);

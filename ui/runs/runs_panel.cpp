@@ -1,4 +1,4 @@
-#include "ui/runs_panel.h"
+#include "ui/runs/runs_panel.h"
 
 #include <QBrush>
 #include <QCoreApplication>
@@ -17,8 +17,8 @@
 #include <limits>
 
 #include "core/optim/optimizer.h"
-#include "ui/image_file.h"
-#include "ui/training_panel.h"
+#include "ui/common/image_file.h"
+#include "ui/training/training_panel.h"
 
 namespace mirrorlab::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/devices_panel.h"
+#include "ui/devices/devices_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -19,8 +19,8 @@
 #include <exception>
 
 #include "core/distribute/strategy_plan.h"
-#include "ui/device_carving_view.h"
-#include "ui/format.h"
+#include "ui/common/format.h"
+#include "ui/devices/device_carving_view.h"
 
 namespace mirrorlab::ui {
 

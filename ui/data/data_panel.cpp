@@ -1,4 +1,4 @@
-#include "ui/data_panel.h"
+#include "ui/data/data_panel.h"
 
 #include <QComboBox>
 #include <QCoreApplication>
@@ -26,7 +26,7 @@
 #include "core/data/keras_reuters.h"
 #include "core/data/source.h"
 #include "core/util/error.h"
-#include "ui/dataset_downloader.h"
+#include "ui/data/dataset_downloader.h"
 
 namespace mirrorlab::ui {
 

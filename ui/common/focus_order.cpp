@@ -1,4 +1,4 @@
-#include "ui/focus_order.h"
+#include "ui/common/focus_order.h"
 
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>

@@ -1,4 +1,4 @@
-#include "ui/model_panel.h"
+#include "ui/model/model_panel.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -28,8 +28,8 @@
 
 #include "core/layers/layer_type.h"
 #include "core/util/error.h"
-#include "ui/compile_options.h"
-#include "ui/layer_editor.h"
+#include "ui/model/compile_options.h"
+#include "ui/model/layer_editor.h"
 
 namespace mirrorlab::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/column_scroll_area.h"
+#include "ui/common/column_scroll_area.h"
 
 #include <QBoxLayout>
 #include <QEvent>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/train/events.h"
-#include "ui/training_controller.h"
+#include "ui/training/training_controller.h"
 
 class QAreaSeries;
 class QChart;

@@ -1,4 +1,4 @@
-#include "ui/log_panel.h"
+#include "ui/training/log_panel.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -10,13 +10,13 @@
 #include <QTime>
 #include <QVBoxLayout>
 
-#include "ui/theme.h"
-#include "ui/training_controller.h"
+#include "ui/common/theme.h"
+#include "ui/training/training_controller.h"
 
 namespace mirrorlab::ui {
 
 namespace {
-// Chosen on white and moved onto the palette (ui/theme.h): dark text stays readable on a dark log.
+// Chosen on white and moved onto the palette (ui/common/theme.h): dark text stays readable on a dark log.
 QString level_colour(LogLevel level, const QPalette& palette) {
     switch (level) {
         case LogLevel::Warning: return onPalette(QColor(0xa0, 0x5a, 0x00), palette).name();

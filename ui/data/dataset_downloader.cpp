@@ -1,4 +1,4 @@
-#include "ui/dataset_downloader.h"
+#include "ui/data/dataset_downloader.h"
 
 #include <QCryptographicHash>
 #include <QDir>

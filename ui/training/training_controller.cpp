@@ -1,4 +1,4 @@
-#include "ui/training_controller.h"
+#include "ui/training/training_controller.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -7,7 +7,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "ui/training_controller.h"
+#include "ui/training/training_controller.h"
 
 class QPushButton;
 class QTableWidget;

@@ -1,4 +1,4 @@
-#include "ui/training_panel.h"
+#include "ui/training/training_panel.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -8,25 +8,23 @@
 #include <QGraphicsLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
-#include <QKeyEvent>
 #include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
-#include <QMouseEvent>
 #include <QPen>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSlider>
 #include <QVBoxLayout>
 #include <QValueAxis>
-#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "core/train/progress.h"
-#include "ui/theme.h"
+#include "ui/common/theme.h"
+#include "ui/training/zoomable_chart_view.h"
 
 namespace mirrorlab::ui {
 
@@ -103,80 +101,6 @@ QString formatDuration(double seconds) {
     if (hours == 0) return QStringLiteral("%1:%2").arg(minutes).arg(secs, 2, 10, QLatin1Char('0'));
     return QStringLiteral("%1:%2:%3").arg(hours).arg(minutes, 2, 10, QLatin1Char('0')).arg(secs, 2, 10, QLatin1Char('0'));
 }
-
-// Rubber-band zoom (left drag; right click zooms out), mouse-wheel zoom around the cursor, pan with
-// the middle button or Shift + left drag, arrow keys to pan and +/- to zoom.
-class ZoomableChartView : public QChartView {
-public:
-    explicit ZoomableChartView(QChart* chart, QWidget* parent = nullptr) : QChartView(chart, parent) {
-        setRubberBand(QChartView::RectangleRubberBand);
-        setRenderHint(QPainter::Antialiasing);
-        setFocusPolicy(Qt::StrongFocus);
-    }
-
-protected:
-    void wheelEvent(QWheelEvent* event) override {
-        const QRectF area = chart()->plotArea();
-        const QPointF pos = event->position();
-        if (!area.contains(pos) || event->angleDelta().y() == 0) {
-            QChartView::wheelEvent(event);
-            return;
-        }
-        const double factor = event->angleDelta().y() > 0 ? 0.8 : 1.25;
-        // Keep the point under the cursor where it is.
-        QRectF zoomed(pos.x() - (pos.x() - area.left()) * factor, pos.y() - (pos.y() - area.top()) * factor,
-                      area.width() * factor, area.height() * factor);
-        chart()->zoomIn(zoomed);
-        event->accept();
-    }
-    void mousePressEvent(QMouseEvent* event) override {
-        if (event->button() == Qt::MiddleButton ||
-            (event->button() == Qt::LeftButton && event->modifiers().testFlag(Qt::ShiftModifier))) {
-            panning_ = true;
-            last_pos_ = event->position();
-            setCursor(Qt::ClosedHandCursor);
-            event->accept();
-            return;
-        }
-        QChartView::mousePressEvent(event);
-    }
-    void mouseMoveEvent(QMouseEvent* event) override {
-        if (panning_) {
-            const QPointF delta = event->position() - last_pos_;
-            last_pos_ = event->position();
-            chart()->scroll(-delta.x(), delta.y());
-            event->accept();
-            return;
-        }
-        QChartView::mouseMoveEvent(event);
-    }
-    void mouseReleaseEvent(QMouseEvent* event) override {
-        if (panning_) {
-            panning_ = false;
-            unsetCursor();
-            event->accept();
-            return;
-        }
-        QChartView::mouseReleaseEvent(event);
-    }
-    void keyPressEvent(QKeyEvent* event) override {
-        const QRectF area = chart()->plotArea();
-        switch (event->key()) {
-            case Qt::Key_Plus: chart()->zoom(1.25); break;
-            case Qt::Key_Minus: chart()->zoom(0.8); break;
-            case Qt::Key_Left: chart()->scroll(-area.width() / 10.0, 0); break;
-            case Qt::Key_Right: chart()->scroll(area.width() / 10.0, 0); break;
-            case Qt::Key_Up: chart()->scroll(0, area.height() / 10.0); break;
-            case Qt::Key_Down: chart()->scroll(0, -area.height() / 10.0); break;
-            default: QChartView::keyPressEvent(event); return;
-        }
-        event->accept();
-    }
-
-private:
-    bool panning_ = false;
-    QPointF last_pos_;
-};
 
 }  // namespace
 
