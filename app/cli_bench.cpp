@@ -1,48 +1,15 @@
-#include "app/cli_bench.h"
-
-#include <cerrno>
+// `mirrorlab-cli bench`: its options, then core/train/bench.h's result as a table or JSON.
 #include <cstdio>
-#include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "app/cli_commands.h"
 #include "core/train/bench.h"
 #include "core/util/error.h"
 
-namespace mirrorlab {
+namespace mirrorlab::cli {
 
 namespace {
-
-const char* const kBenchUsage = R"(usage: mirrorlab-cli bench [options]
-
-Trains the reference workload (the tutorial model, batch 32, Nadam) and prints ms/step,
-samples/s, epoch seconds (training + validation, median over epochs), per-phase times, peak RSS
-and a scaling table of 1..N replicas with one thread each.
-
-options:
-  --devices SPEC        cpu | cpu:2 | ... as for train (default cpu:2)
-  --data SPEC           as for train (default synthetic): e.g. reuters21578:DIR for real text
-  --epochs N            measured epochs (default 3)
-  --steps N             training steps per epoch (default: the whole epoch)
-  --threads N           CPU threads in all (default: one per core)
-  --batch-size N        global batch (default 32)
-  --keras-semantics X   tf2 (default) | keras3 | dense: the Nadam update as which Keras
-  --scaling N           scaling table rows 1..N replicas (default: the core count; 0: none)
-  --scaling-steps N     timed steps per scaling row, spread over 5 interleaved rounds (default 400)
-  --json                print the result as one JSON object
-)";
-
-int usage_error(const std::string& message) {
-    std::fprintf(stderr, "mirrorlab-cli: error: %s\n", message.c_str());
-    std::fprintf(stderr, "Run 'mirrorlab-cli bench --help' for the options.\n");
-    return 2;
-}
-
-bool parse_integer(const std::string& text, long long min_value, long long max_value, long long& value) {
-    char* end = nullptr;
-    errno = 0;
-    value = std::strtoll(text.c_str(), &end, 10);
-    return end != text.c_str() && *end == '\0' && errno == 0 && value >= min_value && value <= max_value;
-}
 
 void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
@@ -106,87 +73,55 @@ void print_text(const BenchResult& r) {
     }
 }
 
-}  // namespace
-
-int run_bench_command(int argc, char** argv, int first) {
-    BenchConfig config;
-    bool json = false;
-    for (int i = first; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg == "--help" || arg == "-h") {
-            std::fputs(kBenchUsage, stdout);
-            return 0;
-        }
-        if (arg == "--json") {
-            json = true;
-            continue;
-        }
-        std::string value;
-        if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-        } else if (arg.rfind("--", 0) == 0 && i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            return usage_error(arg.rfind("--", 0) == 0 ? "option " + arg + " needs a value"
-                                                       : "unexpected argument '" + arg + "'");
-        }
-        long long number = 0;
-        // Bounded above too, so nothing wraps when it narrows to the engine's int fields.
-        auto integer = [&](long long min_value, long long max_value = 1'000'000) {
-            if (!parse_integer(value, min_value, max_value, number)) {
-                usage_error(arg + " must be an integer from " + std::to_string(min_value) + " to " +
-                            std::to_string(max_value) + ", got '" + value + "'");
-                return false;
-            }
-            return true;
-        };
-        if (arg == "--devices") {
-            config.devices = value;
-        } else if (arg == "--data") {
-            config.data = value;
-        } else if (arg == "--epochs") {
-            if (!integer(1)) return 2;
-            config.epochs = static_cast<int>(number);
-        } else if (arg == "--steps") {
-            if (!integer(1)) return 2;
-            config.steps = number;
-        } else if (arg == "--threads") {
-            if (!integer(1, 4096)) return 2;
-            config.threads = static_cast<int>(number);
-        } else if (arg == "--batch-size") {
-            if (!integer(1, 1 << 24)) return 2;
-            config.batch_size = static_cast<std::int32_t>(number);
-        } else if (arg == "--keras-semantics") {
+void add_bench_options(CLI::App& command, BenchConfig& config) {
+    command.add_option("--devices", config.devices, "cpu | cpu:2 | ... as for train (default cpu:2)")->type_name("SPEC");
+    command.add_option("--data", config.data, "as for train (default synthetic): e.g. reuters21578:DIR for real text")
+        ->type_name("SPEC");
+    add_integer(command, "--epochs", config.epochs, 1, 1'000'000, "measured epochs (default 3)");
+    add_integer(command, "--steps", config.steps, 1, 1'000'000, "training steps per epoch (default: the whole epoch)");
+    add_integer(command, "--threads", config.threads, 1, 4096, "CPU threads in all (default: one per core)");
+    add_integer(command, "--batch-size", config.batch_size, 1, 1 << 24, "global batch (default 32)");
+    command.add_option("--keras-semantics", "tf2 (default) | keras3 | dense: the Nadam update as which Keras")
+        ->type_name("X")
+        ->each([&config](const std::string& text) {
             try {
-                config.keras_semantics = embedding_update_from_name(value);
+                config.keras_semantics = embedding_update_from_name(text);
             } catch (const Error& error) {
-                return usage_error(error.what());
+                throw UsageError(error.what());
             }
-        } else if (arg == "--scaling") {
-            if (!integer(0, 64)) return 2;
-            config.scaling_replicas = static_cast<int>(number);
-        } else if (arg == "--scaling-steps") {
-            if (!integer(2)) return 2;
-            config.scaling_steps = number;
-        } else {
-            return usage_error("unknown option " + arg);
-        }
-    }
-    try {
-        const BenchResult result = run_bench(config, [json](const std::string& line) {
-            std::fprintf(stderr, "%s\n", line.c_str());
         });
-        if (json) {
-            std::printf("%s\n", bench_to_json(result).c_str());
-        } else {
-            print_text(result);
-        }
-        return 0;
-    } catch (const Error& error) {
-        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", error.what());
-        return 1;
-    }
+    add_integer(command, "--scaling", config.scaling_replicas, 0, 64,
+                "scaling table rows 1..N replicas (default: the core count; 0: none)");
+    add_integer(command, "--scaling-steps", config.scaling_steps, 2, 1'000'000,
+                "timed steps per scaling row, spread over 5 interleaved rounds (default 400)");
 }
 
-}  // namespace mirrorlab
+}  // namespace
+
+Command add_bench_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "bench", "time the reference workload");
+    command->footer(
+        "Trains the reference workload (the tutorial model, batch 32, Nadam) and prints ms/step,\n"
+        "samples/s, epoch seconds (training + validation, median over epochs), per-phase times, peak RSS\n"
+        "and a scaling table of 1..N replicas with one thread each.");
+    struct Options {
+        BenchConfig config;
+        bool json = false;
+    };
+    auto options = std::make_shared<Options>();
+    add_bench_options(*command, options->config);
+    command->add_flag("--json", options->json, "print the result as one JSON object");
+    return {command, [options] {
+                const BenchResult result = run_bench(options->config, [](const std::string& line) {
+                    std::fprintf(stderr, "%s\n", line.c_str());
+                });
+                if (options->json) {
+                    std::printf("%s\n", bench_to_json(result).c_str());
+                } else {
+                    print_text(result);
+                }
+                return 0;
+            }};
+}
+
+}  // namespace mirrorlab::cli

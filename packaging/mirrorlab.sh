@@ -28,7 +28,9 @@ jobs=${JOBS:-$(nproc)}
 packages=(
   build-essential cmake git
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
-  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev libsqlite3-dev
+  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
+  libsqlite3-dev  # the run store (core/store)
+  libcli11-dev  # mirrorlab-cli's command line (header-only: nothing at run time)
 )
 if [ "$mode" = test ]; then
   # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.

@@ -277,6 +277,7 @@ private slots:
     void trainJsonStreamsEvents();
     void errors_data();
     void errors();
+    void helpPerCommand();
     void unreadableInputsFailCleanly_data();
     void unreadableInputsFailCleanly();
     void folderSymlinkLoopsFinish();
@@ -490,6 +491,14 @@ void TestCli::errors_data() {
         << QStringLiteral("unknown embedding update 'keras2'; accepted: tf2");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("train"), QStringLiteral("--frobnicate"), QStringLiteral("1")}
                                     << 2 << QStringLiteral("--frobnicate");
+    QTest::newRow("missing value") << QStringList{QStringLiteral("train"), QStringLiteral("--epochs")} << 2
+                                   << QStringLiteral("option --epochs needs a value");
+    QTest::newRow("flag with a value") << QStringList{QStringLiteral("train"), QStringLiteral("--json=yes please")} << 2
+                                       << QStringLiteral("--json takes no value, got 'yes please'");
+    QTest::newRow("stray argument") << QStringList{QStringLiteral("summary"), QStringLiteral("model.json")} << 2
+                                    << QStringLiteral("unexpected argument 'model.json'");
+    QTest::newRow("bench option") << QStringList{QStringLiteral("bench"), QStringLiteral("--threads=0")} << 2
+                                  << QStringLiteral("--threads must be an integer from 1 to 4096, got '0'");
     QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate")} << 2 << QStringLiteral("frobnicate");
     QTest::newRow("no command") << QStringList{} << 2 << QStringLiteral("usage");
 }
@@ -512,6 +521,40 @@ void TestCli::errors() {
     QVERIFY2(r.err_lines.front().startsWith(kErrorPrefix), qPrintable(describe(r)));
     QVERIFY2(count_error_lines(r) == 1, qPrintable(describe(r)));
     if (exit_code == 1) QVERIFY2(r.err_lines.size() == 1, qPrintable(describe(r)));
+    // A usage error says where the options are: the command's own help when a command was named.
+    if (exit_code == 2) {
+        const QString help = arguments.front().startsWith(QLatin1Char('-')) || arguments.front() == QStringLiteral("frobnicate")
+                                 ? QStringLiteral("Run 'mirrorlab-cli --help'")
+                                 : QStringLiteral("Run 'mirrorlab-cli ") + arguments.front() + QStringLiteral(" --help'");
+        QVERIFY2(r.err_lines.back().startsWith(help), qPrintable(describe(r)));
+    }
+}
+
+// Every command lists its options with --help (and "help COMMAND"), on stdout with exit status 0.
+void TestCli::helpPerCommand() {
+    const CliResult top = run_cli({QStringLiteral("--help")});
+    QVERIFY2(top.finished && top.exit_code == 0 && top.err.isEmpty(), qPrintable(describe(top)));
+    for (const char* command : {"devices", "summary", "layers", "train", "bench", "data"}) {
+        QVERIFY2(top.out.contains(QStringLiteral("\n  ") + QLatin1String(command) + QLatin1Char(' ')),
+                 qPrintable(QLatin1String(command) + QLatin1Char('\n') + describe(top)));
+    }
+    const std::pair<QString, QStringList> commands[] = {
+        {QStringLiteral("train"),
+         {QStringLiteral("--epochs N"), QStringLiteral("(default 10)"), QStringLiteral("--devices SPEC"),
+          QStringLiteral("--oov map|error"), QStringLiteral("--early-stopping PATIENCE"), QStringLiteral("--json")}},
+        {QStringLiteral("bench"), {QStringLiteral("--scaling-steps N"), QStringLiteral("--threads N")}},
+        {QStringLiteral("data"), {QStringLiteral("--sequence-length N"), QStringLiteral("--data SPEC")}},
+        {QStringLiteral("summary"), {QStringLiteral("--model FILE")}},
+    };
+    for (const auto& [command, mentions] : commands) {
+        for (const QStringList& arguments : {QStringList{command, QStringLiteral("--help")},
+                                             QStringList{QStringLiteral("help"), command}}) {
+            const CliResult r = run_cli(arguments);
+            QVERIFY2(r.finished && r.exit_code == 0 && r.err.isEmpty(), qPrintable(describe(r)));
+            QVERIFY2(r.out.contains(QStringLiteral("usage: mirrorlab-cli ") + command), qPrintable(describe(r)));
+            for (const QString& mention : mentions) QVERIFY2(r.out.contains(mention), qPrintable(mention + "\n" + describe(r)));
+        }
+    }
 }
 
 // Issue #13: inputs that used to hang, fill memory or ask for gigabytes end with one clear error.

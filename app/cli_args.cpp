@@ -1,0 +1,157 @@
+#include "app/cli_args.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "core/util/error.h"
+
+namespace mirrorlab::cli {
+
+namespace {
+
+[[noreturn]] void refuse_extras(const CLI::App& command) {
+    const std::string first = command.remaining().front();
+    if (first.size() > 1 && first.front() == '-') throw UsageError("unknown option " + first.substr(0, first.find('=')));
+    if (command.get_parent() == nullptr) throw UsageError("unknown command '" + first + "'");
+    throw UsageError("unexpected argument '" + first + "'");
+}
+
+// "--json=abc": CLI11 says "Could not convert: --json = abc".
+std::string flag_given_a_value(const CLI::App& app, int argc, char** argv) {
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    const CLI::App& command = chosen.empty() ? app : *chosen.front();
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const std::size_t eq = arg.find('=');
+        if (arg.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+        const CLI::Option* option = command.get_option_no_throw(arg.substr(0, eq));
+        if (option != nullptr && option->get_expected_max() == 0) {
+            return arg.substr(0, eq) + " takes no value, got '" + arg.substr(eq + 1) + "'";
+        }
+    }
+    return {};
+}
+
+// CLI11's own sentence, or a clearer one where we can say more.
+std::string explain(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
+    // CLI11 takes whatever follows an option as its value, so a value can only be missing when the
+    // option is the last argument ("--epochs" or "--epochs=").
+    const std::string last = argv[argc - 1];
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr && last.rfind("--", 0) == 0 &&
+        (last.find('=') == std::string::npos || last.back() == '=')) {
+        return "option " + last.substr(0, last.find('=')) + " needs a value";
+    }
+    if (const std::string flag = flag_given_a_value(app, argc, argv); !flag.empty()) return flag;
+    return error.what();
+}
+
+int usage_error(const CLI::App& app, const std::string& message) {
+    std::fprintf(stderr, "mirrorlab-cli: error: %s\n", message.c_str());
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    if (chosen.empty() || chosen.front()->get_group().empty()) {
+        std::fprintf(stderr, "Run 'mirrorlab-cli --help' for the commands.\n");
+    } else {
+        std::fprintf(stderr, "Run 'mirrorlab-cli %s --help' for its options.\n", chosen.front()->get_name().c_str());
+    }
+    return 2;
+}
+
+// "help" and "help COMMAND": the spelling some people try first.
+int print_help(const CLI::App& app, const std::string& topic) {
+    if (topic.empty()) {
+        std::fputs(app.help().c_str(), stdout);
+        return 0;
+    }
+    for (const CLI::App* command : app.get_subcommands({})) {
+        if (command->get_name() == topic && !command->get_group().empty()) {
+            std::fputs(command->help(app.get_name()).c_str(), stdout);
+            return 0;
+        }
+    }
+    throw UsageError("unknown command '" + topic + "'");
+}
+
+int parse_and_run(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+    std::string help_topic;
+    CLI::App* help = app.add_subcommand("help", "")->group("");  // hidden
+    help->add_option("command", help_topic);
+    app.parse(argc, argv);
+    if (!app.remaining().empty()) refuse_extras(app);
+    if (help->parsed()) return print_help(app, help_topic);
+    for (const Command& command : commands) {
+        if (!command.app->parsed()) continue;
+        if (!command.app->remaining().empty()) refuse_extras(*command.app);
+        return command.run();
+    }
+    throw UsageError("no command given");  // options only, e.g. "mirrorlab-cli -- x"
+}
+
+}  // namespace
+
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description) {
+    CLI::App* command = parent.add_subcommand(name, description);
+    command->group("Commands");
+    command->allow_extras();  // refused by refuse_extras(), which names the option
+    command->footer("");
+    return command;
+}
+
+CLI::Option* add_integer(CLI::App& command, const std::string& name, long long min_value, long long max_value,
+                         std::function<void(long long)> store, const std::string& description) {
+    auto check = [=, store = std::move(store)](const std::string& text) {
+        char* end = nullptr;
+        errno = 0;
+        const long long value = std::strtoll(text.c_str(), &end, 10);
+        if (end == text.c_str() || *end != '\0' || errno != 0 || value < min_value || value > max_value) {
+            throw UsageError(name + " must be an integer from " + std::to_string(min_value) + " to " +
+                             std::to_string(max_value) + ", got '" + text + "'");
+        }
+        store(value);
+    };
+    return command.add_option(name, description)->type_name("N")->each(check);
+}
+
+void configure_program(CLI::App& app) {
+    app.name("mirrorlab-cli");
+    app.description("Train, inspect and time mirrored (data-parallel) models without a window.");
+    app.set_help_flag("-h,--help", "print this help and exit");
+    app.set_version_flag("--version", std::string("mirrorlab-cli ") + MIRRORLAB_VERSION, "print the version and exit");
+    app.allow_extras();  // an unknown command is refused with our message
+    app.require_subcommand(0, 1);
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as before: the last one wins
+    app.footer("Run 'mirrorlab-cli COMMAND --help' for a command's options.");
+    const auto formatter = app.get_formatter();
+    formatter->label("Usage", "usage");
+    formatter->label("SUBCOMMAND", "COMMAND");
+    formatter->column_width(32);
+}
+
+int run(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+    if (argc < 2) {
+        std::fputs(app.help().c_str(), stderr);
+        return 2;
+    }
+    try {
+        return parse_and_run(app, commands, argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::fputs(app.help().c_str(), stdout);  // the chosen command's help, if one was named
+        return 0;
+    } catch (const CLI::CallForVersion& version) {
+        std::printf("%s\n", version.what());
+        return 0;
+    } catch (const CLI::ParseError& error) {
+        return usage_error(app, explain(app, error, argc, argv));
+    } catch (const UsageError& error) {
+        return usage_error(app, error.what());
+    } catch (const Error& error) {
+        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", error.what());
+        return 1;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "mirrorlab-cli: error: unexpected failure: %s\n", error.what());
+        return 1;
+    }
+}
+
+}  // namespace mirrorlab::cli

@@ -1,0 +1,277 @@
+// `mirrorlab-cli train`: its options, the run, and how Ctrl-C / SIGTERM end it.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "app/cli_commands.h"
+#include "core/data/source.h"
+#include "core/device/device.h"
+#include "core/device/plugin_loader.h"
+#include "core/model/model.h"
+#include "core/train/events.h"
+#include "core/train/progress.h"
+#include "core/train/trainer.h"
+#include "core/util/json.h"
+
+namespace mirrorlab::cli {
+
+namespace {
+
+// Ctrl-C (SIGINT) and SIGTERM. The first asks the trainer to stop after the step in flight (the
+// main loop below notices it); a second one, while that is still under way, ends the program at
+// once. Only async-signal-safe work here: a lock-free atomic, write() and _exit().
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+void on_stop_signal(int signal_number) {
+    int none = 0;
+    if (g_stop_signal.compare_exchange_strong(none, signal_number)) return;
+    static const char kAgainInt[] = "mirrorlab-cli: Ctrl-C again: exiting at once\n";
+    static const char kAgainTerm[] = "mirrorlab-cli: SIGTERM again: exiting at once\n";
+    const char* text = signal_number == SIGINT ? kAgainInt : kAgainTerm;
+    const std::size_t length = signal_number == SIGINT ? sizeof kAgainInt - 1 : sizeof kAgainTerm - 1;
+    const ssize_t written = ::write(STDERR_FILENO, text, length);
+    (void)written;  // nothing to do about a failed write on the way out
+    ::_exit(128 + signal_number);
+}
+
+void install_stop_handlers() {
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // the training threads' reads and writes carry on undisturbed
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+const char* signal_label(int signal_number) { return signal_number == SIGINT ? "Ctrl-C" : "SIGTERM"; }
+const char* signal_name(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// "in epoch 4 after step 120/281; 3 complete epochs kept"
+std::string describe_stop(const FinishedEvent& finished) {
+    const StopPoint& stop = finished.stop;
+    std::string where;
+    switch (stop.phase) {
+        case StopPhase::Training:
+            where = "in epoch " + std::to_string(stop.epoch) + " after step " + std::to_string(stop.step) + "/" +
+                    std::to_string(stop.steps);
+            break;
+        case StopPhase::Validation:
+            where = "in epoch " + std::to_string(stop.epoch) + ", validation step " + std::to_string(stop.validation_step) +
+                    "/" + std::to_string(stop.validation_steps) + " (after all " + std::to_string(stop.steps) +
+                    " training steps)";
+            break;
+        case StopPhase::BetweenEpochs:
+        case StopPhase::Invalid: where = "after epoch " + std::to_string(stop.epoch); break;
+    }
+    const int kept = finished.epochs_completed;
+    return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch kept" : " complete epochs kept");
+}
+
+// Tests only: once a stop signal has arrived, the trainer's next event is held this long before it
+// is printed, standing in for a slow last step, so that a test can send the second Ctrl-C while
+// the first one is still being honoured.
+long long test_slow_stop_ms() {
+    const char* text = std::getenv("MIRRORLAB_CLI_TEST_SLOW_STOP_MS");
+    return text != nullptr ? std::atoll(text) : 0;
+}
+
+// What the command line asked for. The optimizer's settings are applied after parsing, in this
+// order, because --optimizer resets the learning rate and the Keras semantics.
+struct TrainOptions {
+    std::optional<ModelOption> model;
+    std::string data = "default";
+    std::string devices;  // empty: every GPU, else cpu
+    TrainConfig config;
+    std::string optimizer;
+    std::optional<double> learning_rate;
+    std::string keras_semantics;
+    OovPolicy oov = OovPolicy::MapToOov;
+    bool json = false;
+};
+
+void apply_optimizer(TrainOptions& options) {
+    OptimizerConfig& optimizer = options.config.optimizer;
+    if (!options.optimizer.empty()) optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(options.optimizer));
+    if (options.learning_rate) optimizer.learning_rate = *options.learning_rate;
+    if (!options.keras_semantics.empty()) optimizer.follow_keras(embedding_update_from_name(options.keras_semantics));
+    optimizer.validate();
+}
+
+void print_event(const Event& event, bool json) {
+    if (json) {
+        std::printf("%s\n", event_to_json(event).c_str());
+    } else if (const auto* log = std::get_if<LogEvent>(&event)) {
+        std::fprintf(stderr, "%s\n", log_line(*log).c_str());
+    } else if (const auto* begin = std::get_if<EpochBeginEvent>(&event)) {
+        std::printf("Epoch %d/%d\n", begin->epoch, begin->epochs);
+    } else if (const auto* end = std::get_if<EpochEndEvent>(&event)) {
+        std::printf("%s\n", keras_progress_line(*end).c_str());
+    }
+    std::fflush(stdout);
+}
+
+// Runs until the trainer ends, asking it to stop at the first signal; returns that signal or 0.
+int run_until_done(Trainer& trainer, bool json) {
+    trainer.set_event_sink([json, slow_stop_ms = test_slow_stop_ms(), held = false](const Event& event) mutable {
+        if (slow_stop_ms > 0 && !held && g_stop_signal.load() != 0) {
+            held = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(slow_stop_ms));
+        }
+        print_event(event, json);
+    });
+    install_stop_handlers();
+    trainer.start();
+    int stop_signal = 0;
+    while (trainer.running()) {
+        if (stop_signal == 0 && (stop_signal = g_stop_signal.load()) != 0) {
+            std::fprintf(stderr, "mirrorlab-cli: %s: stopping after the current step; %s\n", signal_label(stop_signal),
+                         stop_signal == SIGINT ? "press Ctrl-C again to quit at once" : "a second SIGTERM quits at once");
+            std::fflush(stderr);
+            trainer.request_stop();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    trainer.wait();
+    return stop_signal;
+}
+
+// Stopped by a signal: the exit status says so (128 + the signal, as a shell reports it), so a
+// script can tell a stopped run from a finished one.
+int report_stopped(const FinishedEvent& finished, int stop_signal, bool json) {
+    const int exit_code = 128 + stop_signal;
+    const std::string text = std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(finished);
+    if (json) {
+        json::Value event = json::Value::object();
+        event.set("type", "interrupted");
+        event.set("signal", signal_name(stop_signal));
+        event.set("exit_code", exit_code);
+        event.set("epochs_completed", finished.epochs_completed);
+        put_stop_point(event, finished.stop);
+        event.set("text", text);
+        std::printf("%s\n", json::dump(event).c_str());
+        std::fflush(stdout);
+    }
+    std::fprintf(stderr, "mirrorlab-cli: %s\n", text.c_str());
+    return exit_code;
+}
+
+int command_train(TrainOptions& options) {
+    const Model model = options.model->model();
+    auto registry = std::make_shared<DeviceRegistry>();
+    load_gpu_plugin(*registry);
+    const DeviceConfig devices =
+        options.devices.empty() ? DeviceConfig::default_for(*registry) : DeviceConfig::parse(options.devices);
+    devices.validate(*registry);
+    apply_optimizer(options);
+
+    const DatasetSplit split = load_dataset(options.data);
+    TrainData data = make_train_data(split, model.input_length(), model.vocabulary_size(), options.oov);
+    if (!options.json) {
+        std::printf("Data: %s - %zu training and %zu validation samples, %d classes%s\n", split.train.name.c_str(),
+                    split.train.size(), split.validation.size(), split.train.num_classes,
+                    split.train.synthetic ? " (synthetic)" : "");
+        std::fflush(stdout);
+    }
+
+    Trainer trainer(model, devices, options.config, std::move(data), registry);
+    const int stop_signal = run_until_done(trainer, options.json);
+    const FitResult result = trainer.result();
+    if (result.failed) {
+        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
+        return 1;
+    }
+    if (!result.finished) {
+        std::fprintf(stderr, "mirrorlab-cli: error: training ended without a result\n");
+        return 1;
+    }
+    // A signal that came after the last epoch was done stopped nothing: that run finished.
+    if (stop_signal != 0 && result.finished->reason == FinishReason::StoppedByUser) {
+        return report_stopped(*result.finished, stop_signal, options.json);
+    }
+    if (!options.json) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
+    return 0;
+}
+
+void add_optimizer_options(CLI::App& command, TrainOptions& options) {
+    command.add_option("--optimizer", options.optimizer, "nadam | adam | sgd | rmsprop (default nadam)")
+        ->type_name("NAME");
+    command.add_option("--learning-rate", "(default: the optimizer's Keras default)")
+        ->type_name("X")
+        ->each([&options](const std::string& text) {
+            char* end = nullptr;
+            options.learning_rate = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0') throw UsageError("--learning-rate must be a number, got '" + text + "'");
+        });
+    command.add_option("--keras-semantics", options.keras_semantics,
+                       "tf2 | keras3 | dense: which Keras the optimizer follows where they\n"
+                       "differ (the Embedding's sparse update, Nadam's schedule): tf.keras 2\n"
+                       "as in the tutorial (default), Keras 3 on TensorFlow, or Keras 3 on\n"
+                       "JAX/PyTorch (dense gradients)")
+        ->type_name("NAME");
+    command.add_option("--all-reduce", "auto | reduce | ring (default auto)")
+        ->type_name("NAME")
+        ->each([&options](const std::string& text) {
+            options.config.all_reduce = all_reduce_from_name(text);
+            if (options.config.all_reduce == AllReduceAlgorithm::Invalid) {
+                throw UsageError("--all-reduce must be auto, reduce or ring");
+            }
+        });
+}
+
+void add_run_options(CLI::App& command, TrainOptions& options) {
+    TrainConfig& config = options.config;
+    add_integer(command, "--epochs", config.epochs, 1, 1'000'000, "(default 10)");
+    add_integer(command, "--batch-size", config.batch_size, 1, 1 << 24, "global batch (default 32)");
+    add_integer(command, "--seed", config.seed, 0, std::numeric_limits<long long>::max(), "(default 0)");
+    add_integer(
+        command, "--early-stopping", 0, 1'000'000,
+        [&config](long long patience) {
+            config.early_stopping.enabled = true;
+            config.early_stopping.patience = static_cast<int>(patience);
+            config.early_stopping.restore_best_weights = true;
+        },
+        "stop when val_loss has not improved for PATIENCE epochs and\nrestore the best epoch's weights")
+        ->type_name("PATIENCE");
+    add_integer(command, "--steps-per-epoch", config.max_steps_per_epoch, 1, std::numeric_limits<long long>::max(),
+                "train on at most N batches per epoch (quick runs)");
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "train", "train and print Keras progress lines");
+    auto options = std::make_shared<TrainOptions>();
+    options->model.emplace(*command);
+    command->add_option("--data", options->data,
+                        "default | synthetic | synthetic:TRAIN[:VALIDATION] | keras[:PATH]\n"
+                        "| reuters21578:DIR | folder:DIR | csv:FILE | tsv:FILE\n"
+                        "(default: Reuters when found locally, else synthetic)")
+        ->type_name("SPEC");
+    command->add_option("--oov", "token ids beyond the Embedding's input_dim: map them to the\n"
+                                 "out-of-vocabulary id with a warning (default), or stop")
+        ->type_name("map|error")
+        ->each([&oov = options->oov](const std::string& text) {
+            if (text != "map" && text != "error") throw UsageError("--oov must be map or error");
+            oov = text == "error" ? OovPolicy::Error : OovPolicy::MapToOov;
+        });
+    command->add_option("--devices", options->devices,
+                        "cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB\n"
+                        "| gpu:0:growth (default: every GPU, else cpu)")
+        ->type_name("SPEC");
+    add_run_options(*command, *options);
+    add_optimizer_options(*command, *options);
+    command->add_flag("--json", options->json, "print every event as one JSON object per line instead");
+    return {command, [options] { return command_train(*options); }};
+}
+
+}  // namespace mirrorlab::cli
