@@ -2,12 +2,14 @@
 // scripts and the docs rely on; see README.md and packaging/linux/mirrorlab-cli.1. Each command
 // lives in its own function (app/cli_commands.h); the command line is CLI11's (app/cli_args.h).
 #include "app/cli_commands.h"
+#include "app/cli_store.h"
 
 int main(int argc, char** argv) {
     using namespace mirrorlab::cli;
     CLI::App app;
     configure_program(app);
     const std::vector<Command> commands = {add_devices_command(app), add_summary_command(app), add_layers_command(app),
-                                           add_train_command(app),   add_bench_command(app),   add_data_command(app)};
+                                           add_train_command(app),   add_bench_command(app),   add_data_command(app),
+                                           add_runs_command(app),    add_evaluate_command(app), add_predict_command(app)};
     return run(app, commands, argc, argv);
 }

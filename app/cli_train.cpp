@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "app/cli_commands.h"
+#include "app/cli_store.h"
 #include "core/data/source.h"
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
 #include "core/model/model.h"
+#include "core/store/recorded_run.h"
 #include "core/train/events.h"
 #include "core/train/progress.h"
 #include "core/train/trainer.h"
@@ -97,6 +99,16 @@ struct TrainOptions {
     std::string keras_semantics;
     OovPolicy oov = OovPolicy::MapToOov;
     bool json = false;
+    // Keeping the run (core/store): where, under which name, whether at all, and what to resume.
+    std::string store;
+    std::string name;
+    bool no_store = false;
+    bool save_best_only = false;
+    std::string resume;
+    // Options a resumed run takes from its checkpoint instead; naming one with --resume is a mistake.
+    std::vector<const CLI::Option*> fixed_by_checkpoint;
+    const CLI::Option* epochs_option = nullptr;
+    const CLI::Option* data_option = nullptr;
 };
 
 void apply_optimizer(TrainOptions& options) {
@@ -120,15 +132,18 @@ void print_event(const Event& event, bool json) {
     std::fflush(stdout);
 }
 
-// Runs until the trainer ends, asking it to stop at the first signal; returns that signal or 0.
-int run_until_done(Trainer& trainer, bool json) {
-    trainer.set_event_sink([json, slow_stop_ms = test_slow_stop_ms(), held = false](const Event& event) mutable {
+Trainer::EventSink printing_sink(bool json) {
+    return [json, slow_stop_ms = test_slow_stop_ms(), held = false](const Event& event) mutable {
         if (slow_stop_ms > 0 && !held && g_stop_signal.load() != 0) {
             held = true;
             std::this_thread::sleep_for(std::chrono::milliseconds(slow_stop_ms));
         }
         print_event(event, json);
-    });
+    };
+}
+
+// Runs until the trainer ends, asking it to stop at the first signal; returns that signal or 0.
+int run_until_done(Trainer& trainer) {
     install_stop_handlers();
     trainer.start();
     int stop_signal = 0;
@@ -165,14 +180,107 @@ int report_stopped(const FinishedEvent& finished, int stop_signal, bool json) {
     return exit_code;
 }
 
+// What the run starts from: the command line, or with --resume the checkpoint (its model, settings
+// and data; --epochs, --devices and --data may still be given).
+struct RunStart {
+    Model model;
+    std::optional<CheckpointSource> resume;
+};
+
+RunStart plan_start(TrainOptions& options, RunStore* store) {
+    if (options.resume.empty()) {
+        apply_optimizer(options);
+        return {options.model->model(), std::nullopt};
+    }
+    for (const CLI::Option* option : options.fixed_by_checkpoint) {
+        if (option->count() > 0) {
+            throw UsageError(option->get_name() + " cannot be changed when resuming: the checkpoint keeps the run's " +
+                             "model and settings (only --epochs, --devices, --data and --steps-per-epoch may be given)");
+        }
+    }
+    if (!store) throw UsageError("--resume needs the run store; drop --no-store");
+    CheckpointSource source = find_checkpoint(*store, options.resume);
+    const int epochs = options.config.epochs;
+    const std::int64_t max_steps = options.config.max_steps_per_epoch;
+    options.config = source.checkpoint.config;
+    if (options.epochs_option->count() > 0) options.config.epochs = epochs;
+    if (max_steps > 0) options.config.max_steps_per_epoch = max_steps;
+    const json::Value& settings = source.checkpoint.settings;
+    if (options.data_option->count() == 0 && settings.is_object() && settings.contains("data")) options.data = settings.at("data").as_string();
+    if (settings.is_object() && settings.contains("oov")) {
+        options.oov = settings.at("oov").as_string() == "error" ? OovPolicy::Error : OovPolicy::MapToOov;
+    }
+    if (options.devices.empty()) options.devices = source.checkpoint.device_spec;
+    Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
+    return {std::move(model), std::move(source)};
+}
+
+std::unique_ptr<RunStore> open_store(const TrainOptions& options) {
+    if (options.no_store) return nullptr;
+    try {
+        return std::make_unique<RunStore>(store_folder(options.store));
+    } catch (const StoreError& e) {
+        if (!options.resume.empty()) throw;
+        std::fprintf(stderr, "WARNING: this run is not recorded: %s. Use --store DIR for another folder, or --no-store.\n", e.what());
+        return nullptr;
+    }
+}
+
+void announce_run(const RunInfo& run, bool resumed, bool json) {
+    if (json) {
+        json::Value event = json::Value::object();
+        event.set("type", "run");
+        event.set("id", run.id);
+        event.set("name", run.name);
+        event.set("folder", run.folder);
+        event.set("resumed", resumed);
+        std::printf("%s\n", json::dump(event).c_str());
+    } else {
+        std::printf("%s run %lld (\"%s\"), kept in %s\n", resumed ? "Resuming" : "Recording", static_cast<long long>(run.id),
+                    run.name.c_str(), run.folder.c_str());
+    }
+    std::fflush(stdout);
+}
+
+// The run recorded in the store with its checkpoints, or nothing without a store. A store that
+// cannot take a new run (locked by another MirrorLab past the wait, a full disk) is a warning and
+// the run trains unrecorded; a resumed run must be recorded.
+std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* store, Trainer& trainer, const Model& model,
+                                        const DeviceConfig& devices, const DataFingerprint& fingerprint, const RunStart& start) {
+    if (!store) return nullptr;
+    RunDescription description;
+    description.name = options.name;
+    description.model_json = model.to_json_text();
+    description.config = options.config;
+    description.devices = devices;
+    description.data = fingerprint;
+    description.settings.set("data", options.data);
+    description.settings.set("oov", options.oov == OovPolicy::Error ? "error" : "map");
+    description.save_best_only = options.save_best_only;
+    description.parameters = model.total_params();
+    if (start.resume) {
+        description.resume = start.resume->checkpoint;
+        description.resume_run_id = start.resume->run_id;
+    }
+    try {
+        return std::make_unique<RecordedRun>(*store, trainer, std::move(description), printing_sink(options.json),
+                                             [](const std::string& text) { std::fprintf(stderr, "WARNING: %s\n", text.c_str()); });
+    } catch (const StoreError& e) {
+        if (start.resume) throw;
+        std::fprintf(stderr, "WARNING: this run is not recorded: %s\n", e.what());
+        return nullptr;
+    }
+}
+
 int command_train(TrainOptions& options) {
-    const Model model = options.model->model();
+    std::unique_ptr<RunStore> store = open_store(options);
+    RunStart start = plan_start(options, store.get());
+    const Model& model = start.model;
     auto registry = std::make_shared<DeviceRegistry>();
     load_gpu_plugin(*registry);
     const DeviceConfig devices =
         options.devices.empty() ? DeviceConfig::default_for(*registry) : DeviceConfig::parse(options.devices);
     devices.validate(*registry);
-    apply_optimizer(options);
 
     const DatasetSplit split = load_dataset(options.data);
     TrainData data = make_train_data(split, model.input_length(), model.vocabulary_size(), options.oov);
@@ -182,9 +290,18 @@ int command_train(TrainOptions& options) {
                     split.train.synthetic ? " (synthetic)" : "");
         std::fflush(stdout);
     }
+    const DataFingerprint fingerprint = fingerprint_of(data);
+    if (start.resume) check_checkpoint_fits(start.resume->checkpoint, model, fingerprint, start.resume->path);
 
     Trainer trainer(model, devices, options.config, std::move(data), registry);
-    const int stop_signal = run_until_done(trainer, options.json);
+    std::unique_ptr<RecordedRun> recorded = record_run(options, store.get(), trainer, model, devices, fingerprint, start);
+    if (recorded) {
+        announce_run(recorded->info(), start.resume.has_value(), options.json);
+    } else {
+        trainer.set_event_sink(printing_sink(options.json));
+    }
+    const int stop_signal = run_until_done(trainer);
+    recorded.reset();  // every row committed before the process reports its end
     const FitResult result = trainer.result();
     if (result.failed) {
         std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
@@ -203,8 +320,7 @@ int command_train(TrainOptions& options) {
 }
 
 void add_optimizer_options(CLI::App& command, TrainOptions& options) {
-    command.add_option("--optimizer", options.optimizer, "nadam | adam | sgd | rmsprop (default nadam)")
-        ->type_name("NAME");
+    command.add_option("--optimizer", options.optimizer, "nadam | adam | sgd | rmsprop (default nadam)")->type_name("NAME");
     command.add_option("--learning-rate", "(default: the optimizer's Keras default)")
         ->type_name("X")
         ->each([&options](const std::string& text) {
@@ -246,13 +362,28 @@ void add_run_options(CLI::App& command, TrainOptions& options) {
                 "train on at most N batches per epoch (quick runs)");
 }
 
+void add_store_options(CLI::App& command, TrainOptions& options) {
+    command.add_option("--store", options.store,
+                       "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n"
+                       "~/.local/share/MirrorLab): runs, metrics and checkpoints")
+        ->type_name("DIR");
+    command.add_option("--name", options.name, "the run's name in the store (default: Run <id>)")->type_name("TEXT");
+    command.add_flag("--no-store", options.no_store, "do not record the run or write checkpoints");
+    command.add_flag("--save-best-only", options.save_best_only,
+                     "checkpoint only epochs that improve val_loss (Keras' save_best_only)");
+    command.add_option("--resume", options.resume,
+                       "continue a stored run (its id) or a checkpoint file from its last\n"
+                       "finished epoch; --epochs is the total, as Keras' initial_epoch")
+        ->type_name("RUN|FILE");
+}
+
 }  // namespace
 
 Command add_train_command(CLI::App& app) {
     CLI::App* command = add_command(app, "train", "train and print Keras progress lines");
     auto options = std::make_shared<TrainOptions>();
     options->model.emplace(*command);
-    command->add_option("--data", options->data,
+    options->data_option = command->add_option("--data", options->data,
                         "default | synthetic | synthetic:TRAIN[:VALIDATION] | keras[:PATH]\n"
                         "| reuters21578:DIR | folder:DIR | csv:FILE | tsv:FILE\n"
                         "(default: Reuters when found locally, else synthetic)")
@@ -271,6 +402,12 @@ Command add_train_command(CLI::App& app) {
     add_run_options(*command, *options);
     add_optimizer_options(*command, *options);
     command->add_flag("--json", options->json, "print every event as one JSON object per line instead");
+    add_store_options(*command, *options);
+    options->epochs_option = command->get_option("--epochs");
+    for (const char* name : {"--model", "--batch-size", "--seed", "--early-stopping", "--oov", "--optimizer", "--learning-rate",
+                             "--keras-semantics", "--all-reduce", "--name", "--save-best-only"}) {
+        options->fixed_by_checkpoint.push_back(command->get_option(name));
+    }
     return {command, [options] { return command_train(*options); }};
 }
 

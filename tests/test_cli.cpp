@@ -23,76 +23,13 @@
 
 #include "core/data/zip_reader.h"
 #include "core/util/json.h"
+#include "support/cli_process.h"
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
 #endif
 
 namespace {
-
-constexpr int kTimeoutMs = 120000;
-const QString kErrorPrefix = QStringLiteral("mirrorlab-cli: error: ");
-
-struct CliResult {
-    bool finished = false;
-    int exit_code = -1;
-    QString out;
-    QString err;
-    QStringList out_lines;
-    QStringList err_lines;
-};
-
-QStringList lines(const QString& text) {
-    QStringList all = text.split(QLatin1Char('\n'));
-    while (!all.isEmpty() && all.back().isEmpty()) all.removeLast();
-    return all;
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// ASan and TSan reserve terabytes of shadow address space before main(): under an RLIMIT_AS cap the
-// child would die before it starts. Their builds (tests/sanitizers) run without the cap.
-constexpr bool kCanCapAddressSpace = false;
-#else
-constexpr bool kCanCapAddressSpace = true;
-#endif
-
-// `address_space_bytes` > 0 caps the child's memory (RLIMIT_AS), so that a regression that reads
-// without bound fails this test instead of exhausting the machine.
-CliResult run_cli(const QStringList& arguments, std::uint64_t address_space_bytes = 0) {
-    QProcess process;
-    process.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
-    process.setArguments(arguments);
-    if (kCanCapAddressSpace && address_space_bytes > 0) {
-        process.setChildProcessModifier([address_space_bytes] {
-            const rlimit limit{address_space_bytes, address_space_bytes};
-            ::setrlimit(RLIMIT_AS, &limit);
-        });
-    }
-    process.start();
-    CliResult result;
-    if (!process.waitForStarted(kTimeoutMs)) return result;
-    result.finished = process.waitForFinished(kTimeoutMs);
-    if (!result.finished) {
-        process.kill();
-        process.waitForFinished(5000);
-    }
-    result.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    result.out = QString::fromUtf8(process.readAllStandardOutput());
-    result.err = QString::fromUtf8(process.readAllStandardError());
-    result.out_lines = lines(result.out);
-    result.err_lines = lines(result.err);
-    return result;
-}
-
-QString describe(const CliResult& r) {
-    return QStringLiteral("exit %1\n--- stdout ---\n%2\n--- stderr ---\n%3").arg(r.exit_code).arg(r.out.left(4000), r.err.left(4000));
-}
-
-int count_error_lines(const CliResult& r) {
-    int n = 0;
-    for (const QString& line : r.err_lines) n += line.startsWith(kErrorPrefix) ? 1 : 0;
-    return n;
-}
 
 QString model_json(int vocabulary, int input_length, int kernel_size = 5, const QString& conv_class = QStringLiteral("Conv1D")) {
     return QStringLiteral(
@@ -169,95 +106,6 @@ QByteArray labels_npy(const std::vector<std::int64_t>& labels) {
 bool looks_like_training(const CliResult& r) {
     return r.out.contains(QStringLiteral("Epoch ")) || r.out.contains(QStringLiteral("ms/step")) ||
            r.out.contains(QStringLiteral("\"type\""));
-}
-
-// A training run the test talks to while it runs: waits for output, sends signals, collects
-// everything it printed.
-class LiveCli {
-public:
-    explicit LiveCli(const QStringList& arguments, const QStringList& extra_environment = {}) {
-        process_.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
-        process_.setArguments(arguments);
-        QStringList environment = QProcess::systemEnvironment();
-        environment += extra_environment;
-        process_.setEnvironment(environment);
-        process_.start();
-        started_ = process_.waitForStarted(kTimeoutMs);
-    }
-    ~LiveCli() {
-        if (process_.state() != QProcess::NotRunning) {
-            process_.kill();
-            process_.waitForFinished(5000);
-        }
-    }
-    bool started() const { return started_; }
-
-    // Until `condition` holds on what was printed so far; false when the program ended or the time ran out.
-    bool wait_until(const std::function<bool()>& condition, int timeout_ms = kTimeoutMs) {
-        QElapsedTimer timer;
-        timer.start();
-        while (true) {
-            collect();
-            if (condition()) return true;
-            if (process_.state() == QProcess::NotRunning || timer.elapsed() > timeout_ms) return false;
-            process_.waitForReadyRead(20);
-        }
-    }
-    bool send(int signal_number) { return ::kill(static_cast<pid_t>(process_.processId()), signal_number) == 0; }
-
-    CliResult finish(int timeout_ms = kTimeoutMs) {
-        CliResult result;
-        result.finished = process_.waitForFinished(timeout_ms);
-        if (!result.finished) {
-            process_.kill();
-            process_.waitForFinished(5000);
-        }
-        collect();
-        result.exit_code = process_.exitStatus() == QProcess::NormalExit ? process_.exitCode() : -1;
-        result.out = out_;
-        result.err = err_;
-        result.out_lines = lines(out_);
-        result.err_lines = lines(err_);
-        return result;
-    }
-
-    const QString& out() const { return out_; }
-    const QString& err() const { return err_; }
-
-private:
-    void collect() {
-        out_ += QString::fromUtf8(process_.readAllStandardOutput());
-        err_ += QString::fromUtf8(process_.readAllStandardError());
-    }
-
-    QProcess process_;
-    bool started_ = false;
-    QString out_;
-    QString err_;
-};
-
-// The --json lines of one type, parsed.
-std::vector<mirrorlab::json::Value> json_events(const QStringList& out_lines, const char* type) {
-    std::vector<mirrorlab::json::Value> events;
-    for (const QString& line : out_lines) {
-        try {
-            mirrorlab::json::Value value = mirrorlab::json::parse(line.toStdString(), "stdout");
-            const mirrorlab::json::Value* name = value.find("type");
-            if (name != nullptr && name->is_string() && name->as_string() == type) events.push_back(std::move(value));
-        } catch (const mirrorlab::Error&) {
-        }
-    }
-    return events;
-}
-
-std::int64_t int_field(const mirrorlab::json::Value& value, const char* key) {
-    const mirrorlab::json::Value* field = value.find(key);
-    return field != nullptr && field->is_number() ? field->as_int64() : -1;
-}
-
-QString string_field(const mirrorlab::json::Value& value, const char* key) {
-    const mirrorlab::json::Value* field = value.find(key);
-    return field != nullptr && field->is_string() ? QString::fromStdString(field->as_string()) : QString();
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 namespace mirrorlab {
 
 EncodedText encode_text(const TextDataset& data, std::string_view text, std::int64_t vocabulary_limit) {
+    if (data.words.empty() && data.synthetic) {
+        throw DataError("the synthetic corpus has no words (its token ids are made up), so a text cannot be classified with a "
+                        "model trained on it; train on Reuters (--data keras or --data reuters21578:DIR) to classify newswires");
+    }
     if (data.words.empty()) {
         throw DataError("the data set '" + data.name +
                         "' has ids but no words, so a text cannot be turned into ids; give it its word index "

@@ -28,7 +28,7 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     const std::string device_spec = description.devices.to_spec();
     if (description.resume_run_id > 0) {
         const Checkpoint& resume = *description.resume;
-        store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step);
+        store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step, description.config.epochs);
         info_ = store.get(description.resume_run_id);
     } else {
         RunInfo run;

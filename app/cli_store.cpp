@@ -1,0 +1,358 @@
+#include "app/cli_store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/data/source.h"
+#include "core/data/text_encoding.h"
+#include "core/device/plugin_loader.h"
+#include "core/model/model.h"
+#include "core/store/model_checkpoint.h"
+#include "core/store/recorded_run.h"
+#include "core/train/inference.h"
+#include "core/train/progress.h"
+#include "core/util/file.h"
+#include "core/util/json.h"
+
+namespace mirrorlab::cli {
+
+namespace {
+
+std::string text_setting(const json::Value& settings, std::string_view key, const std::string& fallback) {
+    const json::Value* value = settings.is_object() ? settings.find(key) : nullptr;
+    return value && value->is_string() ? value->as_string() : fallback;
+}
+
+std::string metric_text(double value) {
+    if (std::isnan(value)) return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4f", value);
+    return text;
+}
+
+void print_run_line(const RunInfo& run) {
+    std::printf("%5lld  %-20.20s  %-11s  %3d/%-3d  %4d  %-20.20s  %-28.28s  %s\n", static_cast<long long>(run.id), run.name.c_str(),
+                std::string(run_status_name(run.status)).c_str(), run.epochs_completed, run.epochs_planned, run.best_epoch,
+                run.started_at.c_str(), run.data_name.c_str(), run.devices.c_str());
+}
+
+json::Value run_json(const RunInfo& run) {
+    json::Value o = json::Value::object();
+    o.set("id", run.id);
+    o.set("name", run.name);
+    o.set("note", run.note);
+    o.set("status", std::string(run_status_name(run.status)));
+    o.set("status_text", run.status_text);
+    o.set("started_at", run.started_at);
+    o.set("ended_at", run.ended_at);
+    o.set("devices", run.devices);
+    o.set("data", run.data_name);
+    o.set("parameters", run.parameters);
+    o.set("epochs_planned", run.epochs_planned);
+    o.set("epochs_completed", run.epochs_completed);
+    o.set("best_epoch", run.best_epoch);
+    o.set("steps_recorded", run.steps_recorded);
+    o.set("folder", run.folder);
+    return o;
+}
+
+int show_run(const RunStore& store, std::int64_t id, bool json_output) {
+    const RunInfo run = store.get(id);
+    const std::vector<EpochRow> epochs = store.epochs(id);
+    if (json_output) {
+        json::Value o = run_json(run);
+        json::Value rows = json::Value::array();
+        for (const EpochRow& e : epochs) {
+            json::Value row = json::Value::object();
+            row.set("epoch", e.epoch);
+            row.set("loss", e.train.loss);
+            row.set("accuracy", e.train.accuracy);
+            row.set("top5", e.train.top5);
+            if (e.has_validation) {
+                row.set("val_loss", e.validation.loss);
+                row.set("val_accuracy", e.validation.accuracy);
+                row.set("val_top5", e.validation.top5);
+            }
+            rows.push_back(std::move(row));
+        }
+        o.set("epochs", std::move(rows));
+        o.set("settings", json::parse(run.settings_json, "settings"));
+        std::printf("%s\n", json::dump(o, 2).c_str());
+        return 0;
+    }
+    std::printf("Run %lld: %s\n", static_cast<long long>(run.id), run.name.c_str());
+    if (!run.note.empty()) std::printf("Note: %s\n", run.note.c_str());
+    std::printf("Status: %s%s%s\n", std::string(run_status_name(run.status)).c_str(), run.status_text.empty() ? "" : " - ",
+                run.status_text.c_str());
+    std::printf("Started %s%s%s\n", run.started_at.c_str(), run.ended_at.empty() ? "" : ", ended ", run.ended_at.c_str());
+    std::printf("Data: %s\nDevices: %s (%d replica%s)\nParameters: %lld\nSteps recorded: %lld\nFolder: %s\n", run.data_name.c_str(),
+                run.devices.c_str(), run.replicas, run.replicas == 1 ? "" : "s", static_cast<long long>(run.parameters),
+                static_cast<long long>(run.steps_recorded), run.folder.c_str());
+    std::printf("\nepoch  loss    accuracy  top5    val_loss  val_accuracy  val_top5  seconds\n");
+    for (const EpochRow& e : epochs) {
+        std::printf("%5d  %-6s  %-8s  %-6s  %-8s  %-12s  %-8s  %.1f%s\n", e.epoch, metric_text(e.train.loss).c_str(),
+                    metric_text(e.train.accuracy).c_str(), metric_text(e.train.top5).c_str(), metric_text(e.validation.loss).c_str(),
+                    metric_text(e.validation.accuracy).c_str(), metric_text(e.validation.top5).c_str(), e.seconds,
+                    e.epoch == run.best_epoch ? "  <- best" : "");
+    }
+    for (const CheckpointRow& c : store.checkpoints(id)) {
+        std::printf("Checkpoint (%s): %s - epoch %d, step %lld\n", c.kind.c_str(), c.path.c_str(), c.epoch,
+                    static_cast<long long>(c.global_step));
+    }
+    return 0;
+}
+
+// The data a run was trained on, or `spec` when given, padded for `model`.
+struct LoadedData {
+    DatasetSplit split;
+    TrainData data;
+};
+LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec) {
+    const json::Value& settings = source.checkpoint.settings;
+    const std::string data_spec = spec.empty() ? text_setting(settings, "data", "default") : spec;
+    LoadedData loaded{load_dataset(data_spec), {}};
+    loaded.data = make_train_data(loaded.split, model.input_length(), model.vocabulary_size(), OovPolicy::MapToOov);
+    return loaded;
+}
+
+std::string describe_source(const CheckpointSource& source) {
+    return (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) + "epoch " +
+           std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
+}
+
+}  // namespace
+
+std::string store_folder(const std::string& explicit_folder) {
+    return explicit_folder.empty() ? RunStore::default_folder() : explicit_folder;
+}
+
+CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
+    CheckpointSource source;
+    const bool is_id = !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos;
+    if (is_id && !std::filesystem::exists(run_or_file)) {
+        source.run_id = std::stoll(run_or_file);
+        source.path = checkpoint_path_of(store.get(source.run_id), which);
+    } else {
+        source.path = run_or_file;
+    }
+    source.checkpoint = load_checkpoint(source.path);
+    if (!is_id && source.checkpoint.run_id > 0) {
+        // A file of a stored run continues that run when it is the run's own checkpoint.
+        if (auto run = store.find(source.checkpoint.run_id);
+            run && std::filesystem::equivalent(std::filesystem::path(source.path).parent_path(), run->folder)) {
+            source.run_id = run->id;
+        }
+    }
+    return source;
+}
+
+int command_runs(const RunsCommand& command) {
+    RunStore store(store_folder(command.store));
+    if (command.action == "show") return show_run(store, command.id, command.json);
+    if (command.action == "rename" || command.action == "note") {
+        store.get(command.id);
+        if (command.action == "rename") store.rename(command.id, command.value);
+        else store.annotate(command.id, command.value);
+        return 0;
+    }
+    if (command.action == "delete") {
+        store.remove(command.id);
+        std::printf("Deleted run %lld and its folder.\n", static_cast<long long>(command.id));
+        return 0;
+    }
+    RunFilter filter;
+    filter.text = command.filter;
+    if (!command.status.empty()) {
+        const RunStatus status = run_status_from_name(command.status);
+        if (status == RunStatus::Invalid) {
+            throw StoreError("--status must be running, finished, stopped, failed or interrupted, got '" + command.status + "'");
+        }
+        filter.status = status;
+    }
+    const std::vector<RunInfo> runs = store.list(filter);
+    if (command.json) {
+        json::Value list = json::Value::array();
+        for (const RunInfo& run : runs) list.push_back(run_json(run));
+        std::printf("%s\n", json::dump(list, 2).c_str());
+        return 0;
+    }
+    if (runs.empty()) {
+        std::printf("No runs in %s yet: `mirrorlab-cli train` records each run there.\n", store.folder().c_str());
+        return 0;
+    }
+    std::printf("%5s  %-20s  %-11s  %-7s  %4s  %-20s  %-28s  %s\n", "ID", "NAME", "STATUS", "EPOCHS", "BEST", "STARTED", "DATA", "DEVICES");
+    for (const RunInfo& run : runs) print_run_line(run);
+    return 0;
+}
+
+int command_evaluate(const EvaluateCommand& command) {
+    RunStore store(store_folder(command.store));
+    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
+    const LoadedData loaded = load_run_data(source, model, command.data_spec);
+    if (command.data_spec.empty()) check_checkpoint_fits(source.checkpoint, model, fingerprint_of(loaded.data), source.path);
+    if (!loaded.data.validation_ids || loaded.data.validation_ids->count == 0) {
+        throw DataError("the data set '" + loaded.data.name + "' has no validation split to evaluate on");
+    }
+    DeviceRegistry registry;
+    load_gpu_plugin(registry);
+    const DeviceConfig devices = DeviceConfig::parse(command.devices.empty() ? "cpu" : command.devices);
+    devices.validate(registry);
+    const Predictions predictions = run_inference(model, source.checkpoint.state.weights, *loaded.data.validation_ids,
+                                                  loaded.data.validation_labels.get(), registry, devices, command.batch_size);
+    const ClassReport report = class_report(predictions, *loaded.data.validation_labels);
+    if (command.json) {
+        json::Value o = json::Value::object();
+        o.set("source", describe_source(source));
+        o.set("samples", predictions.samples);
+        o.set("loss", predictions.metrics.loss);
+        o.set("accuracy", predictions.metrics.accuracy);
+        o.set("top5", predictions.metrics.top5);
+        o.set("macro_f1", report.macro_f1);
+        std::printf("%s\n", json::dump(o).c_str());
+        return 0;
+    }
+    std::printf("Evaluating %s on the validation split of %s (%lld samples)\n", describe_source(source).c_str(),
+                loaded.data.name.c_str(), static_cast<long long>(predictions.samples));
+    // Keras' model.evaluate(verbose=2) line.
+    std::printf("%lld/%lld - %.0fs %.0fms/step%s\n", static_cast<long long>(predictions.steps), static_cast<long long>(predictions.steps),
+                std::floor(predictions.seconds), predictions.seconds * 1000.0 / static_cast<double>(std::max<std::int64_t>(1, predictions.steps)),
+                keras_metrics_text(predictions.metrics, "").c_str());
+    if (command.report) std::printf("\n%s", format_class_report(report, loaded.split.validation.class_names).c_str());
+    return 0;
+}
+
+int command_predict(const PredictCommand& command) {
+    RunStore store(store_folder(command.store));
+    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
+    const std::string text =
+        command.file.empty() ? command.text : read_file_text(command.file, kMaxTextDataFileBytes, "text file '" + command.file + "'", "texts");
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw DataError("there is no text to classify; give it with --text \"...\" or --file FILE");
+    }
+    const LoadedData loaded = load_run_data(source, model, "");
+    const EncodedText encoded = encode_text(loaded.split.train, text, model.vocabulary_size());
+    const PaddedSequences ids = pad_sequences({encoded.ids}, model.input_length());
+    DeviceRegistry registry;
+    const Predictions predictions = run_inference(model, source.checkpoint.state.weights, ids, nullptr, registry, DeviceConfig::parse("cpu"), 1);
+    const auto top = top_classes(predictions, 0, command.top);
+    const std::vector<std::string>& names = loaded.split.train.class_names;
+    auto name_of = [&](std::int32_t c) { return c < static_cast<std::int32_t>(names.size()) ? names[static_cast<std::size_t>(c)] : std::to_string(c); };
+    std::vector<std::string> unknown;
+    for (std::size_t i = 0; i < encoded.words.size(); ++i) {
+        if (!encoded.known[i]) unknown.push_back(encoded.words[i]);
+    }
+    if (command.json) {
+        json::Value o = json::Value::object();
+        json::Value classes = json::Value::array();
+        for (const auto& [label, probability] : top) {
+            json::Value c = json::Value::object();
+            c.set("label", label);
+            c.set("name", name_of(label));
+            c.set("probability", static_cast<double>(probability));
+            classes.push_back(std::move(c));
+        }
+        o.set("top", std::move(classes));
+        o.set("words", static_cast<std::int64_t>(encoded.words.size()));
+        json::Value unknown_words = json::Value::array();
+        for (const std::string& word : unknown) unknown_words.push_back(word);
+        o.set("unknown_words", std::move(unknown_words));
+        std::printf("%s\n", json::dump(o, -1, json::InvalidUtf8::Replace).c_str());
+        return 0;
+    }
+    std::printf("Top %zu topics (%s):\n", top.size(), describe_source(source).c_str());
+    for (std::size_t i = 0; i < top.size(); ++i) {
+        const int bar = static_cast<int>(std::lround(top[i].second * 40));
+        std::printf("  %zu. %-14s %6.2f%%  %s\n", i + 1, name_of(top[i].first).c_str(), top[i].second * 100.0, std::string(static_cast<std::size_t>(bar), '#').c_str());
+    }
+    std::printf("%zu words, %zu not in the vocabulary%s", encoded.words.size(), unknown.size(), unknown.empty() ? ".\n" : ": ");
+    for (std::size_t i = 0; i < unknown.size() && i < 20; ++i) std::printf("%s%s", i ? ", " : "", unknown[i].c_str());
+    if (!unknown.empty()) std::printf("%s\n", unknown.size() > 20 ? ", ..." : "");
+    return 0;
+}
+
+namespace {
+
+void add_store_option(CLI::App& command, std::string& store) {
+    command.add_option("--store", store, "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n~/.local/share/MirrorLab)")
+        ->type_name("DIR");
+}
+
+void add_which_option(CLI::App& command, std::string& which) {
+    command.add_option("--checkpoint", which, "last | best: the run's last finished epoch (default) or its best")
+        ->type_name("WHICH")
+        ->each([](const std::string& text) {
+            if (text != "last" && text != "best") throw UsageError("--checkpoint must be last or best, got '" + text + "'");
+        });
+}
+
+std::int64_t run_id_of(const std::string& text) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) {
+        throw UsageError("a run id is a number (`mirrorlab-cli runs` lists them), got '" + text + "'");
+    }
+    return std::stoll(text);
+}
+
+}  // namespace
+
+Command add_runs_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "runs", "list the kept runs; show, rename, annotate or delete one");
+    auto options = std::make_shared<RunsCommand>();
+    auto words = std::make_shared<std::vector<std::string>>();
+    command->add_option("action", *words, "list | show ID | rename ID NAME | note ID TEXT | delete ID (default list)")
+        ->type_name("ACTION [ID] [TEXT]");
+    command->add_option("--filter", options->filter, "list: runs whose name, note, data or devices contain TEXT")->type_name("TEXT");
+    command->add_option("--status", options->status, "list: running | finished | stopped | failed | interrupted")->type_name("STATUS");
+    add_store_option(*command, options->store);
+    command->add_flag("--json", options->json, "print JSON instead of a table");
+    return {command, [options, words] {
+                if (!words->empty()) options->action = words->front();
+                const std::string& action = options->action;
+                const bool takes_text = action == "rename" || action == "note";
+                const std::size_t needed = action == "list" ? 1 : takes_text ? 3 : 2;
+                if (action != "list" && action != "show" && action != "delete" && !takes_text) {
+                    throw UsageError("runs: unknown action '" + action + "'; use list, show, rename, note or delete");
+                }
+                if (!words->empty() && words->size() != needed) {
+                    throw UsageError("runs " + action + " takes " +
+                                     (action == "list" ? std::string("no arguments") : takes_text ? "a run id and a text" : "a run id"));
+                }
+                if (words->size() >= 2) options->id = run_id_of((*words)[1]);
+                if (takes_text) options->value = (*words)[2];
+                return command_runs(*options);
+            }};
+}
+
+Command add_evaluate_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "evaluate", "Keras' evaluate line for a kept run on its validation split");
+    auto options = std::make_shared<EvaluateCommand>();
+    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
+    add_which_option(*command, options->which);
+    command->add_option("--data", options->data_spec, "evaluate on another data set (default: the run's)")->type_name("SPEC");
+    command->add_option("--devices", options->devices, "the device to run on (default cpu)")->type_name("SPEC");
+    add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)");
+    command->add_flag("--report", options->report, "add per-class precision, recall, f1 and support");
+    add_store_option(*command, options->store);
+    command->add_flag("--json", options->json, "print one JSON object instead");
+    return {command, [options] { return command_evaluate(*options); }};
+}
+
+Command add_predict_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "predict", "the most probable topics of a newswire text for a kept run");
+    auto options = std::make_shared<PredictCommand>();
+    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
+    add_which_option(*command, options->which);
+    auto* text = command->add_option("--text", options->text, "the text to classify")->type_name("TEXT");
+    auto* file = command->add_option("--file", options->file, "a file holding the text")->type_name("FILE");
+    text->excludes(file);
+    add_integer(*command, "--top", options->top, 1, 1000, "how many topics to show (default 5)");
+    add_store_option(*command, options->store);
+    command->add_flag("--json", options->json, "print one JSON object instead");
+    return {command, [options] { return command_predict(*options); }};
+}
+
+}  // namespace mirrorlab::cli

@@ -1,0 +1,221 @@
+// Kept runs from the command line, as a user meets them: a run is recorded and listed, `kill -9`
+// leaves it interrupted with its steps, --resume continues it (the same numbers as a run that was
+// never stopped), evaluate and predict answer for a stored run, and every mistake — a damaged
+// checkpoint, a setting that cannot change on resume, a run that does not exist, a store held by
+// another MirrorLab — says what is wrong and how to go on.
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <sqlite3.h>
+
+#include "support/cli_process.h"
+
+namespace {
+
+QStringList with_store(const QTemporaryDir& store, QStringList arguments) {
+    arguments << QStringLiteral("--store") << store.path();
+    return arguments;
+}
+
+std::vector<mirrorlab::json::Value> runs_json(const QTemporaryDir& store) {
+    const CliResult result = run_cli(with_store(store, {"runs", "--json"}));
+    if (result.exit_code != 0) return {};
+    return mirrorlab::json::parse(result.out.toStdString(), "runs --json").as_array();
+}
+
+// A corpus with words: one folder per class, so that predict has a vocabulary to encode with.
+void write_corpus(const QString& root) {
+    const char* classes[][2] = {{"wheat", "wheat harvest grain farmers crop bushels tonnes export"},
+                                {"oil", "crude oil barrels opec prices refinery output"}};
+    for (const auto& [name, words] : classes) {
+        QDir(root).mkpath(name);
+        for (int i = 0; i < 30; ++i) {
+            QFile file(root + "/" + name + "/" + QString::number(i) + ".txt");
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(words) + " " + QByteArray::number(i) + "\n");
+        }
+    }
+}
+
+}  // namespace
+
+class TestCliRuns : public QObject {
+    Q_OBJECT
+
+private slots:
+    void runIsRecordedAndListed();
+    void killedRunIsInterruptedAndResumes();
+    void resumedRunMatchesAnUninterruptedOne();
+    void resumeMistakesAreExplained();
+    void evaluateAndPredictAStoredRun();
+    void lockedStoreWarnsAndTrainingGoesOn();
+};
+
+void TestCliRuns::runIsRecordedAndListed() {
+    QTemporaryDir store;
+    const CliResult trained = run_cli(with_store(store, {"train", "--data", "synthetic:200:64", "--devices", "cpu:2", "--epochs", "2",
+                                                         "--name", "first try"}));
+    QVERIFY2(trained.exit_code == 0, qPrintable(describe(trained)));
+    QVERIFY(trained.out.contains(QStringLiteral("Recording run 1 (\"first try\"), kept in ")));
+    const auto runs = runs_json(store);
+    QCOMPARE(runs.size(), std::size_t{1});
+    QCOMPARE(string_field(runs[0], "status"), QStringLiteral("finished"));
+    QCOMPARE(int_field(runs[0], "epochs_completed"), 2);
+    QCOMPARE(int_field(runs[0], "steps_recorded"), 14);  // 200 samples / 32 = 7 steps x 2 epochs
+    QVERIFY(QFile::exists(store.path() + "/runs/1/last.mlckpt"));
+    const CliResult table = run_cli(with_store(store, {"runs"}));
+    QVERIFY(table.out.contains(QStringLiteral("first try")) && table.out.contains(QStringLiteral("finished")));
+    // Rename, annotate, show, delete.
+    QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", "baseline"})).exit_code, 0);
+    const CliResult shown = run_cli(with_store(store, {"runs", "show", "1"}));
+    QVERIFY2(shown.out.contains(QStringLiteral("Note: baseline")) && shown.out.contains(QStringLiteral("Checkpoint (last)")),
+             qPrintable(describe(shown)));
+    QCOMPARE(run_cli(with_store(store, {"runs", "delete", "1"})).exit_code, 0);
+    QVERIFY(runs_json(store).empty());
+    const CliResult missing = run_cli(with_store(store, {"runs", "show", "1"}));
+    QCOMPARE(missing.exit_code, 1);
+    QVERIFY(missing.err.contains(QStringLiteral("there is no run 1 in")));
+    QCOMPARE(run_cli(with_store(store, {"runs", "show", "one"})).exit_code, 2);
+}
+
+// kill -9 in the middle of an epoch: the next look at the store lists the run as interrupted with
+// every step up to the last commit; --resume continues it from its last finished epoch.
+void TestCliRuns::killedRunIsInterruptedAndResumes() {
+    QTemporaryDir store;
+    LiveCli live(with_store(store, {"train", "--data", "synthetic:3000:100", "--devices", "cpu:2", "--epochs", "40", "--json"}));
+    QVERIFY(live.started());
+    QVERIFY2(live.wait_until([&] { return live.out().count(QStringLiteral("\"type\":\"epoch_end\"")) >= 2; }), qPrintable(live.err()));
+    QTest::qWait(700);  // past a commit of the third epoch's first steps
+    QVERIFY(live.send(SIGKILL));
+    const CliResult killed = live.finish();
+    QCOMPARE(killed.exit_code, -1);  // killed, not exited
+    const auto runs = runs_json(store);
+    QCOMPARE(runs.size(), std::size_t{1});
+    QCOMPARE(string_field(runs[0], "status"), QStringLiteral("interrupted"));
+    const std::int64_t epochs_done = int_field(runs[0], "epochs_completed");
+    QVERIFY(epochs_done >= 2);
+    QVERIFY2(int_field(runs[0], "steps_recorded") >= epochs_done * 94, qPrintable(QString::number(int_field(runs[0], "steps_recorded"))));
+
+    const CliResult resumed = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", QString::number(epochs_done + 1)}));
+    QVERIFY2(resumed.exit_code == 0, qPrintable(describe(resumed)));
+    QVERIFY(resumed.out.contains(QStringLiteral("Resuming run 1")));
+    QVERIFY(resumed.out.contains(QStringLiteral("Epoch %1/%1").arg(epochs_done + 1)));
+    QVERIFY(!resumed.out.contains(QStringLiteral("Epoch 1/")));
+    const auto after = runs_json(store);
+    QCOMPARE(string_field(after[0], "status"), QStringLiteral("finished"));
+    QCOMPARE(int_field(after[0], "epochs_completed"), epochs_done + 1);
+    QCOMPARE(int_field(after[0], "steps_recorded"), (epochs_done + 1) * 94);  // the killed epoch's partial steps were replaced
+}
+
+void TestCliRuns::resumedRunMatchesAnUninterruptedOne() {
+    QTemporaryDir straight_store, resumed_store;
+    const QStringList run = {"train", "--data", "synthetic:320:64", "--devices", "cpu:2", "--seed", "5", "--json"};
+    const CliResult straight = run_cli(with_store(straight_store, run + QStringList{"--epochs", "3"}));
+    QCOMPARE(straight.exit_code, 0);
+    QCOMPARE(run_cli(with_store(resumed_store, run + QStringList{"--epochs", "1"})).exit_code, 0);
+    const CliResult resumed = run_cli(with_store(resumed_store, {"train", "--resume", "1", "--epochs", "3", "--json"}));
+    QVERIFY2(resumed.exit_code == 0, qPrintable(describe(resumed)));
+    const auto straight_epochs = json_events(straight.out_lines, "epoch_end");
+    const auto resumed_epochs = json_events(resumed.out_lines, "epoch_end");
+    QCOMPARE(resumed_epochs.size(), std::size_t{2});
+    for (const char* key : {"loss", "val_loss", "val_accuracy"}) {
+        const auto& a = straight_epochs.back().at(key);
+        const auto& b = resumed_epochs.back().at(key);
+        QVERIFY2(a == b, key);  // the same doubles, printed exactly
+    }
+}
+
+void TestCliRuns::resumeMistakesAreExplained() {
+    QTemporaryDir store;
+    QCOMPARE(run_cli(with_store(store, {"train", "--data", "synthetic:200:64", "--devices", "cpu", "--epochs", "1"})).exit_code, 0);
+    const CliResult changed = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "3", "--optimizer", "sgd"}));
+    QCOMPARE(changed.exit_code, 2);
+    QVERIFY2(changed.err.contains(QStringLiteral("--optimizer cannot be changed when resuming")), qPrintable(changed.err));
+    const CliResult no_run = run_cli(with_store(store, {"train", "--resume", "9", "--epochs", "3"}));
+    QCOMPARE(no_run.exit_code, 1);
+    QVERIFY(no_run.err.contains(QStringLiteral("there is no run 9")));
+    const CliResult done = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "1"}));
+    QCOMPARE(done.exit_code, 1);
+    QVERIFY2(done.err.contains(QStringLiteral("already trained 1 epoch; ask for more than 1 epochs")), qPrintable(done.err));
+    // Other data than the checkpoint's: refused with the difference named.
+    const CliResult other = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "2", "--data", "synthetic:300:64"}));
+    QCOMPARE(other.exit_code, 1);
+    QVERIFY2(other.err.contains(QStringLiteral("was trained on other data")), qPrintable(other.err));
+    // A damaged checkpoint: refused, and the file is not touched.
+    const QString checkpoint = store.path() + "/runs/1/last.mlckpt";
+    QFile file(checkpoint);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QByteArray bytes = file.readAll();
+    bytes[bytes.size() - 50] = static_cast<char>(bytes[bytes.size() - 50] ^ 0x40);
+    file.seek(0);
+    file.write(bytes);
+    file.close();
+    const CliResult damaged = run_cli(with_store(store, {"train", "--resume", checkpoint, "--epochs", "2"}));
+    QCOMPARE(damaged.exit_code, 1);
+    QVERIFY2(damaged.err.contains(QStringLiteral("is damaged: its checksum does not match")), qPrintable(damaged.err));
+    const CliResult truncated_eval = run_cli(with_store(store, {"evaluate", "--run", "1"}));
+    QCOMPARE(truncated_eval.exit_code, 1);
+    QVERIFY(truncated_eval.err.contains(QStringLiteral("is damaged")));
+}
+
+void TestCliRuns::evaluateAndPredictAStoredRun() {
+    QTemporaryDir store, corpus;
+    write_corpus(corpus.path());
+    QTemporaryDir model_dir;
+    QFile model(model_dir.path() + "/tiny.json");
+    QVERIFY(model.open(QIODevice::WriteOnly));
+    model.write(R"({"name": "tiny", "input_length": 20, "layers": [
+        {"class_name": "Embedding", "config": {"input_dim": 100, "output_dim": 8}},
+        {"class_name": "GlobalAveragePooling1D", "config": {}},
+        {"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}}]})");
+    model.close();
+    const CliResult trained = run_cli(with_store(store, {"train", "--data", "folder:" + corpus.path(), "--model", model.fileName(),
+                                                         "--devices", "cpu", "--epochs", "15", "--learning-rate", "0.05", "--json"}));
+    QVERIFY2(trained.exit_code == 0, qPrintable(describe(trained)));
+    const auto epochs = json_events(trained.out_lines, "epoch_end");
+    const CliResult evaluated = run_cli(with_store(store, {"evaluate", "--run", "1", "--json"}));
+    QVERIFY2(evaluated.exit_code == 0, qPrintable(describe(evaluated)));
+    const auto evaluation = mirrorlab::json::parse(evaluated.out.toStdString(), "evaluate");
+    QVERIFY(std::abs(evaluation.at("loss").as_double() - epochs.back().at("val_loss").as_double()) < 1e-6);
+    QCOMPARE(evaluation.at("accuracy").as_double(), epochs.back().at("val_accuracy").as_double());
+    const CliResult report = run_cli(with_store(store, {"evaluate", "--run", "1", "--report"}));
+    QVERIFY2(report.out.contains(QStringLiteral("sparse_categorical_accuracy")) && report.out.contains(QStringLiteral("precision")) &&
+                 report.out.contains(QStringLiteral("wheat")),
+             qPrintable(describe(report)));
+
+    const CliResult predicted = run_cli(with_store(store, {"predict", "--run", "1", "--json", "--text", "The wheat HARVEST, zorblat crop!"}));
+    QVERIFY2(predicted.exit_code == 0, qPrintable(describe(predicted)));
+    const auto answer = mirrorlab::json::parse(predicted.out.toStdString(), "predict");
+    QCOMPARE(answer.at("top")[0].at("name").as_string(), std::string("wheat"));
+    QVERIFY(answer.at("top")[0].at("probability").as_double() > 0.6);
+    QCOMPARE(answer.at("unknown_words").size(), std::size_t{2});  // "the" and "zorblat"
+    const CliResult oil = run_cli(with_store(store, {"predict", "--run", "1", "--text", "opec crude barrels"}));
+    QVERIFY2(oil.out.contains(QStringLiteral("1. oil")), qPrintable(describe(oil)));
+    const CliResult empty = run_cli(with_store(store, {"predict", "--run", "1", "--text", "   "}));
+    QCOMPARE(empty.exit_code, 1);
+    QVERIFY(empty.err.contains(QStringLiteral("there is no text to classify")));
+}
+
+// Another MirrorLab holds the store's write lock: training waits briefly, says the run is not
+// recorded and why, and trains anyway.
+void TestCliRuns::lockedStoreWarnsAndTrainingGoesOn() {
+    QTemporaryDir store;
+    QCOMPARE(run_cli(with_store(store, {"runs"})).exit_code, 0);  // creates it
+    sqlite3* other = nullptr;
+    QCOMPARE(sqlite3_open((store.path() + "/runs.sqlite").toUtf8().constData(), &other), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    const CliResult trained = run_cli(with_store(store, {"train", "--data", "synthetic:100:32", "--devices", "cpu", "--epochs", "1"}));
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+    QVERIFY2(trained.exit_code == 0, qPrintable(describe(trained)));
+    QVERIFY2(trained.err.contains(QStringLiteral("WARNING: this run is not recorded")) &&
+                 trained.err.contains(QStringLiteral("is locked by another MirrorLab")),
+             qPrintable(trained.err));
+    QVERIFY(trained.out.contains(QStringLiteral("Epoch 1/1")));
+}
+
+QTEST_GUILESS_MAIN(TestCliRuns)
+#include "test_cli_runs.moc"
