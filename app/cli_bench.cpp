@@ -1,11 +1,16 @@
 // `mirrorlab-cli bench`: its options, then core/train/bench.h's result as a table or JSON.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "app/cli_commands.h"
+#include "core/data/source.h"
+#include "core/model/model.h"
+#include "core/store/store_cost.h"
 #include "core/train/bench.h"
 #include "core/util/error.h"
+#include "core/util/json.h"
 
 namespace mirrorlab::cli {
 
@@ -73,6 +78,35 @@ void print_text(const BenchResult& r) {
     }
 }
 
+// The run store's cost on the bench's devices and data (core/store/store_cost.h).
+void print_store_cost(const BenchConfig& config, std::int64_t steps, bool json) {
+    const Model model = Model::reference();
+    const DatasetSplit split = load_dataset(config.data);
+    const TrainData data = make_train_data(split, model.input_length(), model.vocabulary_size());
+    char scratch[] = "/tmp/mirrorlab_store_cost_XXXXXX";
+    if (::mkdtemp(scratch) == nullptr) throw Error("bench: cannot create a scratch folder in /tmp for the run store");
+    std::fprintf(stderr, "bench: the run store's cost, 5 rounds of %lld steps plain and recorded...\n", static_cast<long long>(steps));
+    const StoreCost cost = measure_store_cost(model, data, config.devices, steps, 5, scratch);
+    if (json) {
+        json::Value o = json::Value::object();
+        o.set("type", "run_store_cost");
+        o.set("rounds", cost.rounds);
+        o.set("steps", cost.steps);
+        o.set("plain_ms_per_step", cost.plain_ms_per_step);
+        o.set("recorded_ms_per_step", cost.recorded_ms_per_step);
+        o.set("overhead_percent", cost.overhead_percent);
+        o.set("checkpoint_ms", cost.checkpoint_ms);
+        o.set("checkpoint_bytes", cost.checkpoint_bytes);
+        std::printf("%s\n", json::dump(o).c_str());
+        return;
+    }
+    std::printf("\nRun store (%s, %lld steps x %d rounds): %.3f ms/step recorded vs %.3f plain: %+.2f %% (median of the rounds' ratios)\n",
+                config.devices.c_str(), static_cast<long long>(cost.steps), cost.rounds, cost.recorded_ms_per_step, cost.plain_ms_per_step,
+                cost.overhead_percent);
+    std::printf("  a checkpoint (%.1f MiB) takes %.1f ms to write (fsync included), once per epoch\n",
+                static_cast<double>(cost.checkpoint_bytes) / (1024.0 * 1024.0), cost.checkpoint_ms);
+}
+
 void add_bench_options(CLI::App& command, BenchConfig& config) {
     command.add_option("--devices", config.devices, "cpu | cpu:2 | ... as for train (default cpu:2)")->type_name("SPEC");
     command.add_option("--data", config.data, "as for train (default synthetic): e.g. reuters21578:DIR for real text")
@@ -107,10 +141,16 @@ Command add_bench_command(CLI::App& app) {
     struct Options {
         BenchConfig config;
         bool json = false;
+        bool run_store = false;
+        std::int64_t store_steps = 200;
     };
     auto options = std::make_shared<Options>();
     add_bench_options(*command, options->config);
     command->add_flag("--json", options->json, "print the result as one JSON object");
+    command->add_flag("--run-store", options->run_store,
+                      "also measure what keeping the run costs: the same steps plain and\n"
+                      "recorded in the run store, 5 interleaved rounds");
+    add_integer(*command, "--run-store-steps", options->store_steps, 10, 1'000'000, "steps per round and variant (default 200)");
     return {command, [options] {
                 const BenchResult result = run_bench(options->config, [](const std::string& line) {
                     std::fprintf(stderr, "%s\n", line.c_str());
@@ -120,6 +160,7 @@ Command add_bench_command(CLI::App& app) {
                 } else {
                     print_text(result);
                 }
+                if (options->run_store) print_store_cost(options->config, options->store_steps, options->json);
                 return 0;
             }};
 }
