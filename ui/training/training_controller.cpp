@@ -45,6 +45,7 @@ int TrainingController::start(const RunSettings& settings) {
                        .arg(settings.config.batch_size);
     record.running = true;
     runs_.push_back(record);
+    last_settings_ = settings;
 
     TrainData data;
     try {

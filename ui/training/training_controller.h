@@ -77,6 +77,10 @@ public:
     const RunRecord* run(int id) const;
     const RunRecord* currentRun() const;
     std::vector<float> lastWeights() const;
+    // The model and data of the latest run (null before the first): with lastWeights(), what the
+    // Try it panel and the per-class report use.
+    std::shared_ptr<const Model> lastModel() const { return last_settings_.model; }
+    std::shared_ptr<const DatasetSplit> lastData() const { return last_settings_.data; }
 
     // Drains pending events now (tests call this instead of waiting for the timer).
     void drainEvents();
@@ -106,6 +110,7 @@ private:
     std::mutex queue_mutex_;
     std::vector<Event> queue_;
     std::vector<RunRecord> runs_;
+    RunSettings last_settings_;
     State state_ = State::Idle;
     // Written on the GUI thread, read by the training thread's event sink after every step.
     std::atomic<bool> step_once_{false};
