@@ -10,6 +10,7 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include "support/fresh_run_store.h"
 #include "core/device/device.h"
 #include "core/model/model.h"
 #include "ui/data/data_panel.h"
@@ -62,7 +63,9 @@ std::int64_t steps_seen(const MainWindow& window) {
 
 class TestMainWindow : public QObject {
     Q_OBJECT
+    FreshRunStore run_store_;
 private slots:
+    void init() { run_store_.start(); }
     void cleanupTestCase() { QSettings(QStringLiteral("MirrorLab"), scope()).clear(); }
 
     void trainsAndShowsEverything() {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "support/fresh_run_store.h"
 #include "core/data/synthetic.h"
 #include "core/device/device.h"
 #include "core/model/model.h"
@@ -115,6 +116,7 @@ int distinctColours(const QImage& image) {
 
 class TestUiTraining : public QObject {
     Q_OBJECT
+    FreshRunStore run_store_;
 
 private slots:
     void initTestCase();
@@ -150,6 +152,7 @@ bool TestUiTraining::runToEnd(const RunSettings& settings) {
 
 void TestUiTraining::initTestCase() {
     QVERIFY(dir_.isValid());
+    run_store_.start();  // one controller for the whole suite: its runs start from an empty store
     controller_ = std::make_unique<TrainingController>();
     panel_ = std::make_unique<TrainingPanel>(controller_.get());
     runs_ = std::make_unique<RunsPanel>(controller_.get());

@@ -110,6 +110,8 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     data_ = new DataPanel(this);
     monitor_ = new MonitorPanel(controller_, this);
     runs_ = new RunsPanel(controller_, this);
+    connect(runs_, &RunsPanel::trainAgainRequested, this, &MainWindow::trainAgain);
+    connect(runs_, &RunsPanel::resumeRequested, this, &MainWindow::resumeRun);
     log_ = new LogPanel(controller_, this);
     step_view_ = new StepView(controller_, this);
     timeline_ = new TimelineView(controller_, this);
@@ -310,8 +312,45 @@ bool MainWindow::startTraining(int epochs_override) {
     if (epochs_override > 0) settings.config.epochs = epochs_override;
     settings.data = data_->dataset();
     settings.data_name = data_->dataName();
+    settings.data_spec = data_->spec();
     message_->setVisible(false);
     controller_->start(settings);
+    return true;
+}
+
+bool MainWindow::trainAgain(int run_id) {
+    QString error;
+    const std::optional<StoredSettings> stored = controller_->storedSettings(run_id, &error);
+    if (!stored) {
+        showMessage(tr("Run %1 cannot be trained again: %2").arg(run_id).arg(error), true);
+        return false;
+    }
+    model_->setModel(*stored->model);
+    model_->setTrainConfig(stored->config);
+    devices_->setConfig(stored->devices);
+    devices_->setAllReduce(stored->config.all_reduce);
+    if (!stored->data_spec.isEmpty() && stored->data_spec != data_->spec()) data_->load(stored->data_spec);
+    showMessage(tr("Run %1's model, settings, devices and data are in the forms; press Start to train it again.").arg(run_id), false);
+    return true;
+}
+
+bool MainWindow::resumeRun(int run_id) {
+    const RunRecord* record = controller_->run(run_id);
+    if (record == nullptr || data_->dataset() == nullptr) {
+        showMessage(tr("Run %1 cannot be resumed: load the data it was trained on (%2) first.")
+                        .arg(run_id)
+                        .arg(record != nullptr ? record->data_name : QString()),
+                    true);
+        return false;
+    }
+    const int done = static_cast<int>(record->epochs.size());
+    const int total = done < record->config.epochs ? record->config.epochs : done + model_->trainConfig().epochs;
+    QString error;
+    if (controller_->resumeStored(run_id, total, devices_->config(), data_->dataset(), data_->dataName(), &error) == 0) {
+        showMessage(tr("Run %1 cannot be resumed: %2").arg(run_id).arg(error), true);
+        return false;
+    }
+    message_->setVisible(false);
     return true;
 }
 

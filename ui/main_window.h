@@ -48,6 +48,12 @@ public:
     QString startBlocker() const;
     // Starts a run with the panels' settings; returns false (and shows why) when blocked.
     bool startTraining(int epochs_override = 0);
+    // A kept run's model, settings, devices and data back in the forms; false (and the message bar
+    // says why) when the run's settings cannot be read.
+    bool trainAgain(int run_id);
+    // Continues a kept run from its last checkpoint on the devices panel's devices and the loaded
+    // data: to its planned epochs, or (when it finished them) for the compile form's epochs more.
+    bool resumeRun(int run_id);
     QString messageText() const;  // the message bar's text (errors and warnings a person must see)
     // Closing during a run asks this question first (a dialog by default; tests answer it). When
     // the answer is yes the run is stopped and the window closes once the engine has wound down:

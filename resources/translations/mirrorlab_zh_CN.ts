@@ -131,6 +131,13 @@
     </message>
 </context>
 <context>
+    <name>TrainingController</name>
+    <message>
+        <source>Run %1 - %2 - %3 %4 - batch %5</source>
+        <translation>运行 %1 - %2 - %3 %4 - 批次 %5</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
         <source>Interactive data-parallel training</source>
@@ -1233,6 +1240,22 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Stop training; the epochs finished so far are kept</source>
         <translation>停止训练；已完成的轮次会保留</translation>
     </message>
+    <message>
+        <source>Run %1 cannot be trained again: %2</source>
+        <translation>运行 %1 无法再次训练：%2</translation>
+    </message>
+    <message>
+        <source>Run %1&apos;s model, settings, devices and data are in the forms; press Start to train it again.</source>
+        <translation>运行 %1 的模型、设置、设备和数据已填入表单；按“开始”即可再次训练。</translation>
+    </message>
+    <message>
+        <source>Run %1 cannot be resumed: load the data it was trained on (%2) first.</source>
+        <translation>运行 %1 无法继续：请先加载它训练时所用的数据（%2）。</translation>
+    </message>
+    <message>
+        <source>Run %1 cannot be resumed: %2</source>
+        <translation>运行 %1 无法继续：%2</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -1677,12 +1700,108 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>运行记录</translation>
     </message>
     <message>
-        <source>Every run of this session; tick a run to draw its curves in the charts too</source>
-        <translation>本次会话的所有运行；勾选某次运行即可把它的曲线也画到图表中</translation>
-    </message>
-    <message>
         <source>The loss, accuracy and top-5 charts as one picture</source>
         <translation>把损失、准确率和 top-5 图表合成一张图片</translation>
+    </message>
+    <message>
+        <source>Every kept run, earlier sessions&apos; too; tick a run to draw its curves in the charts, double-click its name or note to edit it</source>
+        <translation>所有保存的运行（包括以前会话的）；勾选某次运行可在图表中绘制其曲线，双击名称或备注可编辑</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <source>Filter runs (name, note, data, devices, status)</source>
+        <translation>筛选运行（名称、备注、数据、设备、状态）</translation>
+    </message>
+    <message>
+        <source>Filter runs</source>
+        <translation>筛选运行</translation>
+    </message>
+    <message>
+        <source>Clear filter</source>
+        <translation>清除筛选</translation>
+    </message>
+    <message>
+        <source>Show only the runs whose name, note, data, devices, optimizer or status contain this text</source>
+        <translation>只显示名称、备注、数据、设备、优化器或状态包含此文字的运行</translation>
+    </message>
+    <message>
+        <source>Train again</source>
+        <translation>再次训练</translation>
+    </message>
+    <message>
+        <source>Put the selected run&apos;s model, settings, devices and data back into the forms</source>
+        <translation>把所选运行的模型、设置、设备和数据填回表单</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Continue the selected run from its last checkpoint (the end of its last finished epoch)</source>
+        <translation>从所选运行的最后一个检查点（最后完成的轮次结束时）继续训练</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Delete the selected run, its metrics and its checkpoints</source>
+        <translation>删除所选运行及其指标和检查点</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s history as CSV, or the charts as PNG</source>
+        <translation>将所选运行的历史导出为 CSV，或将图表导出为 PNG</translation>
+    </message>
+    <message>
+        <source>Runs are kept in %1</source>
+        <translation>运行保存在 %1</translation>
+    </message>
+    <message>
+        <source>Run %1</source>
+        <translation>运行 %1</translation>
+    </message>
+    <message>
+        <source>Double-click to rename</source>
+        <translation>双击以重命名</translation>
+    </message>
+    <message>
+        <source>This run is not kept, so it cannot be renamed</source>
+        <translation>此运行未被保存，因此无法重命名</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>running elsewhere</source>
+        <translation>在别处运行中</translation>
+    </message>
+    <message>
+        <source>Delete run</source>
+        <translation>删除运行</translation>
+    </message>
+    <message>
+        <source>Delete run %1 with its metrics and checkpoints? This cannot be undone.</source>
+        <translation>删除运行 %1 及其指标和检查点？此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>This run has no checkpoint: it ended before its first epoch finished</source>
+        <translation>此运行没有检查点：它在第一个轮次完成前就结束了</translation>
     </message>
 </context>
 <context>
@@ -2249,8 +2368,20 @@ The epochs finished so far are in the Runs panel; export them there first if you
 <context>
     <name>mirrorlab::ui::TrainingController</name>
     <message>
-        <source>Run %1 - %2 - %3 %4 - batch %5</source>
-        <translation>运行 %1 - %2 - %3 %4 - 批次 %5</translation>
+        <source>Runs are not kept: %1</source>
+        <translation>运行未被保存：%1</translation>
+    </message>
+    <message>
+        <source>Stop the current run before resuming another.</source>
+        <translation>请先停止当前运行，再继续另一个运行。</translation>
+    </message>
+    <message>
+        <source>This run is not kept: %1</source>
+        <translation>此运行未被保存：%1</translation>
+    </message>
+    <message>
+        <source>Run %1 is training; stop it before deleting it.</source>
+        <translation>运行 %1 正在训练；请先停止再删除。</translation>
     </message>
 </context>
 <context>

@@ -568,6 +568,8 @@ TrainConfig ModelPanel::trainConfig() const {
     return compile_->trainConfig();
 }
 
+void ModelPanel::setTrainConfig(const TrainConfig& config) { compile_->setTrainConfig(config); }
+
 QStringList ModelPanel::lints() const {
     return compile_->lints();
 }

@@ -40,6 +40,7 @@ class ModelPanel : public QWidget {
     // Why the model cannot be built (names the layer); empty when model() is valid.
     QString modelError() const { return error_; }
     TrainConfig trainConfig() const;
+    void setTrainConfig(const TrainConfig& config);  // the compile form's fields
     // Amber warnings: settings that train, but probably not as intended.
     QStringList lints() const;
 

@@ -6,11 +6,15 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPixmap>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -50,36 +54,77 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     table_ = new QTableWidget(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("runsTable"));
     table_->setAccessibleName(tr("Runs"));
-    table_->setToolTip(tr("Every run of this session; tick a run to draw its curves in the charts too"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("Devices"), tr("Data"), tr("Optimizer"), tr("Epochs"),
-                                       tr("Best val_loss"), tr("Accuracy"), tr("Val accuracy"), tr("Status")});
+    table_->setToolTip(tr("Every kept run, earlier sessions' too; tick a run to draw its curves in the charts, "
+                          "double-click its name or note to edit it"));
+    table_->setHorizontalHeaderLabels({tr("Run"), tr("Name"), tr("Devices"), tr("Data"), tr("Optimizer"), tr("Epochs"),
+                                       tr("Best val_loss"), tr("Accuracy"), tr("Val accuracy"), tr("Status"), tr("Note")});
     table_->horizontalHeaderItem(RunColumn)->setToolTip(tr("Check a run to draw its curves on the training charts"));
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(true);
-    connect(table_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
-        if (filling_ || item->column() != RunColumn) return;
-        emit overlayRunsChanged(overlayRuns());
-    });
+    connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::onItemEdited);
     connect(table_, &QTableWidget::itemSelectionChanged, this, &RunsPanel::updateButtons);
 
-    export_csv_button_ = new QPushButton(tr("Export history as CSV…"), this);
-    export_csv_button_->setToolTip(tr("The selected run's per-epoch metrics, in the columns Keras' CSVLogger writes"));
-    connect(export_csv_button_, &QPushButton::clicked, this, &RunsPanel::exportCsvInteractively);
-    export_png_button_ = new QPushButton(tr("Export charts as PNG…"), this);
-    export_png_button_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
-    connect(export_png_button_, &QPushButton::clicked, this, &RunsPanel::exportPngInteractively);
+    filter_ = new QLineEdit(this);
+    filter_->setObjectName(QStringLiteral("runsFilter"));
+    filter_->setPlaceholderText(tr("Filter runs (name, note, data, devices, status)"));
+    filter_->setAccessibleName(tr("Filter runs"));
+    filter_->setClearButtonEnabled(true);
+    // The clear button is a child control of its own; it needs a name for screen readers too.
+    for (QToolButton* clear : filter_->findChildren<QToolButton*>()) {
+        clear->setAccessibleName(tr("Clear filter"));
+        clear->setToolTip(tr("Clear filter"));
+    }
+    filter_->setToolTip(tr("Show only the runs whose name, note, data, devices, optimizer or status contain this text"));
+    connect(filter_, &QLineEdit::textChanged, this, &RunsPanel::applyFilter);
+    store_label_ = new QLabel(this);
+    store_label_->setObjectName(QStringLiteral("runsStoreLabel"));
+    store_label_->setWordWrap(true);
+    store_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    train_again_button_ = new QPushButton(tr("Train again"), this);
+    train_again_button_->setToolTip(tr("Put the selected run's model, settings, devices and data back into the forms"));
+    connect(train_again_button_, &QPushButton::clicked, this, [this] {
+        if (const int id = selectedRunId()) emit trainAgainRequested(id);
+    });
+    resume_button_ = new QPushButton(tr("Resume"), this);
+    resume_button_->setToolTip(tr("Continue the selected run from its last checkpoint (the end of its last finished epoch)"));
+    connect(resume_button_, &QPushButton::clicked, this, [this] {
+        if (const int id = selectedRunId()) emit resumeRequested(id);
+    });
+    delete_button_ = new QPushButton(tr("Delete…"), this);
+    delete_button_->setToolTip(tr("Delete the selected run, its metrics and its checkpoints"));
+    connect(delete_button_, &QPushButton::clicked, this, &RunsPanel::deleteInteractively);
+
+    // The exports share one button with a menu, so the panel stays narrow enough for a laptop's
+    // bottom strip beside the monitor.
+    export_button_ = new QToolButton(this);
+    export_button_->setText(tr("Export"));
+    export_button_->setToolTip(tr("The selected run's history as CSV, or the charts as PNG"));
+    export_button_->setPopupMode(QToolButton::InstantPopup);
+    auto* export_menu = new QMenu(export_button_);
+    export_csv_action_ = export_menu->addAction(tr("Export history as CSV…"));
+    export_csv_action_->setToolTip(tr("The selected run's per-epoch metrics, in the columns Keras' CSVLogger writes"));
+    connect(export_csv_action_, &QAction::triggered, this, &RunsPanel::exportCsvInteractively);
+    export_png_action_ = export_menu->addAction(tr("Export charts as PNG…"));
+    export_png_action_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
+    connect(export_png_action_, &QAction::triggered, this, &RunsPanel::exportPngInteractively);
+    export_button_->setMenu(export_menu);
 
     auto* buttons = new QHBoxLayout;
+    buttons->addWidget(train_again_button_);
+    buttons->addWidget(resume_button_);
+    buttons->addWidget(delete_button_);
     buttons->addStretch(1);
-    buttons->addWidget(export_csv_button_);
-    buttons->addWidget(export_png_button_);
+    buttons->addWidget(export_button_);
 
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(filter_);
     layout->addWidget(table_, 1);
+    layout->addWidget(store_label_);
     layout->addLayout(buttons);
 
     if (controller_ != nullptr) {
@@ -89,6 +134,12 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
         connect(controller_, &TrainingController::runFinished, this, &RunsPanel::refresh);
         connect(controller_, &TrainingController::runFailed, this, &RunsPanel::refresh);
         connect(controller_, &TrainingController::stateChanged, this, &RunsPanel::refresh);
+        connect(controller_, &TrainingController::runsChanged, this, &RunsPanel::refresh);
+        if (controller_->store() != nullptr) {
+            store_label_->setText(tr("Runs are kept in %1").arg(QString::fromStdString(controller_->store()->folder())));
+        } else {
+            store_label_->setText(controller_->storeProblem());
+        }
     }
     refresh();
 }
@@ -103,10 +154,13 @@ int RunsPanel::rowCount() const { return table_->rowCount(); }
 void RunsPanel::refresh() {
     if (controller_ == nullptr) return;
     const auto& runs = controller_->runs();
+    const int selected = selectedRunIdOnly();
     filling_ = true;
     table_->setRowCount(static_cast<int>(runs.size()));
     for (std::size_t i = 0; i < runs.size(); ++i) fillRow(static_cast<int>(i), runs[i]);
     filling_ = false;
+    applyFilter();
+    if (selected != 0) selectRun(selected);
     updateButtons();
 }
 
@@ -115,6 +169,8 @@ void RunsPanel::fillRow(int row, const RunRecord& record) {
         QTableWidgetItem* item = table_->item(row, column);
         if (item == nullptr) {
             item = new QTableWidgetItem;
+            const bool editable = column == NameColumn || column == NoteColumn;
+            item->setFlags(editable ? item->flags() | Qt::ItemIsEditable : item->flags() & ~Qt::ItemIsEditable);
             if (column == RunColumn) {
                 item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
                 item->setCheckState(Qt::Unchecked);
@@ -128,6 +184,13 @@ void RunsPanel::fillRow(int row, const RunRecord& record) {
     run->setText(QString::number(record.id));
     run->setData(Qt::UserRole, record.id);
     run->setToolTip(record.title);
+    QTableWidgetItem* name = cell(NameColumn);
+    name->setText(record.name.isEmpty() ? tr("Run %1").arg(record.id) : record.name);
+    name->setToolTip(record.stored ? tr("Double-click to rename") : tr("This run is not kept, so it cannot be renamed"));
+    if (!record.stored) name->setFlags(name->flags() & ~Qt::ItemIsEditable);
+    QTableWidgetItem* note = cell(NoteColumn);
+    note->setText(record.note);
+    if (!record.stored) note->setFlags(note->flags() & ~Qt::ItemIsEditable);
     cell(DevicesColumn)->setText(record.devices_spec);
     cell(DataColumn)->setText(record.data_name);
     cell(OptimizerColumn)
@@ -152,30 +215,10 @@ void RunsPanel::fillRow(int row, const RunRecord& record) {
     cell(ValAccuracyColumn)
         ->setText(last != nullptr && last->has_validation ? metricText(last->validation.accuracy) : QStringLiteral("-"));
 
-    QString status;
     QString status_tip;
-    QBrush status_brush;  // default: the palette's text colour
-    if (record.failed) {
-        status = tr("failed: %1").arg(QString::fromStdString(record.failed->kind));
-        status_tip = QString::fromStdString(record.failed->reason);
-        status_brush = QBrush(QColor(176, 0, 32));
-    } else if (record.finished) {
-        status_tip = QString::fromStdString(record.finished->text);
-        switch (record.finished->reason) {
-            case FinishReason::EarlyStopping:
-                status = record.finished->restored_epoch > 0
-                             ? tr("early stopping, restored epoch %1").arg(record.finished->restored_epoch)
-                             : tr("early stopping");
-                break;
-            case FinishReason::StoppedByUser: status = tr("stopped"); break;
-            default: status = tr("finished"); break;
-        }
-    } else if (record.running) {
-        const bool current = controller_->currentRun() != nullptr && controller_->currentRun()->id == record.id;
-        status = current && controller_->state() == TrainingController::State::Paused ? tr("paused") : tr("running");
-    } else {
-        status = tr("stopped");
-    }
+    bool failed = false;
+    const QString status = statusOf(record, &status_tip, &failed);
+    const QBrush status_brush = failed ? QBrush(QColor(176, 0, 32)) : QBrush();  // default: the palette's text colour
     if (record.overfitting_epoch > 0) {
         status_tip += (status_tip.isEmpty() ? QString() : QStringLiteral("\n")) +
                       tr("Overfitting from epoch %1").arg(record.overfitting_epoch);
@@ -184,6 +227,112 @@ void RunsPanel::fillRow(int row, const RunRecord& record) {
     status_item->setText(status);
     status_item->setToolTip(status_tip);
     status_item->setForeground(status_brush);
+}
+
+QString RunsPanel::statusOf(const RunRecord& record, QString* tip, bool* failed) const {
+    *failed = false;
+    if (record.failed) {
+        *tip = QString::fromStdString(record.failed->reason);
+        *failed = true;
+        return tr("failed: %1").arg(QString::fromStdString(record.failed->kind));
+    }
+    if (record.finished) {
+        *tip = QString::fromStdString(record.finished->text);
+        switch (record.finished->reason) {
+            case FinishReason::EarlyStopping:
+                return record.finished->restored_epoch > 0 ? tr("early stopping, restored epoch %1").arg(record.finished->restored_epoch)
+                                                           : tr("early stopping");
+            case FinishReason::StoppedByUser: return tr("stopped");
+            default: return tr("finished");
+        }
+    }
+    if (record.running) {
+        const bool current = controller_->currentRun() != nullptr && controller_->currentRun()->id == record.id;
+        return current && controller_->state() == TrainingController::State::Paused ? tr("paused") : tr("running");
+    }
+    // A run of an earlier session: its status as the store kept it.
+    *tip = record.status_text;
+    switch (record.stored_status) {
+        case RunStatus::Finished: return tr("finished");
+        case RunStatus::Failed: *failed = true; return tr("failed");
+        case RunStatus::Interrupted: return tr("interrupted");
+        case RunStatus::Running: return tr("running elsewhere");
+        default: return tr("stopped");
+    }
+}
+
+QString RunsPanel::statusText(int run_id) const {
+    for (int row = 0; row < table_->rowCount(); ++row) {
+        const QTableWidgetItem* item = table_->item(row, RunColumn);
+        if (item != nullptr && item->data(Qt::UserRole).toInt() == run_id) return table_->item(row, StatusColumn)->text();
+    }
+    return {};
+}
+
+void RunsPanel::applyFilter() {
+    const QString needle = filter_->text().trimmed();
+    for (int row = 0; row < table_->rowCount(); ++row) {
+        bool match = needle.isEmpty();
+        for (int column : {NameColumn, DevicesColumn, DataColumn, StatusColumn, NoteColumn, OptimizerColumn}) {
+            const QTableWidgetItem* item = table_->item(row, column);
+            if (!match && item != nullptr && item->text().contains(needle, Qt::CaseInsensitive)) match = true;
+        }
+        table_->setRowHidden(row, !match);
+    }
+}
+
+int RunsPanel::visibleRowCount() const {
+    int visible = 0;
+    for (int row = 0; row < table_->rowCount(); ++row) visible += table_->isRowHidden(row) ? 0 : 1;
+    return visible;
+}
+
+void RunsPanel::selectRun(int run_id) {
+    for (int row = 0; row < table_->rowCount(); ++row) {
+        const QTableWidgetItem* item = table_->item(row, RunColumn);
+        if (item != nullptr && item->data(Qt::UserRole).toInt() == run_id) {
+            table_->selectRow(row);
+            return;
+        }
+    }
+}
+
+// Check boxes overlay runs; edited names and notes go to the run store.
+void RunsPanel::onItemEdited(QTableWidgetItem* item) {
+    if (filling_) return;
+    if (item->column() == RunColumn) {
+        emit overlayRunsChanged(overlayRuns());
+        return;
+    }
+    if (item->column() != NameColumn && item->column() != NoteColumn) return;
+    const QTableWidgetItem* run = table_->item(item->row(), RunColumn);
+    if (run == nullptr) return;
+    const int id = run->data(Qt::UserRole).toInt();
+    QString error;
+    const bool ok = item->column() == NameColumn ? controller_->renameRun(id, item->text().trimmed(), &error)
+                                                 : controller_->annotateRun(id, item->text(), &error);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Runs"), error);
+        refresh();  // back to what the store holds
+    }
+}
+
+void RunsPanel::deleteInteractively() {
+    const int id = selectedRunIdOnly();
+    if (id == 0) return;
+    const auto answer = QMessageBox::question(this, tr("Delete run"),
+                                              tr("Delete run %1 with its metrics and checkpoints? This cannot be undone.").arg(id),
+                                              QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) return;
+    QString error;
+    if (!controller_->deleteRun(id, &error)) QMessageBox::warning(this, tr("Delete run"), error);
+}
+
+int RunsPanel::selectedRunIdOnly() const {
+    const auto selected = table_->selectionModel() != nullptr ? table_->selectionModel()->selectedRows() : QModelIndexList{};
+    if (selected.isEmpty()) return 0;
+    const QTableWidgetItem* item = table_->item(selected.front().row(), RunColumn);
+    return item != nullptr ? item->data(Qt::UserRole).toInt() : 0;
 }
 
 int RunsPanel::selectedRunId() const {
@@ -280,8 +429,17 @@ void RunsPanel::exportPngInteractively() {
 }
 
 void RunsPanel::updateButtons() {
-    export_csv_button_->setEnabled(selectedRunId() != 0);
-    export_png_button_->setEnabled(training_panel_ != nullptr);
+    const int id = selectedRunIdOnly();
+    const RunRecord* record = id != 0 && controller_ != nullptr ? controller_->run(id) : nullptr;
+    const bool idle = controller_ != nullptr && controller_->state() == TrainingController::State::Idle;
+    train_again_button_->setEnabled(record != nullptr && record->stored);
+    resume_button_->setEnabled(record != nullptr && record->stored && record->has_checkpoint && idle);
+    resume_button_->setToolTip(record != nullptr && record->stored && !record->has_checkpoint
+                                   ? tr("This run has no checkpoint: it ended before its first epoch finished")
+                                   : tr("Continue the selected run from its last checkpoint (the end of its last finished epoch)"));
+    delete_button_->setEnabled(record != nullptr && !(record->running && !idle));
+    export_csv_action_->setEnabled(selectedRunId() != 0);
+    export_png_action_->setEnabled(training_panel_ != nullptr);
 }
 
 }  // namespace mirrorlab::ui

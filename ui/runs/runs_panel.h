@@ -1,7 +1,10 @@
 #pragma once
-// Every run of the session in one table (devices, data, optimizer, how far it got, its best
-// validation loss, final accuracies, how it ended), with check boxes to overlay earlier runs on the
-// training charts and exports: a run's history as Keras' CSVLogger writes it, and the charts as PNG.
+// Every kept run in one table — this session's and earlier ones' from the run store, interrupted
+// ones included — (name, devices, data, optimizer, how far it got, its best validation loss, final
+// accuracies, how it ended, a note), filtered by text; check boxes overlay runs on the training
+// charts; a run can be renamed and annotated in place, trained again (its settings back in the
+// forms), resumed from its last checkpoint, deleted, and exported: its history as Keras'
+// CSVLogger writes it, and the charts as PNG.
 #include <QList>
 #include <QPointer>
 #include <QString>
@@ -9,8 +12,13 @@
 
 #include "ui/training/training_controller.h"
 
+class QAction;
+class QLabel;
+class QToolButton;
+class QLineEdit;
 class QPushButton;
 class QTableWidget;
+class QTableWidgetItem;
 
 namespace mirrorlab::ui {
 
@@ -19,8 +27,8 @@ class TrainingPanel;
 class RunsPanel : public QWidget {
     Q_OBJECT
 public:
-    enum Column { RunColumn = 0, DevicesColumn, DataColumn, OptimizerColumn, EpochsColumn, BestValLossColumn,
-                  AccuracyColumn, ValAccuracyColumn, StatusColumn, ColumnCount };
+    enum Column { RunColumn = 0, NameColumn, DevicesColumn, DataColumn, OptimizerColumn, EpochsColumn, BestValLossColumn,
+                  AccuracyColumn, ValAccuracyColumn, StatusColumn, NoteColumn, ColumnCount };
 
     explicit RunsPanel(TrainingController* controller, QWidget* parent = nullptr);
 
@@ -35,19 +43,32 @@ public:
     bool exportChartsPng(const QString& path, QString* error) const;
 
     QTableWidget* table() const { return table_; }
+    QLineEdit* filterEdit() const { return filter_; }
+    // Rows whose run matches the filter text (name, note, data, devices, status); others are hidden.
+    int visibleRowCount() const;
+    void selectRun(int run_id);
+    // The run's status as the table shows it ("interrupted", "finished", "early stopping, ...").
+    QString statusText(int run_id) const;
     int rowCount() const;
     int selectedRunId() const;  // the selected row's run, else the latest run; 0 if there is none
+    int selectedRunIdOnly() const;  // the selected row's run; 0 when no row is selected
     QList<int> overlayRuns() const;
     void setOverlayChecked(int run_id, bool checked);
 
 signals:
     void overlayRunsChanged(const QList<int>& run_ids);
+    void trainAgainRequested(int run_id);
+    void resumeRequested(int run_id);
 
 public slots:
     void refresh();  // brings every row up to date with the controller's runs
 
 private:
     void fillRow(int row, const RunRecord& record);
+    QString statusOf(const RunRecord& record, QString* tip, bool* failed) const;
+    void applyFilter();
+    void onItemEdited(QTableWidgetItem* item);
+    void deleteInteractively();
     void exportCsvInteractively();
     void exportPngInteractively();
     void updateButtons();
@@ -55,8 +76,14 @@ private:
     TrainingController* controller_ = nullptr;
     QPointer<TrainingPanel> training_panel_;
     QTableWidget* table_ = nullptr;
-    QPushButton* export_csv_button_ = nullptr;
-    QPushButton* export_png_button_ = nullptr;
+    QLineEdit* filter_ = nullptr;
+    QLabel* store_label_ = nullptr;
+    QPushButton* train_again_button_ = nullptr;
+    QPushButton* resume_button_ = nullptr;
+    QPushButton* delete_button_ = nullptr;
+    QToolButton* export_button_ = nullptr;
+    QAction* export_csv_action_ = nullptr;
+    QAction* export_png_action_ = nullptr;
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
 };
 

@@ -7,7 +7,10 @@
 #include "core/data/source.h"
 #include "core/device/plugin_loader.h"
 #include "core/optim/optimizer.h"
+#include "core/store/model_checkpoint.h"
+#include "core/train/train_config_json.h"
 #include "core/util/error.h"
+#include "core/util/json.h"
 
 namespace mirrorlab::ui {
 
@@ -16,12 +19,81 @@ TrainingController::TrainingController(QObject* parent)
     load_gpu_plugin(*registry_);
     drain_timer_.setInterval(50);
     connect(&drain_timer_, &QTimer::timeout, this, &TrainingController::drainEvents);
+    openStore();
 }
 
 TrainingController::~TrainingController() {
     if (trainer_) {
         trainer_->request_stop();
         trainer_->wait();
+    }
+    endRecording();
+}
+
+namespace {
+
+// The most recent runs shown from earlier sessions (each with its epochs and steps).
+constexpr std::size_t kStoredRunsShown = 200;
+
+QString titleOf(int id, const QString& devices, const TrainConfig& config) {
+    return TrainingController::tr("Run %1 - %2 - %3 %4 - batch %5")
+        .arg(id)
+        .arg(devices)
+        .arg(QString::fromUtf8(optimizer_name(config.optimizer.kind).data()))
+        .arg(config.optimizer.learning_rate)
+        .arg(config.batch_size);
+}
+
+}  // namespace
+
+void TrainingController::openStore() {
+    try {
+        store_ = std::make_unique<RunStore>(RunStore::default_folder());
+        loadStoredRuns();
+    } catch (const Error& error) {
+        store_.reset();
+        store_problem_ = tr("Runs are not kept: %1").arg(QString::fromStdString(error.what()));
+    }
+}
+
+void TrainingController::loadStoredRuns() {
+    std::vector<RunInfo> stored = store_->list();
+    if (stored.size() > kStoredRunsShown) stored.resize(kStoredRunsShown);
+    for (auto it = stored.rbegin(); it != stored.rend(); ++it) {  // oldest first, as runs_ is ordered
+        const RunInfo& info = *it;
+        RunRecord record;
+        record.id = static_cast<int>(info.id);
+        record.stored = record.from_earlier = true;
+        record.stored_status = info.status;
+        record.status_text = QString::fromStdString(info.status_text);
+        record.name = QString::fromStdString(info.name);
+        record.note = QString::fromStdString(info.note);
+        record.devices_spec = QString::fromStdString(info.devices);
+        record.data_name = QString::fromStdString(info.data_name);
+        try {
+            const json::Value settings = json::parse(info.settings_json, "settings");
+            if (const json::Value* config = settings.find("train_config")) record.config = train_config_from_json(*config);
+        } catch (const Error&) {
+            // A row another version wrote: shown without its settings.
+        }
+        record.config.epochs = info.epochs_planned;
+        record.title = titleOf(record.id, record.devices_spec, record.config);
+        for (const EpochRow& row : store_->epochs(info.id)) {
+            record.epochs.push_back(EpochRecord{row.epoch, row.train, row.validation, row.has_validation, row.seconds});
+        }
+        for (const StepRow& row : store_->steps(info.id)) record.steps.push_back({row.global_step, row.epoch, row.running});
+        record.has_checkpoint = !store_->checkpoints(info.id).empty();
+        runs_.push_back(std::move(record));
+    }
+}
+
+void TrainingController::endRecording() {
+    if (!recorded_) return;
+    const std::int64_t id = recorded_->info().id;
+    recorded_.reset();  // commits the rows left
+    if (!store_) return;
+    for (RunRecord& record : runs_) {
+        if (record.id == id) record.has_checkpoint = !store_->checkpoints(id).empty();
     }
 }
 
@@ -31,21 +103,14 @@ int TrainingController::start(const RunSettings& settings) {
         trainer_->wait();
         drainEvents();
     }
+    endRecording();
     RunRecord record;
     record.id = runs_.empty() ? 1 : runs_.back().id + 1;
     record.devices_spec = QString::fromStdString(settings.devices.to_spec());
     record.data_name = settings.data_name;
     record.model_name = QString::fromStdString(settings.model->name());
     record.config = settings.config;
-    record.title = tr("Run %1 - %2 - %3 %4 - batch %5")
-                       .arg(record.id)
-                       .arg(record.devices_spec)
-                       .arg(QString::fromUtf8(optimizer_name(settings.config.optimizer.kind).data()))
-                       .arg(settings.config.optimizer.learning_rate)
-                       .arg(settings.config.batch_size);
     record.running = true;
-    runs_.push_back(record);
-    last_settings_ = settings;
 
     TrainData data;
     try {
@@ -55,27 +120,193 @@ int TrainingController::start(const RunSettings& settings) {
         data = make_train_data(*settings.data, settings.model->input_length(), settings.model->vocabulary_size(),
                                OovPolicy::MapToOov);
     } catch (const Error& error) {
-        // Nothing ran: the run is recorded as failed with the reason, as the engine's own failures are.
+        // Nothing ran: the run is listed as failed with the reason, as the engine's own failures are.
+        record.title = titleOf(record.id, record.devices_spec, record.config);
+        runs_.push_back(record);
+        last_settings_ = settings;
         trainer_.reset();  // the previous run's trainer must not stand for this one
         emit runStarted(record.id);
         std::vector<StepEndEvent> no_steps;
         onEvent(FailedEvent{"data", error.what(), 0, 0}, no_steps);
         return record.id;
     }
+    launch(std::move(record), settings, std::move(data), std::nullopt, 0);
+    return runs_.back().id;
+}
+
+int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfig& devices, std::shared_ptr<const DatasetSplit> data,
+                                     const QString& data_name, QString* error) {
+    if (state_ != State::Idle) {
+        if (error) *error = tr("Stop the current run before resuming another.");
+        return 0;
+    }
+    try {
+        if (!store_) throw StoreError(store_problem_.toStdString());
+        const RunInfo info = store_->get(id);
+        Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(info));
+        auto model = std::make_shared<const Model>(Model::from_json_text(checkpoint.model_json, "checkpoint"));
+        TrainData train_data = make_train_data(*data, model->input_length(), model->vocabulary_size(), OovPolicy::MapToOov);
+        check_checkpoint_fits(checkpoint, *model, fingerprint_of(train_data), "run " + std::to_string(id) + "'s checkpoint");
+        RunSettings settings;
+        settings.model = model;
+        settings.devices = devices;
+        settings.config = checkpoint.config;
+        settings.config.epochs = total_epochs;
+        settings.config.detailed_step_stats = true;
+        settings.data = std::move(data);
+        settings.data_name = data_name;
+        if (const json::Value* spec = checkpoint.settings.find("data"); spec && spec->is_string()) {
+            settings.data_spec = QString::fromStdString(spec->as_string());
+        }
+        if (trainer_) trainer_->wait();
+        endRecording();
+        // The stored run continues in place: its record goes to the end, as the current run.
+        RunRecord record;
+        for (auto it = runs_.begin(); it != runs_.end(); ++it) {
+            if (it->id == id) {
+                record = std::move(*it);
+                runs_.erase(it);
+                break;
+            }
+        }
+        record.id = id;
+        record.devices_spec = QString::fromStdString(devices.to_spec());
+        record.config = settings.config;
+        record.running = true;
+        record.finished.reset();
+        record.failed.reset();
+        record.stored_status = RunStatus::Running;
+        record.epochs.resize(static_cast<std::size_t>(checkpoint.state.epochs_done));
+        std::erase_if(record.steps, [&](const StepPoint& step) { return step.global_step > checkpoint.state.global_step; });
+        launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id);
+        return id;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return 0;
+    }
+}
+
+// Starts the trainer for `record` (recorded in the store when there is one) and adds the record.
+void TrainingController::launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
+                                std::int64_t resume_run_id) {
+    last_settings_ = settings;
+    const DataFingerprint fingerprint = fingerprint_of(data);
     trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
-    trainer_->set_event_sink([this](const Event& event) {
+    Trainer::EventSink queue = [this](const Event& event) {
         {
             std::lock_guard lock(queue_mutex_);
             queue_.push_back(event);
         }
         // Slow motion: hold the engine after every step until the person asks for the next one.
         if (std::holds_alternative<StepEndEvent>(event) && step_once_) trainer_->pause();
-    });
+    };
+    std::optional<LogEvent> not_recorded;
+    if (store_) {
+        RunDescription description;
+        description.model_json = settings.model->to_json_text();
+        description.config = settings.config;
+        description.devices = settings.devices;
+        description.data = fingerprint;
+        description.settings.set("data", settings.data_spec.toStdString());
+        description.parameters = settings.model->total_params();
+        description.resume = std::move(resume);
+        description.resume_run_id = resume_run_id;
+        auto warn = [this](const std::string& text) {
+            std::lock_guard lock(queue_mutex_);
+            queue_.push_back(LogEvent{LogLevel::Warning, text});
+        };
+        try {
+            recorded_ = std::make_unique<RecordedRun>(*store_, *trainer_, std::move(description), queue, warn);
+            record.id = static_cast<int>(recorded_->info().id);
+            record.stored = true;
+            record.stored_status = RunStatus::Running;
+            record.name = QString::fromStdString(recorded_->info().name);
+        } catch (const Error& error) {
+            if (resume_run_id > 0) throw;
+            not_recorded = LogEvent{LogLevel::Warning, tr("This run is not kept: %1").arg(QString::fromStdString(error.what())).toStdString()};
+        }
+    }
+    if (!recorded_) trainer_->set_event_sink(queue);
+    record.title = titleOf(record.id, record.devices_spec, record.config);
+    runs_.push_back(std::move(record));
+    if (not_recorded) {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back(*not_recorded);
+    }
     trainer_->start();
     drain_timer_.start();
     setState(State::Running);
-    emit runStarted(record.id);
-    return record.id;
+    emit runStarted(runs_.back().id);
+}
+
+std::optional<StoredSettings> TrainingController::storedSettings(int id, QString* error) const {
+    try {
+        if (!store_) throw StoreError(store_problem_.toStdString());
+        const RunInfo info = store_->get(id);
+        StoredSettings stored;
+        stored.model = std::make_shared<const Model>(Model::from_json_text(info.model_json, "run " + std::to_string(id)));
+        const json::Value settings = json::parse(info.settings_json, "run settings");
+        stored.config = train_config_from_json(settings.at("train_config"));
+        stored.devices = DeviceConfig::parse(settings.at("devices").as_string());
+        if (const json::Value* spec = settings.find("data"); spec && spec->is_string()) {
+            stored.data_spec = QString::fromStdString(spec->as_string());
+        }
+        return stored;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
+
+bool TrainingController::renameRun(int id, const QString& name, QString* error) {
+    try {
+        if (!store_) throw StoreError(store_problem_.toStdString());
+        store_->rename(id, name.toStdString());
+        for (RunRecord& record : runs_) {
+            if (record.id == id) record.name = name;
+        }
+        emit runsChanged();
+        return true;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool TrainingController::annotateRun(int id, const QString& note, QString* error) {
+    try {
+        if (!store_) throw StoreError(store_problem_.toStdString());
+        store_->annotate(id, note.toStdString());
+        for (RunRecord& record : runs_) {
+            if (record.id == id) record.note = note;
+        }
+        emit runsChanged();
+        return true;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool TrainingController::deleteRun(int id, QString* error) {
+    const RunRecord* current = currentRun();
+    if (current && current->id == id && state_ != State::Idle) {
+        if (error) *error = tr("Run %1 is training; stop it before deleting it.").arg(id);
+        return false;
+    }
+    try {
+        const RunRecord* record = run(id);
+        if (record && record->stored) {
+            if (!store_) throw StoreError(store_problem_.toStdString());
+            store_->remove(id);
+        }
+        std::erase_if(runs_, [id](const RunRecord& r) { return r.id == id; });
+        emit runsChanged();
+        return true;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
 }
 
 void TrainingController::pause() {
@@ -160,11 +391,13 @@ void TrainingController::onEvent(const Event& event, std::vector<StepEndEvent>& 
             } else if constexpr (std::is_same_v<T, FinishedEvent>) {
                 record.finished = e;
                 record.running = false;
+                if (record.stored) record.stored_status = e.reason == FinishReason::StoppedByUser ? RunStatus::Stopped : RunStatus::Finished;
                 setState(State::Idle);
                 emit runFinished(e);
             } else if constexpr (std::is_same_v<T, FailedEvent>) {
                 record.failed = e;
                 record.running = false;
+                if (record.stored) record.stored_status = RunStatus::Failed;
                 setState(State::Idle);
                 emit runFailed(e);
             }
@@ -182,7 +415,16 @@ void TrainingController::drainEvents() {
     std::vector<StepEndEvent> steps;
     for (const Event& event : pending) onEvent(event, steps);
     if (!steps.empty()) emit stepsEnded(steps);
-    if (state_ == State::Idle) drain_timer_.stop();
+    if (state_ == State::Idle) {
+        drain_timer_.stop();
+        // The run has reported its end: its thread is finishing; once joined, its last rows are
+        // committed and its checkpoints known.
+        if (recorded_) {
+            if (trainer_) trainer_->wait();
+            endRecording();
+            emit runsChanged();
+        }
+    }
 }
 
 bool TrainingController::waitForFinished(int timeout_ms) {

@@ -16,6 +16,9 @@
 #include "core/data/dataset.h"
 #include "core/device/device.h"
 #include "core/model/model.h"
+#include "core/store/checkpoint.h"
+#include "core/store/recorded_run.h"
+#include "core/store/run_store.h"
 #include "core/train/events.h"
 #include "core/train/trainer.h"
 
@@ -27,6 +30,15 @@ struct RunSettings {
     TrainConfig config;
     std::shared_ptr<const DatasetSplit> data;
     QString data_name;
+    QString data_spec;  // the data panel's spec ("keras:/path", ...): kept so the run can be trained again
+};
+
+// A kept run's settings, to put back into the forms ("Train again").
+struct StoredSettings {
+    std::shared_ptr<const Model> model;
+    TrainConfig config;
+    DeviceConfig devices;
+    QString data_spec;
 };
 
 // One point of the streamed training curves: running means within the epoch, as Keras shows them.
@@ -37,7 +49,7 @@ struct StepPoint {
 };
 
 struct RunRecord {
-    int id = 0;
+    int id = 0;  // the run store's id (kept across restarts), else numbered in this session
     QString title;  // "Run 3 - cpu:2x512MB - Nadam 0.001 - batch 32"
     QString devices_spec;
     QString data_name;
@@ -51,6 +63,15 @@ struct RunRecord {
     std::optional<FinishedEvent> finished;
     std::optional<FailedEvent> failed;
     bool running = false;
+    // From the run store: runs of earlier sessions carry their stored status (interrupted ones
+    // included) instead of finished/failed events.
+    bool stored = false;      // recorded in the run store
+    bool from_earlier = false;  // loaded from the store at start-up
+    RunStatus stored_status = RunStatus::Invalid;
+    QString status_text;
+    QString name;
+    QString note;
+    bool has_checkpoint = false;
 };
 
 class TrainingController : public QObject {
@@ -66,6 +87,20 @@ public:
 
     // Starts a run; returns its id. Errors (bad devices, out of memory, ...) arrive as runFailed.
     int start(const RunSettings& settings);
+    // Continues stored run `id` from its last checkpoint up to `total_epochs` on `devices`, with
+    // `data` (which must be the data it was trained on). Returns the run id, or 0 with *error saying
+    // why it cannot (no checkpoint, another model or data set, a damaged file).
+    int resumeStored(int id, int total_epochs, const DeviceConfig& devices, std::shared_ptr<const DatasetSplit> data,
+                     const QString& data_name, QString* error);
+
+    // The run store (runs survive restarts): null when it could not be opened (storeProblem()
+    // says why; training still works, unrecorded).
+    RunStore* store() const { return store_.get(); }
+    QString storeProblem() const { return store_problem_; }
+    std::optional<StoredSettings> storedSettings(int id, QString* error) const;
+    bool renameRun(int id, const QString& name, QString* error);
+    bool annotateRun(int id, const QString& note, QString* error);
+    bool deleteRun(int id, QString* error);
     void pause();
     void resume();
     void stop();
@@ -98,14 +133,23 @@ signals:
     void logLine(const mirrorlab::LogEvent& event);
     void runFinished(const mirrorlab::FinishedEvent& event);
     void runFailed(const mirrorlab::FailedEvent& event);
+    void runsChanged();  // renamed, annotated or deleted
     void stateChanged(mirrorlab::ui::TrainingController::State state);
 
 private:
     void setState(State state);
+    void openStore();
+    void loadStoredRuns();
+    void launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume, std::int64_t resume_run_id);
+    void endRecording();
     void onEvent(const Event& event, std::vector<StepEndEvent>& steps);
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::unique_ptr<Trainer> trainer_;
+    std::unique_ptr<RunStore> store_;
+    QString store_problem_;
+    // Declared after trainer_ and reset before it: the trainer's sink calls into it until its run ends.
+    std::unique_ptr<RecordedRun> recorded_;
     QTimer drain_timer_;
     std::mutex queue_mutex_;
     std::vector<Event> queue_;

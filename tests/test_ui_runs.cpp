@@ -1,0 +1,222 @@
+// Kept runs in the GUI: a run trained in one session is listed by the next with its epochs, steps
+// and status (interrupted when its process died); names and notes edited in the table reach the
+// store; the filter hides other runs; Resume continues a run from its checkpoint to the same
+// numbers an uninterrupted run reaches; Train again puts its settings back into the forms; and a
+// store that cannot be opened is said in the panel while training goes on unrecorded.
+#include <QtTest/QtTest>
+
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTableWidget>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "core/data/synthetic.h"
+#include "core/store/run_store.h"
+#include "support/fresh_run_store.h"
+#include "ui/main_window.h"
+#include "ui/model/model_panel.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/training/training_controller.h"
+
+using namespace mirrorlab;
+using namespace mirrorlab::ui;
+
+namespace {
+
+std::shared_ptr<const Model> smallModel() {
+    return std::make_shared<const Model>(Model::from_json_text(
+        "{\"name\": \"small\", \"input_length\": 40, \"layers\": ["
+        "{\"class_name\": \"Embedding\", \"config\": {\"input_dim\": 1500, \"output_dim\": 8}},"
+        "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 12, \"kernel_size\": 5, \"activation\": \"relu\"}},"
+        "{\"class_name\": \"GlobalMaxPooling1D\", \"config\": {}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"units\": 46, \"activation\": \"softmax\"}}]}",
+        "small model"));
+}
+
+RunSettings smallRun(int epochs) {
+    SyntheticReutersOptions options;
+    options.train_samples = 256;
+    options.validation_samples = 64;
+    options.vocabulary_size = 1500;
+    RunSettings settings;
+    settings.model = smallModel();
+    settings.devices = DeviceConfig::parse("cpu:2");
+    settings.config.epochs = epochs;
+    settings.config.seed = 11;
+    settings.data = std::make_shared<const DatasetSplit>(make_synthetic_reuters(options));
+    settings.data_name = QStringLiteral("synthetic 256/64");
+    settings.data_spec = QStringLiteral("synthetic:256:64");
+    return settings;
+}
+
+int rowOf(const RunsPanel& panel, int run_id) {
+    for (int row = 0; row < panel.table()->rowCount(); ++row) {
+        if (panel.table()->item(row, RunsPanel::RunColumn)->data(Qt::UserRole).toInt() == run_id) return row;
+    }
+    return -1;
+}
+
+}  // namespace
+
+class TestUiRuns : public QObject {
+    Q_OBJECT
+    FreshRunStore run_store_;
+
+private slots:
+    void init() { run_store_.start(); }
+    void runsSurviveARestart();
+    void deadProcessShowsInterrupted();
+    void namesNotesFilterAndDelete();
+    void resumeReachesTheUninterruptedNumbers();
+    void trainAgainFillsTheForms();
+    void unusableStoreIsSaidAndTrainingGoesOn();
+};
+
+void TestUiRuns::runsSurviveARestart() {
+    int id = 0;
+    {
+        TrainingController controller;
+        QVERIFY(controller.store() != nullptr);
+        id = controller.start(smallRun(2));
+        QVERIFY(controller.waitForFinished(60000));
+        QVERIFY(controller.run(id)->has_checkpoint);
+    }
+    TrainingController later;  // the next session
+    const RunRecord* record = later.run(id);
+    QVERIFY(record != nullptr);
+    QVERIFY(record->from_earlier);
+    QCOMPARE(record->stored_status, RunStatus::Finished);
+    QCOMPARE(record->epochs.size(), std::size_t{2});
+    QCOMPARE(record->steps.size(), std::size_t{16});
+    QCOMPARE(record->config.batch_size, 32);
+    RunsPanel panel(&later);
+    QCOMPARE(panel.rowCount(), 1);
+    QCOMPARE(panel.statusText(id), QStringLiteral("finished"));
+    QCOMPARE(panel.table()->item(0, RunsPanel::NameColumn)->text(), QStringLiteral("Run %1").arg(id));
+    QVERIFY(panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"))->text().contains(run_store_.path()));
+}
+
+void TestUiRuns::deadProcessShowsInterrupted() {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        RunStore store(run_store_.path().toStdString());
+        RunInfo run;
+        run.settings_json = "{}";
+        run.model_json = smallModel()->to_json_text();
+        const RunInfo begun = store.begin_run(run);
+        store.append_steps(begun.id, {StepRow{1, 1, 1, Metrics{3.0, 0.1, 0.2}, 2.0}});
+        ::kill(::getpid(), SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    QCOMPARE(panel.rowCount(), 1);
+    QCOMPARE(panel.statusText(1), QStringLiteral("interrupted"));
+    QVERIFY(panel.table()->item(0, RunsPanel::StatusColumn)->toolTip().contains(QStringLiteral("ended without finishing")));
+    QCOMPARE(controller.run(1)->steps.size(), std::size_t{1});
+}
+
+void TestUiRuns::namesNotesFilterAndDelete() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    const int first = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    const int second = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QCOMPARE(panel.rowCount(), 2);
+    // Edited in the table as a person does (the item's text), kept in the store.
+    panel.table()->item(rowOf(panel, first), RunsPanel::NameColumn)->setText(QStringLiteral("baseline"));
+    panel.table()->item(rowOf(panel, second), RunsPanel::NoteColumn)->setText(QStringLiteral("lr too high?"));
+    RunStore store(run_store_.path().toStdString());
+    QCOMPARE(store.get(first).name, std::string("baseline"));
+    QCOMPARE(store.get(second).note, std::string("lr too high?"));
+    panel.filterEdit()->setText(QStringLiteral("BASELINE"));
+    QCOMPARE(panel.visibleRowCount(), 1);
+    QVERIFY(!panel.table()->isRowHidden(rowOf(panel, first)));
+    panel.filterEdit()->clear();
+    QCOMPARE(panel.visibleRowCount(), 2);
+    const QString folder = QString::fromStdString(store.get(first).folder);
+    QVERIFY(QFile::exists(folder + "/last.mlckpt"));
+    QString error;
+    QVERIFY2(controller.deleteRun(first, &error), qPrintable(error));
+    QCOMPARE(panel.rowCount(), 1);
+    QVERIFY(!QFile::exists(folder));
+    QVERIFY(!store.find(first).has_value());
+}
+
+void TestUiRuns::resumeReachesTheUninterruptedNumbers() {
+    TrainingController controller;
+    const RunSettings settings = smallRun(3);
+    const int straight = controller.start(settings);
+    QVERIFY(controller.waitForFinished(60000));
+    RunSettings one_epoch = settings;
+    one_epoch.config.epochs = 1;
+    const int stopped = controller.start(one_epoch);
+    QVERIFY(controller.waitForFinished(60000));
+    QString error;
+    QCOMPARE(controller.resumeStored(stopped, 3, settings.devices, settings.data, settings.data_name, &error), stopped);
+    QVERIFY(controller.waitForFinished(60000));
+    const RunRecord* resumed = controller.run(stopped);
+    QCOMPARE(resumed->epochs.size(), std::size_t{3});
+    QCOMPARE(resumed->epochs.back().validation.loss, controller.run(straight)->epochs.back().validation.loss);
+    QCOMPARE(resumed->epochs.back().train.accuracy, controller.run(straight)->epochs.back().train.accuracy);
+    QCOMPARE(RunStore(run_store_.path().toStdString()).epochs(stopped).size(), std::size_t{3});
+    // Another data set: refused with the reason, nothing starts.
+    RunSettings other = smallRun(3);
+    SyntheticReutersOptions options;
+    options.train_samples = 300;
+    options.vocabulary_size = 1500;
+    other.data = std::make_shared<const DatasetSplit>(make_synthetic_reuters(options));
+    QCOMPARE(controller.resumeStored(stopped, 5, settings.devices, other.data, other.data_name, &error), 0);
+    QVERIFY2(error.contains(QStringLiteral("was trained on other data")), qPrintable(error));
+    QCOMPARE(controller.state(), TrainingController::State::Idle);
+}
+
+void TestUiRuns::trainAgainFillsTheForms() {
+    int id = 0;
+    {
+        TrainingController controller;
+        RunSettings settings = smallRun(1);
+        settings.config.batch_size = 48;
+        settings.config.optimizer.learning_rate = 0.0025;
+        id = controller.start(settings);
+        QVERIFY(controller.waitForFinished(60000));
+    }
+    MainWindow window(nullptr, QStringLiteral("test_ui_runs"));
+    QVERIFY(window.trainAgain(id));
+    QCOMPARE(window.modelPanel()->trainConfig().batch_size, 48);
+    QCOMPARE(window.modelPanel()->trainConfig().optimizer.learning_rate, 0.0025);
+    QCOMPARE(window.modelPanel()->model()->input_length(), 40);
+    QVERIFY(window.messageText().contains(QStringLiteral("press Start to train it again")));
+    QVERIFY(!window.trainAgain(999));
+    QVERIFY(window.messageText().contains(QStringLiteral("there is no run 999")));
+}
+
+void TestUiRuns::unusableStoreIsSaidAndTrainingGoesOn() {
+    QTemporaryDir dir;
+    const QString file = dir.path() + "/not-a-folder";
+    QFile blocker(file);
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    qputenv("MIRRORLAB_DATA_DIR", file.toUtf8());
+    TrainingController controller;
+    QVERIFY(controller.store() == nullptr);
+    QVERIFY2(controller.storeProblem().contains(QStringLiteral("Runs are not kept")) && controller.storeProblem().contains(file),
+             qPrintable(controller.storeProblem()));
+    RunsPanel panel(&controller);
+    QCOMPARE(panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"))->text(), controller.storeProblem());
+    const int id = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QVERIFY(controller.run(id)->finished.has_value());
+    QVERIFY(!controller.run(id)->stored);
+}
+
+QTEST_MAIN(TestUiRuns)
+#include "test_ui_runs.moc"
