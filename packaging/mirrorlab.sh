@@ -29,7 +29,8 @@ packages=(
   build-essential cmake git
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
-  libcli11-dev  # mirrorlab-cli's command line (header-only: nothing at run time)
+  # Header-only, so nothing at run time: mirrorlab-cli's command line, core's JSON.
+  libcli11-dev nlohmann-json3-dev
 )
 if [ "$mode" = test ]; then
   # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.
