@@ -28,9 +28,12 @@ jobs=${JOBS:-$(nproc)}
 packages=(
   build-essential cmake git
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
-  libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev
-  libsqlite3-dev  # the run store (core/store)
-  libcli11-dev  # mirrorlab-cli's command line (header-only: nothing at run time)
+  libgl-dev fonts-dejavu-core fonts-wqy-microhei
+  libzip-dev  # .npz archives; the .deb's Depends gets libzip4 from dpkg-shlibdeps
+  # Header-only, so nothing at run time: mirrorlab-cli's command line, core's JSON.
+  libcli11-dev nlohmann-json3-dev
+  libsqlite3-dev  # the run store (core/store); the .deb gets libsqlite3-0 from dpkg-shlibdeps
+  zlib1g-dev  # the tests deflate their own .npz archives
 )
 if [ "$mode" = test ]; then
   # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.

@@ -24,6 +24,7 @@
 #include "core/data/zip_reader.h"
 #include "core/util/json.h"
 #include "support/cli_process.h"
+#include "support/zip_crc.h"
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
@@ -52,7 +53,7 @@ QByteArray stored_zip(const std::vector<std::pair<std::string, QByteArray>>& ent
     };
     for (const auto& [name, data] : entries) {
         const auto offset = static_cast<std::uint64_t>(out.size());
-        const std::uint32_t crc = mirrorlab::zip_crc32(
+        const std::uint32_t crc = mirrorlab::testing::zip_crc32(
             std::span(reinterpret_cast<const std::uint8_t*>(data.constData()), static_cast<std::size_t>(data.size())));
         for (QByteArray* h : {&out, &central}) {
             const bool local = h == &out;

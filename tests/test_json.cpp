@@ -68,7 +68,8 @@ private slots:
         QTest::newRow("empty array") << "[]";
         QTest::newRow("empty object") << "{}";
         QTest::newRow("nested") << R"({"b":[1,2.5,"x",null,true,{"c":{}}],"a":[[]]})";
-        QTest::newRow("escapes") << "\"q\\\" b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001F /\"";
+        // nlohmann writes \u escapes with lowercase hex digits.
+        QTest::newRow("escapes") << "\"q\\\" b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f /\"";
         QTest::newRow("utf8") << "\"h\u00e9llo \u20ac \U0001F600\"";
         QTest::newRow("int64 max") << "9223372036854775807";
         QTest::newRow("int64 min") << "-9223372036854775808";
@@ -119,7 +120,7 @@ private slots:
 
     void dumpEscapes() {
         QCOMPARE(dump(Value(std::string("\"\\/\b\f\n\r\t\x01\x1f\x7f"))),
-                 std::string("\"\\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001F") + "\x7f\"");
+                 std::string("\"\\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f") + "\x7f\"");
         QCOMPARE(dump(Value(std::string("a\0b", 3))), std::string("\"a\\u0000b\""));
         QCOMPARE(dump(Value("\xC3\xA9")), std::string("\"\xC3\xA9\""));
         QVERIFY(error_of([] { dump(Value("bad \xFF byte")); }).find("not valid UTF-8") != std::string::npos);
@@ -337,6 +338,17 @@ private slots:
                                     << "expected ':' after object key, found '2'";
         QTest::newRow("duplicate key") << QByteArray("{\n  \"name\": 1,\n  \"name\": 2\n}") << 3 << 3
                                        << "duplicate key 'name' in object (first defined at line 2, column 3)";
+        // The spot is the start of the token, whatever its length or escapes.
+        QTest::newRow("long unexpected number") << QByteArray("[1 234]") << 1 << 4
+                                                << "expected ',' or ']' after array element, found '2'";
+        QTest::newRow("unexpected string") << QByteArray("[1 \"a\\\"b\"]") << 1 << 4
+                                           << "expected ',' or ']' after array element, found '\"'";
+        QTest::newRow("unexpected literal") << QByteArray("{\"a\": null false}") << 1 << 12
+                                            << "expected ',' or '}' after object member, found 'f'";
+        QTest::newRow("duplicate escaped key") << QByteArray("{\"a\\\"\": 1, \"a\\\"\": 2}") << 1 << 12
+                                               << "duplicate key 'a\"' in object (first defined at line 1, column 2)";
+        QTest::newRow("nested too deep after text") << QByteArray("{\"k\": ") + QByteArray(256, '[') << 1 << 262
+                                                    << "arrays and objects nested deeper than 256 levels";
     }
     void malformed() {
         QFETCH(QByteArray, text);

@@ -28,8 +28,10 @@
 #include "core/data/zip_reader.h"
 #include "core/util/error.h"
 #include "support/real_data.h"
+#include "support/zip_crc.h"
 
 using namespace mirrorlab;
+using mirrorlab::testing::zip_crc32;
 
 namespace {
 
@@ -412,9 +414,10 @@ class TestKerasData : public QObject {
         QVERIFY(deflated.entries()[0].compressed_size < deflated.entries()[0].uncompressed_size);
         QCOMPARE(stored.read("x.npy"), deflated.read("x.npy"));
         QCOMPARE(stored.read("y.npy"), deflated.read("y.npy"));
-        // np.savez into an unseekable stream: data descriptors (flag bit 3).
+        // np.savez into an unseekable stream: data descriptors (flag bit 3 of the local header).
+        const Bytes stream_bytes = read_bytes(fixture("reuters_small_stream.npz"));
+        QVERIFY(stream_bytes[6] & 0x08);
         const ZipReader stream = ZipReader::open_file(fixture("reuters_small_stream.npz"));
-        QVERIFY(stream.entries()[0].flags & 0x0008);
         QCOMPARE(stream.read("x.npy"), stored.read("x.npy"));
         EXPECT_DATA_ERROR(stored.read("z.npy"), "reuters_small_savez.npz", "no entry 'z.npy'",
                           "'x.npy', 'y.npy'");
@@ -446,18 +449,22 @@ class TestKerasData : public QObject {
 
         const Bytes x = entry_of("reuters_small_savez.npz", "x.npy");
         const Bytes good = make_zip({{"x.npy", x}});
-        // Central directory says more bytes than the entry has: claim 1000 extra.
+        // Central directory says more bytes than the entry has: claim 1000 extra. libzip compares
+        // every local header with the directory when it opens the archive.
         {
             Bytes b = good;
             const size_t cd = b.size() - 22 - 46 - 5;
             const uint32_t claimed = static_cast<uint32_t>(x.size() + 1000);
             for (int i = 0; i < 4; ++i)
                 b[cd + 20 + i] = b[cd + 24 + i] = static_cast<uint8_t>(claimed >> (8 * i));
-            const ZipReader zip(b, "reuters.npz");
-            EXPECT_DATA_ERROR(zip.read("x.npy"),
-                              "reuters.npz: entry 'x.npy' is truncated (expected " +
-                                  std::to_string(claimed) + " bytes, found " +
-                                  std::to_string(x.size()) + ")");
+            EXPECT_DATA_ERROR(ZipReader(b, "reuters.npz").read("x.npy"),
+                              "reuters.npz: is corrupt: its central directory does not match the entries it lists");
+        }
+        // The file cut inside the entry's data, its directory kept: the entry is truncated.
+        {
+            Bytes b(good.begin(), good.begin() + 30 + 5 + 100);
+            b.insert(b.end(), good.end() - 22 - 46 - 5, good.end());
+            EXPECT_DATA_ERROR(ZipReader(b, "reuters.npz").read("x.npy"), "reuters.npz", "corrupt");
         }
         // A flipped data byte: CRC.
         {
@@ -466,50 +473,61 @@ class TestKerasData : public QObject {
             EXPECT_DATA_ERROR(ZipReader(b, "reuters.npz").read("x.npy"), "reuters.npz", "'x.npy'",
                               "CRC-32");
         }
-        // Unsupported compression method, encryption, local name mismatch, duplicates.
+        // Unsupported compression method, encryption (said by both headers: where they disagree
+        // the archive is corrupt), a local name that differs from the directory's, duplicates.
         {
             Bytes b = good;
             const size_t cd = b.size() - 22 - 46 - 5;
-            b[cd + 10] = 12;  // bzip2
+            b[8] = b[cd + 10] = 12;  // bzip2
             EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz",
                               "compression method 12");
             b = good;
-            b[cd + 8] = 1;
+            b[cd + 10] = 12;
+            EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz",
+                              "central directory does not match the entries it lists");
+            b = good;
+            b[6] = b[cd + 8] = 1;
             EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz", "encrypted");
             b = good;
             b[30] = 'z';
             EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz",
-                              "local header names a different file");
+                              "central directory does not match the entries it lists");
             EXPECT_DATA_ERROR(ZipReader(make_zip({{"x.npy", x}, {"x.npy", x}}), "r.npz"), "r.npz",
-                              "two entries named 'x.npy'");
+                              "two entries with the same name");
         }
         // Entry count that cannot fit the directory, directory outside the file.
         {
             Bytes b = good;
             b[b.size() - 22 + 10] = 0xfe;
             b[b.size() - 22 + 8] = 0xfe;
-            EXPECT_DATA_ERROR(ZipReader(b, "r.npz"), "r.npz", "entries in a central directory");
+            EXPECT_DATA_ERROR(ZipReader(b, "r.npz"), "r.npz: is corrupt: its central directory");
             b = good;
             b[b.size() - 22 + 19] = 0x7f;
-            EXPECT_DATA_ERROR(ZipReader(b, "r.npz"), "r.npz", "outside the file");
+            EXPECT_DATA_ERROR(ZipReader(b, "r.npz"), "r.npz: is corrupt: its central directory");
         }
         // A deflate entry claiming far more than deflate can produce (a zip bomb header).
         {
             const Bytes d = read_bytes(fixture("reuters_small_compressed.npz"));
             Bytes b = d;
-            // Find x.npy's central header and claim 3 GiB uncompressed.
+            // Find x.npy's central header and claim 3 GiB uncompressed there and in the local
+            // header's zip64 field (at 30 + 5 + 4: numpy writes zip64 local headers), so that the
+            // two agree and the archive opens.
             const std::string sig("PK\x01\x02", 4);
             const auto it = std::search(b.begin(), b.end(), sig.begin(), sig.end());
             const size_t cd = static_cast<size_t>(it - b.begin());
-            b[cd + 24] = 0x00;
-            b[cd + 25] = 0x00;
-            b[cd + 26] = 0x00;
-            b[cd + 27] = 0xc0;
+            constexpr size_t kLocalZip64Size = 30 + 5 + 4;
+            b[cd + 24] = b[kLocalZip64Size] = 0x00;
+            b[cd + 25] = b[kLocalZip64Size + 1] = 0x00;
+            b[cd + 26] = b[kLocalZip64Size + 2] = 0x00;
+            b[cd + 27] = b[kLocalZip64Size + 3] = 0xc0;
             EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz",
                               "more than deflate can produce");
-            b = d;
-            b[cd + 24] ^= 0x01;  // one byte fewer or more than the stream inflates to
-            EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz", "'x.npy'");
+            for (const uint8_t flip : {0x01, 0xff}) {  // a few bytes fewer or more than it inflates to
+                b = d;
+                b[cd + 24] ^= flip;
+                b[kLocalZip64Size] ^= flip;
+                EXPECT_DATA_ERROR(ZipReader(b, "r.npz").read("x.npy"), "r.npz", "'x.npy'");
+            }
         }
     }
 

@@ -1,18 +1,21 @@
 #pragma once
-// Reads the zip archives that numpy's np.savez and np.savez_compressed write (.npz): stored and
-// deflate entries, zip64 extras (numpy forces them on every entry), data descriptors (savez into
-// an unseekable stream), each entry checked against its CRC-32.
+// Reads the zip archives that numpy's np.savez and np.savez_compressed write (.npz) through libzip
+// (Debian: libzip-dev): stored and deflate entries, zip64, data descriptors (savez into an
+// unseekable stream), each entry checked against its CRC-32 and its local header against the
+// central directory.
 //
-// The file is untrusted: every size and offset read from it is checked against the bytes that
-// are really there before anything is allocated, so a truncated or hostile archive gives a
-// DataError naming the file and the problem ("reuters.npz: entry 'x.npy' is truncated (expected
-// 123 bytes, found 45)"), never a crash, a hang or a huge allocation.
+// The file is untrusted. What libzip leaves to its caller is done here, before anything is
+// inflated: only stored and deflate entries, no encryption, and the size limits below. A
+// truncated or hostile archive gives a DataError naming the file and the problem ("reuters.npz:
+// entry 'x.npy' fails its CRC-32 check"), never a crash, a hang or a huge allocation.
 #include <cstddef>
 #include <cstdint>
-#include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct zip;  // libzip's archive (zip_t); zip.h stays out of this header
 
 namespace mirrorlab {
 
@@ -31,11 +34,15 @@ inline constexpr uint64_t kZipRatioFreeBytes = uint64_t{64} << 20;
 struct ZipEntry {
     std::string name;
     uint16_t method = 0;  // 0 = stored, 8 = deflate (nothing else is accepted)
-    uint16_t flags = 0;
+    bool encrypted = false;
     uint32_t crc32 = 0;
     uint64_t compressed_size = 0;
     uint64_t uncompressed_size = 0;
-    uint64_t local_header_offset = 0;
+    uint64_t index = 0;  // libzip's
+};
+
+struct ZipArchiveCloser {
+    void operator()(::zip* archive) const;
 };
 
 class ZipReader {
@@ -44,6 +51,8 @@ class ZipReader {
     static ZipReader open_file(const std::string& path);
     // An archive already in memory; `source_name` starts every error message.
     ZipReader(std::vector<uint8_t> bytes, std::string source_name);
+    ZipReader(ZipReader&&) noexcept = default;
+    ~ZipReader();
 
     const std::string& source_name() const { return source_; }
     // In central-directory order.
@@ -56,17 +65,16 @@ class ZipReader {
     std::vector<uint8_t> read(std::string_view name) const;
 
   private:
-    void parse_central_directory();
+    void open();
+    void list_entries();
+    void check_sizes(const ZipEntry& entry, const std::string& who) const;
     [[noreturn]] void fail(const std::string& problem) const;
 
-    std::vector<uint8_t> bytes_;
+    std::vector<uint8_t> bytes_;  // libzip reads from here: kept in place for the archive's life
     std::string source_;
     std::vector<ZipEntry> entries_;
-    uint64_t central_directory_offset_ = 0;
+    std::unique_ptr<::zip, ZipArchiveCloser> archive_;
 };
-
-// CRC-32 as zip (and zlib) define it.
-uint32_t zip_crc32(std::span<const uint8_t> bytes);
 
 // Reads a whole .npz or .npy file (a regular file of at most kZipMaxArchiveBytes; see
 // core/util/file.h); DataError naming `path` and the reason when it cannot.

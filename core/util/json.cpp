@@ -1,14 +1,18 @@
+// JSON through nlohmann-json (Debian: nlohmann-json3-dev, header-only). nlohmann stays inside this
+// file: json.h is core's own Value, so nothing else (the CUDA plugin's nvcc compile included) sees it.
 #include "core/util/json.h"
-#include "core/util/file.h"
-#include "core/util/utf8.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <memory>
-#include <system_error>
+#include <iterator>
+#include <limits>
+#include <optional>
 #include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/file.h"
 
 namespace mirrorlab::json {
 
@@ -82,493 +86,438 @@ std::string number_to_string(double d) {
     return std::string(buf, res.ptr);
 }
 
-class Parser {
-public:
-    Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {
-        // RFC 8259 section 8.1 lets parsers ignore a BOM; Windows editors like to add one.
-        if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);
-    }
 
-    Value parse_document() {
-        skip_whitespace();
-        if (at_end()) fail(pos_, "empty input, expected a JSON value");
-        Value v = parse_value();
-        skip_whitespace();
-        if (!at_end()) fail(pos_, "expected end of input after the JSON value, found " + describe(pos_));
-        return v;
+// --- Reading: nlohmann's SAX parser does the lexing and parsing and builds our Value. ---------
+// What is ours: the limits (depth, duplicate keys), and error messages that say what is wrong in
+// words a person editing a model file understands, at the line and column of the mistake.
+
+using Library = nlohmann::ordered_json;
+
+// Hands the parser the text a byte at a time and counts them, so the builder knows where the
+// parser is when it meets a key or opens a container (nlohmann reports positions only with
+// errors). nlohmann reads a token's last byte just before it reports the token.
+class CountingIterator {
+public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    CountingIterator(const char* at, std::size_t* consumed) : at_(at), consumed_(consumed) {}
+    reference operator*() const { return *at_; }
+    CountingIterator& operator++() {
+        ++at_;
+        ++*consumed_;
+        return *this;
     }
+    CountingIterator operator++(int) {
+        CountingIterator before = *this;
+        ++*this;
+        return before;
+    }
+    bool operator==(const CountingIterator& other) const { return at_ == other.at_; }
 
 private:
-    struct Position {
-        std::size_t line = 1;
-        std::size_t column = 1;
+    const char* at_;
+    std::size_t* consumed_;
+};
+
+struct Position {
+    std::size_t line = 1;
+    std::size_t column = 1;
+};
+
+// Computed only when reporting, so the happy path does not track lines.
+Position position_of(std::string_view text, std::size_t offset) {
+    Position p;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') {
+            ++p.line;
+            p.column = 1;
+        } else if ((c & 0xC0) != 0x80) {  // continuation bytes belong to the previous character
+            ++p.column;
+        }
+    }
+    return p;
+}
+
+// The character at `offset` as a message shows it: "'x'", "end of input", "'é' (U+00E9)", ...
+std::string describe(std::string_view text, std::size_t offset) {
+    if (offset >= text.size()) return "end of input";
+    const auto c = static_cast<unsigned char>(text[offset]);
+    if (c == '\'') return "\"'\"";
+    if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+    if (c < 0x80) return "control character U+" + hex(c, 4);
+    const std::size_t len = utf8_sequence_length(text, offset);
+    if (len == 0) return "invalid UTF-8 byte 0x" + hex(c, 2);
+    return "'" + std::string(text.substr(offset, len)) + "' (U+" + hex(utf8_decode(text, offset, len), 4) + ")";
+}
+
+struct Failure {
+    std::size_t offset = 0;
+    std::string reason;
+};
+
+// Where nlohmann's current token starts. `token` is the token as nlohmann shows it (control
+// characters written as "<U+000A>", eight characters for one byte) and ends at `end`. nlohmann
+// restarts it at each string and number only, so only those tokens can be measured this way.
+std::size_t token_start(std::string_view text, std::size_t end, const std::string& token) {
+    std::size_t shown = 0;
+    std::size_t start = std::min(end, text.size());
+    while (start > 0 && shown < token.size()) {
+        --start;
+        shown += static_cast<unsigned char>(text[start]) <= 0x1F ? 8 : 1;
+    }
+    return start;
+}
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::size_t previous_non_space(std::string_view text, std::size_t offset) {
+    while (offset > 0) {
+        const char c = text[--offset];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return offset;
+    }
+    return std::string_view::npos;
+}
+
+// The "\u" escape that a surrogate complaint is about: the nearest before `offset`, or the nearest
+// high surrogate (D800-DBFF) when `high`.
+std::size_t escape_before(std::string_view text, std::size_t offset, bool high) {
+    std::size_t at = offset;
+    while (at > 0 && (at = text.rfind("\\u", at - 1)) != std::string_view::npos) {
+        if (!high) return at;
+        const std::string_view digits = text.substr(at + 2, 2);
+        if (digits.size() == 2 && (digits[0] == 'D' || digits[0] == 'd') &&
+            std::string_view("89abAB").find(digits[1]) != std::string_view::npos) {
+            return at;
+        }
+    }
+    return offset;
+}
+
+// nlohmann's lexer found a bad string or number; `bad` is the byte it stopped at.
+Failure lexical_failure(std::string_view text, std::size_t bad, const std::string& complaint, std::size_t start) {
+    const auto found = [&] { return describe(text, bad); };
+    if (complaint.starts_with("invalid string: missing closing quote") ||
+        (complaint.starts_with("invalid string: forbidden character after backslash") && bad >= text.size())) {
+        return {start, "unterminated string, missing closing '\"'"};
+    }
+    if (complaint.starts_with("invalid string: control character")) {
+        const auto c = static_cast<unsigned char>(text[bad]);
+        return {bad, "control character U+" + hex(c, 4) + " must be escaped in a string" +
+                         // A raw line break inside a string is nearly always a forgotten closing quote.
+                         (c == '\n' || c == '\r' ? " (missing closing '\"'?)" : "")};
+    }
+    if (complaint.starts_with("invalid string: ill-formed UTF-8")) {
+        std::size_t at = start;
+        while (at < bad && utf8_sequence_length(text, at) > 0) at += utf8_sequence_length(text, at);
+        return {at, "invalid UTF-8 in string (byte 0x" + hex(static_cast<unsigned char>(text[at]), 2) +
+                        "); JSON text must be UTF-8"};
+    }
+    if (complaint.starts_with("invalid string: forbidden character after backslash")) {
+        return {bad - 1, "invalid escape sequence in string: backslash followed by " + found()};
+    }
+    if (complaint.starts_with("invalid string: '\\u' must be followed by 4 hex digits")) {
+        return {escape_before(text, bad, false), "expected 4 hex digits after '\\u'"};
+    }
+    if (complaint.starts_with("invalid string: surrogate U+D800")) {
+        const std::size_t at = escape_before(text, bad, true);
+        return {at, "unpaired high surrogate " + std::string(text.substr(at, 6)) +
+                        " in string (must be followed by a low surrogate \\uDC00-\\uDFFF)"};
+    }
+    if (complaint.starts_with("invalid string: surrogate U+DC00")) {
+        const std::size_t at = escape_before(text, bad, false);
+        return {at, "unpaired low surrogate " + std::string(text.substr(at, 6)) + " in string"};
+    }
+    if (complaint.starts_with("invalid number; expected digit after '-'")) {
+        return {bad, "expected a digit after '-', found " + found()};
+    }
+    if (complaint.starts_with("invalid number; expected digit after '.'")) {
+        return {bad, "expected a digit after the decimal point, found " + found()};
+    }
+    if (complaint.starts_with("invalid number")) return {bad, "expected a digit in the exponent, found " + found()};
+    return {0, "expected a JSON value, found " + describe(text, 0)};  // "invalid BOM": a stray 0xEF first
+}
+
+// nlohmann's complaint, in pieces: "syntax error while parsing <context> - <detail>".
+struct Complaint {
+    std::string context;  // "value", "object key", "object separator", "array" or "object"
+    std::string lexer;    // what the lexer said ("invalid literal", ...); empty: an unexpected token
+    std::string token;    // the unexpected token's name ("number literal", "']'", ...)
+    bool end_expected = false;  // a whole value was read and more followed
+};
+
+Complaint split(const std::string& message) {
+    Complaint c;
+    constexpr std::string_view kPrefix = "syntax error while parsing ";
+    const std::size_t at = message.find(kPrefix);
+    if (at == std::string::npos) return c;
+    const std::size_t dash = message.find(" - ", at);
+    c.context = message.substr(at + kPrefix.size(), dash - at - kPrefix.size());
+    const std::string detail = dash == std::string::npos ? std::string() : message.substr(dash + 3);
+    c.end_expected = detail.ends_with("; expected end of input");
+    if (detail.starts_with("unexpected ")) {
+        c.token = detail.substr(11, detail.find("; expected") - 11);
+    } else {
+        c.lexer = detail.substr(0, detail.find("; last read:"));
+    }
+    return c;
+}
+
+// Where the unexpected token begins.
+std::size_t unexpected_token_at(std::string_view text, std::size_t end, const std::string& shown,
+                                const std::string& token) {
+    if (token == "number literal" || token == "string literal") return token_start(text, end, shown);
+    if (token == "true literal" || token == "null literal") return end - std::min<std::size_t>(end, 4);
+    if (token == "false literal") return end - std::min<std::size_t>(end, 5);
+    return end > 0 ? end - 1 : 0;  // one character, or the end of input
+}
+
+// "[01]": nlohmann reads 0 and then another number.
+bool after_leading_zero(std::string_view text, std::size_t at) {
+    if (at == 0 || text[at - 1] != '0') return false;
+    return at < 2 || std::string_view("0123456789.eE+").find(text[at - 2]) == std::string_view::npos;
+}
+
+// A literal nlohmann could not read (`word_start` is where its letters begin), or what a value
+// cannot start with.
+Failure bad_value(std::string_view text, std::size_t found, std::size_t word_start) {
+    if (is_letter(text[word_start])) {
+        std::size_t end = word_start;
+        while (end < text.size() && (is_letter(text[end]) || (text[end] >= '0' && text[end] <= '9') || text[end] == '_')) {
+            ++end;
+        }
+        const std::string_view word = text.substr(word_start, end - word_start);
+        if (word == "NaN" || word == "Infinity") return {word_start, "NaN and Infinity are not valid JSON numbers"};
+        return {word_start, "invalid literal " + quoted_for_message(word) +
+                                ", expected a JSON value (true, false, null, a number, a string, an array or an "
+                                "object)"};
+    }
+    const char c = text[found];
+    if (c == '\'') return {found, "strings must be enclosed in double quotes, found " + describe(text, found)};
+    if (c == '+' || c == '.') return {found, "a number must start with a digit or '-', found " + describe(text, found)};
+    return {found, "expected a JSON value, found " + describe(text, found)};
+}
+
+Failure syntax_failure(std::string_view text, std::size_t end, const std::string& shown, const Complaint& c) {
+    std::size_t found = c.lexer.empty() ? unexpected_token_at(text, end, shown, c.token) : end - 1;
+    std::size_t word_start = found;
+    if (!c.lexer.empty()) {
+        while (word_start > 0 && is_letter(text[word_start - 1])) --word_start;
+    }
+    const bool in_word = word_start < found;  // "nul]", "truex": letters nlohmann began as a literal
+    found = word_start;
+    const std::string what = describe(text, found);
+    if (found < text.size() && text[found] == '/' && found + 1 < text.size() &&
+        (text[found + 1] == '/' || text[found + 1] == '*')) {
+        return {found, "comments are not allowed in JSON"};  // "found '/'" would leave people guessing
+    }
+    const std::size_t before = previous_non_space(text, found);
+    if (found < text.size() && (text[found] == ']' || text[found] == '}') && before != std::string_view::npos &&
+        text[before] == ',' && (c.context == "object key" || (c.context == "value" && !c.end_expected))) {
+        return {before, std::string("trailing comma before '") + text[found] + "' is not allowed"};
+    }
+    if (c.token == "number literal" && after_leading_zero(text, found)) {
+        return {found - 1 - (found >= 2 && text[found - 2] == '-'), "leading zeros are not allowed in numbers"};
+    }
+    if (c.context == "object key") {
+        if (found < text.size() && text[found] == '\'') return {found, "object keys must be enclosed in double quotes, found " + what};
+        const bool first = before != std::string_view::npos && text[before] == '{';
+        return {found, std::string(first ? "expected a string key or '}'" : "expected a string key") + " in object, found " + what};
+    }
+    if (in_word) return bad_value(text, found, word_start);
+    if (c.end_expected) {
+        if (before == std::string_view::npos && found >= text.size()) return {found, "empty input, expected a JSON value"};
+        return {found, "expected end of input after the JSON value, found " + what};
+    }
+    if (c.context == "object separator") return {found, "expected ':' after object key, found " + what};
+    if (c.context == "array") return {found, "expected ',' or ']' after array element, found " + what};
+    if (c.context == "object") return {found, "expected ',' or '}' after object member, found " + what};
+    if (found >= text.size() && before == std::string_view::npos) return {found, "empty input, expected a JSON value"};
+    if (found >= text.size()) return {found, "expected a JSON value, found end of input"};
+    return bad_value(text, found, word_start);
+}
+
+// Turns nlohmann's complaint (a byte count and a sentence about tokens) into ours.
+Failure diagnose(std::string_view text, std::size_t position, const std::string& shown, const std::exception& error) {
+    const std::size_t end = std::min(position, text.size() + 1);
+    const std::string message = error.what();
+    if (message.find("number overflow") != std::string::npos) {
+        const std::size_t start = token_start(text, end, shown);
+        return {start, "number " + quoted_for_message(text.substr(start, std::min(end, text.size()) - start)) +
+                           " is too large for a double"};
+    }
+    const Complaint c = split(message);
+    if (!c.lexer.empty() && c.lexer != "invalid literal") {
+        return lexical_failure(text, std::min(end - 1, text.size()), c.lexer, token_start(text, end, shown));
+    }
+    return syntax_failure(text, end, shown, c);
+}
+
+// Builds a Value from nlohmann's SAX events, refusing what nlohmann accepts but we do not:
+// duplicate keys, and nesting deeper than max_depth (so hostile input cannot exhaust the stack
+// of whoever walks or destroys the tree recursively).
+class Builder {
+public:
+    Builder(std::string_view text, const std::size_t& consumed) : text_(text), consumed_(consumed) {}
+
+    bool null() { return put(Value()); }
+    bool boolean(bool b) { return put(Value(b)); }
+    bool number_integer(std::int64_t i) { return put(Value(i)); }
+    // Past int64: still a JSON number, kept as the nearest double.
+    bool number_unsigned(std::uint64_t u) {
+        return put(u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                       ? Value(static_cast<std::int64_t>(u))
+                       : Value(static_cast<double>(u)));
+    }
+    bool number_float(double d, const std::string&) { return put(Value(d)); }
+    bool string(std::string& s) { return put(Value(std::move(s))); }
+    bool binary(Library::binary_t&) { return false; }  // JSON text has none
+    bool start_object(std::size_t) { return open(Value::object()); }
+    bool start_array(std::size_t) { return open(Value::array()); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(std::string& name);
+    bool parse_error(std::size_t position, const std::string& shown, const nlohmann::detail::exception& error) {
+        failure = diagnose(text_, position, shown, error);
+        return false;
+    }
+
+    Value result;
+    std::optional<Failure> failure;
+
+private:
+    struct Frame {
+        Value* container = nullptr;
+        std::string key;                       // the member whose value comes next
+        std::vector<std::size_t> key_offsets;  // parallel to the members, for "first defined at"
+        // Linear search is fastest for the small objects configs are made of; big ones switch to
+        // a hash index so parsing stays linear.
+        std::unordered_map<std::string, std::size_t> index;
     };
 
-    // Computed only when reporting, so the happy path does not track lines.
-    Position position_of(std::size_t offset) const {
-        Position p;
-        for (std::size_t i = 0; i < offset && i < text_.size(); ++i) {
-            const auto c = static_cast<unsigned char>(text_[i]);
-            if (c == '\n') {
-                ++p.line;
-                p.column = 1;
-            } else if ((c & 0xC0) != 0x80) {  // continuation bytes belong to the previous character
-                ++p.column;
-            }
-        }
-        return p;
-    }
-
-    [[noreturn]] void fail(std::size_t offset, std::string reason) const {
-        const Position p = position_of(offset);
-        throw ParseError(std::string(source_), p.line, p.column, std::move(reason));
-    }
-
-    std::string describe(std::size_t offset) const {
-        if (offset >= text_.size()) return "end of input";
-        const auto c = static_cast<unsigned char>(text_[offset]);
-        if (c == '\'') return "\"'\"";
-        if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
-        if (c < 0x80) return "control character U+" + hex(c, 4);
-        const std::size_t len = utf8_sequence_length(text_, offset);
-        if (len == 0) return "invalid UTF-8 byte 0x" + hex(c, 2);
-        return "'" + std::string(text_.substr(offset, len)) + "' (U+" +
-               hex(utf8_decode(text_, offset, len), 4) + ")";
-    }
-
-    bool at_end() const { return pos_ >= text_.size(); }
-    char peek() const { return at_end() ? '\0' : text_[pos_]; }
-    bool peek_digit() const { return !at_end() && text_[pos_] >= '0' && text_[pos_] <= '9'; }
-
-    void skip_whitespace() {
-        while (!at_end()) {
-            const char c = text_[pos_];
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-                ++pos_;
-            } else if (c == '/' && pos_ + 1 < text_.size() &&
-                       (text_[pos_ + 1] == '/' || text_[pos_ + 1] == '*')) {
-                // Named explicitly because "found '/'" would leave people guessing.
-                fail(pos_, "comments are not allowed in JSON");
-            } else {
-                return;
-            }
-        }
-    }
-
-    void enter_container(std::size_t open) {
-        if (++depth_ > max_depth)
-            fail(open, "arrays and objects nested deeper than " + std::to_string(max_depth) +
-                           " levels");
-    }
-
-    Value parse_value() {
-        if (at_end()) fail(pos_, "expected a JSON value, found end of input");
-        const char c = text_[pos_];
-        switch (c) {
-            case '{': return parse_object();
-            case '[': return parse_array();
-            case '"': return Value(parse_string());
-            case '-': return parse_number();
-            case '+':
-            case '.':
-                fail(pos_, "a number must start with a digit or '-', found " + describe(pos_));
-            case '\'':
-                fail(pos_, "strings must be enclosed in double quotes, found " + describe(pos_));
-            default: break;
-        }
-        if (c >= '0' && c <= '9') return parse_number();
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return parse_literal();
-        fail(pos_, "expected a JSON value, found " + describe(pos_));
-    }
-
-    Value parse_literal() {
-        const std::size_t start = pos_;
-        while (!at_end()) {
-            const char c = text_[pos_];
-            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_'))
-                break;
-            ++pos_;
-        }
-        const std::string_view word = text_.substr(start, pos_ - start);
-        if (word == "true") return Value(true);
-        if (word == "false") return Value(false);
-        if (word == "null") return Value(nullptr);
-        if (word == "NaN" || word == "Infinity")
-            fail(start, "NaN and Infinity are not valid JSON numbers");
-        fail(start, "invalid literal " + quoted_for_message(word) +
-                        ", expected a JSON value (true, false, null, a number, a string, an "
-                        "array or an object)");
-    }
-
-    Value parse_number() {
-        const std::size_t start = pos_;
-        if (peek() == '-') ++pos_;
-        if (!peek_digit()) fail(pos_, "expected a digit after '-', found " + describe(pos_));
-        if (peek() == '0') {
-            ++pos_;
-            if (peek_digit()) fail(start, "leading zeros are not allowed in numbers");
-        } else {
-            while (peek_digit()) ++pos_;
-        }
-        bool integral = true;
-        if (peek() == '.') {
-            integral = false;
-            ++pos_;
-            if (!peek_digit())
-                fail(pos_, "expected a digit after the decimal point, found " + describe(pos_));
-            while (peek_digit()) ++pos_;
-        }
-        if (peek() == 'e' || peek() == 'E') {
-            integral = false;
-            ++pos_;
-            if (peek() == '+' || peek() == '-') ++pos_;
-            if (!peek_digit()) fail(pos_, "expected a digit in the exponent, found " + describe(pos_));
-            while (peek_digit()) ++pos_;
-        }
-        const std::string_view literal = text_.substr(start, pos_ - start);
-        const char* first = literal.data();
-        const char* last = first + literal.size();
-        if (integral) {
-            std::int64_t i = 0;
-            const auto res = std::from_chars(first, last, i);
-            if (res.ec == std::errc{} && res.ptr == last) return Value(i);
-            // Too big for int64: still a valid JSON number, kept as the nearest double.
-        }
-        double d = 0.0;
-        const auto res = std::from_chars(first, last, d);
-        if (res.ec == std::errc::result_out_of_range) {
-            if (magnitude_overflows(literal))
-                fail(start, "number " + quoted_for_message(literal) + " is too large for a double");
-            d = literal.front() == '-' ? -0.0 : 0.0;  // underflow: the nearest double is zero
-        } else if (res.ec != std::errc{} || res.ptr != last) {
-            fail(start, "invalid number " + quoted_for_message(literal));
-        }
-        return Value(d);
-    }
-
-    // from_chars reports overflow and underflow alike; the decimal exponent of the leading
-    // significant digit tells them apart.
-    static bool magnitude_overflows(std::string_view literal) {
-        std::size_t i = literal.front() == '-' ? 1 : 0;
-        long int_digits = 0;         // significant digits before the point
-        long zeros_after_point = 0;  // zeros between the point and the first nonzero digit
-        bool seen_point = false;
-        bool found = false;
-        for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
-            const char c = literal[i];
-            if (c == '.') {
-                seen_point = true;
-                continue;
-            }
-            if (c != '0') found = true;
-            if (!seen_point && found) ++int_digits;
-            if (seen_point && !found) ++zeros_after_point;
-        }
-        const long magnitude = int_digits > 0 ? int_digits - 1 : -(zeros_after_point + 1);
-        long exponent = 0;
-        if (i < literal.size()) {
-            ++i;
-            bool negative = false;
-            if (literal[i] == '+' || literal[i] == '-') negative = literal[i++] == '-';
-            for (; i < literal.size(); ++i) {
-                // Saturate: anything this far out is out of range either way.
-                if (exponent < 1'000'000) exponent = exponent * 10 + (literal[i] - '0');
-            }
-            if (negative) exponent = -exponent;
-        }
-        return magnitude + exponent > 0;
-    }
-
-    std::uint32_t parse_hex4(std::size_t escape_start) {
-        if (text_.size() - pos_ < 4) fail(escape_start, "expected 4 hex digits after '\\u'");
-        std::uint32_t v = 0;
-        for (int k = 0; k < 4; ++k) {
-            const char c = text_[pos_ + static_cast<std::size_t>(k)];
-            std::uint32_t digit = 0;
-            if (c >= '0' && c <= '9') digit = static_cast<std::uint32_t>(c - '0');
-            else if (c >= 'a' && c <= 'f') digit = static_cast<std::uint32_t>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') digit = static_cast<std::uint32_t>(c - 'A' + 10);
-            else fail(escape_start, "expected 4 hex digits after '\\u'");
-            v = v * 16 + digit;
-        }
-        pos_ += 4;
-        return v;
-    }
-
-    void parse_escape(std::string& out, std::size_t open) {
-        const std::size_t escape_start = pos_;
-        ++pos_;  // the backslash
-        if (at_end()) fail(open, "unterminated string, missing closing '\"'");
-        const char c = text_[pos_++];
-        switch (c) {
-            case '"': out += '"'; return;
-            case '\\': out += '\\'; return;
-            case '/': out += '/'; return;
-            case 'b': out += '\b'; return;
-            case 'f': out += '\f'; return;
-            case 'n': out += '\n'; return;
-            case 'r': out += '\r'; return;
-            case 't': out += '\t'; return;
-            case 'u': break;
-            default:
-                fail(escape_start, "invalid escape sequence in string: backslash followed by " +
-                                       describe(pos_ - 1));
-        }
-        std::uint32_t cp = parse_hex4(escape_start);
-        const std::string written = "\\u" + std::string(text_.substr(escape_start + 2, 4));
-        if (cp >= 0xDC00 && cp <= 0xDFFF)
-            fail(escape_start, "unpaired low surrogate " + written + " in string");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (text_.substr(pos_, 2) != "\\u")
-                fail(escape_start, "unpaired high surrogate " + written +
-                                       " in string (must be followed by a low surrogate "
-                                       "\\uDC00-\\uDFFF)");
-            const std::size_t low_start = pos_;
-            pos_ += 2;
-            const std::uint32_t low = parse_hex4(low_start);
-            if (low < 0xDC00 || low > 0xDFFF)
-                fail(escape_start, "unpaired high surrogate " + written +
-                                       " in string (must be followed by a low surrogate "
-                                       "\\uDC00-\\uDFFF)");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        }
-        append_utf8(out, cp);
-    }
-
-    std::string parse_string() {
-        const std::size_t open = pos_;
-        ++pos_;
-        std::string out;
-        for (;;) {
-            if (at_end()) fail(open, "unterminated string, missing closing '\"'");
-            const auto c = static_cast<unsigned char>(text_[pos_]);
-            if (c == '"') {
-                ++pos_;
-                return out;
-            }
-            if (c == '\\') {
-                parse_escape(out, open);
-            } else if (c < 0x20) {
-                std::string why = "control character U+" + hex(c, 4) + " must be escaped in a string";
-                // A raw line break inside a string is nearly always a forgotten closing quote.
-                if (c == '\n' || c == '\r') why += " (missing closing '\"'?)";
-                fail(pos_, std::move(why));
-            } else if (c < 0x80) {
-                const std::size_t run = pos_;
-                while (!at_end()) {
-                    const auto d = static_cast<unsigned char>(text_[pos_]);
-                    if (d == '"' || d == '\\' || d < 0x20 || d >= 0x80) break;
-                    ++pos_;
-                }
-                out.append(text_.substr(run, pos_ - run));
-            } else {
-                const std::size_t len = utf8_sequence_length(text_, pos_);
-                if (len == 0)
-                    fail(pos_, "invalid UTF-8 in string (byte 0x" + hex(c, 2) +
-                                   "); JSON text must be UTF-8");
-                out.append(text_.substr(pos_, len));
-                pos_ += len;
-            }
-        }
-    }
-
-    Value parse_array() {
-        enter_container(pos_);
-        ++pos_;
-        Value result = Value::array();
-        Value::Array& elements = result.as_array();
-        skip_whitespace();
-        if (peek() == ']') {
-            ++pos_;
-            --depth_;
-            return result;
-        }
-        for (;;) {
-            skip_whitespace();
-            elements.push_back(parse_value());
-            skip_whitespace();
-            if (peek() == ']') {
-                ++pos_;
-                break;
-            }
-            if (peek() != ',')
-                fail(pos_, "expected ',' or ']' after array element, found " + describe(pos_));
-            const std::size_t comma = pos_++;
-            skip_whitespace();
-            if (peek() == ']') fail(comma, "trailing comma before ']' is not allowed");
-        }
-        --depth_;
-        return result;
-    }
-
-    Value parse_object() {
-        enter_container(pos_);
-        ++pos_;
-        Value result = Value::object();
-        Value::Object& members = result.as_object();
-        // Offsets of the keys, parallel to `members`, so a duplicate can point at the first.
-        std::vector<std::size_t> key_offsets;
-        // Linear search is fastest for the small objects configs are made of; big ones switch
-        // to a hash index so parsing stays linear.
-        constexpr std::size_t kIndexFrom = 16;
-        std::unordered_map<std::string, std::size_t> index;
-        skip_whitespace();
-        if (peek() == '}') {
-            ++pos_;
-            --depth_;
-            return result;
-        }
-        for (bool first = true;; first = false) {
-            skip_whitespace();
-            if (peek() != '"') {
-                if (peek() == '\'')
-                    fail(pos_, "object keys must be enclosed in double quotes, found " + describe(pos_));
-                fail(pos_, std::string(first ? "expected a string key or '}'" : "expected a string key") +
-                               " in object, found " + describe(pos_));
-            }
-            const std::size_t key_at = pos_;
-            std::string key = parse_string();
-            std::size_t previous = key_offsets.size();
-            if (members.size() < kIndexFrom) {
-                for (std::size_t k = 0; k < members.size(); ++k)
-                    if (members[k].first == key) previous = k;
-            } else {
-                if (index.empty())
-                    for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
-                if (auto it = index.find(key); it != index.end()) previous = it->second;
-            }
-            if (previous != key_offsets.size()) {
-                const Position first_at = position_of(key_offsets[previous]);
-                fail(key_at, "duplicate key " + quoted_for_message(key) +
-                                 " in object (first defined at line " +
-                                 std::to_string(first_at.line) + ", column " +
-                                 std::to_string(first_at.column) + ")");
-            }
-            skip_whitespace();
-            if (peek() != ':')
-                fail(pos_, "expected ':' after object key, found " + describe(pos_));
-            ++pos_;
-            skip_whitespace();
-            Value v = parse_value();
-            if (!index.empty()) index.emplace(key, members.size());
-            key_offsets.push_back(key_at);
-            members.emplace_back(std::move(key), std::move(v));
-            skip_whitespace();
-            if (peek() == '}') {
-                ++pos_;
-                break;
-            }
-            if (peek() != ',')
-                fail(pos_, "expected ',' or '}' after object member, found " + describe(pos_));
-            const std::size_t comma = pos_++;
-            skip_whitespace();
-            if (peek() == '}') fail(comma, "trailing comma before '}' is not allowed");
-        }
-        --depth_;
-        return result;
+    Value* put(Value v);
+    bool open(Value v);
+    bool close() {
+        frames_.pop_back();
+        return true;
     }
 
     std::string_view text_;
-    std::string_view source_;
-    std::size_t pos_ = 0;
-    int depth_ = 0;
+    const std::size_t& consumed_;
+    std::vector<Frame> frames_;
 };
 
-void write_string(std::string& out, std::string_view s, InvalidUtf8 invalid) {
-    out += '"';
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    out += "\\u" + hex(c, 4);
-                } else if (c < 0x80) {
-                    out += static_cast<char>(c);
-                } else {
-                    const std::size_t len = utf8_sequence_length(s, i);
-                    if (len == 0 && invalid == InvalidUtf8::Replace) {
-                        out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER, one per bad byte
-                        ++i;
-                        continue;
-                    }
-                    if (len == 0)
-                        throw Error("cannot write JSON: string " + quoted_for_message(s) +
-                                    " is not valid UTF-8 (byte 0x" + hex(c, 2) + " at offset " +
-                                    std::to_string(i) + ")");
-                    out.append(s.substr(i, len));
-                    i += len;
-                    continue;
-                }
+Value* Builder::put(Value v) {
+    if (frames_.empty()) {
+        result = std::move(v);
+        return &result;
+    }
+    Frame& frame = frames_.back();
+    if (frame.container->is_array()) {
+        frame.container->as_array().push_back(std::move(v));
+        return &frame.container->as_array().back();
+    }
+    Value::Object& members = frame.container->as_object();
+    members.emplace_back(std::move(frame.key), std::move(v));
+    return &members.back().second;
+}
+
+bool Builder::open(Value v) {
+    if (frames_.size() >= static_cast<std::size_t>(max_depth)) {
+        failure = Failure{consumed_ - 1, "arrays and objects nested deeper than " + std::to_string(max_depth) + " levels"};
+        return false;
+    }
+    Value* container = put(std::move(v));
+    frames_.push_back(Frame{container, {}, {}, {}});
+    return true;
+}
+
+bool Builder::key(std::string& name) {
+    // The key's closing quote was the last byte read; its opening quote is the nearest one before
+    // that is not escaped (inside a string every other quote is).
+    std::size_t at = consumed_ - 1;
+    for (;;) {
+        at = text_.rfind('"', at - 1);
+        std::size_t backslashes = 0;
+        while (backslashes < at && text_[at - 1 - backslashes] == '\\') ++backslashes;
+        if (backslashes % 2 == 0) break;
+    }
+    Frame& frame = frames_.back();
+    const Value::Object& members = frame.container->as_object();
+    constexpr std::size_t kIndexFrom = 16;
+    std::size_t previous = members.size();
+    if (members.size() < kIndexFrom) {
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            if (members[k].first == name) previous = k;
         }
-        ++i;
+    } else {
+        if (frame.index.empty()) {
+            for (std::size_t k = 0; k < members.size(); ++k) frame.index.emplace(members[k].first, k);
+        }
+        if (auto it = frame.index.find(name); it != frame.index.end()) previous = it->second;
+        frame.index.emplace(name, members.size());
     }
-    out += '"';
-}
-
-void write_number(std::string& out, double d) {
-    if (!std::isfinite(d)) {
-        out += "null";  // JSON has no NaN or infinity; null is what browsers write too
-        return;
+    if (previous != members.size()) {
+        const Position first = position_of(text_, frame.key_offsets[previous]);
+        failure = Failure{at, "duplicate key " + quoted_for_message(name) + " in object (first defined at line " +
+                                  std::to_string(first.line) + ", column " + std::to_string(first.column) + ")"};
+        return false;
     }
-    std::string s = number_to_string(d);
-    // Keeps 3.0 a double after a round trip instead of turning it into the integer 3.
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    out += s;
+    frame.key_offsets.push_back(at);
+    frame.key = std::move(name);
+    return true;
 }
 
-void newline(std::string& out, int indent, int level) {
-    out += '\n';
-    out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
-}
+// --- Writing: our Value as nlohmann's, which nlohmann writes. --------------------------------
 
-void write_value(std::string& out, const Value& v, int indent, int level, InvalidUtf8 invalid) {
+Library to_library(const Value& v) {
     switch (v.type()) {
-        case Value::Type::Null: out += "null"; return;
-        case Value::Type::Boolean: out += v.as_bool() ? "true" : "false"; return;
-        case Value::Type::Number:
-            if (v.is_integer()) {
-                out += std::to_string(v.as_int64());
-            } else {
-                write_number(out, v.as_double());
-            }
-            return;
-        case Value::Type::String: write_string(out, v.as_string(), invalid); return;
+        case Value::Type::Null: return nullptr;
+        case Value::Type::Boolean: return v.as_bool();
+        case Value::Type::Number: return v.is_integer() ? Library(v.as_int64()) : Library(v.as_double());
+        case Value::Type::String: return v.as_string();
         case Value::Type::Array: {
-            const auto& elements = v.as_array();
-            out += '[';
-            for (std::size_t i = 0; i < elements.size(); ++i) {
-                if (i > 0) out += ',';
-                if (indent >= 0) newline(out, indent, level + 1);
-                write_value(out, elements[i], indent, level + 1, invalid);
-            }
-            if (indent >= 0 && !elements.empty()) newline(out, indent, level);
-            out += ']';
-            return;
+            Library out = Library::array();
+            for (const Value& element : v.as_array()) out.push_back(to_library(element));
+            return out;
         }
         case Value::Type::Object: {
-            const auto& members = v.as_object();
-            out += '{';
-            for (std::size_t i = 0; i < members.size(); ++i) {
-                if (i > 0) out += ',';
-                if (indent >= 0) newline(out, indent, level + 1);
-                write_string(out, members[i].first, invalid);
-                out += indent >= 0 ? ": " : ":";
-                write_value(out, members[i].second, indent, level + 1, invalid);
-            }
-            if (indent >= 0 && !members.empty()) newline(out, indent, level);
-            out += '}';
-            return;
+            Library out = Library::object();
+            for (const auto& [key, member] : v.as_object()) out.emplace(key, to_library(member));
+            return out;
         }
     }
+    return nullptr;
+}
+
+std::size_t invalid_utf8_at(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_sequence_length(s, i);
+        if (len == 0) return i;
+        i += len;
+    }
+    return std::string_view::npos;
+}
+
+// The first string in `v`, key or value, that is not UTF-8; nullptr when there is none.
+const std::string* invalid_utf8_string(const Value& v) {
+    if (v.is_string()) return invalid_utf8_at(v.as_string()) != std::string_view::npos ? &v.as_string() : nullptr;
+    if (v.is_array()) {
+        for (const Value& element : v.as_array()) {
+            if (const std::string* s = invalid_utf8_string(element)) return s;
+        }
+    }
+    if (v.is_object()) {
+        for (const auto& [key, member] : v.as_object()) {
+            if (invalid_utf8_at(key) != std::string_view::npos) return &key;
+            if (const std::string* s = invalid_utf8_string(member)) return s;
+        }
+    }
+    return nullptr;
 }
 
 const char* with_article(Value::Type t) {
@@ -766,8 +715,21 @@ bool operator==(const Value& a, const Value& b) {
     return false;
 }
 
+
 Value parse(std::string_view text, std::string_view source_name) {
-    return Parser(text, source_name).parse_document();
+    // RFC 8259 section 8.1 lets parsers ignore a BOM; Windows editors like to add one.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    std::size_t consumed = 0;
+    Builder builder(text, consumed);
+    const CountingIterator first(text.data(), &consumed);
+    const CountingIterator last(text.data() + text.size(), &consumed);
+    if (!Library::sax_parse(first, last, &builder, Library::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false)) {
+        const Failure failure = builder.failure.value_or(Failure{consumed, "not a JSON text"});
+        const Position p = position_of(text, failure.offset);
+        throw ParseError(std::string(source_name), p.line, p.column, failure.reason);
+    }
+    return std::move(builder.result);
 }
 
 Value parse_file(const std::string& path) {
@@ -776,9 +738,18 @@ Value parse_file(const std::string& path) {
 }
 
 std::string dump(const Value& value, int indent, InvalidUtf8 invalid) {
-    std::string out;
-    write_value(out, value, indent, 0, invalid);
-    return out;
+    const auto on_invalid = invalid == InvalidUtf8::Replace ? Library::error_handler_t::replace
+                                                            : Library::error_handler_t::strict;
+    try {
+        return to_library(value).dump(indent, ' ', /*ensure_ascii=*/false, on_invalid);
+    } catch (const Library::type_error& error) {
+        // nlohmann names the byte but not the string; a person needs both.
+        const std::string* bad = invalid_utf8_string(value);
+        if (bad == nullptr) throw Error(std::string("cannot write JSON: ") + error.what());
+        const std::size_t at = invalid_utf8_at(*bad);
+        throw Error("cannot write JSON: string " + quoted_for_message(*bad) + " is not valid UTF-8 (byte 0x" +
+                    hex(static_cast<unsigned char>((*bad)[at]), 2) + " at offset " + std::to_string(at) + ")");
+    }
 }
 
 }  // namespace mirrorlab::json

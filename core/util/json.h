@@ -1,7 +1,9 @@
 #pragma once
-// A small, strict JSON (RFC 8259) reader and writer for model descriptions, configs and
-// checkpoints' metadata. Strict on purpose: a typo in a hand-edited model file should be an
-// error pointing at the line and column, never a silently different model.
+// A strict JSON (RFC 8259) value for model descriptions, configs and checkpoints' metadata.
+// nlohmann-json reads and writes the text (only json.cpp includes it); on top of it we refuse
+// duplicate keys and deep nesting and say what is wrong in words. Strict on purpose: a typo in a
+// hand-edited model file should be an error pointing at the line and column, never a silently
+// different model.
 #include <concepts>
 #include <cstddef>
 #include <cstdint>

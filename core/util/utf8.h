@@ -1,5 +1,5 @@
 #pragma once
-// UTF-8 encoding shared by the JSON reader and the tokenizer.
+// UTF-8 encoding for the tokenizer.
 #include <string>
 
 namespace mirrorlab {
