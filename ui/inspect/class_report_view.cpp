@@ -6,6 +6,7 @@
 #include <QHelpEvent>
 #include <QLabel>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolTip>
@@ -26,7 +27,7 @@ namespace mirrorlab::ui {
 namespace {
 
 constexpr int kMaxRowNameWidth = 120;     // px; longer names are elided (the tooltip has them whole)
-constexpr int kMaxColumnNameHeight = 90;  // px, the column names written upwards
+constexpr int kMaxColumnNameHeight = 72;  // px, the column names written upwards
 constexpr int kPreferredCell = 26;        // px: room for a three-digit count
 
 QColor mix(const QColor& from, const QColor& to, double t) {
@@ -232,24 +233,32 @@ ClassReportView::ClassReportView(TrainingController* controller, QWidget* parent
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->verticalHeader()->hide();
-    table_->horizontalHeader()->setSectionResizeMode(ClassColumn, QHeaderView::Stretch);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(false);
     table_->horizontalHeader()->setSortIndicator(SupportColumn, Qt::DescendingOrder);
     table_->setSortingEnabled(true);
     matrix_ = new ConfusionMatrixView(this);
 
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->setObjectName(QStringLiteral("classReportSplit"));
-    split->addWidget(table_);
-    split->addWidget(matrix_);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
-    split->setChildrenCollapsible(false);
+    split_ = new QSplitter(Qt::Horizontal, this);
+    split_->setObjectName(QStringLiteral("classReportSplit"));
+    split_->addWidget(table_);
+    split_->addWidget(matrix_);
+    split_->setStretchFactor(1, 1);
+    split_->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(status_);
-    layout->addWidget(split, 1);
+    layout->addWidget(split_, 1);
 
     connect(controller_, &TrainingController::runFinished, this,
             [this] { evaluate(controller_->lastModel(), controller_->lastData(), controller_->lastWeights()); });
+}
+
+// The bottom strip is wide and short, a floating or side dock tall and narrow: the table goes beside
+// the matrix or above it, whichever leaves the matrix the larger square.
+void ClassReportView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    const Qt::Orientation wanted = width() >= 2 * height() ? Qt::Horizontal : Qt::Vertical;
+    if (split_->orientation() != wanted) split_->setOrientation(wanted);
 }
 
 ClassReportView::~ClassReportView() {
@@ -257,7 +266,8 @@ ClassReportView::~ClassReportView() {
 }
 
 // Measured on the 2-core build machine: the tutorial model (Conv1D, input 300) over Reuters'
-// 2,246 validation wires takes well over the ~100 ms a click may freeze the window, so the work
+// 2,246 validation wires takes ~200 ms (padding included), over the ~100 ms the window may freeze
+// (and a GPU-sized model or a slower machine takes longer), so the work
 // runs on a std::thread (QtConcurrent is not linked) and the result comes back as a queued call.
 // The destructor joins the thread, so the queued call never outlives this object.
 void ClassReportView::evaluate(std::shared_ptr<const Model> model, std::shared_ptr<const DatasetSplit> data, std::vector<float> weights) {
@@ -332,7 +342,9 @@ void ClassReportView::showOutcome(const Outcome& outcome) {
         table_->setItem(i, SupportColumn, new NumberItem(static_cast<double>(row.support), 0));
     }
     table_->setSortingEnabled(true);
-    table_->resizeColumnsToContents();
+    // Every column in view: the numbers are what the table is for.
+    table_->setMinimumWidth(table_->horizontalHeader()->length() + table_->verticalScrollBar()->sizeHint().width() +
+                            2 * table_->frameWidth());
     matrix_->setReport(report, outcome.class_names);
     emit reportReady();
 }

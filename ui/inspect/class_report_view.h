@@ -17,6 +17,7 @@
 #include "core/train/inference.h"
 
 class QLabel;
+class QSplitter;
 class QTableWidget;
 
 namespace mirrorlab::ui {
@@ -83,6 +84,9 @@ public:
 signals:
     void reportReady();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     struct Outcome;
     void showOutcome(const Outcome& outcome);
@@ -94,6 +98,7 @@ private:
     std::optional<ClassReport> report_;
     QLabel* status_ = nullptr;
     QTableWidget* table_ = nullptr;
+    QSplitter* split_ = nullptr;
     ConfusionMatrixView* matrix_ = nullptr;
 };
 
