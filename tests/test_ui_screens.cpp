@@ -494,7 +494,8 @@ class TestUiScreens : public QObject {
                  qPrintable(QStringLiteral("after a run:\n") + problems.join(QLatin1Char('\n'))));
         // Every tab brought forward in turn, at the size the first launch gave its dock.
         for (const char* name : {"devicesDock", "modelDock", "dataDock", "logDock", "runsDock",
-                                 "stepViewDock", "timelineDock", "scalingDock"}) {
+                                 "stepViewDock", "timelineDock", "scalingDock", "tryItDock",
+                                 "classReportDock"}) {
             auto* dock = window.findChild<QDockWidget*>(QLatin1String(name));
             QVERIFY2(dock != nullptr, name);
             dock->raise();

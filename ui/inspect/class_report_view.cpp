@@ -227,7 +227,7 @@ ClassReportView::ClassReportView(TrainingController* controller, QWidget* parent
     table_->setAccessibleName(tr("Per-class report"));
     table_->setToolTip(tr("Precision, recall, F1 and support of every topic on the validation split; click a header to sort"));
     table_->setHorizontalHeaderLabels({tr("Topic"), tr("Precision"), tr("Recall"), tr("F1"), tr("Support")});
-    table_->horizontalHeaderItem(PrecisionColumn)->setToolTip(tr("Of the wires predicted as this topic, the share that are"));
+    table_->horizontalHeaderItem(PrecisionColumn)->setToolTip(tr("Of the wires predicted as this topic, the share that truly are"));
     table_->horizontalHeaderItem(RecallColumn)->setToolTip(tr("Of this topic's wires, the share the model finds"));
     table_->horizontalHeaderItem(SupportColumn)->setToolTip(tr("Wires of this topic in the validation split"));
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
