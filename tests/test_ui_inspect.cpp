@@ -5,8 +5,6 @@
 // whose cells add up to the report's, and paints in a light and a dark palette.
 #include <QtTest/QtTest>
 
-#include <QDir>
-#include <QFile>
 #include <QHelpEvent>
 #include <QImage>
 #include <QTableWidget>
@@ -23,6 +21,8 @@
 #include "core/data/synthetic.h"
 #include "core/device/device.h"
 #include "core/model/model.h"
+#include "support/palettes.h"
+#include "support/tiny_corpus.h"
 #include "ui/inspect/class_report_view.h"
 #include "ui/inspect/try_it_panel.h"
 #include "ui/training/training_controller.h"
@@ -31,20 +31,6 @@ using namespace mirrorlab;
 using namespace mirrorlab::ui;
 
 namespace {
-
-// Two topics whose words never meet: test_cli_runs' corpus, which trains to > 60 % in 15 epochs.
-void write_corpus(const QString& root) {
-    const char* classes[][2] = {{"wheat", "wheat harvest grain farmers crop bushels tonnes export"},
-                                {"oil", "crude oil barrels opec prices refinery output"}};
-    for (const auto& [name, words] : classes) {
-        QDir(root).mkpath(name);
-        for (int i = 0; i < 30; ++i) {
-            QFile file(root + "/" + name + "/" + QString::number(i) + ".txt");
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QByteArray(words) + " " + QByteArray::number(i) + "\n");
-        }
-    }
-}
 
 RunSettings tinyRun(std::shared_ptr<const DatasetSplit> data) {
     RunSettings settings;
@@ -63,7 +49,7 @@ RunSettings tinyRun(std::shared_ptr<const DatasetSplit> data) {
 }
 
 std::shared_ptr<const DatasetSplit> tinyCorpus(const QTemporaryDir& dir) {
-    write_corpus(dir.path());
+    write_corpus(dir.path());  // test_cli_runs' corpus: trains to > 60 % in 15 epochs
     return std::make_shared<const DatasetSplit>(load_dataset(("folder:" + dir.path()).toStdString()));
 }
 
@@ -82,30 +68,6 @@ std::optional<QTextFragment> fragmentOf(const QTextBrowser* view, const QString&
         }
     }
     return std::nullopt;
-}
-
-QPalette darkPalette() {
-    QPalette palette;
-    palette.setColor(QPalette::Window, QColor(0x31, 0x36, 0x3b));
-    palette.setColor(QPalette::WindowText, QColor(0xef, 0xf0, 0xf1));
-    palette.setColor(QPalette::Base, QColor(0x23, 0x26, 0x29));
-    palette.setColor(QPalette::Text, QColor(0xef, 0xf0, 0xf1));
-    palette.setColor(QPalette::Highlight, QColor(0x3d, 0xae, 0xe9));
-    palette.setColor(QPalette::HighlightedText, QColor(0xfc, 0xfc, 0xfc));
-    palette.setColor(QPalette::Mid, QColor(0x50, 0x55, 0x5a));
-    return palette;
-}
-
-QPalette lightPalette() {
-    QPalette palette;
-    palette.setColor(QPalette::Window, QColor(0xef, 0xef, 0xef));
-    palette.setColor(QPalette::WindowText, Qt::black);
-    palette.setColor(QPalette::Base, Qt::white);
-    palette.setColor(QPalette::Text, Qt::black);
-    palette.setColor(QPalette::Highlight, QColor(0x30, 0x8c, 0xc6));
-    palette.setColor(QPalette::HighlightedText, Qt::white);
-    palette.setColor(QPalette::Mid, QColor(0xa0, 0xa0, 0xa0));
-    return palette;
 }
 
 // A 46-topic report as Reuters' validation split looks: topic t has 46 - t wires, most of them
@@ -317,7 +279,7 @@ void TestUiInspect::confusionMatrixPaintsInLightAndDarkPalettes() {
     for (int t = 0; t < 46; ++t) names.push_back("topic" + std::to_string(t));
     matrix.setReport(reutersShapedReport(), names);
     matrix.resize(matrix.sizeHint());
-    for (const QPalette& palette : {lightPalette(), darkPalette()}) {
+    for (const QPalette& palette : {light_palette(), dark_palette()}) {
         matrix.setPalette(palette);
         const QImage image = matrix.grab().toImage();
         QVERIFY(!image.isNull());
