@@ -1,9 +1,11 @@
 // mirrorlab: the desktop application. `--screenshot FILE [--epochs N] [--size WxH]` trains on the
 // default data, saves a picture of the window when the run ends and exits (documentation and
-// checks); the window opens as on a first launch on this screen, or at WxH.
+// checks); the window opens as on a first launch on this screen, or at WxH. `--show-panel DOCKS`
+// brings docks forward for the picture (e.g. tryItDock), `--try-text TEXT` asks the Try it panel.
 // `--language zh_CN|en` chooses the interface language (default: the system locale's).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QSettings>
 #include <QTimer>
 
@@ -14,6 +16,8 @@
 #include "ui/common/image_file.h"
 #include "ui/common/translation.h"
 #include "ui/data/data_panel.h"
+#include "ui/inspect/class_report_view.h"
+#include "ui/inspect/try_it_panel.h"
 #include "ui/main_window.h"
 
 int main(int argc, char** argv) {
@@ -58,7 +62,16 @@ int main(int argc, char** argv) {
     QCommandLineOption size(QStringLiteral("size"),
                             QApplication::translate("main", "Window size for --screenshot, e.g. 1366x768 (default: as on a first launch on this screen)."),
                             QStringLiteral("WxH"));
+    QCommandLineOption show_panel(
+        QStringLiteral("show-panel"),
+        QApplication::translate("main", "For --screenshot: bring these panels forward (dock names, comma-separated, e.g. tryItDock,classReportDock); a bottom one gets half the window's height."),
+        QStringLiteral("DOCKS"));
+    QCommandLineOption try_text(QStringLiteral("try-text"),
+                                QApplication::translate("main", "For --screenshot: a newswire for the Try it panel to classify."),
+                                QStringLiteral("TEXT"));
     parser.addOption(language_option);
+    parser.addOption(show_panel);
+    parser.addOption(try_text);
     parser.addOption(screenshot);
     parser.addOption(epochs);
     parser.addOption(size);
@@ -92,6 +105,21 @@ int main(int argc, char** argv) {
         return 1;
     }
     window.controller()->waitForFinished(-1);
+    if (auto* report = window.findChild<mirrorlab::ui::ClassReportView*>()) report->waitForReport(120000);
+    if (auto* try_it = window.findChild<mirrorlab::ui::TryItPanel*>(); try_it != nullptr && parser.isSet(try_text)) {
+        try_it->setText(parser.value(try_text));
+        try_it->classify();
+    }
+    for (const QString& name : parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        auto* dock = window.findChild<QDockWidget*>(name);
+        if (dock == nullptr) {
+            std::fprintf(stderr, "mirrorlab: warning: --show-panel: no panel named '%s'\n", qPrintable(name));
+            continue;
+        }
+        dock->show();
+        dock->raise();
+        if (window.dockWidgetArea(dock) == Qt::BottomDockWidgetArea) window.resizeDocks({dock}, {window.height() / 2}, Qt::Vertical);
+    }
     // Let the charts' batching timer draw the last points before the picture is taken.
     QTimer::singleShot(400, &app, [&] {
         QString error;

@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "support/cli_process.h"
+#include "support/tiny_corpus.h"
 
 namespace {
 
@@ -24,20 +25,6 @@ std::vector<mirrorlab::json::Value> runs_json(const QTemporaryDir& store) {
     const CliResult result = run_cli(with_store(store, {"runs", "--json"}));
     if (result.exit_code != 0) return {};
     return mirrorlab::json::parse(result.out.toStdString(), "runs --json").as_array();
-}
-
-// A corpus with words: one folder per class, so that predict has a vocabulary to encode with.
-void write_corpus(const QString& root) {
-    const char* classes[][2] = {{"wheat", "wheat harvest grain farmers crop bushels tonnes export"},
-                                {"oil", "crude oil barrels opec prices refinery output"}};
-    for (const auto& [name, words] : classes) {
-        QDir(root).mkpath(name);
-        for (int i = 0; i < 30; ++i) {
-            QFile file(root + "/" + name + "/" + QString::number(i) + ".txt");
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QByteArray(words) + " " + QByteArray::number(i) + "\n");
-        }
-    }
 }
 
 }  // namespace

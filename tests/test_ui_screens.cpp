@@ -36,6 +36,7 @@
 
 #include "core/device/device.h"
 #include "core/model/model.h"
+#include "support/palettes.h"
 #include "ui/common/focus_order.h"
 #include "ui/common/theme.h"
 #include "ui/common/window_geometry.h"
@@ -155,29 +156,6 @@ QStringList overlaps_and_cut_text(const QMainWindow& window) {
         }
     }
     return problems;
-}
-
-QPalette light_palette() {
-    QPalette palette;
-    palette.setColor(QPalette::Window, QColor(0xef, 0xef, 0xef));
-    palette.setColor(QPalette::Base, Qt::white);
-    palette.setColor(QPalette::Text, Qt::black);
-    return palette;
-}
-
-// A dark desktop's palette (Breeze Dark's main colours).
-QPalette dark_palette() {
-    QPalette palette;
-    palette.setColor(QPalette::Window, QColor(0x31, 0x36, 0x3b));
-    palette.setColor(QPalette::WindowText, QColor(0xef, 0xf0, 0xf1));
-    palette.setColor(QPalette::Base, QColor(0x23, 0x26, 0x29));
-    palette.setColor(QPalette::AlternateBase, QColor(0x31, 0x36, 0x3b));
-    palette.setColor(QPalette::Text, QColor(0xef, 0xf0, 0xf1));
-    palette.setColor(QPalette::Button, QColor(0x31, 0x36, 0x3b));
-    palette.setColor(QPalette::ButtonText, QColor(0xef, 0xf0, 0xf1));
-    palette.setColor(QPalette::PlaceholderText, QColor(0xa0, 0xa0, 0xa0));
-    palette.setColor(QPalette::Highlight, QColor(0x3d, 0xae, 0xe9));
-    return palette;
 }
 
 // WCAG 2 contrast ratio of two colours.
@@ -494,7 +472,8 @@ class TestUiScreens : public QObject {
                  qPrintable(QStringLiteral("after a run:\n") + problems.join(QLatin1Char('\n'))));
         // Every tab brought forward in turn, at the size the first launch gave its dock.
         for (const char* name : {"devicesDock", "modelDock", "dataDock", "logDock", "runsDock",
-                                 "stepViewDock", "timelineDock", "scalingDock"}) {
+                                 "stepViewDock", "timelineDock", "scalingDock", "tryItDock",
+                                 "classReportDock"}) {
             auto* dock = window.findChild<QDockWidget*>(QLatin1String(name));
             QVERIFY2(dock != nullptr, name);
             dock->raise();

@@ -29,6 +29,8 @@
 #include "ui/common/window_geometry.h"
 #include "ui/data/data_panel.h"
 #include "ui/devices/devices_panel.h"
+#include "ui/inspect/class_report_view.h"
+#include "ui/inspect/try_it_panel.h"
 #include "ui/model/model_panel.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/teaching/scaling_panel.h"
@@ -139,6 +141,13 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     tabifyDockWidget(runs_dock, step_dock);
     tabifyDockWidget(step_dock, timeline_dock);
     tabifyDockWidget(timeline_dock, scaling_dock);
+    // Asking the trained model: a newswire's topics, and the validation split topic by topic.
+    QDockWidget* try_it_dock = add_dock(this, new TryItPanel(controller_, this), tr("Try it"), QStringLiteral("tryItDock"),
+                                        Qt::BottomDockWidgetArea, Scroll::Both);
+    QDockWidget* report_dock = add_dock(this, new ClassReportView(controller_, this), tr("Per-class report"),
+                                        QStringLiteral("classReportDock"), Qt::BottomDockWidgetArea, Scroll::Both);
+    tabifyDockWidget(scaling_dock, try_it_dock);
+    tabifyDockWidget(try_it_dock, report_dock);
     log_dock->raise();
 
     buildActions();
