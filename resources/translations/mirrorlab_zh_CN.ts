@@ -159,6 +159,85 @@
         <source>Window size for --screenshot, e.g. 1366x768 (default: as on a first launch on this screen).</source>
         <translation>--screenshot 的窗口大小，例如 1366x768（默认：与在此屏幕上首次启动时相同）。</translation>
     </message>
+    <message>
+        <source>For --screenshot: bring these panels forward (dock names, comma-separated, e.g. tryItDock,classReportDock); a bottom one gets half the window&apos;s height.</source>
+        <translation>用于 --screenshot：将这些面板置于前端（停靠窗口名称，以逗号分隔，例如 tryItDock,classReportDock）；底部面板将占窗口高度的一半。</translation>
+    </message>
+    <message>
+        <source>For --screenshot: a newswire for the Try it panel to classify.</source>
+        <translation>用于 --screenshot：交给“试一试”面板分类的一篇新闻稿。</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::ClassReportView</name>
+    <message>
+        <source>When a run ends, its final weights are evaluated here on the validation split, topic by topic.</source>
+        <translation>运行结束后，将在此用验证集逐个主题评估其最终权重。</translation>
+    </message>
+    <message>
+        <source>Per-class report</source>
+        <translation>逐类报告</translation>
+    </message>
+    <message>
+        <source>Precision, recall, F1 and support of every topic on the validation split; click a header to sort</source>
+        <translation>验证集上每个主题的精确率、召回率、F1 和样本数；点击表头可排序</translation>
+    </message>
+    <message>
+        <source>Topic</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>Support</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>Of the wires predicted as this topic, the share that truly are</source>
+        <translation>被预测为该主题的新闻稿中，真正属于该主题的比例</translation>
+    </message>
+    <message>
+        <source>Of this topic&apos;s wires, the share the model finds</source>
+        <translation>该主题的新闻稿中，被模型正确找出的比例</translation>
+    </message>
+    <message>
+        <source>Wires of this topic in the validation split</source>
+        <translation>验证集中该主题的新闻稿数量</translation>
+    </message>
+    <message>
+        <source>Train a model first: when a run ends, its final weights are evaluated here.</source>
+        <translation>请先训练一个模型：运行结束后，将在此评估其最终权重。</translation>
+    </message>
+    <message>
+        <source>Evaluating the final weights on the validation split…</source>
+        <translation>正在用验证集评估最终权重…</translation>
+    </message>
+    <message>
+        <source>This data set has no validation split, so there is nothing to evaluate on.</source>
+        <translation>此数据集没有验证集，因此无从评估。</translation>
+    </message>
+    <message>
+        <source>Validation split: %1 wires, accuracy %2, macro F1 %3 (the run&apos;s final weights, evaluated in %4 ms).</source>
+        <translation>验证集：%1 篇新闻稿，准确率 %2，宏平均 F1 %3（该运行的最终权重，评估用时 %4 毫秒）。</translation>
+    </message>
+    <message>
+        <source>No wire was predicted as %1</source>
+        <translation>没有新闻稿被预测为 %1</translation>
+    </message>
+    <message>
+        <source>%1 has no wires in the validation split</source>
+        <translation>验证集中没有 %1 的新闻稿</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::CompileOptions</name>
@@ -389,6 +468,37 @@
     <message>
         <source>restore_best_weights: end with the weights of the best epoch instead of the last</source>
         <translation>restore_best_weights：结束时使用最佳一轮的权重，而不是最后一轮的</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::ConfusionMatrixView</name>
+    <message>
+        <source>Confusion matrix</source>
+        <translation>混淆矩阵</translation>
+    </message>
+    <message>
+        <source>Rows: the true topic; columns: the topic the model predicted. Point at a cell for its count.</source>
+        <translation>行：真实主题；列：模型预测的主题。将鼠标指向单元格可查看数量。</translation>
+    </message>
+    <message>
+        <source>other (%1 topics)</source>
+        <translation>其他（%1 个主题）</translation>
+    </message>
+    <message>
+        <source>1 wire of %1 predicted as %2</source>
+        <translation>%1 中有 1 篇新闻稿被预测为 %2</translation>
+    </message>
+    <message>
+        <source>%1 wires of %2 predicted as %3</source>
+        <translation>%2 中有 %1 篇新闻稿被预测为 %3</translation>
+    </message>
+    <message>
+        <source>The confusion matrix appears when a run has been evaluated.</source>
+        <translation>运行评估完成后，这里将显示混淆矩阵。</translation>
+    </message>
+    <message>
+        <source>true ↓ predicted →</source>
+        <translation>真实 ↓ 预测 →</translation>
     </message>
 </context>
 <context>
@@ -1255,6 +1365,14 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>Run %1 cannot be resumed: %2</source>
         <translation>运行 %1 无法继续：%2</translation>
+    </message>
+    <message>
+        <source>Try it</source>
+        <translation>试一试</translation>
+    </message>
+    <message>
+        <source>Per-class report</source>
+        <translation>逐类报告</translation>
     </message>
 </context>
 <context>
@@ -2577,6 +2695,69 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>%1 chart</source>
         <translation>%1图表</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::TryItPanel</name>
+    <message>
+        <source>Newswire to classify</source>
+        <translation>要分类的新闻稿</translation>
+    </message>
+    <message>
+        <source>Paste or type a newswire; the topics update as you type</source>
+        <translation>粘贴或输入一篇新闻稿；主题会随输入更新</translation>
+    </message>
+    <message>
+        <source>Paste a newswire here…</source>
+        <translation>在此粘贴新闻稿…</translation>
+    </message>
+    <message>
+        <source>Classify</source>
+        <translation>分类</translation>
+    </message>
+    <message>
+        <source>Classify the newswire</source>
+        <translation>对新闻稿分类</translation>
+    </message>
+    <message>
+        <source>Ask the latest trained model which topics the newswire is about</source>
+        <translation>询问最近训练的模型这篇新闻稿属于哪些主题</translation>
+    </message>
+    <message>
+        <source>The newswire&apos;s words</source>
+        <translation>新闻稿的词</translation>
+    </message>
+    <message>
+        <source>The words the model read; struck-through words are not in the vocabulary</source>
+        <translation>模型读到的词；带删除线的词不在词表中</translation>
+    </message>
+    <message>
+        <source>not in the vocabulary: mapped to the OOV id</source>
+        <translation>不在词表中：映射为 OOV 编号</translation>
+    </message>
+    <message>
+        <source>Train a model first: when a run ends, its model answers here.</source>
+        <translation>请先训练一个模型：运行结束后，由其模型在此作答。</translation>
+    </message>
+    <message>
+        <source>Paste or type a newswire to see which topics the model picks.</source>
+        <translation>粘贴或输入一篇新闻稿，看看模型会选哪些主题。</translation>
+    </message>
+    <message>
+        <source>The text has no words, only punctuation: there is nothing to classify.</source>
+        <translation>文本中没有词，只有标点：无可分类。</translation>
+    </message>
+    <message>
+        <source>%1: probability %2</source>
+        <translation>%1：概率 %2</translation>
+    </message>
+    <message>
+        <source>Words: %1, all in the vocabulary.</source>
+        <translation>词数：%1，全部在词表中。</translation>
+    </message>
+    <message>
+        <source>Words: %1; not in the vocabulary: %2 (struck through).</source>
+        <translation>词数：%1；不在词表中：%2（带删除线）。</translation>
     </message>
 </context>
 </TS>
