@@ -104,6 +104,7 @@ struct TrainOptions {
     std::string name;
     bool no_store = false;
     bool save_best_only = false;
+    std::int64_t checkpoint_every = 0;
     std::string resume;
     // Options a resumed run takes from its checkpoint instead; naming one with --resume is a mistake.
     std::vector<const CLI::Option*> fixed_by_checkpoint;
@@ -257,6 +258,7 @@ std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* s
     description.settings.set("data", options.data);
     description.settings.set("oov", options.oov == OovPolicy::Error ? "error" : "map");
     description.save_best_only = options.save_best_only;
+    description.checkpoint_every_steps = options.checkpoint_every;
     description.parameters = model.total_params();
     if (start.resume) {
         description.resume = start.resume->checkpoint;
@@ -371,6 +373,9 @@ void add_store_options(CLI::App& command, TrainOptions& options) {
     command.add_flag("--no-store", options.no_store, "do not record the run or write checkpoints");
     command.add_flag("--save-best-only", options.save_best_only,
                      "checkpoint only epochs that improve val_loss (Keras' save_best_only)");
+    add_integer(command, "--checkpoint-every", options.checkpoint_every, 1, std::numeric_limits<long long>::max(),
+                "also checkpoint every N training steps inside epochs, so a killed\n"
+                "run loses at most N steps (default: at each epoch's end only)");
     command.add_option("--resume", options.resume,
                        "continue a stored run (its id) or a checkpoint file from its last\n"
                        "finished epoch; --epochs is the total, as Keras' initial_epoch")

@@ -72,7 +72,8 @@ void TestCliRuns::runIsRecordedAndListed() {
 // every step up to the last commit; --resume continues it from its last finished epoch.
 void TestCliRuns::killedRunIsInterruptedAndResumes() {
     QTemporaryDir store;
-    LiveCli live(with_store(store, {"train", "--data", "synthetic:3000:100", "--devices", "cpu:2", "--epochs", "40", "--json"}));
+    LiveCli live(with_store(store, {"train", "--data", "synthetic:3000:100", "--devices", "cpu:2", "--epochs", "40", "--json",
+                                    "--checkpoint-every", "10"}));
     QVERIFY(live.started());
     QVERIFY2(live.wait_until([&] { return live.out().count(QStringLiteral("\"type\":\"epoch_end\"")) >= 2; }), qPrintable(live.err()));
     QTest::qWait(700);  // past a commit of the third epoch's first steps
@@ -89,6 +90,9 @@ void TestCliRuns::killedRunIsInterruptedAndResumes() {
     const CliResult resumed = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", QString::number(epochs_done + 1)}));
     QVERIFY2(resumed.exit_code == 0, qPrintable(describe(resumed)));
     QVERIFY(resumed.out.contains(QStringLiteral("Resuming run 1")));
+    // From the last checkpoint, at most 10 steps back: inside the epoch that was killed, unless the
+    // kill came within 10 steps of that epoch's start.
+    QVERIFY2(resumed.err.contains(QStringLiteral("INFO: Resuming ")), qPrintable(resumed.err));
     QVERIFY(resumed.out.contains(QStringLiteral("Epoch %1/%1").arg(epochs_done + 1)));
     QVERIFY(!resumed.out.contains(QStringLiteral("Epoch 1/")));
     const auto after = runs_json(store);

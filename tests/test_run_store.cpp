@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,7 @@ private slots:
     void damagedCheckpointsAreRefused();
     void checkpointOfAnotherModelOrDataIsRefused();
     void resumeContinuesBitForBit();
+    void resumeFromInsideAnEpochContinuesBitForBit();
     void resumeOnOtherReplicasSaysSo();
     void failedCheckpointWriteKeepsThePreviousFile();
     void storeKeepsRunsAcrossInstances();
@@ -236,6 +238,48 @@ void TestRunStore::resumeContinuesBitForBit() {
     std::fill(without_slots.state.optimizer_slots.begin(), without_slots.state.optimizer_slots.end(), 0.0f);
     const Trained wrong = train(model, config_for(3), data, "cpu:2", {}, &without_slots);
     QVERIFY(std::memcmp(wrong.weights.data(), straight.weights.data(), straight.weights.size() * sizeof(float)) != 0);
+}
+
+// ModelCheckpoint(every_steps=5): the checkpoint taken after step 5 of epoch 1 resumes in the
+// middle of that epoch — the same batches from step 6 on, the same running means — and ends where
+// the uninterrupted run ends, bit for bit.
+void TestRunStore::resumeFromInsideAnEpochContinuesBitForBit() {
+    Folder folder, aside;
+    const Model model = small_model();
+    const TrainData data = small_data();
+    const Trained straight = train(model, config_for(2), data, "cpu:2");
+    QVERIFY(straight.result.ok);
+    Trainer trainer(model, DeviceConfig::parse("cpu:2"), config_for(2), data);
+    CheckpointOptions options{folder.path};
+    options.every_steps = 5;
+    trainer.add_callback(std::make_shared<ModelCheckpoint>(options, base_checkpoint(model, config_for(2), data, "cpu:2")));
+    const std::string kept = aside.path + "/step5.mlckpt";
+    trainer.set_event_sink([&](const Event& event) {
+        // Step 6 has ended: last.mlckpt still holds step 5 (6 is not a multiple of 5).
+        if (const auto* step = std::get_if<StepEndEvent>(&event); step && step->global_step == 6) {
+            std::filesystem::copy_file(ModelCheckpoint::last_path(folder.path), kept);
+        }
+    });
+    QVERIFY(trainer.run().ok);
+    const Checkpoint mid = load_checkpoint(kept);
+    QCOMPARE(mid.state.epochs_done, 0);
+    QCOMPARE(mid.state.steps_into_epoch, 5);
+    QCOMPARE(mid.state.global_step, 5);
+    QCOMPARE(mid.state.running.samples, 5 * 32);
+    Trainer resumed(model, DeviceConfig::parse("cpu:2"), config_for(2), data);
+    std::vector<std::string> logs;
+    resumed.set_event_sink([&](const Event& event) {
+        if (const auto* log = std::get_if<LogEvent>(&event)) logs.push_back(log->text);
+    });
+    resumed.set_resume_state(mid.state);
+    QVERIFY(resumed.run().ok);
+    QVERIFY(std::any_of(logs.begin(), logs.end(),
+                        [](const std::string& text) { return text.find("Resuming in epoch 1 after its step 5 (step 5)") != std::string::npos; }));
+    const std::vector<float> weights = resumed.weights();
+    QVERIFY2(std::memcmp(weights.data(), straight.weights.data(), weights.size() * sizeof(float)) == 0,
+             "resuming inside an epoch did not reach the uninterrupted run's weights");
+    QCOMPARE(resumed.history().epochs[0].train.loss, straight.history.epochs[0].train.loss);  // running sums carried over
+    QCOMPARE(resumed.history().epochs[1].validation.loss, straight.history.epochs[1].validation.loss);
 }
 
 void TestRunStore::resumeOnOtherReplicasSaysSo() {

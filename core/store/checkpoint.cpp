@@ -104,6 +104,14 @@ Checkpoint read_manifest(const json::Value& manifest, const std::string& bytes, 
     TrainingState& state = checkpoint.state;
     state.epochs_done = static_cast<int>(manifest.at("epoch").as_int64());
     state.global_step = manifest.at("global_step").as_int64();
+    if (const json::Value* steps = manifest.find("steps_into_epoch")) {
+        state.steps_into_epoch = steps->as_int64();
+        const json::Value& running = manifest.at("running");
+        state.running.loss_sum = running.at("loss_sum").as_double();
+        state.running.correct = running.at("correct").as_int64();
+        state.running.top_k_correct = running.at("top_k_correct").as_int64();
+        state.running.samples = running.at("samples").as_int64();
+    }
     state.replicas = static_cast<int>(manifest.at("replicas").as_int64());
     state.history = history_from_json(manifest.at("history"));
     const json::Value& optimizer = manifest.at("optimizer_state");
@@ -166,6 +174,15 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
     manifest.set("run_id", checkpoint.run_id);
     manifest.set("epoch", state.epochs_done);
     manifest.set("global_step", state.global_step);
+    if (state.steps_into_epoch > 0) {
+        json::Value running = json::Value::object();
+        running.set("loss_sum", state.running.loss_sum);
+        running.set("correct", state.running.correct);
+        running.set("top_k_correct", state.running.top_k_correct);
+        running.set("samples", state.running.samples);
+        manifest.set("steps_into_epoch", state.steps_into_epoch);
+        manifest.set("running", std::move(running));
+    }
     manifest.set("replicas", state.replicas);
     manifest.set("model", json::parse(checkpoint.model_json, "model"));
     manifest.set("train_config", train_config_to_json(checkpoint.config));

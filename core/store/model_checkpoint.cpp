@@ -15,17 +15,26 @@ bool ModelCheckpoint::save(FitContext& context, const std::string& path, const s
                            double value) {
     Checkpoint checkpoint = base_;
     checkpoint.state = state;
+    if (before_save_) before_save_();
     try {
         save_checkpoint(path, checkpoint);
     } catch (const Error& e) {
-        const std::string text = std::string("Epoch ") + std::to_string(state.epochs_done) + ": " + e.what() +
+        const std::string where = state.steps_into_epoch > 0 ? "Epoch " + std::to_string(state.epochs_done + 1) + ", step " +
+                                                                   std::to_string(state.steps_into_epoch)
+                                                             : "Epoch " + std::to_string(state.epochs_done);
+        const std::string text = where + ": " + e.what() +
                                  ". Training continues; the previous checkpoint is kept as it was.";
         context.publish(WarningEvent{"checkpoint", text, state.epochs_done, 0});
         context.log(LogLevel::Warning, text);
         return false;
     }
-    if (on_saved_) on_saved_(SavedCheckpoint{path, kind, state.epochs_done, state.global_step, value});
+    if (on_saved_) on_saved_(SavedCheckpoint{path, kind, state.epochs_done, state.global_step, value, state.steps_into_epoch});
     return true;
+}
+
+void ModelCheckpoint::on_step_end(FitContext& context, int /*epoch*/, std::int64_t global_step) {
+    if (global_step % options_.every_steps != 0) return;
+    save(context, last_path(options_.folder), "last", context.snapshot(), std::nan(""));
 }
 
 void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& record) {

@@ -17,6 +17,9 @@ struct CheckpointOptions {
     std::string folder;  // must exist
     std::string monitor = "val_loss";
     bool save_best_only = false;
+    // Also write last.mlckpt every this many training steps (0: only at epochs' ends), so that a
+    // killed run loses at most these steps; Keras' save_freq as an integer.
+    std::int64_t every_steps = 0;
 };
 
 struct SavedCheckpoint {
@@ -25,6 +28,7 @@ struct SavedCheckpoint {
     int epoch = 0;
     std::int64_t global_step = 0;
     double monitor_value = 0.0;
+    std::int64_t steps_into_epoch = 0;  // > 0: taken inside epoch `epoch + 1`
 };
 
 class ModelCheckpoint final : public Callback {
@@ -34,8 +38,14 @@ public:
     ModelCheckpoint(CheckpointOptions options, Checkpoint base, std::function<void(const SavedCheckpoint&)> on_saved = {});
     std::string name() const override { return "model_checkpoint"; }
     void on_epoch_end(FitContext& context, const EpochRecord& record) override;
+    bool wants_steps() const override { return options_.every_steps > 0; }
+    void on_step_end(FitContext& context, int epoch, std::int64_t global_step) override;
     CallbackState state() const override;
     void restore(const CallbackState& state) override;
+
+    // Called before each file is written (the run recorder commits the steps the checkpoint
+    // covers, so the store never lacks a step that a resume would not train again).
+    void set_before_save(std::function<void()> before_save) { before_save_ = std::move(before_save); }
 
     static std::string last_path(const std::string& folder) { return folder + "/last.mlckpt"; }
     static std::string best_path(const std::string& folder) { return folder + "/best.mlckpt"; }
@@ -46,6 +56,7 @@ private:
     CheckpointOptions options_;
     Checkpoint base_;
     std::function<void(const SavedCheckpoint&)> on_saved_;
+    std::function<void()> before_save_;
     bool maximize_;
     double best_value_;
 };

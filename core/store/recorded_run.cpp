@@ -58,9 +58,11 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     base.settings = description.settings;
     base.run_id = info_.id;
     RunRecorder* recorder = recorder_.get();
-    trainer.add_callback(std::make_shared<ModelCheckpoint>(
-        CheckpointOptions{info_.folder, description.monitor, description.save_best_only}, std::move(base),
-        [recorder](const SavedCheckpoint& saved) { recorder->checkpoint_saved(saved); }));
+    auto checkpoint = std::make_shared<ModelCheckpoint>(
+        CheckpointOptions{info_.folder, description.monitor, description.save_best_only, description.checkpoint_every_steps},
+        std::move(base), [recorder](const SavedCheckpoint& saved) { recorder->checkpoint_saved(saved); });
+    checkpoint->set_before_save([recorder] { recorder->flush(); });
+    trainer.add_callback(std::move(checkpoint));
     if (description.resume) trainer.set_resume_state(description.resume->state);
     trainer.set_event_sink([recorder, downstream = std::move(downstream)](const Event& event) {
         recorder->consume(event);

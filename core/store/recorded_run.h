@@ -26,6 +26,7 @@ struct RunDescription {
     json::Value settings = json::Value::object();
     std::string monitor = "val_loss";  // for best.mlckpt
     bool save_best_only = false;
+    std::int64_t checkpoint_every_steps = 0;  // also checkpoint inside epochs (0: at epochs' ends only)
     std::int64_t parameters = 0;
     // Resuming: the checkpoint to continue from, and the stored run it belongs to (0: a new run
     // that starts with the checkpoint's history).

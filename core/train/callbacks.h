@@ -52,6 +52,9 @@ public:
     // The key under which a checkpoint keeps this callback's state ("early_stopping", ...).
     virtual std::string name() const = 0;
     virtual void on_epoch_end(FitContext& context, const EpochRecord& record) = 0;
+    // After each training step, only for callbacks that want it (the call is on the step's path).
+    virtual bool wants_steps() const { return false; }
+    virtual void on_step_end(FitContext& /*context*/, int /*epoch*/, std::int64_t /*global_step*/) {}
     // Before the FinishedEvent is published: may restore weights and name the best epoch.
     virtual void on_train_end(FitContext& /*context*/, FinishedEvent& /*finished*/) {}
     virtual CallbackState state() const { return {}; }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/backend.h"
 #include "core/optim/optimizer.h"
 #include "core/train/history.h"
 
@@ -22,6 +23,11 @@ struct CallbackState {
 struct TrainingState {
     int epochs_done = 0;
     std::int64_t global_step = 0;
+    // A checkpoint taken inside an epoch (ModelCheckpoint's every_steps): the steps of epoch
+    // epochs_done + 1 already trained and their running sums, so the epoch goes on from there with
+    // the same batches and the same running means.
+    std::int64_t steps_into_epoch = 0;
+    LossCounts running;
     History history;
     std::vector<float> weights;
     OptimizerSchedule::State optimizer_state;

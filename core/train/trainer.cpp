@@ -268,6 +268,11 @@ struct Trainer::FitRun {
     std::int64_t step = 0;       // within it
     std::int64_t global_step = 0;
     Clock::time_point last_memory_event;
+    // Mid-epoch state for checkpoints taken between steps (empty between epochs).
+    std::int64_t steps_into_epoch = 0;
+    LossCounts running;
+    std::vector<Callback*> step_callbacks;  // those that want on_step_end
+    std::optional<FitContext> step_context;  // built once: the step path allocates nothing
 };
 
 struct Trainer::EpochPass {
@@ -369,6 +374,10 @@ void Trainer::prepare(FitRun& run) {
             if (saved != resume_->callbacks.end()) callback->restore(saved->second);
         }
     }
+    for (auto& callback : run.callbacks) {
+        if (callback->wants_steps()) run.step_callbacks.push_back(callback.get());
+    }
+    if (!run.step_callbacks.empty()) run.step_context.emplace(context_for(run));
 
     PipelineOptions options;
     options.batch_size = config_.batch_size;
@@ -395,8 +404,11 @@ void Trainer::prepare(FitRun& run) {
     begin.parameters = model_.total_params();
     publish(begin);
     if (resume_) {
-        std::string text = "Resuming after epoch " + std::to_string(resume_->epochs_done) + " (step " +
-                           std::to_string(resume_->global_step) + ")";
+        std::string text = resume_->steps_into_epoch > 0
+                               ? "Resuming in epoch " + std::to_string(resume_->epochs_done + 1) + " after its step " +
+                                     std::to_string(resume_->steps_into_epoch) + " (step " + std::to_string(resume_->global_step) + ")"
+                               : "Resuming after epoch " + std::to_string(resume_->epochs_done) + " (step " +
+                                     std::to_string(resume_->global_step) + ")";
         if (resume_->replicas > 0 && resume_->replicas != replicas) {
             text += "; it was trained on " + std::to_string(resume_->replicas) + " replica" + (resume_->replicas == 1 ? "" : "s") +
                     " and continues on " + std::to_string(replicas) +
@@ -414,7 +426,20 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
     MirroredStrategy& strategy = *run.strategy;
     EpochPass pass;
     pass.start = Clock::now();
-    for (run.step = 1; run.step <= run.steps; ++run.step) {
+    std::int64_t first_step = 1;
+    if (resume_ && resume_->steps_into_epoch > 0 && epoch == run.first_epoch) {
+        // A checkpoint from inside this epoch: its batches up to there are drawn and dropped (the
+        // order is the same, so the next batch is the one the interrupted run would have taken).
+        for (std::int64_t skipped = 0; skipped < resume_->steps_into_epoch; ++skipped) {
+            std::optional<Batch> batch = run.pipeline->next();
+            if (!batch) break;
+            run.pipeline->recycle(std::move(*batch));
+        }
+        first_step = resume_->steps_into_epoch + 1;
+        pass.steps_done = resume_->steps_into_epoch;
+        pass.running = resume_->running;
+    }
+    for (run.step = first_step; run.step <= run.steps; ++run.step) {
         if (!wait_if_paused()) {
             pass.stopped = true;
             break;
@@ -458,6 +483,12 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             publish(event);
         }
         run.pipeline->recycle(std::move(*batch));
+        // After the step's event, so that a checkpoint's recorder has the step it checkpoints.
+        if (!run.step_callbacks.empty()) {
+            run.steps_into_epoch = pass.steps_done;
+            run.running = pass.running;
+            for (Callback* callback : run.step_callbacks) callback->on_step_end(*run.step_context, epoch, run.global_step);
+        }
         if (seconds_since(run.last_memory_event) > 0.5) {
             publish(MemoryEvent{strategy.memory()});
             run.last_memory_event = Clock::now();
@@ -468,6 +499,8 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
         }
     }
     pass.train_seconds = seconds_since(pass.start);
+    run.steps_into_epoch = 0;  // the epoch's end: checkpoints from here on are between epochs
+    run.running = {};
     return pass;
 }
 
@@ -539,6 +572,8 @@ FitContext Trainer::context_for(FitRun& run) {
         state.history = history();
         state.epochs_done = static_cast<int>(state.history.epochs.size());
         state.global_step = run.global_step;
+        state.steps_into_epoch = run.steps_into_epoch;
+        state.running = run.running;
         state.weights = run.strategy->weights();
         state.optimizer_state = run.strategy->optimizer_state();
         state.optimizer_slots = run.strategy->optimizer_slots();
