@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "core/backend/backend.h"
-#include "core/model/model.h"
+#include "core/layers/layer_config.h"
 
 // Marks a text of the model form that core holds (labels, tooltips, argument summaries) for
 // translation without Qt: lupdate reads it as QT_TRANSLATE_NOOP (ui/CMakeLists.txt), and the form

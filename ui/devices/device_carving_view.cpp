@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "ui/common/format.h"
 #include "ui/common/theme.h"
 

@@ -28,7 +28,7 @@
 #include <array>
 #include <cmath>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "core/distribute/mirrored.h"
 #include "ui/common/theme.h"
 

@@ -20,7 +20,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "ui/common/format.h"
 #include "ui/common/theme.h"
 #include "ui/training/training_controller.h"
