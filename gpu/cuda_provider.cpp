@@ -160,8 +160,6 @@ CudaDeviceProvider::CudaDeviceProvider() {
 
     // Peer access between every pair that supports it, so that one GPU's kernels and copies can
     // read another's buffers directly (the all-reduce fallbacks use it).
-    const int highest = devices_.empty() ? 0 : devices_.back().index + 1;
-    peer_.assign(static_cast<std::size_t>(highest), std::vector<bool>(static_cast<std::size_t>(highest), false));
     std::string peers;
     for (const auto& from : devices_) {
         for (const auto& to : devices_) {
@@ -174,9 +172,8 @@ CudaDeviceProvider::CudaDeviceProvider() {
             cudaSetDevice(from.index);
             const cudaError_t enabled = cudaDeviceEnablePeerAccess(to.index, 0);
             cudaGetLastError();
-            if (enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) {
-                peer_[static_cast<std::size_t>(from.index)][static_cast<std::size_t>(to.index)] = true;
-                if (from.index < to.index) peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
+            if ((enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) && from.index < to.index) {
+                peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
             }
         }
     }
@@ -241,13 +238,6 @@ std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {
         return 0;
     }
     return static_cast<std::int64_t>(free_bytes);
-}
-
-bool CudaDeviceProvider::peer_access(int from, int to) const {
-    if (from < 0 || to < 0 || static_cast<std::size_t>(from) >= peer_.size() ||
-        static_cast<std::size_t>(to) >= peer_.size())
-        return false;
-    return peer_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
 }
 
 }  // namespace mirrorlab::cuda

@@ -315,7 +315,6 @@ void ScalingPanel::finish(ScalingExperiment experiment) {
     if (!experiment.points.empty()) experiments_.push_back(std::move(experiment));
     refresh();
     updateButtons();
-    emit experimentFinished(id);
 }
 
 void ScalingPanel::clearEarlier() {

@@ -58,9 +58,6 @@ public:
     QChart* efficiencyChart() const;
     bool exportCsv(const QString& path, QString* error) const;
 
-signals:
-    void experimentFinished(int id);
-
 private:
     void addPoint(const ScalingPoint& point, int done, int total);
     void finish(ScalingExperiment experiment);

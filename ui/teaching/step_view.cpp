@@ -221,16 +221,6 @@ void StepView::advanceStage() {
     diagram_->update();
 }
 
-void StepView::finishAnimation() {
-    if (pending_) {
-        startStep(*pending_);
-        pending_.reset();
-    }
-    played_ = sequence_.size();
-    stage_timer_->stop();
-    diagram_->update();
-}
-
 void StepView::showStage(Stage stage) {
     if (pending_) {
         startStep(*pending_);

@@ -113,8 +113,6 @@ const RunRecord* TrainingController::run(int id) const {
 
 const RunRecord* TrainingController::currentRun() const { return runs_.empty() ? nullptr : &runs_.back(); }
 
-std::vector<float> TrainingController::lastWeights() const { return trainer_ ? trainer_->weights() : std::vector<float>{}; }
-
 void TrainingController::setState(State state) {
     if (state_ == state) return;
     state_ = state;

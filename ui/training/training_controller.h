@@ -76,7 +76,6 @@ public:
     const std::vector<RunRecord>& runs() const { return runs_; }
     const RunRecord* run(int id) const;
     const RunRecord* currentRun() const;
-    std::vector<float> lastWeights() const;
 
     // Drains pending events now (tests call this instead of waiting for the timer).
     void drainEvents();

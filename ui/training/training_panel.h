@@ -48,7 +48,6 @@ public:
     QChart* accuracyChart() const;
     QChart* top5Chart() const;
 
-    AxisMode axisMode() const { return axis_mode_; }
     double smoothing() const { return smoothing_; }
     // Points of the loss chart's training / validation series as last pushed to the chart.
     int trainingPointCount() const;
