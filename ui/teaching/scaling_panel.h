@@ -19,11 +19,15 @@
 
 class QChart;
 class QChartView;
+class QHBoxLayout;
 class QLabel;
+class QLineSeries;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTableWidget;
+class QValueAxis;
 
 namespace mirrorlab::ui {
 
@@ -63,7 +67,19 @@ private:
     void finish(ScalingExperiment experiment);
     void refresh();
     void refreshTable();
+    QHBoxLayout* buildControls();
+    QWidget* buildResults();
+    QScrollArea* buildExplanation();
     void refreshCharts();
+    void refreshThroughputChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                int max_replicas);
+    void refreshStepTimeChart(const ScalingExperiment* latest);
+    void refreshEfficiencyChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                int max_replicas);
+    QLineSeries* experimentSeries(const ScalingExperiment& experiment, bool latest) const;
+    QValueAxis* plotPerReplica(QChart* chart, const std::vector<const ScalingExperiment*>& all,
+                               const ScalingExperiment* latest, int max_replicas, const QString& y_title,
+                               double (*value)(const ScalingPoint&), double& top) const;
     void refreshExplanation();
     void updateButtons();
     void exportInteractively();

@@ -69,6 +69,7 @@ public:
     QPushButton* nextStepButton() const { return next_step_; }
 
 private:
+    void connectController();
     void startStep(const StepEndEvent& step);
     void advanceStage();
     void updateControls();

@@ -26,6 +26,8 @@ class QAreaSeries;
 class QChart;
 class QChartView;
 class QComboBox;
+class QGridLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineSeries;
 class QProgressBar;
@@ -122,6 +124,9 @@ private:
         QVector<QPointF> validation_epochs;
     };
 
+    QHBoxLayout* buildControls();
+    QGridLayout* buildCharts();
+    void connectController();
     void buildChart(MetricChart& chart, int metric, const QString& title);
     void createLiveSeries(MetricChart& chart);
     void applyTrainPens(MetricChart& chart);
