@@ -151,7 +151,8 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
     const LayerInfo& last = layers_.back();
     if (last.output_shape.rank() != 1) {
         throw ModelError("the model's output is " + output_shape_text(last.output_shape) +
-                         " per sample; end with Flatten or GlobalMaxPooling1D and a Dense layer with one unit per class");
+                         " per sample; end with Flatten, GlobalMaxPooling1D or GlobalAveragePooling1D and a Dense layer with one "
+                         "unit per class");
     }
     bool has_dense = false;
     for (const auto& layer : layers_) has_dense = has_dense || layer.config.kind == LayerKind::Dense;
