@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "ui/common/image_file.h"
@@ -20,14 +21,102 @@
 #include "ui/inspect/try_it_panel.h"
 #include "ui/main_window.h"
 
-int main(int argc, char** argv) {
-    // Without a display Qt would abort; the screenshot mode renders offscreen instead.
+namespace {
+
+// Without a display Qt would abort; the screenshot mode renders offscreen instead.
+void render_offscreen_without_display(int argc, char** argv) {
     bool wants_screenshot = false;
     for (int i = 1; i < argc; ++i) wants_screenshot = wants_screenshot || std::string(argv[i]) == "--screenshot";
     if (wants_screenshot && std::getenv("DISPLAY") == nullptr && std::getenv("WAYLAND_DISPLAY") == nullptr &&
         std::getenv("QT_QPA_PLATFORM") == nullptr) {
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
     }
+}
+
+// The language is needed before the parser's help texts exist, so it is read ahead.
+QString language_argument(int argc, char** argv) {
+    QString language;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
+        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
+    }
+    return language;
+}
+
+// --screenshot: train for `epochs` on the default data in a window as on a first launch (or of
+// `size_text`, WxH, where given), save the window to `path` when the run ends; the exit status.
+struct ScreenshotRequest {
+    QString path;
+    int epochs = 3;
+    std::optional<QString> size_text;  // "WIDTHxHEIGHT"
+    std::optional<QString> try_text;   // classified in the Try it panel before the picture
+    QStringList panels;                // docks brought forward (object names)
+};
+
+// After the run: the per-class report evaluated, the Try it text classified, the asked-for docks in
+// front (a bottom one given half the window's height).
+void prepare_panels(mirrorlab::ui::MainWindow& window, const ScreenshotRequest& request) {
+    if (auto* report = window.findChild<mirrorlab::ui::ClassReportView*>()) report->waitForReport(120000);
+    if (auto* try_it = window.findChild<mirrorlab::ui::TryItPanel*>(); try_it != nullptr && request.try_text) {
+        try_it->setText(*request.try_text);
+        try_it->classify();
+    }
+    for (const QString& name : request.panels) {
+        auto* dock = window.findChild<QDockWidget*>(name);
+        if (dock == nullptr) {
+            std::fprintf(stderr, "mirrorlab: warning: --show-panel: no panel named '%s'\n", qPrintable(name));
+            continue;
+        }
+        dock->show();
+        dock->raise();
+        if (window.dockWidgetArea(dock) == Qt::BottomDockWidgetArea) window.resizeDocks({dock}, {window.height() / 2}, Qt::Vertical);
+    }
+}
+
+int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
+    const QString& path = request.path;
+    const int epochs = request.epochs;
+    const std::optional<QString>& size_text = request.size_text;
+    QSize window_size;
+    if (size_text) {
+        const QStringList parts = size_text->split(QLatin1Char('x'));
+        if (parts.size() == 2) window_size = QSize(parts[0].toInt(), parts[1].toInt());
+        if (!window_size.isValid() || window_size.isEmpty()) {
+            std::fprintf(stderr, "mirrorlab: error: --size wants WIDTHxHEIGHT, e.g. 1366x768, not '%s'\n", qPrintable(*size_text));
+            return 2;
+        }
+    }
+    // A clean settings scope so the picture shows the first launch, not this user's last layout.
+    const QString scope = QStringLiteral("MirrorLab-screenshot");
+    QSettings(QStringLiteral("MirrorLab"), scope).clear();
+    mirrorlab::ui::MainWindow window(nullptr, scope);
+    if (window_size.isValid()) window.resize(window_size);
+    window.show();
+    if (!window.dataPanel()->waitUntilLoaded(120000) || !window.startTraining(epochs)) {
+        std::fprintf(stderr, "mirrorlab: error: cannot start training: %s\n", qPrintable(window.startBlocker()));
+        return 1;
+    }
+    window.controller()->waitForFinished(-1);
+    prepare_panels(window, request);
+    // Let the charts' batching timer draw the last points before the picture is taken.
+    QTimer::singleShot(400, &app, [&] {
+        QString error;
+        if (!mirrorlab::ui::savePngAtomically(window.grab(), path, &error)) {
+            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
+            QApplication::exit(1);
+            return;
+        }
+        std::printf("Saved %s\n", qPrintable(path));
+        QApplication::exit(0);
+    });
+    return QApplication::exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    render_offscreen_without_display(argc, argv);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));
@@ -35,15 +124,8 @@ int main(int argc, char** argv) {
     // Wayland compositors and docks find the window's icon and name through the installed entry.
     QGuiApplication::setDesktopFileName(QStringLiteral("org.mirrorlab.MirrorLab"));
 
-    // The language is needed before the parser's help texts exist, so it is read ahead.
-    QString language;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
-        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
-    }
     QString language_warning;
-    mirrorlab::ui::installTranslation(language, &language_warning);
+    mirrorlab::ui::installTranslation(language_argument(argc, argv), &language_warning);
     if (!language_warning.isEmpty()) std::fprintf(stderr, "mirrorlab: warning: %s\n", qPrintable(language_warning));
 
     QCommandLineParser parser;
@@ -82,54 +164,11 @@ int main(int argc, char** argv) {
         window.show();
         return QApplication::exec();
     }
-
-    QSize window_size;
-    if (parser.isSet(size)) {
-        const QStringList parts = parser.value(size).split(QLatin1Char('x'));
-        if (parts.size() == 2) window_size = QSize(parts[0].toInt(), parts[1].toInt());
-        if (!window_size.isValid() || window_size.isEmpty()) {
-            std::fprintf(stderr, "mirrorlab: error: --size wants WIDTHxHEIGHT, e.g. 1366x768, not '%s'\n", qPrintable(parser.value(size)));
-            return 2;
-        }
-    }
-    // A clean settings scope so the picture shows the first launch, not this user's last layout.
-    const QString scope = QStringLiteral("MirrorLab-screenshot");
-    QSettings(QStringLiteral("MirrorLab"), scope).clear();
-    mirrorlab::ui::MainWindow window(nullptr, scope);
-    if (window_size.isValid()) window.resize(window_size);
-    window.show();
-    const QString path = parser.value(screenshot);
-    const int epoch_count = std::max(1, parser.value(epochs).toInt());
-    if (!window.dataPanel()->waitUntilLoaded(120000) || !window.startTraining(epoch_count)) {
-        std::fprintf(stderr, "mirrorlab: error: cannot start training: %s\n", qPrintable(window.startBlocker()));
-        return 1;
-    }
-    window.controller()->waitForFinished(-1);
-    if (auto* report = window.findChild<mirrorlab::ui::ClassReportView*>()) report->waitForReport(120000);
-    if (auto* try_it = window.findChild<mirrorlab::ui::TryItPanel*>(); try_it != nullptr && parser.isSet(try_text)) {
-        try_it->setText(parser.value(try_text));
-        try_it->classify();
-    }
-    for (const QString& name : parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        auto* dock = window.findChild<QDockWidget*>(name);
-        if (dock == nullptr) {
-            std::fprintf(stderr, "mirrorlab: warning: --show-panel: no panel named '%s'\n", qPrintable(name));
-            continue;
-        }
-        dock->show();
-        dock->raise();
-        if (window.dockWidgetArea(dock) == Qt::BottomDockWidgetArea) window.resizeDocks({dock}, {window.height() / 2}, Qt::Vertical);
-    }
-    // Let the charts' batching timer draw the last points before the picture is taken.
-    QTimer::singleShot(400, &app, [&] {
-        QString error;
-        if (!mirrorlab::ui::savePngAtomically(window.grab(), path, &error)) {
-            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
-            QApplication::exit(1);
-            return;
-        }
-        std::printf("Saved %s\n", qPrintable(path));
-        QApplication::exit(0);
-    });
-    return QApplication::exec();
+    ScreenshotRequest request;
+    request.path = parser.value(screenshot);
+    request.epochs = std::max(1, parser.value(epochs).toInt());
+    if (parser.isSet(size)) request.size_text = parser.value(size);
+    if (parser.isSet(try_text)) request.try_text = parser.value(try_text);
+    request.panels = parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    return take_screenshot(app, request);
 }

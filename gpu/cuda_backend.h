@@ -73,7 +73,6 @@ public:
     // How Conv1D runs: cuDNN (the default) or the direct kernels that mirror the reference loop
     // by loop. MIRRORLAB_CUDA_CONV=direct in the environment selects the latter at construction.
     enum class ConvPath { Invalid = 0, Cudnn, Direct };
-    ConvPath conv_path() const { return conv_path_; }
 
 private:
     struct ConvShape {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "core/util/error.h"
 #include "gpu/cuda_backend.h"
 #include "gpu/kernels.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "core/util/error.h"
 
 namespace mirrorlab::cuda {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -44,6 +45,68 @@ int oldest_architecture() {
         if (digits > 0 && (oldest == 0 || value < oldest)) oldest = value;
     }
     return oldest;
+}
+
+// GPU `ordinal` as a PhysicalDevice, or none when its properties cannot be read or the kernels
+// were not built for it (said in `notes`).
+std::optional<PhysicalDevice> discover_gpu(int ordinal, int oldest, std::string& notes) {
+    cudaDeviceProp properties{};
+    if (const cudaError_t error = cudaGetDeviceProperties(&properties, ordinal); error != cudaSuccess) {
+        cudaGetLastError();
+        notes += "; GPU:" + std::to_string(ordinal) + " skipped (" + error_text(error) + ")";
+        return std::nullopt;
+    }
+    const int capability = properties.major * 10 + properties.minor;
+    const std::string capability_text = std::to_string(properties.major) + "." + std::to_string(properties.minor);
+    if (oldest > 0 && capability < oldest) {
+        notes += "; GPU:" + std::to_string(ordinal) + " (" + properties.name + ", compute capability " +
+                 capability_text + ") skipped: the kernels need " + std::to_string(oldest / 10) + "." +
+                 std::to_string(oldest % 10) + " or newer";
+        return std::nullopt;
+    }
+    PhysicalDevice device;
+    device.type = DeviceType::GPU;
+    device.index = ordinal;
+    device.name = properties.name;
+    device.cores = properties.multiProcessorCount;
+    device.compute_capability = capability_text;
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) == cudaSuccess) device.bus_id = bus_id;
+    cudaGetLastError();
+    device.total_memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+        device.free_memory_bytes = static_cast<std::int64_t>(free_bytes);
+        device.total_memory_bytes = static_cast<std::int64_t>(total_bytes);
+    } else {
+        cudaGetLastError();
+        notes += "; GPU:" + std::to_string(ordinal) + " free memory unknown";
+    }
+    return device;
+}
+
+// Peer access between every pair that supports it, so that one GPU's kernels and copies can
+// read another's buffers directly (the all-reduce fallbacks use it). Returns the pairs that have
+// it: "GPU:0<->GPU:1, ...".
+std::string enable_peer_access(const std::vector<PhysicalDevice>& devices) {
+    std::string peers;
+    for (const auto& from : devices) {
+        for (const auto& to : devices) {
+            if (from.index == to.index) continue;
+            int can_access = 0;
+            if (cudaDeviceCanAccessPeer(&can_access, from.index, to.index) != cudaSuccess || can_access == 0) {
+                cudaGetLastError();
+                continue;
+            }
+            cudaSetDevice(from.index);
+            const cudaError_t enabled = cudaDeviceEnablePeerAccess(to.index, 0);
+            cudaGetLastError();
+            if ((enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) && from.index < to.index) {
+                peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
+            }
+        }
+    }
+    return peers;
 }
 
 }  // namespace
@@ -123,63 +186,10 @@ CudaDeviceProvider::CudaDeviceProvider() {
     const int oldest = oldest_architecture();
     std::string notes;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
-        cudaDeviceProp properties{};
-        if (const cudaError_t error = cudaGetDeviceProperties(&properties, ordinal); error != cudaSuccess) {
-            cudaGetLastError();
-            notes += "; GPU:" + std::to_string(ordinal) + " skipped (" + error_text(error) + ")";
-            continue;
-        }
-        const int capability = properties.major * 10 + properties.minor;
-        const std::string capability_text = std::to_string(properties.major) + "." + std::to_string(properties.minor);
-        if (oldest > 0 && capability < oldest) {
-            notes += "; GPU:" + std::to_string(ordinal) + " (" + properties.name + ", compute capability " +
-                     capability_text + ") skipped: the kernels need " + std::to_string(oldest / 10) + "." +
-                     std::to_string(oldest % 10) + " or newer";
-            continue;
-        }
-        PhysicalDevice device;
-        device.type = DeviceType::GPU;
-        device.index = ordinal;
-        device.name = properties.name;
-        device.cores = properties.multiProcessorCount;
-        device.compute_capability = capability_text;
-        char bus_id[32] = {};
-        if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) == cudaSuccess) device.bus_id = bus_id;
-        cudaGetLastError();
-        device.total_memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
-        std::size_t free_bytes = 0, total_bytes = 0;
-        if (cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-            device.free_memory_bytes = static_cast<std::int64_t>(free_bytes);
-            device.total_memory_bytes = static_cast<std::int64_t>(total_bytes);
-        } else {
-            cudaGetLastError();
-            notes += "; GPU:" + std::to_string(ordinal) + " free memory unknown";
-        }
-        devices_.push_back(device);
+        if (auto device = discover_gpu(ordinal, oldest, notes)) devices_.push_back(*device);
     }
 
-    // Peer access between every pair that supports it, so that one GPU's kernels and copies can
-    // read another's buffers directly (the all-reduce fallbacks use it).
-    const int highest = devices_.empty() ? 0 : devices_.back().index + 1;
-    peer_.assign(static_cast<std::size_t>(highest), std::vector<bool>(static_cast<std::size_t>(highest), false));
-    std::string peers;
-    for (const auto& from : devices_) {
-        for (const auto& to : devices_) {
-            if (from.index == to.index) continue;
-            int can_access = 0;
-            if (cudaDeviceCanAccessPeer(&can_access, from.index, to.index) != cudaSuccess || can_access == 0) {
-                cudaGetLastError();
-                continue;
-            }
-            cudaSetDevice(from.index);
-            const cudaError_t enabled = cudaDeviceEnablePeerAccess(to.index, 0);
-            cudaGetLastError();
-            if (enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) {
-                peer_[static_cast<std::size_t>(from.index)][static_cast<std::size_t>(to.index)] = true;
-                if (from.index < to.index) peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
-            }
-        }
-    }
+    const std::string peers = enable_peer_access(devices_);
     if (!devices_.empty()) cudaSetDevice(devices_.front().index);
 
     const std::size_t gpus = devices_.size();
@@ -241,13 +251,6 @@ std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {
         return 0;
     }
     return static_cast<std::int64_t>(free_bytes);
-}
-
-bool CudaDeviceProvider::peer_access(int from, int to) const {
-    if (from < 0 || to < 0 || static_cast<std::size_t>(from) >= peer_.size() ||
-        static_cast<std::size_t>(to) >= peer_.size())
-        return false;
-    return peer_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
 }
 
 }  // namespace mirrorlab::cuda

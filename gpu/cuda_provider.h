@@ -39,14 +39,10 @@ public:
     std::unique_ptr<CrossDeviceOps> create_all_reduce(const std::vector<LogicalDevice*>& devices) override;
     std::int64_t free_memory_bytes(int physical_index) const override;
 
-    // Whether GPU `from` can read GPU `to`'s memory directly (enabled at discovery).
-    bool peer_access(int from, int to) const;
-
 private:
     int cuda_ordinal(int physical_index) const;  // throws DeviceConfigError for an unknown index
 
     std::vector<PhysicalDevice> devices_;  // index = CUDA ordinal; unusable GPUs are left out
-    std::vector<std::vector<bool>> peer_;     // [from][to], by CUDA ordinal
     std::string status_;
 };
 

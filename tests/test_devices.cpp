@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/arena.h"
 #include "core/backend/cpu_reference.h"
 #include "core/backend/tensor.h"
-#include "core/device/arena.h"
 #include "core/device/device.h"
 #include "core/distribute/mirrored.h"
 #include "core/model/model.h"

@@ -24,12 +24,12 @@
 #include "core/distribute/cross_device_ops.h"
 #include "core/distribute/mirrored.h"
 #include "core/distribute/replica_threads.h"
-#include "core/distribute/step_barrier.h"
 #include "core/distribute/strategy_plan.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
+#include "core/util/step_barrier.h"
 #include "support/fake_nccl.h"
 
 using namespace mirrorlab;

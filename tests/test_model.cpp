@@ -154,7 +154,7 @@ private slots:
             << QString::fromStdString(with_layers(std::string(kEmbedding) + conv(50) + flatten + dense, 10))
             << QStringList{"conv1d", "kernel_size 50", "only 10 steps", "padding 'same'"};
         QTest::newRow("dense on a sequence") << QString::fromStdString(with_layers(std::string(kEmbedding) + dense))
-                                             << QStringList{"dense", "(None, 20, 4)", "Flatten or GlobalMaxPooling1D"};
+                                             << QStringList{"dense", "(None, 20, 4)", "Flatten, GlobalMaxPooling1D or GlobalAveragePooling1D"};
         QTest::newRow("no embedding first")
             << QString::fromStdString(with_layers("{\"class_name\": \"Dense\", \"config\": {\"units\": 3}}"))
             << QStringList{"must start with an Embedding"};

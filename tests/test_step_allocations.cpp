@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/arena.h"
 #include "core/data/pipeline.h"
 #include "core/data/source.h"
 #include "core/data/synthetic.h"
-#include "core/device/arena.h"
 #include "core/device/device.h"
 #include "core/distribute/mirrored.h"
 #include "core/model/model.h"

@@ -260,10 +260,15 @@ void TestUiModel::spatialDropoutFromTheMenu() {
     auto* rate = child<QDoubleSpinBox>(panel, "rate");
     QVERIFY(rate->isVisible());
     QCOMPARE(rate->value(), 0.2);
+    // The shared rate widget says what this layer drops (channels); Dropout's says elements.
+    QVERIFY2(rate->toolTip().contains(QStringLiteral("channels")), qPrintable(rate->toolTip()));
     rate->setValue(0.35);
     QCOMPARE(panel.model()->layers()[1].config.rate, 0.35);
     QCOMPARE(table->item(row, 2)->text(), QStringLiteral("rate 0.35"));
     QVERIFY(panel.model()->to_json_text().find("\"class_name\": \"SpatialDropout1D\"") != std::string::npos);
+    panel.findChild<QAction*>(QStringLiteral("addDropout"))->trigger();
+    QVERIFY2(rate->isVisible() && rate->toolTip().contains(QStringLiteral("inputs")) && !rate->toolTip().contains(QStringLiteral("channels")),
+             qPrintable(rate->toolTip()));
 }
 
 void TestUiModel::moveUpAndDownReorders() {

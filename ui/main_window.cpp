@@ -88,6 +88,38 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
                                      QMessageBox::Cancel) == QMessageBox::Yes;
     };
 
+    buildCentral();
+
+    devices_ = new DevicesPanel(controller_->registry(), this);
+    model_ = new ModelPanel(this);
+    data_ = new DataPanel(this);
+    monitor_ = new MonitorPanel(controller_, this);
+    runs_ = new RunsPanel(controller_, this);
+    log_ = new LogPanel(controller_, this);
+    step_view_ = new StepView(controller_, this);
+    timeline_ = new TimelineView(controller_, this);
+    scaling_ = new ScalingPanel(controller_->registry(), this);
+
+    buildDocks();
+
+    buildActions();
+    new VisualTabOrder(this);
+
+    connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
+    runs_->setTrainingPanel(training_);
+    scaling_->setSetupProvider([this](QString* why) { return scalingSetup(why); });
+    connectPanels();
+
+    restoreSettings();
+    model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
+    scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
+    if (!data_->dataset()) data_->load(data_->spec());
+    updateActions();
+    statusBar()->showMessage(tr("Ready"));
+}
+
+// The charts in the middle, with the message bar above them.
+void MainWindow::buildCentral() {
     auto* central = new QWidget(this);
     auto* central_layout = new QVBoxLayout(central);
     central_layout->setContentsMargins(4, 4, 4, 4);
@@ -106,19 +138,9 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     central_scroll->setFocusPolicy(Qt::NoFocus);
     central_scroll->setPanel(central);
     setCentralWidget(central_scroll);
+}
 
-    devices_ = new DevicesPanel(controller_->registry(), this);
-    model_ = new ModelPanel(this);
-    data_ = new DataPanel(this);
-    monitor_ = new MonitorPanel(controller_, this);
-    runs_ = new RunsPanel(controller_, this);
-    connect(runs_, &RunsPanel::trainAgainRequested, this, &MainWindow::trainAgain);
-    connect(runs_, &RunsPanel::resumeRequested, this, &MainWindow::resumeRun);
-    log_ = new LogPanel(controller_, this);
-    step_view_ = new StepView(controller_, this);
-    timeline_ = new TimelineView(controller_, this);
-    scaling_ = new ScalingPanel(controller_->registry(), this);
-
+void MainWindow::buildDocks() {
     // The side docks run the window's full height; the bottom strip sits under the charts only.
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
@@ -149,35 +171,37 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     tabifyDockWidget(scaling_dock, try_it_dock);
     tabifyDockWidget(try_it_dock, report_dock);
     log_dock->raise();
+}
 
-    buildActions();
-    new VisualTabOrder(this);
+// What the scaling experiment runs: the Devices, Model and Data panels' settings, or why not now.
+std::optional<ScalingSetup> MainWindow::scalingSetup(QString* why) const {
+    if (const QString blocker = startBlocker(); !blocker.isEmpty()) {
+        *why = blocker;
+        return std::nullopt;
+    }
+    if (controller_->state() != TrainingController::State::Idle) {
+        *why = tr("A training run is in progress: stop it first, so that the two do not share the machine.");
+        return std::nullopt;
+    }
+    ScalingSetup setup;
+    setup.model = *model_->model();
+    setup.devices = devices_->config();
+    setup.config = model_->trainConfig();
+    setup.config.all_reduce = devices_->allReduce();
+    try {
+        setup.data = make_train_data(*data_->dataset(), setup.model.input_length(), setup.model.vocabulary_size(),
+                                     OovPolicy::MapToOov);
+    } catch (const Error& error) {
+        *why = QString::fromStdString(error.what());
+        return std::nullopt;
+    }
+    return setup;
+}
 
-    connect(runs_, &RunsPanel::overlayRunsChanged, training_, &TrainingPanel::setOverlayRuns);
-    runs_->setTrainingPanel(training_);
-    scaling_->setSetupProvider([this](QString* why) -> std::optional<ScalingSetup> {
-        if (const QString blocker = startBlocker(); !blocker.isEmpty()) {
-            *why = blocker;
-            return std::nullopt;
-        }
-        if (controller_->state() != TrainingController::State::Idle) {
-            *why = tr("A training run is in progress: stop it first, so that the two do not share the machine.");
-            return std::nullopt;
-        }
-        ScalingSetup setup;
-        setup.model = *model_->model();
-        setup.devices = devices_->config();
-        setup.config = model_->trainConfig();
-        setup.config.all_reduce = devices_->allReduce();
-        try {
-            setup.data = make_train_data(*data_->dataset(), setup.model.input_length(), setup.model.vocabulary_size(),
-                                         OovPolicy::MapToOov);
-        } catch (const Error& error) {
-            *why = QString::fromStdString(error.what());
-            return std::nullopt;
-        }
-        return setup;
-    });
+// The panels' changes reach the others and the actions; the engine's end of a run, the window.
+void MainWindow::connectPanels() {
+    connect(runs_, &RunsPanel::trainAgainRequested, this, &MainWindow::trainAgain);
+    connect(runs_, &RunsPanel::resumeRequested, this, &MainWindow::resumeRun);
     connect(devices_, &DevicesPanel::configChanged, this, [this] {
         model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
         scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
@@ -196,13 +220,6 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     connect(controller_, &TrainingController::runFinished, this, [this](const FinishedEvent& event) {
         statusBar()->showMessage(QString::fromStdString(event.text), 10000);
     });
-
-    restoreSettings();
-    model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
-    scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
-    if (!data_->dataset()) data_->load(data_->spec());
-    updateActions();
-    statusBar()->showMessage(tr("Ready"));
 }
 
 MainWindow::~MainWindow() = default;
@@ -264,8 +281,13 @@ void MainWindow::buildActions() {
     training->addSeparator();
     training->addAction(next_step_);
 
-    // Ctrl+1 ... Ctrl+9 bring a panel forward (shown, its tab raised, the keyboard in it), in the
-    // order the panels sit: left, right, bottom. The checkable entries below show and hide them.
+    buildViewMenu();
+    for (QMenu* menu : {file, training}) menu->setToolTipsVisible(true);
+}
+
+// Ctrl+1 ... Ctrl+9 bring a panel forward (shown, its tab raised, the keyboard in it), in the
+// order the panels sit: left, right, bottom. The checkable entries below show and hide them.
+void MainWindow::buildViewMenu() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     const QStringList order = {QStringLiteral("devicesDock"),  QStringLiteral("modelDock"),    QStringLiteral("dataDock"),
                                QStringLiteral("monitorDock"),  QStringLiteral("logDock"),      QStringLiteral("runsDock"),
@@ -293,7 +315,7 @@ void MainWindow::buildActions() {
     view->addSeparator();
     QMenu* panels = view->addMenu(tr("Show or hide panels"));
     for (QDockWidget* dock : findChildren<QDockWidget*>()) panels->addAction(dock->toggleViewAction());
-    for (QMenu* menu : {file, training, view, panels}) menu->setToolTipsVisible(true);
+    for (QMenu* menu : {view, panels}) menu->setToolTipsVisible(true);
 }
 
 QString MainWindow::startBlocker() const {

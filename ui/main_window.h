@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/train/scaling.h"
 #include "ui/training/training_controller.h"
 
 class QAction;
@@ -68,7 +69,12 @@ private:
     std::function<bool(const QString&)> confirm_close_;
     bool close_when_idle_ = false;
 
+    void buildCentral();
+    void buildDocks();
+    void connectPanels();
+    std::optional<ScalingSetup> scalingSetup(QString* why) const;
     void buildActions();
+    void buildViewMenu();
     void updateActions();
     void showMessage(const QString& text, bool error);
     void saveSettings() const;

@@ -485,18 +485,13 @@ class FolderWalk {
 
 }  // namespace
 
-LabelledTexts read_text_folder(const std::string& dir) {
-    const fs::path root(dir);
-    std::error_code ec;
-    if (!fs::exists(root, ec)) fail("folder " + in_quotes(dir) + " does not exist");
-    if (!fs::is_directory(root, ec)) {
-        fail(in_quotes(dir) +
-             " is not a folder; a text corpus is a folder with one subfolder of .txt files per "
-             "class");
-    }
+namespace {
 
+// The class folders of `root` (named `dir` in messages), sorted by name; files beside them are
+// counted in `loose_files`.
+std::vector<fs::path> class_folders(const fs::path& root, const std::string& dir, int64_t& loose_files) {
+    std::error_code ec;
     std::vector<fs::path> class_dirs;
-    int64_t loose_files = 0;
     for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string entry_name = it->path().filename().string();
         if (entry_name.empty() || entry_name.front() == '.') continue;
@@ -516,6 +511,67 @@ LabelledTexts read_text_folder(const std::string& dir) {
     std::sort(class_dirs.begin(), class_dirs.end(), [](const fs::path& a, const fs::path& b) {
         return a.filename().string() < b.filename().string();
     });
+    return class_dirs;
+}
+
+struct FolderCounts {
+    int64_t empty_files = 0;
+    int64_t other_files = 0;  // in class folders, not .txt
+    int64_t loose_files = 0;  // beside the class folders
+};
+
+// What reading the folder skipped or read as Latin-1, the first ten of each named.
+void add_folder_warnings(LabelledTexts& out, const std::string& dir, const std::vector<std::string>& latin1_files,
+                         const FolderWalk& walk, const FolderCounts& counts) {
+    const int64_t empty_files = counts.empty_files, other_files = counts.other_files, loose_files = counts.loose_files;
+    constexpr size_t kListed = 10;
+    for (size_t i = 0; i < latin1_files.size() && i < kListed; ++i)
+        out.warnings.push_back(latin1_warning(latin1_files[i]));
+    if (latin1_files.size() > kListed) {
+        out.warnings.push_back(
+            "… and " +
+            plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
+            " are not UTF-8 and were read as Latin-1");
+    }
+    const auto& skipped = walk.skipped();
+    for (size_t i = 0; i < skipped.size() && i < kListed; ++i) out.warnings.push_back(skipped[i]);
+    if (skipped.size() > kListed) {
+        out.warnings.push_back(
+            "… and " +
+            plural(static_cast<int64_t>(skipped.size() - kListed), "more link", "more links") +
+            " skipped");
+    }
+    if (walk.duplicate_files() > 0) {
+        out.warnings.push_back("skipped " +
+                               plural(walk.duplicate_files(), "file that was", "files that were") +
+                               " already read through another path (a symlink or hard link)");
+    }
+    if (empty_files > 0)
+        out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
+    if (other_files > 0) {
+        out.warnings.push_back("ignored " + plural(other_files, "file", "files") +
+                               " in class folders that do not end in .txt");
+    }
+    if (loose_files > 0) {
+        out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " +
+                               in_quotes(dir) + "; only files inside class folders are read");
+    }
+}
+
+}  // namespace
+
+LabelledTexts read_text_folder(const std::string& dir) {
+    const fs::path root(dir);
+    std::error_code ec;
+    if (!fs::exists(root, ec)) fail("folder " + in_quotes(dir) + " does not exist");
+    if (!fs::is_directory(root, ec)) {
+        fail(in_quotes(dir) +
+             " is not a folder; a text corpus is a folder with one subfolder of .txt files per "
+             "class");
+    }
+
+    int64_t loose_files = 0;
+    const std::vector<fs::path> class_dirs = class_folders(root, dir, loose_files);
 
     LabelledTexts out;
     out.source = dir;
@@ -563,38 +619,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
         }
     }
 
-    constexpr size_t kListed = 10;
-    for (size_t i = 0; i < latin1_files.size() && i < kListed; ++i)
-        out.warnings.push_back(latin1_warning(latin1_files[i]));
-    if (latin1_files.size() > kListed) {
-        out.warnings.push_back(
-            "… and " +
-            plural(static_cast<int64_t>(latin1_files.size() - kListed), "more file", "more files") +
-            " are not UTF-8 and were read as Latin-1");
-    }
-    const auto& skipped = walk.skipped();
-    for (size_t i = 0; i < skipped.size() && i < kListed; ++i) out.warnings.push_back(skipped[i]);
-    if (skipped.size() > kListed) {
-        out.warnings.push_back(
-            "… and " +
-            plural(static_cast<int64_t>(skipped.size() - kListed), "more link", "more links") +
-            " skipped");
-    }
-    if (walk.duplicate_files() > 0) {
-        out.warnings.push_back("skipped " +
-                               plural(walk.duplicate_files(), "file that was", "files that were") +
-                               " already read through another path (a symlink or hard link)");
-    }
-    if (empty_files > 0)
-        out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
-    if (other_files > 0) {
-        out.warnings.push_back("ignored " + plural(other_files, "file", "files") +
-                               " in class folders that do not end in .txt");
-    }
-    if (loose_files > 0) {
-        out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " +
-                               in_quotes(dir) + "; only files inside class folders are read");
-    }
+    add_folder_warnings(out, dir, latin1_files, walk, FolderCounts{empty_files, other_files, loose_files});
     if (out.class_names.size() < 2) {
         fail("folder " + in_quotes(dir) +
              " needs at least two classes (subfolders with .txt files); found " +
@@ -606,10 +631,10 @@ LabelledTexts read_text_folder(const std::string& dir) {
 
 // ---------------------------------------------------------------------------------------------
 
-LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
-    std::string text;
-    const bool latin1 = decode_text(read_bytes(path), text);
+namespace {
 
+// The field delimiter: the option's, else a tab for .tsv / .tab files and a comma otherwise.
+char choose_delimiter(const std::string& path, const DelimitedOptions& options) {
     char delimiter = ',';
     if (options.delimiter) {
         delimiter = *options.delimiter;
@@ -620,27 +645,18 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     if (delimiter == '\n' || delimiter == '\r' || (options.quoting && delimiter == '"')) {
         fail(path + ": " + delimiter_name(delimiter) + " cannot be the field delimiter");
     }
+    return delimiter;
+}
 
-    LabelledTexts out;
-    out.source = path;
-    if (latin1) out.warnings.push_back(latin1_warning(path));
-
-    std::vector<Row> rows;
-    for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
-        if (!row.blank) rows.push_back(std::move(row));
-    }
-    if (rows.empty())
-        fail(path +
-             ": the file is empty; expected one row per sample with a label and a text column");
-
-    // Header decision.
+// Whether the first row is a header: as the option says, or (HeaderMode::Auto) when it names a
+// column, or when its label looks unlike every other row's; `reason` says why for the latter.
+bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& options, std::string& reason) {
     const bool label_named = !options.label_column.empty() && !all_digits(options.label_column);
     const bool text_named = !options.text_column.empty() && !all_digits(options.text_column);
     const size_t label_guess = all_digits(options.label_column)
                                    ? static_cast<size_t>(std::stoull(options.label_column))
                                    : 0;
     bool has_header = false;
-    std::string reason;  // why a header was assumed (only for the heuristic rules)
     switch (options.header) {
         case HeaderMode::Present:
             has_header = true;
@@ -689,6 +705,31 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
             break;
         }
     }
+    return has_header;
+}
+
+}  // namespace
+
+LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
+    std::string text;
+    const bool latin1 = decode_text(read_bytes(path), text);
+
+    const char delimiter = choose_delimiter(path, options);
+
+    LabelledTexts out;
+    out.source = path;
+    if (latin1) out.warnings.push_back(latin1_warning(path));
+
+    std::vector<Row> rows;
+    for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
+        if (!row.blank) rows.push_back(std::move(row));
+    }
+    if (rows.empty())
+        fail(path +
+             ": the file is empty; expected one row per sample with a label and a text column");
+
+    std::string reason;  // why a header was assumed (only for the heuristic rules)
+    const bool has_header = has_header_row(rows, options, reason);
     if (options.header == HeaderMode::Auto) {
         if (!reason.empty())
             out.warnings.push_back(reason + "; set the header option if that is wrong");
@@ -749,11 +790,11 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
 
 // ---------------------------------------------------------------------------------------------
 
-DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
-                           double validation_split, uint64_t seed, std::string name,
-                           Tokenizer* tokenizer_out) {
-    const std::string who =
-        corpus.source.empty() ? std::string("the corpus") : in_quotes(corpus.source);
+namespace {
+
+// The split and the corpus as build_dataset() needs them: texts and labels that match, labels in
+// range; `who` names the corpus in the message.
+void check_corpus(const LabelledTexts& corpus, double validation_split, const std::string& who) {
     if (!(validation_split >= 0.0 && validation_split < 1.0)) {
         std::ostringstream value;
         value << validation_split;
@@ -774,6 +815,35 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
                  ")");
         }
     }
+}
+
+// Every class needs a training sample, or the model could never learn it.
+void require_every_class_in_training(const LabelledTexts& corpus, const std::vector<int32_t>& train_labels,
+                                     const std::string& who) {
+    const auto num_classes = static_cast<int32_t>(corpus.class_names.size());
+    std::vector<int64_t> train_counts(static_cast<size_t>(num_classes), 0);
+    for (int32_t label : train_labels) ++train_counts[static_cast<size_t>(label)];
+    for (int32_t c = 0; c < num_classes; ++c) {
+        if (train_counts[static_cast<size_t>(c)] > 0) continue;
+        const auto total = std::count(corpus.labels.begin(), corpus.labels.end(), c);
+        fail(who + ": class " + in_quotes(corpus.class_names[static_cast<size_t>(c)]) +
+             " has no training sample (" +
+             (total == 0
+                  ? std::string("it has no samples at all")
+                  : "its " + plural(total, "sample went", "samples went") + " to validation") +
+             "); add samples or lower validation_split");
+    }
+}
+
+}  // namespace
+
+DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
+                           double validation_split, uint64_t seed, std::string name,
+                           Tokenizer* tokenizer_out) {
+    const std::string who =
+        corpus.source.empty() ? std::string("the corpus") : in_quotes(corpus.source);
+    check_corpus(corpus, validation_split, who);
+    const auto num_classes = static_cast<int32_t>(corpus.class_names.size());
 
     const size_t n = corpus.texts.size();
     std::vector<size_t> order(n);
@@ -801,18 +871,7 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
         }
     }
 
-    std::vector<int64_t> train_counts(static_cast<size_t>(num_classes), 0);
-    for (int32_t label : split.train.labels) ++train_counts[static_cast<size_t>(label)];
-    for (int32_t c = 0; c < num_classes; ++c) {
-        if (train_counts[static_cast<size_t>(c)] > 0) continue;
-        const auto total = std::count(corpus.labels.begin(), corpus.labels.end(), c);
-        fail(who + ": class " + in_quotes(corpus.class_names[static_cast<size_t>(c)]) +
-             " has no training sample (" +
-             (total == 0
-                  ? std::string("it has no samples at all")
-                  : "its " + plural(total, "sample went", "samples went") + " to validation") +
-             "); add samples or lower validation_split");
-    }
+    require_every_class_in_training(corpus, split.train.labels, who);
 
     Tokenizer tokenizer(tokenizer_options);
     tokenizer.fit_on_texts(train_texts);

@@ -88,7 +88,10 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
     return raw;
 }
 
-DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, std::string name) {
+namespace {
+
+// Keras' load_data() would accept (or fail on) these inputs and options; ours fail here, named.
+void check_load_inputs(const RawReuters& raw, const KerasLoadOptions& o) {
     if (raw.xs.size() != raw.labels.size()) {
         fail_load(std::to_string(raw.xs.size()) + " wires but " +
                   std::to_string(raw.labels.size()) + " labels; they must match");
@@ -108,6 +111,42 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
     for (size_t i = 0; i < raw.labels.size(); ++i) {
         if (raw.labels[i] >= kMaxClasses) fail_load(label_too_large(raw.labels[i], i));
     }
+}
+
+// if not num_words: num_words = max(max(x) for x in xs); then
+// [w if skip_top <= w < num_words else oov_char for w in x], or drop w when oov_char is None.
+void limit_vocabulary(std::vector<std::vector<int64_t>>& xs, const KerasLoadOptions& o) {
+    int64_t num_words = o.num_words;
+    if (num_words == 0) {
+        if (xs.empty())
+            fail_load(
+                "no wire is left to take the largest id from (Keras fails here too: max() of an "
+                "empty sequence)");
+        num_words = std::numeric_limits<int64_t>::min();
+        for (size_t i = 0; i < xs.size(); ++i) {
+            if (xs[i].empty()) {
+                fail_load(
+                    "a wire is empty and num_words is None (Keras fails here too: max() of an "
+                    "empty sequence)");
+            }
+            num_words = std::max(num_words, *std::max_element(xs[i].begin(), xs[i].end()));
+        }
+    }
+    for (auto& seq : xs) {
+        if (o.oov_char >= 0) {
+            for (int64_t& w : seq) {
+                if (!(o.skip_top <= w && w < num_words)) w = o.oov_char;
+            }
+        } else {
+            std::erase_if(seq, [&](int64_t w) { return !(o.skip_top <= w && w < num_words); });
+        }
+    }
+}
+
+}  // namespace
+
+DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, std::string name) {
+    check_load_inputs(raw, o);
 
     // rng = np.random.RandomState(seed); indices = np.arange(len(xs)); rng.shuffle(indices)
     NumpyRandomState rng(static_cast<uint32_t>(o.seed));
@@ -136,33 +175,7 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
         labels.push_back(raw.labels[static_cast<size_t>(index)]);
     }
 
-    // if not num_words: num_words = max(max(x) for x in xs)
-    int64_t num_words = o.num_words;
-    if (num_words == 0) {
-        if (xs.empty())
-            fail_load(
-                "no wire is left to take the largest id from (Keras fails here too: max() of an "
-                "empty sequence)");
-        num_words = std::numeric_limits<int64_t>::min();
-        for (size_t i = 0; i < xs.size(); ++i) {
-            if (xs[i].empty()) {
-                fail_load(
-                    "a wire is empty and num_words is None (Keras fails here too: max() of an "
-                    "empty sequence)");
-            }
-            num_words = std::max(num_words, *std::max_element(xs[i].begin(), xs[i].end()));
-        }
-    }
-    // [w if skip_top <= w < num_words else oov_char for w in x], or drop w when oov_char is None.
-    for (auto& seq : xs) {
-        if (o.oov_char >= 0) {
-            for (int64_t& w : seq) {
-                if (!(o.skip_top <= w && w < num_words)) w = o.oov_char;
-            }
-        } else {
-            std::erase_if(seq, [&](int64_t w) { return !(o.skip_top <= w && w < num_words); });
-        }
-    }
+    limit_vocabulary(xs, o);
 
     // idx = int(len(xs) * (1 - test_split)): the same double arithmetic, truncated as int() does.
     const auto split = static_cast<size_t>(static_cast<double>(xs.size()) * (1.0 - o.test_split));

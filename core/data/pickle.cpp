@@ -15,7 +15,8 @@ namespace mirrorlab {
 
 namespace {
 
-// Python's names for every pickle opcode, so a refused one is named in the error.
+// Python's names for every pickle opcode, so a refused one is named in the error. Long because it
+// is a table: one case per opcode, in pickletools' order.
 const char* opcode_name(uint8_t op) {
     switch (op) {
         case '(':
@@ -592,6 +593,9 @@ void Machine::memo_get(uint64_t index) {
     push(it->second);
 }
 
+// The interpreter's loop, one case per opcode the strict reader accepts. Long because the machine
+// is: each case is a few lines on the stack, the marks and the memo, and they read best side by
+// side with pickletools' list; split into functions, the same switch would only move elsewhere.
 PickledObjectArray Machine::run() {
     if (in_.empty()) fail("pickle is empty");
     for (;;) {

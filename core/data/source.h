@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/data/dataset.h"
-#include "core/train/trainer.h"
+#include "core/data/train_data.h"
 
 namespace mirrorlab {
 

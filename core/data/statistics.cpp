@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 
 #include "core/util/error.h"
@@ -40,6 +41,69 @@ std::string pad_right(const std::string& s, size_t width) {
 std::string pad_left(const std::string& s, size_t width) {
     const size_t w = display_width(s);
     return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+// The ten largest classes with their counts and shares, then how many more there are.
+std::string class_table(const DatasetStatistics& stats, const std::function<std::string(int64_t)>& percent) {
+    std::string table;
+    std::vector<size_t> order(stats.class_counts.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return stats.class_counts[a] > stats.class_counts[b];
+    });
+    constexpr size_t kShown = 10;
+    const size_t shown = std::min(order.size(), kShown);
+    size_t name_width = 0;
+    size_t count_width = 0;
+    for (size_t k = 0; k < shown; ++k) {
+        name_width = std::max(
+            name_width,
+            display_width(stats.class_names.size() > order[k] ? stats.class_names[order[k]] : ""));
+        count_width = std::max(count_width, grouped(stats.class_counts[order[k]]).size());
+    }
+    for (size_t k = 0; k < shown; ++k) {
+        const size_t c = order[k];
+        const std::string name =
+            c < stats.class_names.size() ? stats.class_names[c] : std::to_string(c);
+        table += "  " + pad_right(name, name_width) + "  " +
+               pad_left(grouped(stats.class_counts[c]), count_width) + "  " +
+               pad_left(percent(stats.class_counts[c]), 7) + "\n";
+    }
+    if (order.size() > shown) {
+        int64_t rest = 0;
+        for (size_t k = shown; k < order.size(); ++k) rest += stats.class_counts[order[k]];
+        table += "  … " + grouped(static_cast<int64_t>(order.size() - shown)) +
+               " more classes with " + grouped(rest) + " samples\n";
+    }
+    return table;
+}
+
+// One '#' bar per bin of sample lengths, scaled to the fullest bin.
+std::string length_histogram(const DatasetStatistics& stats) {
+    std::string out;
+    if (stats.length_histogram.empty()) return out;
+    const int64_t peak =
+        *std::max_element(stats.length_histogram.begin(), stats.length_histogram.end());
+    const int64_t width = stats.histogram_bin_width;
+    out += "Lengths (bins of " + grouped(width) + (width == 1 ? " token" : " tokens") + "):\n";
+    std::vector<std::string> ranges;
+    size_t range_width = 0;
+    for (size_t b = 0; b < stats.length_histogram.size(); ++b) {
+        const int64_t low = static_cast<int64_t>(b) * width;
+        ranges.push_back(width == 1 ? grouped(low)
+                                    : grouped(low) + "–" + grouped(low + width - 1));
+        range_width = std::max(range_width, display_width(ranges.back()));
+    }
+    constexpr int64_t kBar = 30;
+    for (size_t b = 0; b < stats.length_histogram.size(); ++b) {
+        const int64_t count = stats.length_histogram[b];
+        int64_t bar = peak > 0 ? (count * kBar + peak - 1) / peak
+                               : 0;  // any sample shows at least one '#'
+        out += "  " + pad_left(ranges[b], range_width) + "  " +
+               std::string(static_cast<size_t>(bar), '#') +
+               std::string(static_cast<size_t>(kBar - bar), ' ') + "  " + grouped(count) + "\n";
+    }
+    return out;
 }
 
 }  // namespace
@@ -112,64 +176,14 @@ std::string format_statistics(const DatasetStatistics& stats) {
 
     line("Samples:", grouped(stats.samples));
     line("Classes:", grouped(stats.classes));
-    std::vector<size_t> order(stats.class_counts.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return stats.class_counts[a] > stats.class_counts[b];
-    });
-    constexpr size_t kShown = 10;
-    const size_t shown = std::min(order.size(), kShown);
-    size_t name_width = 0;
-    size_t count_width = 0;
-    for (size_t k = 0; k < shown; ++k) {
-        name_width = std::max(
-            name_width,
-            display_width(stats.class_names.size() > order[k] ? stats.class_names[order[k]] : ""));
-        count_width = std::max(count_width, grouped(stats.class_counts[order[k]]).size());
-    }
-    for (size_t k = 0; k < shown; ++k) {
-        const size_t c = order[k];
-        const std::string name =
-            c < stats.class_names.size() ? stats.class_names[c] : std::to_string(c);
-        out += "  " + pad_right(name, name_width) + "  " +
-               pad_left(grouped(stats.class_counts[c]), count_width) + "  " +
-               pad_left(percent(stats.class_counts[c]), 7) + "\n";
-    }
-    if (order.size() > shown) {
-        int64_t rest = 0;
-        for (size_t k = shown; k < order.size(); ++k) rest += stats.class_counts[order[k]];
-        out += "  … " + grouped(static_cast<int64_t>(order.size() - shown)) +
-               " more classes with " + grouped(rest) + " samples\n";
-    }
+    out += class_table(stats, percent);
     line("Vocabulary:", grouped(stats.vocabulary_size) + " ids");
     line("Tokens:", grouped(stats.tokens));
     line("Length:", "min " + grouped(stats.min_length) + " · median " +
                         grouped(stats.median_length) + " · mean " + fixed(stats.mean_length, 1) +
                         " · max " + grouped(stats.max_length) + " tokens");
 
-    if (!stats.length_histogram.empty()) {
-        const int64_t peak =
-            *std::max_element(stats.length_histogram.begin(), stats.length_histogram.end());
-        const int64_t width = stats.histogram_bin_width;
-        out += "Lengths (bins of " + grouped(width) + (width == 1 ? " token" : " tokens") + "):\n";
-        std::vector<std::string> ranges;
-        size_t range_width = 0;
-        for (size_t b = 0; b < stats.length_histogram.size(); ++b) {
-            const int64_t low = static_cast<int64_t>(b) * width;
-            ranges.push_back(width == 1 ? grouped(low)
-                                        : grouped(low) + "–" + grouped(low + width - 1));
-            range_width = std::max(range_width, display_width(ranges.back()));
-        }
-        constexpr int64_t kBar = 30;
-        for (size_t b = 0; b < stats.length_histogram.size(); ++b) {
-            const int64_t count = stats.length_histogram[b];
-            int64_t bar = peak > 0 ? (count * kBar + peak - 1) / peak
-                                   : 0;  // any sample shows at least one '#'
-            out += "  " + pad_left(ranges[b], range_width) + "  " +
-                   std::string(static_cast<size_t>(bar), '#') +
-                   std::string(static_cast<size_t>(kBar - bar), ' ') + "  " + grouped(count) + "\n";
-        }
-    }
+    out += length_histogram(stats);
 
     if (stats.samples > 0) {
         const int64_t truncated =

@@ -154,6 +154,95 @@ void check(bool ok, const std::string& problem) {
     if (!ok) throw DataError("[synthetic reuters] " + problem);
 }
 
+// The topic model: keyword lists per family of topics and per topic, where the last few keywords of
+// each topic are copies of another topic's leading ones (overlap between topics).
+struct TopicModel {
+    std::vector<Keywords> family_words;
+    std::vector<Keywords> topic_words;
+};
+
+TopicModel make_topic_model(DataRandom& rng, int32_t num_classes, int32_t families, int32_t keyword_high) {
+    TopicModel model;
+    for (int32_t f = 0; f < families; ++f) {
+        model.family_words.push_back(
+            make_keywords(draw_ranks(rng, kFamilyKeywords, kKeywordRankLow, keyword_high)));
+    }
+    std::vector<std::vector<int32_t>> topic_ranks;
+    for (int32_t c = 0; c < num_classes; ++c) {
+        topic_ranks.push_back(draw_ranks(rng, kTopicKeywords, kKeywordRankLow, keyword_high));
+    }
+    // Copied from the lists as drawn, so the order of topics does not matter.
+    const auto drawn = topic_ranks;
+    for (int32_t c = 0; c < num_classes; ++c) {
+        auto other = static_cast<int32_t>(rng.below(static_cast<uint64_t>(num_classes - 1)));
+        if (other >= c) ++other;
+        auto& mine = topic_ranks[static_cast<size_t>(c)];
+        for (int32_t k = 0; k < kSharedTopicKeywords; ++k) {
+            mine[static_cast<size_t>(kTopicKeywords - 1 - k)] =
+                drawn[static_cast<size_t>(other)][static_cast<size_t>(k)];
+        }
+    }
+    for (auto& ranks : topic_ranks) model.topic_words.push_back(make_keywords(std::move(ranks)));
+    return model;
+}
+
+// Labels: exact Reuters-shaped counts, shuffled (Fisher-Yates).
+std::vector<int32_t> shuffled_labels(DataRandom& rng, const std::vector<int32_t>& sizes, int64_t total) {
+    std::vector<int32_t> labels;
+    labels.reserve(static_cast<size_t>(total));
+    for (size_t c = 0; c < sizes.size(); ++c) labels.insert(labels.end(), static_cast<size_t>(sizes[c]), static_cast<int32_t>(c));
+    for (size_t i = labels.size(); i > 1; --i) std::swap(labels[i - 1], labels[rng.below(i)]);
+    return labels;
+}
+
+// One wire of `length` tokens: the start token, then each word a keyword (of the wire's own topic,
+// its family, or another topic it mentions) with probability `strength`, else a common word.
+void draw_wire(DataRandom& rng, std::vector<int32_t>& seq, int32_t length, double strength, const Keywords& own,
+               const Keywords& family, const Keywords& other, const Discrete& common) {
+    seq.resize(static_cast<size_t>(length));
+    seq[0] = 1;  // Keras start_char
+    for (int32_t t = 1; t < length; ++t) {
+        if (rng.uniform() < strength) {
+            const double u = rng.uniform();
+            const Keywords& k = u < kOwnShare ? own : (u < kOwnShare + kFamilyShare ? family : other);
+            const size_t j = k.law.sample(rng);
+            seq[static_cast<size_t>(t)] = kFirstWordId + k.ranks[j];
+            // Collocations ("crude oil", "net profit"): a keyword is often followed by its
+            // companion, the next word of the same list. Local structure that a
+            // convolution can pick up and a bag of words cannot.
+            if (t + 1 < length && rng.uniform() < kPhraseProbability) {
+                seq[static_cast<size_t>(++t)] = kFirstWordId + k.ranks[(j + 1) % k.ranks.size()];
+            }
+        } else {
+            seq[static_cast<size_t>(t)] = kFirstWordId + static_cast<int32_t>(common.sample(rng));
+        }
+    }
+}
+
+// The two splits, named and with their class names, from the wires in order (training first).
+DatasetSplit assemble_split(std::vector<std::vector<int32_t>>& sequences, const std::vector<int32_t>& labels,
+                            size_t train_count, int32_t num_classes, int32_t vocabulary) {
+    DatasetSplit split;
+    for (TextDataset* part : {&split.train, &split.validation}) {
+        part->name = "Synthetic newswire (Reuters-shaped)";
+        part->synthetic = true;
+        part->num_classes = num_classes;
+        part->vocabulary_size = vocabulary;
+        for (int32_t c = 0; c < num_classes; ++c) {
+            part->class_names.push_back(num_classes == 46 ? std::string(kReutersClassNames[static_cast<size_t>(c)])
+                                                          : "topic-" + std::to_string(c));
+        }
+    }
+    const auto train_end = static_cast<std::ptrdiff_t>(train_count);
+    split.train.sequences.assign(std::make_move_iterator(sequences.begin()),
+                                 std::make_move_iterator(sequences.begin() + train_end));
+    split.validation.sequences.assign(std::make_move_iterator(sequences.begin() + train_end),
+                                      std::make_move_iterator(sequences.end()));
+    split.train.labels.assign(labels.begin(), labels.begin() + train_end);
+    split.validation.labels.assign(labels.begin() + train_end, labels.end());
+    return split;
+}
+
 }  // namespace
 
 DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
@@ -187,38 +276,10 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
     auto family_of = [&](int32_t c) {
         return reuters_shape ? kReutersFamily[static_cast<size_t>(c)] : c % families;
     };
-    std::vector<Keywords> family_words;
-    for (int32_t f = 0; f < families; ++f) {
-        family_words.push_back(
-            make_keywords(draw_ranks(rng, kFamilyKeywords, kKeywordRankLow, keyword_high)));
-    }
-    std::vector<std::vector<int32_t>> topic_ranks;
-    for (int32_t c = 0; c < num_classes; ++c) {
-        topic_ranks.push_back(draw_ranks(rng, kTopicKeywords, kKeywordRankLow, keyword_high));
-    }
-    // Overlap between topics: the last few keywords of each topic are copies of another
-    // topic's leading ones (copied from the lists as drawn, so the order of topics does not
-    // matter).
-    const auto drawn = topic_ranks;
-    for (int32_t c = 0; c < num_classes; ++c) {
-        auto other = static_cast<int32_t>(rng.below(static_cast<uint64_t>(num_classes - 1)));
-        if (other >= c) ++other;
-        auto& mine = topic_ranks[static_cast<size_t>(c)];
-        for (int32_t k = 0; k < kSharedTopicKeywords; ++k) {
-            mine[static_cast<size_t>(kTopicKeywords - 1 - k)] =
-                drawn[static_cast<size_t>(other)][static_cast<size_t>(k)];
-        }
-    }
-    std::vector<Keywords> topic_words;
-    for (auto& ranks : topic_ranks) topic_words.push_back(make_keywords(std::move(ranks)));
+    const TopicModel topics = make_topic_model(rng, num_classes, families, keyword_high);
 
-    // Labels: exact Reuters-shaped counts, shuffled (Fisher-Yates).
     const std::vector<int32_t> sizes = class_sizes(num_classes, total);
-    std::vector<int32_t> labels;
-    labels.reserve(static_cast<size_t>(total));
-    for (int32_t c = 0; c < num_classes; ++c)
-        labels.insert(labels.end(), static_cast<size_t>(sizes[static_cast<size_t>(c)]), c);
-    for (size_t i = labels.size(); i > 1; --i) std::swap(labels[i - 1], labels[rng.below(i)]);
+    const std::vector<int32_t> labels = shuffled_labels(rng, sizes, total);
     std::vector<double> prior(sizes.begin(), sizes.end());
     const Discrete class_prior(prior);
 
@@ -243,32 +304,9 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
             focus[static_cast<size_t>(label)] *
             (kTopicStrengthLow + (kTopicStrengthHigh - kTopicStrengthLow) * rng.uniform());
         const auto mentioned = static_cast<int32_t>(class_prior.sample(rng));
-        const Keywords& own = topic_words[static_cast<size_t>(label)];
-        const Keywords& family = family_words[static_cast<size_t>(family_of(label))];
-        const Keywords& other = topic_words[static_cast<size_t>(mentioned)];
-
-        auto& seq = sequences[static_cast<size_t>(i)];
-        seq.resize(static_cast<size_t>(length));
-        seq[0] = 1;  // Keras start_char
-        for (int32_t t = 1; t < length; ++t) {
-            if (rng.uniform() < strength) {
-                const double u = rng.uniform();
-                const Keywords& k =
-                    u < kOwnShare ? own : (u < kOwnShare + kFamilyShare ? family : other);
-                const size_t j = k.law.sample(rng);
-                seq[static_cast<size_t>(t)] = kFirstWordId + k.ranks[j];
-                // Collocations ("crude oil", "net profit"): a keyword is often followed by its
-                // companion, the next word of the same list. Local structure that a
-                // convolution can pick up and a bag of words cannot.
-                if (t + 1 < length && rng.uniform() < kPhraseProbability) {
-                    seq[static_cast<size_t>(++t)] =
-                        kFirstWordId + k.ranks[(j + 1) % k.ranks.size()];
-                }
-            } else {
-                seq[static_cast<size_t>(t)] =
-                    kFirstWordId + static_cast<int32_t>(common.sample(rng));
-            }
-        }
+        draw_wire(rng, sequences[static_cast<size_t>(i)], length, strength, topics.topic_words[static_cast<size_t>(label)],
+                  topics.family_words[static_cast<size_t>(family_of(label))],
+                  topics.topic_words[static_cast<size_t>(mentioned)], common);
     }
 
     // Keras builds its word index from the corpus, so the largest id always occurs in the data
@@ -282,30 +320,7 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
         auto& seq = sequences[rng.below(train_count)];
         seq[1 + rng.below(seq.size() - 1)] = vocabulary - 1;
     }
-
-    DatasetSplit split;
-    for (TextDataset* part : {&split.train, &split.validation}) {
-        part->name = "Synthetic newswire (Reuters-shaped)";
-        part->synthetic = true;
-        part->num_classes = num_classes;
-        part->vocabulary_size = vocabulary;
-        for (int32_t c = 0; c < num_classes; ++c) {
-            part->class_names.push_back(
-                reuters_shape ? std::string(kReutersClassNames[static_cast<size_t>(c)])
-                              : "topic-" + std::to_string(c));
-        }
-    }
-    split.train.sequences.assign(
-        std::make_move_iterator(sequences.begin()),
-        std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)));
-    split.validation.sequences.assign(
-        std::make_move_iterator(sequences.begin() + static_cast<std::ptrdiff_t>(train_count)),
-        std::make_move_iterator(sequences.end()));
-    split.train.labels.assign(labels.begin(),
-                              labels.begin() + static_cast<std::ptrdiff_t>(train_count));
-    split.validation.labels.assign(labels.begin() + static_cast<std::ptrdiff_t>(train_count),
-                                   labels.end());
-    return split;
+    return assemble_split(sequences, labels, train_count, num_classes, vocabulary);
 }
 
 }  // namespace mirrorlab

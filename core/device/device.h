@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend/arena.h"
 #include "core/backend/backend.h"
-#include "core/device/arena.h"
-#include "core/distribute/cross_device_ops.h"
+#include "core/device/collectives.h"
 
 namespace mirrorlab {
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/arena.h"
 #include "core/backend/backend.h"
-#include "core/device/arena.h"
 #include "core/device/device.h"
-#include "core/distribute/step_barrier.h"
 #include "core/optim/optimizer.h"
+#include "core/util/step_barrier.h"
 
 namespace mirrorlab {
 

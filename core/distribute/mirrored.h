@@ -13,13 +13,14 @@
 
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
+#include "core/distribute/replica_stats.h"
 #include "core/distribute/replica_threads.h"
-#include "core/distribute/step_barrier.h"
 #include "core/distribute/strategy_plan.h"
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
-#include "core/train/events.h"
+#include "core/util/log_level.h"
+#include "core/util/step_barrier.h"
 
 namespace mirrorlab {
 

@@ -2,20 +2,13 @@
 
 #include <chrono>
 
-#include "core/distribute/step_barrier.h"
+#include "core/util/step_barrier.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
 
 namespace mirrorlab {
-
-void enable_flush_denormals() {
-#if defined(__x86_64__) || defined(__i386__)
-    // FTZ (bit 15) and DAZ (bit 6) of MXCSR.
-    _mm_setcsr(_mm_getcsr() | 0x8040u);
-#endif
-}
 
 ReplicaThreads::ReplicaThreads(int replica_count) {
     for (int r = 0; r < replica_count; ++r) workers_.emplace_back([this, r] { worker_loop(r); });

@@ -10,11 +10,9 @@
 #include <thread>
 #include <vector>
 
-namespace mirrorlab {
+#include "core/util/denormals.h"  // the replicas' threads (and the trainer's) flush denormals
 
-// Flush denormals to zero on the calling thread (TensorFlow does this on its worker threads):
-// tiny gradients otherwise make float math many times slower.
-void enable_flush_denormals();
+namespace mirrorlab {
 
 class ReplicaThreads {
 public:

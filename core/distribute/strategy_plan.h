@@ -11,7 +11,7 @@
 
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
-#include "core/train/events.h"
+#include "core/util/log_level.h"
 
 namespace mirrorlab {
 

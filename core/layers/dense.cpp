@@ -16,7 +16,7 @@ void infer(ShapeInference& in) {
     const LayerConfig& config = in.config;
     if (in.shape.rank() != 1) {
         in.fail("receives " + output_shape_text(in.shape) +
-                "; put a Flatten or GlobalMaxPooling1D layer before it to get one vector per sample");
+                "; put a Flatten, GlobalMaxPooling1D or GlobalAveragePooling1D layer before it to get one vector per sample");
     }
     in.info.variables.push_back({config.name + "/kernel", Shape{in.shape[0], config.units}, Initializer::GlorotUniform,
                                  in.shape[0], config.units});

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "core/backend/backend.h"
-#include "core/model/model.h"
+#include "core/layers/layer_config.h"
 
 // Marks a text of the model form that core holds (labels, tooltips, argument summaries) for
 // translation without Qt: lupdate reads it as QT_TRANSLATE_NOOP (ui/CMakeLists.txt), and the form
@@ -66,6 +66,9 @@ struct LayerArgument {
     std::optional<double> keras_default;  // the value when the JSON leaves it out; none: required
     double form_default = 0.0;            // its value in a layer freshly added in the form
     bool written_at_default = true;       // to_json() writes it even when it equals keras_default
+    // The form's tooltip for the argument in this type, where the spec's would not describe it
+    // (SpatialDropout1D's rate drops channels, not elements); translatable; empty: the spec's.
+    std::string_view tooltip;
 };
 
 // Reads one layer's "config" object with messages that name the file, the layer and the key.

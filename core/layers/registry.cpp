@@ -31,6 +31,10 @@ const LayerType& layer_type(LayerKind kind) {
     return type;
 }
 
+std::string_view layer_class_name(LayerKind kind) {
+    return kind == LayerKind::Invalid ? "Invalid" : layer_type(kind).class_name;
+}
+
 const LayerType* find_layer_type(std::string_view class_name) {
     for (const LayerType* type : kLayerTypes) {
         if (type->class_name == class_name) return type;
@@ -193,7 +197,7 @@ void write_arguments(const LayerConfig& config, const LayerType& type, json::Val
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shapes and the summary
+// Shapes
 
 void ShapeInference::fail(const std::string& why) const {
     throw ModelError("layer '" + config.name + "' (" + std::string(layer_class_name(config.kind)) + ") " + why);
@@ -207,33 +211,6 @@ std::string output_shape_text(const Shape& shape) {
     std::string text = "(None";
     for (auto dim : shape.dims()) text += ", " + std::to_string(dim);
     return text + ")";
-}
-
-std::string summary_table(std::string_view model_name, const std::vector<SummaryRow>& rows) {
-    // Keras 2's print_summary: line_length 65, columns ending at 29, 55 and 65; each cell is cut
-    // to its column and the character before the next cell is always a space.
-    auto row = [](const std::string (&fields)[3]) {
-        const int positions[3] = {29, 55, 65};
-        std::string line;
-        for (int i = 0; i < 3; ++i) {
-            if (i > 0) line = line.substr(0, line.size() - 1) + " ";
-            line += fields[i];
-            if (static_cast<int>(line.size()) > positions[i]) line.resize(static_cast<std::size_t>(positions[i]));
-            line.append(static_cast<std::size_t>(positions[i]) - line.size(), ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        return line + "\n";
-    };
-    const std::string thin(65, '_'), thick(65, '=');
-    std::string out = "Model: \"" + std::string(model_name) + "\"\n" + thin + "\n";
-    out += row({"Layer (type)", "Output Shape", "Param #"});
-    out += thick + "\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        out += row({rows[i].layer, rows[i].output_shape, rows[i].params});
-        out += (i + 1 == rows.size() ? thick : thin) + "\n";
-    }
-    if (rows.empty()) out += thick + "\n";
-    return out;
 }
 
 }  // namespace mirrorlab

@@ -7,7 +7,7 @@
 // below, from the step's seed as Dropout's, so every backend draws the same mask); the products
 // with it are the Backend's dropout_backward (grad_x = grad_y * mask), run natively everywhere.
 #include "core/backend/cpu_reference.h"
-#include "core/layers/arguments.h"
+#include "core/layers/dropout_common.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -34,27 +34,27 @@ void mask_reference(const OpCall& call) {
 const OpDef kMask{"spatial_dropout1d_mask", mask_reference};
 const OpDef* const kOps[] = {&kMask};
 
-constexpr LayerArgument kArguments[] = {{&arguments::kRate, std::nullopt, 0.2}};  // Keras requires the rate
-constexpr const ArgumentSpec* kTextArguments[] = {&arguments::kRate};
+// Keras requires the rate. The form says what it drops: whole channels, not single elements.
+constexpr LayerArgument kArguments[] = {
+    {.spec = &arguments::kRate,
+     .keras_default = std::nullopt,
+     .form_default = 0.2,
+     .tooltip = MIRRORLAB_TRANSLATABLE("LayerType",
+                                       "Fraction of channels set to zero during training, each over the whole sequence "
+                                       "(none at evaluation)")},
+};
 
 void infer(ShapeInference& in) { in.require_sequence(); }
 
 void forward(const LayerPass& pass) {
-    const double rate = pass.info.config.rate;
-    if (!pass.training || rate == 0.0) {
-        pass.backend.copy(pass.out, pass.in);
-        pass.backend.fill(pass.aux, 1.0f);
-        return;
-    }
+    if (dropout::forward_identity(pass)) return;
     OpAttributes attributes;
-    attributes.real = rate;
+    attributes.real = pass.info.config.rate;
     attributes.seed = pass.seed;
     const TensorView outputs[] = {pass.aux};
     run_op(pass.backend, kMask, {}, outputs, attributes);
     pass.backend.dropout_backward(pass.in, pass.aux, pass.out);  // out = in * mask
 }
-
-void backward(const LayerPass& pass) { pass.backend.dropout_backward(pass.grad_out, pass.aux, pass.grad_in); }
 
 }  // namespace
 
@@ -65,13 +65,13 @@ const LayerType kSpatialDropout1DLayer{
     .name_stem = "spatial_dropout1d",
     .arguments = kArguments,
     .arguments_text = MIRRORLAB_TRANSLATABLE("LayerType", "rate %1"),
-    .text_arguments = kTextArguments,
+    .text_arguments = dropout::kTextArguments,
     .infer = infer,
-    .aux_dtype = DType::F32,
-    .aux_what = "the dropout mask",
+    .aux_dtype = dropout::kMaskDType,
+    .aux_what = dropout::kMaskWhat,
     .inference_identity = true,
     .forward = forward,
-    .backward = backward,
+    .backward = dropout::backward,
     .ops = kOps,
 };
 

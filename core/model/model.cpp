@@ -12,10 +12,6 @@ namespace mirrorlab {
 
 extern const char* const kReferenceModelJson;  // generated from resources/presets (see core/CMakeLists.txt)
 
-std::string_view layer_class_name(LayerKind kind) {
-    return kind == LayerKind::Invalid ? "Invalid" : layer_type(kind).class_name;
-}
-
 namespace {
 
 // Sequence lengths beyond this are refused where they are read (16.7 M tokens per sample).
@@ -62,6 +58,33 @@ std::string format_thousands(std::int64_t value) {
         out += digits[i];
     }
     return value < 0 ? "-" + out : out;
+}
+
+std::string summary_table(std::string_view model_name, const std::vector<SummaryRow>& rows) {
+    // Keras 2's print_summary: line_length 65, columns ending at 29, 55 and 65; each cell is cut
+    // to its column and the character before the next cell is always a space.
+    auto row = [](const std::string (&fields)[3]) {
+        const int positions[3] = {29, 55, 65};
+        std::string line;
+        for (int i = 0; i < 3; ++i) {
+            if (i > 0) line = line.substr(0, line.size() - 1) + " ";
+            line += fields[i];
+            if (static_cast<int>(line.size()) > positions[i]) line.resize(static_cast<std::size_t>(positions[i]));
+            line.append(static_cast<std::size_t>(positions[i]) - line.size(), ' ');
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        return line + "\n";
+    };
+    const std::string thin(65, '_'), thick(65, '=');
+    std::string out = "Model: \"" + std::string(model_name) + "\"\n" + thin + "\n";
+    out += row({"Layer (type)", "Output Shape", "Param #"});
+    out += thick + "\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        out += row({rows[i].layer, rows[i].output_shape, rows[i].params});
+        out += (i + 1 == rows.size() ? thick : thin) + "\n";
+    }
+    if (rows.empty()) out += thick + "\n";
+    return out;
 }
 
 Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfig> configs)
@@ -128,7 +151,8 @@ Model::Model(std::string name, std::int32_t input_length, std::vector<LayerConfi
     const LayerInfo& last = layers_.back();
     if (last.output_shape.rank() != 1) {
         throw ModelError("the model's output is " + output_shape_text(last.output_shape) +
-                         " per sample; end with Flatten or GlobalMaxPooling1D and a Dense layer with one unit per class");
+                         " per sample; end with Flatten, GlobalMaxPooling1D or GlobalAveragePooling1D and a Dense layer with one "
+                         "unit per class");
     }
     bool has_dense = false;
     for (const auto& layer : layers_) has_dense = has_dense || layer.config.kind == LayerKind::Dense;

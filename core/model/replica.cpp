@@ -195,10 +195,6 @@ void ModelReplica::set_optimizer_slots(const std::vector<float>& flat) {
     if (!slots_.empty()) backend_.upload(slots_, flat.data());
 }
 
-void ModelReplica::zero_optimizer_slots() {
-    if (!slots_.empty()) backend_.fill(slots_, 0.0f);
-}
-
 void ModelReplica::upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
     if (batch > max_batch_) {
         throw OpError("[replica] a shard of " + std::to_string(batch) + " samples exceeds the " +

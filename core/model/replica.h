@@ -57,7 +57,6 @@ public:
     std::vector<float> gradients() const;  // the variables' gradients, in Model::variables() order
     std::vector<float> optimizer_slots() const;  // all slots, concatenated (for checkpoints / restore)
     void set_optimizer_slots(const std::vector<float>& flat);
-    void zero_optimizer_slots();
 
     // The flat buffer that the cross-device all-reduce sums: the variables' gradients, then the
     // Embedding tables' IndexedSlices statistics where the layout has them (UpdateLayout).

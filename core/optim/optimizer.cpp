@@ -322,7 +322,8 @@ void OptimizerSchedule::restore(const State& state) {
 // (which differs between optimizers, e.g. m += (g - m)(1 - b1) vs m = b1 m + (1 - b1) g), so
 // float results stay as close to TensorFlow's as float rounding of the host scalars allows.
 // Faster and GPU kernels must use the same order and no fused multiply-add contraction to match
-// this oracle bit for bit.
+// this oracle bit for bit. Long because it holds every optimizer's formulas, one case each, so the
+// oracle reads in one place against the TensorFlow sources it cites.
 void reference_apply_update(const OptimizerStep& s, float* weights, const float* grads,
                             float* slot0, float* slot1, size_t count, const IndexedSlicesStats& sparse) {
     if (count == 0) return;

@@ -242,35 +242,12 @@ std::string backend_description() {
 
 }  // namespace
 
-BenchResult run_bench(const BenchConfig& config,
-                      const std::function<void(const std::string&)>& progress) {
-    auto say = [&](const std::string& line) {
-        if (progress) progress(line);
-    };
-    if (config.epochs < 1) throw Error("bench: --epochs must be at least 1");
-    BenchResult result;
-    result.config = config;
-    result.cores = core_count();
-    result.cpu = detect_cpu().name;
-    result.backend = backend_description();
-    const Model model = Model::reference();
-    const TrainData data = load_bench_data(config.data, model, result.data, result.train_samples,
-                                           result.validation_samples);
-    const int threads = config.threads > 0 ? config.threads : result.cores;
-    const int saved_limit = ThreadPool::instance().limit();
+namespace {
 
-    RunSettings main_run;
-    main_run.devices = config.devices;
-    main_run.threads = threads;
-    main_run.epochs = config.epochs;
-    main_run.steps = config.steps;
-    main_run.batch_size = config.batch_size;
-    main_run.keras_semantics = config.keras_semantics;
-    say("bench: " + config.devices + " on " + std::to_string(threads) + " thread(s), " +
-        std::to_string(config.epochs) + " epoch(s)...");
-    result.run = run_once(model, data, main_run);
-
-    // Scaling: the same steps with 1..N replicas of one thread each, without validation.
+// Scaling: the same steps with 1..N replicas of one thread each, without validation, into
+// result.scaling (and the machine's parallel capacity beside it).
+void measure_scaling(BenchResult& result, const BenchConfig& config, const Model& model, const TrainData& data,
+                     const std::function<void(const std::string&)>& say) {
     const int rows = config.scaling_replicas < 0 ? result.cores : config.scaling_replicas;
     TrainData train_only = data;
     train_only.validation_ids.reset();
@@ -328,6 +305,39 @@ BenchResult run_bench(const BenchConfig& config,
         result.scaling.push_back({specs[i].replicas, specs[i].threads, median(rates[i]), median(step_ms[i]),
                                   median(ratios[i]), specs[i].independent});
     }
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchConfig& config,
+                      const std::function<void(const std::string&)>& progress) {
+    auto say = [&](const std::string& line) {
+        if (progress) progress(line);
+    };
+    if (config.epochs < 1) throw Error("bench: --epochs must be at least 1");
+    BenchResult result;
+    result.config = config;
+    result.cores = core_count();
+    result.cpu = detect_cpu().name;
+    result.backend = backend_description();
+    const Model model = Model::reference();
+    const TrainData data = load_bench_data(config.data, model, result.data, result.train_samples,
+                                           result.validation_samples);
+    const int threads = config.threads > 0 ? config.threads : result.cores;
+    const int saved_limit = ThreadPool::instance().limit();
+
+    RunSettings main_run;
+    main_run.devices = config.devices;
+    main_run.threads = threads;
+    main_run.epochs = config.epochs;
+    main_run.steps = config.steps;
+    main_run.batch_size = config.batch_size;
+    main_run.keras_semantics = config.keras_semantics;
+    say("bench: " + config.devices + " on " + std::to_string(threads) + " thread(s), " +
+        std::to_string(config.epochs) + " epoch(s)...");
+    result.run = run_once(model, data, main_run);
+
+    measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
     return result;
 }

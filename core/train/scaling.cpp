@@ -31,6 +31,33 @@ std::string number(double value, int digits) {
     return text;
 }
 
+// The experiment's description, before any run: what it measures and with which settings.
+ScalingExperiment describe_experiment(const ScalingSetup& setup, int id) {
+    ScalingExperiment experiment;
+    experiment.id = id;
+    experiment.devices = setup.devices.to_spec();
+    experiment.label = setup.label.empty() ? experiment.devices + ", batch " + std::to_string(setup.config.batch_size)
+                                           : setup.label;
+    experiment.model_name = setup.model.name();
+    experiment.global_batch = setup.config.batch_size;
+    experiment.seed = setup.config.seed;
+    experiment.steps = setup.steps;
+    experiment.learning_rate = setup.config.optimizer.learning_rate;
+    return experiment;
+}
+
+// One epoch of warm-up plus timed steps, nothing that would stop it early or slow the hot path.
+TrainConfig timed_config(const ScalingSetup& setup) {
+    TrainConfig config = setup.config;
+    config.epochs = 1;
+    config.max_steps_per_epoch = std::max<std::int64_t>(1, setup.warmup_steps + setup.steps);
+    config.early_stopping.enabled = false;
+    config.overfitting_monitor = false;
+    config.emit_step_events = true;
+    config.detailed_step_stats = false;  // measure the hot path a training run pays
+    return config;
+}
+
 }  // namespace
 
 const char* const kScalingCsvHeader =
@@ -73,16 +100,7 @@ void ScalingRunner::cancel() {
 }
 
 ScalingExperiment ScalingRunner::run(const ScalingSetup& setup, int id, const Progress& progress) {
-    ScalingExperiment experiment;
-    experiment.id = id;
-    experiment.devices = setup.devices.to_spec();
-    experiment.label = setup.label.empty() ? experiment.devices + ", batch " + std::to_string(setup.config.batch_size)
-                                           : setup.label;
-    experiment.model_name = setup.model.name();
-    experiment.global_batch = setup.config.batch_size;
-    experiment.seed = setup.config.seed;
-    experiment.steps = setup.steps;
-    experiment.learning_rate = setup.config.optimizer.learning_rate;
+    ScalingExperiment experiment = describe_experiment(setup, id);
 
     // Training data only: validation would be timed as part of nothing and only cost time.
     TrainData data = setup.data;
@@ -99,13 +117,7 @@ ScalingExperiment ScalingRunner::run(const ScalingSetup& setup, int id, const Pr
             experiment.error = error.what();
             return experiment;
         }
-        TrainConfig config = setup.config;
-        config.epochs = 1;
-        config.max_steps_per_epoch = std::max<std::int64_t>(1, setup.warmup_steps + setup.steps);
-        config.early_stopping.enabled = false;
-        config.overfitting_monitor = false;
-        config.emit_step_events = true;
-        config.detailed_step_stats = false;  // measure the hot path a training run pays
+        const TrainConfig config = timed_config(setup);
 
         ScalingPoint point;
         point.replicas = replicas;

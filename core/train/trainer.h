@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/data/sequence.h"
+#include "core/data/train_data.h"
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
 #include "core/model/model.h"
@@ -47,15 +48,6 @@ struct TrainConfig {
     bool detailed_step_stats = false;
 };
 
-struct TrainData {
-    std::string name;
-    std::shared_ptr<const PaddedSequences> train_ids;
-    std::shared_ptr<const std::vector<std::int32_t>> train_labels;
-    std::shared_ptr<const PaddedSequences> validation_ids;  // may be null
-    std::shared_ptr<const std::vector<std::int32_t>> validation_labels;
-    std::int32_t num_classes = 0;
-    std::vector<std::string> warnings;  // shown when the run starts (e.g. ids mapped to OOV)
-};
 
 struct FitResult {
     bool ok = false;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/distribute/replica_threads.h"
+#include "core/util/denormals.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>

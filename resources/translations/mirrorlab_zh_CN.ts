@@ -122,6 +122,10 @@
         <source>pool %1, stride %2, %3</source>
         <translation>池化 %1，步长 %2，%3</translation>
     </message>
+    <message>
+        <source>Fraction of channels set to zero during training, each over the whole sequence (none at evaluation)</source>
+        <translation>训练时置零的通道比例，每个通道在整个序列上一起置零（评估时不置零）</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 
 namespace mirrorlab::ui {
 

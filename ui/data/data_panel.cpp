@@ -92,8 +92,17 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     // On a line of its own: long messages (a path, the offline alternatives) wrap instead of
     // widening the dock.
     layout->addWidget(status_);
-    // Where the samples' words come from; for a reuters.npz without its word index, the two ways
-    // to get one.
+    addWordsRows(layout);
+    addSampleViews(layout);
+
+    connectControls();
+    connectDownload();
+    onSourceChanged();
+}
+
+// Where the samples' words come from; for a reuters.npz without its word index, the two ways
+// to get one.
+void DataPanel::addWordsRows(QVBoxLayout* layout) {
     words_label_ = new QLabel(this);
     words_label_->setObjectName(QStringLiteral("wordsOrigin"));
     words_label_->setWordWrap(true);
@@ -114,6 +123,10 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     download_words_->setVisible(false);
     derive_words_->setVisible(false);
     words_downloader_ = new DatasetDownloader(this);
+}
+
+// The loaded data's statistics and its first samples.
+void DataPanel::addSampleViews(QVBoxLayout* layout) {
     statistics_ = new QPlainTextEdit(this);
     statistics_->setObjectName(QStringLiteral("dataStatistics"));
     statistics_->setAccessibleName(tr("Statistics"));
@@ -130,7 +143,10 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     samples_->verticalHeader()->setVisible(false);
     samples_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     layout->addWidget(samples_, 1);
+}
 
+// The source, path and load controls, and the word index's buttons and download.
+void DataPanel::connectControls() {
     connect(source_, &QComboBox::currentIndexChanged, this, &DataPanel::onSourceChanged);
     // While a load runs the same button cancels it, as the download button does for downloads.
     connect(load_button_, &QPushButton::clicked, this, [this] { loading_ ? cancelLoad() : load(spec()); });
@@ -157,6 +173,10 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         words_label_->setStyleSheet(QStringLiteral("color: #b00020"));
         words_label_->setText(message);
     });
+}
+
+// The reuters.npz download: its progress, then loading what it fetched, or why it failed.
+void DataPanel::connectDownload() {
     connect(downloader_, &DatasetDownloader::progress, this, [this](qint64 received, qint64 total) {
         download_progress_->setRange(0, total > 0 ? 1000 : 0);  // 0..0: busy, size unknown
         if (total > 0) download_progress_->setValue(static_cast<int>(std::clamp<qint64>(received * 1000 / total, 0, 1000)));
@@ -180,7 +200,6 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         status_->setText(message);
         emit loadFailed(message);
     });
-    onSourceChanged();
 }
 
 void DataPanel::toggleDownload() {

@@ -19,6 +19,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 class QSettings;
 
 namespace mirrorlab::ui {
@@ -56,6 +57,10 @@ signals:
     void loadFailed(const QString& message);
 
 private:
+    void addWordsRows(QVBoxLayout* layout);
+    void addSampleViews(QVBoxLayout* layout);
+    void connectControls();
+    void connectDownload();
     void onSourceChanged();
     void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error, int generation);
     void showStatistics();

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "ui/common/format.h"
 #include "ui/common/theme.h"
 
@@ -46,9 +46,38 @@ QString limit_text(std::int64_t bytes) {
 
 enum class Fill { Solid, Hatched, Growth, Unused, Overflow };
 
+// A bar piece or legend swatch as its fill says; greys and pale tints follow the palette.
+void fill_piece(QPainter& painter, const QRectF& r, const QColor& colour, Fill fill, const QPalette& palette) {
+    switch (fill) {
+        case Fill::Solid: painter.fillRect(r, colour); break;
+        case Fill::Unused: painter.fillRect(r, onPalette(colour, palette)); break;
+        case Fill::Hatched:
+            painter.fillRect(r, onPalette(QColor(0xf2, 0xf2, 0xf2), palette));
+            painter.fillRect(r, QBrush(onPalette(colour, palette), Qt::BDiagPattern));
+            break;
+        case Fill::Growth: {
+            QLinearGradient gradient(r.topLeft(), r.topRight());
+            gradient.setColorAt(0.0, colour);
+            gradient.setColorAt(1.0, colour.lighter(170));
+            painter.fillRect(r, gradient);
+            break;
+        }
+        case Fill::Overflow: painter.fillRect(r, colour); break;
+    }
+}
+
 }  // namespace
 
-struct DeviceCarvingView::Layout {
+struct DeviceCarvingView::LegendItem {
+    QRect swatch;
+    QRect text_rect;
+    QColor colour;
+    Fill fill = Fill::Solid;
+    QString text;
+    QString tooltip;
+};
+
+struct DeviceCarvingView::LayoutRow {
     struct Piece {
         QRectF rect;
         QColor colour;
@@ -56,24 +85,20 @@ struct DeviceCarvingView::Layout {
         QString inner;    // drawn inside when it fits
         QString tooltip;
     };
-    struct LegendItem {
-        QRect swatch;
-        QRect text_rect;
-        QColor colour;
-        Fill fill = Fill::Solid;
-        QString text;
-        QString tooltip;
-    };
-    struct Row {
-        QRect title_rect;
-        QString title;
-        bool used = false;
-        QRect bar;
-        std::vector<Piece> pieces;
-        int physical_end_x = -1;  // > 0 when the limits overrun the physical memory
-        QRectF overflow;          // the part of the bar beyond the physical memory
-        std::vector<LegendItem> legend;
-    };
+    QRect title_rect;
+    QString title;
+    bool used = false;
+    QRect bar;
+    std::vector<Piece> pieces;
+    int physical_end_x = -1;  // > 0 when the limits overrun the physical memory
+    QRectF overflow;          // the part of the bar beyond the physical memory
+    std::vector<LegendItem> legend;
+};
+
+struct DeviceCarvingView::Layout {
+    using Piece = LayoutRow::Piece;
+    using LegendItem = DeviceCarvingView::LegendItem;
+    using Row = LayoutRow;
     std::vector<Row> rows;
     int height = 0;
 };
@@ -139,45 +164,7 @@ DeviceCarvingView::Layout DeviceCarvingView::layoutFor(int width) const {
             row.pieces.push_back({bar, QColor(0xd8, 0xd8, 0xd8), Fill::Unused, tr("not used"),
                                   tr("%1 is not used by this configuration").arg(device.id)});
         } else if (device.mode == MemoryMode::Virtual) {
-            const std::int64_t allocated =
-                std::accumulate(device.limit_bytes.begin(), device.limit_bytes.end(), std::int64_t{0});
-            const std::int64_t scale = std::max<std::int64_t>({device.total_bytes, allocated, 1});
-            double x = bar.left();
-            for (std::size_t i = 0; i < device.limit_bytes.size(); ++i) {
-                const std::int64_t limit = device.limit_bytes[i];
-                const double w = std::max(1.0, bar.width() * static_cast<double>(limit) / static_cast<double>(scale));
-                const QString name = i < static_cast<std::size_t>(device.logical_names.size())
-                                         ? device.logical_names[static_cast<int>(i)]
-                                         : QString();
-                const QColor colour = segment_colour(static_cast<int>(i));
-                QString tooltip = tr("%1: memory limit %2").arg(name, limit_text(limit));
-                if (device.total_bytes > 0) {
-                    tooltip += tr(" (%1 % of %2)")
-                                   .arg(100.0 * static_cast<double>(limit) / static_cast<double>(device.total_bytes), 0,
-                                        'f', 1)
-                                   .arg(bytes_text(device.total_bytes));
-                }
-                row.pieces.push_back({QRectF(x, bar.top(), std::min(w, bar.right() + 1 - x), bar.height()), colour,
-                                      Fill::Solid, tr("%1 · %2").arg(name, limit_text(limit)), tooltip});
-                items.push_back({{}, {}, colour, Fill::Solid, tr("%1 · %2").arg(name, limit_text(limit)), tooltip});
-                x += w;
-            }
-            if (device.total_bytes > allocated) {
-                const std::int64_t rest = device.total_bytes - allocated;
-                const QString text = tr("unallocated %1").arg(bytes_text(rest));
-                row.pieces.push_back({QRectF(x, bar.top(), std::max(0.0, bar.right() + 1 - x), bar.height()),
-                                      QColor(0x90, 0x90, 0x90), Fill::Hatched, text,
-                                      tr("%1 of %2 is not given to any virtual device")
-                                          .arg(bytes_text(rest), device.id)});
-                items.push_back({{}, {}, QColor(0x90, 0x90, 0x90), Fill::Hatched, text, {}});
-            } else if (device.total_bytes > 0 && allocated > device.total_bytes) {
-                row.physical_end_x = static_cast<int>(
-                    bar.left() + bar.width() * static_cast<double>(device.total_bytes) / static_cast<double>(scale));
-                const QString text = tr("over by %1: the limits add up to more than %2 has")
-                                         .arg(bytes_text(allocated - device.total_bytes), device.id);
-                row.overflow = QRectF(row.physical_end_x, bar.top(), bar.right() + 1 - row.physical_end_x, bar.height());
-                items.push_back({{}, {}, QColor(0xc0, 0x00, 0x20), Fill::Overflow, text, {}});
-            }
+            carveVirtual(device, row, items);
         } else if (device.mode == MemoryMode::Growth) {
             const QString text = tr("%1 grows on demand (no limit)").arg(names);
             row.pieces.push_back({bar, segment_colour(0), Fill::Growth, text,
@@ -191,31 +178,7 @@ DeviceCarvingView::Layout DeviceCarvingView::layoutFor(int width) const {
             items.push_back({{}, {}, segment_colour(0), Fill::Solid, text, {}});
         }
 
-        // The legend flows left to right and wraps.
-        int x = left;
-        int line_top = y;
-        for (auto& item : items) {
-            int text_width = metrics.horizontalAdvance(item.text);
-            const int full = kSwatch + 4 + text_width;
-            if (x > left && x + full > right) {
-                x = left;
-                line_top += line;
-            }
-            int text_height = line;
-            if (x + full > right) {
-                // Too long for one line: the item takes whole lines and wraps its text.
-                text_width = right - x - kSwatch - 4;
-                const QRect wrapped = metrics.boundingRect(QRect(0, 0, text_width, 10000), Qt::TextWordWrap, item.text);
-                text_height = std::max(line, wrapped.height() + 4);
-            }
-            item.swatch = QRect(x, line_top + (line - kSwatch) / 2, kSwatch, kSwatch);
-            item.text_rect = QRect(x + kSwatch + 4, line_top, text_width + 1, text_height);
-            x += kSwatch + 4 + text_width + kLegendSpacing;
-            if (text_height > line) {
-                x = right;  // the next item starts a new line
-                line_top += text_height - line;
-            }
-        }
+        const int line_top = flowLegend(items, left, right, y);
         row.legend = std::move(items);
         y = (row.legend.empty() ? y : line_top + line) + kRowGap;
         layout.rows.push_back(std::move(row));
@@ -224,107 +187,170 @@ DeviceCarvingView::Layout DeviceCarvingView::layoutFor(int width) const {
     return layout;
 }
 
+// A device split into virtual devices: one piece per limit, to scale, then what is left over (hatched)
+// or how far the limits overrun the physical memory.
+void DeviceCarvingView::carveVirtual(const CarvedDevice& device, LayoutRow& row, std::vector<LegendItem>& items) const {
+    const QRectF bar(row.bar);
+    const std::int64_t allocated =
+        std::accumulate(device.limit_bytes.begin(), device.limit_bytes.end(), std::int64_t{0});
+    const std::int64_t scale = std::max<std::int64_t>({device.total_bytes, allocated, 1});
+    double x = bar.left();
+    for (std::size_t i = 0; i < device.limit_bytes.size(); ++i) {
+        const std::int64_t limit = device.limit_bytes[i];
+        const double w = std::max(1.0, bar.width() * static_cast<double>(limit) / static_cast<double>(scale));
+        const QString name = i < static_cast<std::size_t>(device.logical_names.size())
+                                 ? device.logical_names[static_cast<int>(i)]
+                                 : QString();
+        const QColor colour = segment_colour(static_cast<int>(i));
+        QString tooltip = tr("%1: memory limit %2").arg(name, limit_text(limit));
+        if (device.total_bytes > 0) {
+            tooltip += tr(" (%1 % of %2)")
+                           .arg(100.0 * static_cast<double>(limit) / static_cast<double>(device.total_bytes), 0,
+                                'f', 1)
+                           .arg(bytes_text(device.total_bytes));
+        }
+        row.pieces.push_back({QRectF(x, bar.top(), std::min(w, bar.right() + 1 - x), bar.height()), colour,
+                              Fill::Solid, tr("%1 · %2").arg(name, limit_text(limit)), tooltip});
+        items.push_back({{}, {}, colour, Fill::Solid, tr("%1 · %2").arg(name, limit_text(limit)), tooltip});
+        x += w;
+    }
+    if (device.total_bytes > allocated) {
+        const std::int64_t rest = device.total_bytes - allocated;
+        const QString text = tr("unallocated %1").arg(bytes_text(rest));
+        row.pieces.push_back({QRectF(x, bar.top(), std::max(0.0, bar.right() + 1 - x), bar.height()),
+                              QColor(0x90, 0x90, 0x90), Fill::Hatched, text,
+                              tr("%1 of %2 is not given to any virtual device")
+                                  .arg(bytes_text(rest), device.id)});
+        items.push_back({{}, {}, QColor(0x90, 0x90, 0x90), Fill::Hatched, text, {}});
+    } else if (device.total_bytes > 0 && allocated > device.total_bytes) {
+        row.physical_end_x = static_cast<int>(
+            bar.left() + bar.width() * static_cast<double>(device.total_bytes) / static_cast<double>(scale));
+        const QString text = tr("over by %1: the limits add up to more than %2 has")
+                                 .arg(bytes_text(allocated - device.total_bytes), device.id);
+        row.overflow = QRectF(row.physical_end_x, bar.top(), bar.right() + 1 - row.physical_end_x, bar.height());
+        items.push_back({{}, {}, QColor(0xc0, 0x00, 0x20), Fill::Overflow, text, {}});
+    }
+}
+
+// Places the legend's items left to right from `top`, wrapping between `left` and `right`; returns
+// the top of its last line.
+int DeviceCarvingView::flowLegend(std::vector<LegendItem>& items, int left, int right, int top) const {
+    const QFontMetrics metrics(font());
+    const int line = std::max(metrics.height(), kSwatch) + 4;
+    int x = left;
+    int line_top = top;
+    for (auto& item : items) {
+        int text_width = metrics.horizontalAdvance(item.text);
+        const int full = kSwatch + 4 + text_width;
+        if (x > left && x + full > right) {
+            x = left;
+            line_top += line;
+        }
+        int text_height = line;
+        if (x + full > right) {
+            // Too long for one line: the item takes whole lines and wraps its text.
+            text_width = right - x - kSwatch - 4;
+            const QRect wrapped = metrics.boundingRect(QRect(0, 0, text_width, 10000), Qt::TextWordWrap, item.text);
+            text_height = std::max(line, wrapped.height() + 4);
+        }
+        item.swatch = QRect(x, line_top + (line - kSwatch) / 2, kSwatch, kSwatch);
+        item.text_rect = QRect(x + kSwatch + 4, line_top, text_width + 1, text_height);
+        x += kSwatch + 4 + text_width + kLegendSpacing;
+        if (text_height > line) {
+            x = right;  // the next item starts a new line
+            line_top += text_height - line;
+        }
+    }
+    return line_top;
+}
+
 void DeviceCarvingView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing, false);
     const Layout layout = layoutFor(width());
-    const QFontMetrics metrics(font());
-    QFont bold = font();
-    bold.setBold(true);
-    const QColor text_colour = palette().color(QPalette::WindowText);
-    // Greys chosen on white, on this palette (ui/common/theme.h); the devices' own colours stay.
-    auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
-
     if (layout.rows.empty()) {
         painter.setPen(palette().color(QPalette::PlaceholderText));
         painter.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignLeft | Qt::AlignTop,
                          tr("No physical devices"));
         return;
     }
-
-    auto fill_piece = [&](const QRectF& r, const QColor& colour, Fill fill) {
-        switch (fill) {
-            case Fill::Solid: painter.fillRect(r, colour); break;
-            case Fill::Unused: painter.fillRect(r, ink(colour)); break;
-            case Fill::Hatched:
-                painter.fillRect(r, ink(QColor(0xf2, 0xf2, 0xf2)));
-                painter.fillRect(r, QBrush(ink(colour), Qt::BDiagPattern));
-                break;
-            case Fill::Growth: {
-                QLinearGradient gradient(r.topLeft(), r.topRight());
-                gradient.setColorAt(0.0, colour);
-                gradient.setColorAt(1.0, colour.lighter(170));
-                painter.fillRect(r, gradient);
-                break;
-            }
-            case Fill::Overflow: painter.fillRect(r, colour); break;
-        }
-    };
-
+    QFont bold = font();
+    bold.setBold(true);
     for (const auto& row : layout.rows) {
         painter.setFont(bold);
-        painter.setPen(row.used ? text_colour : palette().color(QPalette::PlaceholderText));
+        painter.setPen(row.used ? palette().color(QPalette::WindowText) : palette().color(QPalette::PlaceholderText));
         painter.drawText(row.title_rect, Qt::AlignLeft | Qt::AlignVCenter, row.title);
         painter.setFont(font());
+        drawBar(painter, row);
+        drawLegend(painter, row);
+    }
+}
 
-        for (const auto& piece : row.pieces) {
-            fill_piece(piece.rect, piece.colour, piece.fill);
-            // Separate neighbouring virtual devices.
-            if (piece.fill == Fill::Solid && piece.rect.left() > row.bar.left()) {
-                painter.setPen(QPen(Qt::white, 1));
-                painter.drawLine(QPointF(piece.rect.left(), piece.rect.top()),
-                                 QPointF(piece.rect.left(), piece.rect.bottom()));
-            }
+// The bar: its pieces, what overruns the physical memory crossed out, the labels that fit, a frame.
+void DeviceCarvingView::drawBar(QPainter& painter, const LayoutRow& row) const {
+    const QFontMetrics metrics(font());
+    // Greys chosen on white, on this palette (ui/common/theme.h); the devices' own colours stay.
+    auto ink = [this](const QColor& designed_on_white) { return onPalette(designed_on_white, palette()); };
+    for (const auto& piece : row.pieces) {
+        fill_piece(painter, piece.rect, piece.colour, piece.fill, palette());
+        // Separate neighbouring virtual devices.
+        if (piece.fill == Fill::Solid && piece.rect.left() > row.bar.left()) {
+            painter.setPen(QPen(Qt::white, 1));
+            painter.drawLine(QPointF(piece.rect.left(), piece.rect.top()),
+                             QPointF(piece.rect.left(), piece.rect.bottom()));
         }
-        if (row.physical_end_x > 0) {
-            // What does not fit in the physical memory is crossed out in red, under the labels.
-            painter.fillRect(row.overflow, QBrush(QColor(0xc0, 0x00, 0x20, 150), Qt::DiagCrossPattern));
-            painter.setPen(QPen(QColor(0xc0, 0x00, 0x20), 3));
-            painter.drawLine(row.physical_end_x, row.bar.top() - 3, row.physical_end_x, row.bar.top());
-            painter.drawLine(row.physical_end_x, row.bar.bottom(), row.physical_end_x, row.bar.bottom() + 3);
+    }
+    if (row.physical_end_x > 0) {
+        // What does not fit in the physical memory is crossed out in red, under the labels.
+        painter.fillRect(row.overflow, QBrush(QColor(0xc0, 0x00, 0x20, 150), Qt::DiagCrossPattern));
+        painter.setPen(QPen(QColor(0xc0, 0x00, 0x20), 3));
+        painter.drawLine(row.physical_end_x, row.bar.top() - 3, row.physical_end_x, row.bar.top());
+        painter.drawLine(row.physical_end_x, row.bar.bottom(), row.physical_end_x, row.bar.bottom() + 3);
+    }
+    for (const auto& piece : row.pieces) {
+        // The label goes inside only when it fits; the legend always names everything.
+        const QRectF inner = piece.rect.adjusted(4, 0, -4, 0);
+        QString label = piece.inner;
+        if (metrics.horizontalAdvance(label) > inner.width()) {
+            const int dot = label.indexOf(QStringLiteral(" · "));
+            label = dot > 0 ? label.mid(dot + 3) : QString();
+            if (metrics.horizontalAdvance(label) > inner.width()) label.clear();
         }
-        for (const auto& piece : row.pieces) {
-            // The label goes inside only when it fits; the legend always names everything.
-            const QRectF inner = piece.rect.adjusted(4, 0, -4, 0);
-            QString label = piece.inner;
-            if (metrics.horizontalAdvance(label) > inner.width()) {
-                const int dot = label.indexOf(QStringLiteral(" · "));
-                label = dot > 0 ? label.mid(dot + 3) : QString();
-                if (metrics.horizontalAdvance(label) > inner.width()) label.clear();
-            }
-            if (label.isEmpty()) continue;
-            const QColor background = piece.fill == Fill::Hatched  ? ink(QColor(0xf2, 0xf2, 0xf2))
-                                      : piece.fill == Fill::Unused ? ink(piece.colour)
-                                                                   : piece.colour;
-            const bool crossed = row.physical_end_x > 0 && piece.rect.right() > row.physical_end_x;
-            if (piece.fill == Fill::Hatched || crossed) {
-                // A plate under the text keeps it readable over hatching.
-                const int w = metrics.horizontalAdvance(label) + 6;
-                const QRectF plate(inner.left() + (inner.width() - w) / 2, inner.center().y() - metrics.height() / 2.0, w,
-                                   metrics.height());
-                painter.fillRect(plate, background);
-            }
-            painter.setPen(piece.fill == Fill::Unused ? ink(QColor(0x60, 0x60, 0x60)) : text_on(background));
-            painter.drawText(inner, Qt::AlignCenter, label);
+        if (label.isEmpty()) continue;
+        const QColor background = piece.fill == Fill::Hatched  ? ink(QColor(0xf2, 0xf2, 0xf2))
+                                  : piece.fill == Fill::Unused ? ink(piece.colour)
+                                                               : piece.colour;
+        const bool crossed = row.physical_end_x > 0 && piece.rect.right() > row.physical_end_x;
+        if (piece.fill == Fill::Hatched || crossed) {
+            // A plate under the text keeps it readable over hatching.
+            const int w = metrics.horizontalAdvance(label) + 6;
+            const QRectF plate(inner.left() + (inner.width() - w) / 2, inner.center().y() - metrics.height() / 2.0, w,
+                               metrics.height());
+            painter.fillRect(plate, background);
         }
-        painter.setPen(QPen(ink(QColor(0x70, 0x70, 0x70)), 1));
-        painter.setBrush(Qt::NoBrush);
-        painter.drawRect(QRectF(row.bar).adjusted(0, 0, -1, -1));
+        painter.setPen(piece.fill == Fill::Unused ? ink(QColor(0x60, 0x60, 0x60)) : text_on(background));
+        painter.drawText(inner, Qt::AlignCenter, label);
+    }
+    painter.setPen(QPen(ink(QColor(0x70, 0x70, 0x70)), 1));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(row.bar).adjusted(0, 0, -1, -1));
+}
 
-        for (const auto& item : row.legend) {
-            if (item.fill == Fill::Overflow) {
-                painter.setPen(QPen(item.colour, 3));
-                painter.drawLine(item.swatch.center().x(), item.swatch.top(), item.swatch.center().x(),
-                                 item.swatch.bottom());
-            } else {
-                fill_piece(QRectF(item.swatch), item.colour, item.fill);
-                painter.setPen(QPen(ink(QColor(0x70, 0x70, 0x70)), 1));
-                painter.drawRect(QRectF(item.swatch).adjusted(0, 0, -1, -1));
-            }
-            painter.setPen(item.fill == Fill::Overflow ? item.colour : text_colour);
-            painter.drawText(item.text_rect.adjusted(0, 2, 0, 0), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                             item.text);
+void DeviceCarvingView::drawLegend(QPainter& painter, const LayoutRow& row) const {
+    const QColor text_colour = palette().color(QPalette::WindowText);
+    for (const auto& item : row.legend) {
+        if (item.fill == Fill::Overflow) {
+            painter.setPen(QPen(item.colour, 3));
+            painter.drawLine(item.swatch.center().x(), item.swatch.top(), item.swatch.center().x(),
+                             item.swatch.bottom());
+        } else {
+            fill_piece(painter, QRectF(item.swatch), item.colour, item.fill, palette());
+            painter.setPen(QPen(onPalette(QColor(0x70, 0x70, 0x70), palette()), 1));
+            painter.drawRect(QRectF(item.swatch).adjusted(0, 0, -1, -1));
         }
+        painter.setPen(item.fill == Fill::Overflow ? item.colour : text_colour);
+        painter.drawText(item.text_rect.adjusted(0, 2, 0, 0), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                         item.text);
     }
 }
 

@@ -12,6 +12,8 @@
 
 #include "core/device/device.h"
 
+class QPainter;
+
 namespace mirrorlab::ui {
 
 struct CarvedDevice {
@@ -45,7 +47,13 @@ protected:
 
 private:
     struct Layout;
+    struct LayoutRow;
+    struct LegendItem;
     Layout layoutFor(int width) const;
+    void carveVirtual(const CarvedDevice& device, LayoutRow& row, std::vector<LegendItem>& items) const;
+    int flowLegend(std::vector<LegendItem>& items, int left, int right, int top) const;
+    void drawBar(QPainter& painter, const LayoutRow& row) const;
+    void drawLegend(QPainter& painter, const LayoutRow& row) const;
 
     std::vector<CarvedDevice> devices_;
 };

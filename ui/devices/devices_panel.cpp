@@ -68,6 +68,29 @@ QString engine_message(const std::string& error) {
     return text;
 }
 
+// Gives an editor's widget its object name: the device's prefix ("cpu", "gpu0") and what it is.
+QWidget* named(QWidget* widget, const QString& prefix, const char* suffix) {
+    widget->setObjectName(prefix + QLatin1String(suffix));
+    return widget;
+}
+
+// "16 cores · 31.2 GiB memory (20.1 GiB free)", or a GPU's memory, compute capability and bus.
+QString device_facts(const PhysicalDevice& device) {
+    const QString memory = device.total_memory_bytes > 0 ? bytes_text(device.total_memory_bytes) : DevicesPanel::tr("unknown");
+    if (device.type == DeviceType::CPU) {
+        return DevicesPanel::tr("%1 cores · %2 memory (%3 free)")
+            .arg(device.cores)
+            .arg(memory, bytes_text(device.free_memory_bytes));
+    }
+    QString facts = DevicesPanel::tr("%1 memory · compute capability %2 · bus %3")
+                        .arg(memory,
+                             device.compute_capability.empty() ? DevicesPanel::tr("unknown")
+                                                               : QString::fromStdString(device.compute_capability),
+                             device.bus_id.empty() ? DevicesPanel::tr("unknown") : QString::fromStdString(device.bus_id));
+    if (device.cores > 0) facts += DevicesPanel::tr(" · %1 multiprocessors").arg(device.cores);
+    return facts;
+}
+
 }  // namespace
 
 struct DevicesPanel::Editor {
@@ -132,7 +155,28 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     carving_layout->addWidget(carving_);
     layout->addWidget(carving_box);
 
-    auto* strategy_box = new QGroupBox(tr("Strategy"), content);
+    layout->addWidget(buildStrategyBox(content));
+    layout->addStretch(1);
+    connect(all_reduce_, &QComboBox::currentIndexChanged, this, [this] { edited(); });
+
+    scroll->setWidget(content);
+    outer->addWidget(scroll, 1);
+
+    // Outside the scroll area: what stands between the person and Start is always in view.
+    validation_label_ = new QLabel(this);
+    validation_label_->setObjectName(QStringLiteral("validationLabel"));
+    validation_label_->setWordWrap(true);
+    validation_label_->setTextFormat(Qt::RichText);
+    validation_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    validation_label_->setContentsMargins(8, 4, 8, 6);
+    outer->addWidget(validation_label_);
+
+    buildEditors();
+    setConfig(tutorialConfig());
+}
+
+QGroupBox* DevicesPanel::buildStrategyBox(QWidget* parent) {
+    auto* strategy_box = new QGroupBox(tr("Strategy"), parent);
     auto* strategy_layout = new QVBoxLayout(strategy_box);
     auto* all_reduce_row = new QHBoxLayout;
     auto* all_reduce_label = new QLabel(tr("All-reduce:"), strategy_box);
@@ -157,25 +201,12 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     strategy_label_->setToolTip(tr("Under the first line: what the engine logs about the all-reduce when the run "
                                    "starts, word for word."));
     strategy_layout->addWidget(strategy_label_);
-    layout->addWidget(strategy_box);
-    layout->addStretch(1);
-    connect(all_reduce_, &QComboBox::currentIndexChanged, this, [this] { edited(); });
+    return strategy_box;
+}
 
-    scroll->setWidget(content);
-    outer->addWidget(scroll, 1);
-
-    // Outside the scroll area: what stands between the person and Start is always in view.
-    validation_label_ = new QLabel(this);
-    validation_label_->setObjectName(QStringLiteral("validationLabel"));
-    validation_label_->setWordWrap(true);
-    validation_label_->setTextFormat(Qt::RichText);
-    validation_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    validation_label_->setContentsMargins(8, 4, 8, 6);
-    outer->addWidget(validation_label_);
-
-    buildEditors();
-    // The tutorial's setup: two virtual devices of 1024 MB, carved from the first GPU as in the
-    // tutorial where there is one, else from the CPU.
+// The tutorial's setup: two virtual devices of 1024 MB, carved from the first GPU as in the
+// tutorial where there is one, else from the CPU.
+DeviceConfig DevicesPanel::tutorialConfig() const {
     auto tutorial = [](DeviceType type, int index) {
         DeviceConfig config;
         config.devices.push_back({type, index, MemoryMode::Virtual, 1, {1024, 1024}});
@@ -193,7 +224,7 @@ DevicesPanel::DevicesPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
         } catch (const std::exception&) {
         }
     }
-    setConfig(initial);
+    return initial;
 }
 
 DevicesPanel::~DevicesPanel() = default;
@@ -220,42 +251,25 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     e.device = device;
     const bool cpu = device.type == DeviceType::CPU;
     e.prefix = cpu ? QStringLiteral("cpu") : QStringLiteral("gpu%1").arg(device.index);
-    auto named = [&](QWidget* widget, const char* suffix) {
-        widget->setObjectName(e.prefix + QLatin1String(suffix));
-        return widget;
-    };
 
     const QString id = QString::fromStdString(device.id());
     e.box = new QGroupBox(tr("%1 · %2").arg(id, QString::fromStdString(device.name)));
-    named(e.box, "Box");
+    named(e.box, e.prefix, "Box");
     auto* box_layout = new QVBoxLayout(e.box);
 
     e.facts = new QLabel(e.box);
-    named(e.facts, "Facts");
+    named(e.facts, e.prefix, "Facts");
     e.facts->setWordWrap(true);
     e.facts->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    const QString memory = device.total_memory_bytes > 0 ? bytes_text(device.total_memory_bytes) : tr("unknown");
-    if (cpu) {
-        e.facts->setText(tr("%1 cores · %2 memory (%3 free)")
-                             .arg(device.cores)
-                             .arg(memory, bytes_text(device.free_memory_bytes)));
-    } else {
-        QString facts = tr("%1 memory · compute capability %2 · bus %3")
-                            .arg(memory,
-                                 device.compute_capability.empty() ? tr("unknown")
-                                                                   : QString::fromStdString(device.compute_capability),
-                                 device.bus_id.empty() ? tr("unknown") : QString::fromStdString(device.bus_id));
-        if (device.cores > 0) facts += tr(" · %1 multiprocessors").arg(device.cores);
-        e.facts->setText(facts);
-    }
+    e.facts->setText(device_facts(device));
     box_layout->addWidget(e.facts);
 
     auto* mode_row = new QHBoxLayout;
     e.use = new QCheckBox(tr("Use"), e.box);
-    named(e.use, "Use");
+    named(e.use, e.prefix, "Use");
     e.use->setToolTip(tr("Train on %1").arg(id));
     e.mode = new QComboBox(e.box);
-    named(e.mode, "Mode");
+    named(e.mode, e.prefix, "Mode");
     e.mode->setAccessibleName(tr("How to use %1").arg(id));
     e.mode->setToolTip(tr("One logical device, several virtual devices with a memory limit each, or memory growth"));
     e.mode->addItem(tr("One logical device"), static_cast<int>(MemoryMode::Whole));
@@ -265,65 +279,16 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     mode_row->addWidget(e.mode, 1);
     box_layout->addLayout(mode_row);
 
-    e.whole_row = new QWidget(e.box);
-    auto* whole_layout = new QHBoxLayout(e.whole_row);
-    whole_layout->setContentsMargins(0, 0, 0, 0);
-    auto* replicas_label = new QLabel(tr("Replicas:"), e.whole_row);
-    e.replicas = new QSpinBox(e.whole_row);
-    named(e.replicas, "Replicas");
-    e.replicas->setRange(1, kMaxReplicas);
-    e.replicas->setToolTip(tr("Several replicas on one device each get their own thread and share its cores"));
-    replicas_label->setBuddy(e.replicas);
-    e.replicas_hint = new QLabel(e.whole_row);
-    e.replicas_hint->setWordWrap(true);
-    whole_layout->addWidget(replicas_label);
-    whole_layout->addWidget(e.replicas);
-    whole_layout->addWidget(e.replicas_hint, 1);
+    buildWholeRow(e);
     box_layout->addWidget(e.whole_row);
-
-    e.virtual_row = new QWidget(e.box);
-    auto* grid = new QGridLayout(e.virtual_row);
-    grid->setContentsMargins(0, 0, 0, 0);
-    auto* count_label = new QLabel(tr("Virtual devices:"), e.virtual_row);
-    e.count = new QSpinBox(e.virtual_row);
-    named(e.count, "VirtualCount");
-    e.count->setRange(1, kMaxVirtualDevices);
-    e.count->setValue(2);
-    count_label->setBuddy(e.count);
-    e.count->setToolTip(tr("Logical devices carved out of %1, one replica each").arg(id));
-    auto* limit_label = new QLabel(tr("Memory limit each:"), e.virtual_row);
-    e.limit_mb = new QSpinBox(e.virtual_row);
-    named(e.limit_mb, "MemoryLimitMb");
-    e.limit_mb->setRange(1, kMaxLimitMb);
-    e.limit_mb->setValue(1024);
-    e.limit_mb->setSuffix(tr(" MB"));
-    e.limit_mb->setToolTip(tr("Memory limit of every virtual device in MB (MiB, as TensorFlow's memory_limit)"));
-    limit_label->setBuddy(e.limit_mb);
-    e.each = new QCheckBox(tr("Set each limit separately"), e.virtual_row);
-    named(e.each, "EditEachLimit");
-    e.each->setToolTip(tr("Give every virtual device its own memory limit in the table below"));
-    grid->addWidget(count_label, 0, 0);
-    grid->addWidget(e.count, 0, 1);
-    grid->addWidget(limit_label, 1, 0);
-    grid->addWidget(e.limit_mb, 1, 1);
-    grid->addWidget(e.each, 2, 0, 1, 2);
-    grid->setColumnStretch(2, 1);
+    buildVirtualRow(e);
     box_layout->addWidget(e.virtual_row);
 
-    e.table = new QTableWidget(0, 2, e.box);
-    named(e.table, "LimitTable");
-    e.table->setAccessibleName(tr("Memory limit of each virtual device"));
-    e.table->setToolTip(e.table->accessibleName());
-    e.table->setHorizontalHeaderLabels({tr("Logical device"), tr("Memory limit")});
-    e.table->verticalHeader()->hide();
-    e.table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-    e.table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-    e.table->setSelectionMode(QAbstractItemView::NoSelection);
-    e.table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    buildLimitTable(e);
     box_layout->addWidget(e.table);
 
     e.hint = new QLabel(e.box);
-    named(e.hint, "Hint");
+    named(e.hint, e.prefix, "Hint");
     e.hint->setWordWrap(true);
     QPalette hint_palette = e.hint->palette();
     hint_palette.setColor(QPalette::WindowText, hint_palette.color(QPalette::PlaceholderText));
@@ -340,6 +305,70 @@ DevicesPanel::Editor* DevicesPanel::addEditor(const PhysicalDevice& device) {
     device_list_->addWidget(e.box);
     editors_.push_back(std::move(owned));
     return editors_.back().get();
+}
+
+// Replicas sharing one logical device (One logical device mode).
+void DevicesPanel::buildWholeRow(Editor& e) {
+    e.whole_row = new QWidget(e.box);
+    auto* whole_layout = new QHBoxLayout(e.whole_row);
+    whole_layout->setContentsMargins(0, 0, 0, 0);
+    auto* replicas_label = new QLabel(tr("Replicas:"), e.whole_row);
+    e.replicas = new QSpinBox(e.whole_row);
+    named(e.replicas, e.prefix, "Replicas");
+    e.replicas->setRange(1, kMaxReplicas);
+    e.replicas->setToolTip(tr("Several replicas on one device each get their own thread and share its cores"));
+    replicas_label->setBuddy(e.replicas);
+    e.replicas_hint = new QLabel(e.whole_row);
+    e.replicas_hint->setWordWrap(true);
+    whole_layout->addWidget(replicas_label);
+    whole_layout->addWidget(e.replicas);
+    whole_layout->addWidget(e.replicas_hint, 1);
+}
+
+// The virtual devices' count and memory limit (Split into N virtual devices mode).
+void DevicesPanel::buildVirtualRow(Editor& e) {
+    const QString id = QString::fromStdString(e.device.id());
+    e.virtual_row = new QWidget(e.box);
+    auto* grid = new QGridLayout(e.virtual_row);
+    grid->setContentsMargins(0, 0, 0, 0);
+    auto* count_label = new QLabel(tr("Virtual devices:"), e.virtual_row);
+    e.count = new QSpinBox(e.virtual_row);
+    named(e.count, e.prefix, "VirtualCount");
+    e.count->setRange(1, kMaxVirtualDevices);
+    e.count->setValue(2);
+    count_label->setBuddy(e.count);
+    e.count->setToolTip(tr("Logical devices carved out of %1, one replica each").arg(id));
+    auto* limit_label = new QLabel(tr("Memory limit each:"), e.virtual_row);
+    e.limit_mb = new QSpinBox(e.virtual_row);
+    named(e.limit_mb, e.prefix, "MemoryLimitMb");
+    e.limit_mb->setRange(1, kMaxLimitMb);
+    e.limit_mb->setValue(1024);
+    e.limit_mb->setSuffix(tr(" MB"));
+    e.limit_mb->setToolTip(tr("Memory limit of every virtual device in MB (MiB, as TensorFlow's memory_limit)"));
+    limit_label->setBuddy(e.limit_mb);
+    e.each = new QCheckBox(tr("Set each limit separately"), e.virtual_row);
+    named(e.each, e.prefix, "EditEachLimit");
+    e.each->setToolTip(tr("Give every virtual device its own memory limit in the table below"));
+    grid->addWidget(count_label, 0, 0);
+    grid->addWidget(e.count, 0, 1);
+    grid->addWidget(limit_label, 1, 0);
+    grid->addWidget(e.limit_mb, 1, 1);
+    grid->addWidget(e.each, 2, 0, 1, 2);
+    grid->setColumnStretch(2, 1);
+}
+
+// One memory limit per virtual device, when each is set separately.
+void DevicesPanel::buildLimitTable(Editor& e) {
+    e.table = new QTableWidget(0, 2, e.box);
+    named(e.table, e.prefix, "LimitTable");
+    e.table->setAccessibleName(tr("Memory limit of each virtual device"));
+    e.table->setToolTip(e.table->accessibleName());
+    e.table->setHorizontalHeaderLabels({tr("Logical device"), tr("Memory limit")});
+    e.table->verticalHeader()->hide();
+    e.table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    e.table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    e.table->setSelectionMode(QAbstractItemView::NoSelection);
+    e.table->setEditTriggers(QAbstractItemView::NoEditTriggers);
 }
 
 void DevicesPanel::syncLimitTable(Editor& e) {
@@ -533,49 +562,58 @@ void DevicesPanel::edited() {
 void DevicesPanel::refresh() {
     // Per-device editors: show what the mode needs; the limit tables first follow the count, so
     // that config() reads every row.
-    for (auto& editor : editors_) {
-        Editor& e = *editor;
-        const bool used = e.use->isChecked();
-        const MemoryMode mode = e.currentMode();
-        const bool cpu = e.device.type == DeviceType::CPU;
-        e.mode->setEnabled(used);
-        e.whole_row->setVisible(mode == MemoryMode::Whole && (cpu || e.replicas->value() != 1));
-        e.whole_row->setEnabled(used);
-        e.virtual_row->setVisible(mode == MemoryMode::Virtual);
-        e.virtual_row->setEnabled(used);
-        e.limit_mb->setEnabled(!e.each->isChecked());
-        syncLimitTable(e);
-        e.table->setVisible(mode == MemoryMode::Virtual && e.each->isChecked());
-        e.table->setEnabled(used);
-
-        const int n = e.replicas->value();
-        e.replicas_hint->setText(n == 1 ? tr("uses all %1 cores").arg(e.device.cores)
-                                        : tr("%1 replicas share the %2 cores").arg(n).arg(e.device.cores));
-        switch (mode) {
-            case MemoryMode::Whole:
-                e.hint->setText(n == 1 ? tr("One logical device, no memory limit.")
-                                       : tr("%1 logical devices, each with its own thread; they share the memory "
-                                            "with no limit.")
-                                             .arg(n));
-                break;
-            case MemoryMode::Virtual:
-                e.hint->setText(tr("Each virtual device is a logical device with its own memory limit (as "
-                                   "tf.config.set_logical_device_configuration); a replica that needs more fails "
-                                   "with out of memory."));
-                break;
-            case MemoryMode::Growth:
-                e.hint->setText(tr("One logical device that takes memory as it needs it (as "
-                                   "tf.config.experimental.set_memory_growth); no limit, cannot be combined with "
-                                   "virtual devices."));
-                break;
-            case MemoryMode::Invalid: e.hint->clear(); break;
-        }
-    }
+    for (auto& editor : editors_) refreshEditor(*editor);
 
     // Everything below is the engine's plan: names, limits, the check Start makes, the strategy.
     const DeviceConfig current = config();
     plan_ = plan_strategy(current, *registry_, allReduce());
-    const int replicas = plan_.replica_count();
+    showLogicalNames();
+    showMissingDevices();
+    showValidation(current);
+    showStrategy();
+    showCarving(current);
+}
+
+void DevicesPanel::refreshEditor(Editor& e) {
+    const bool used = e.use->isChecked();
+    const MemoryMode mode = e.currentMode();
+    const bool cpu = e.device.type == DeviceType::CPU;
+    e.mode->setEnabled(used);
+    e.whole_row->setVisible(mode == MemoryMode::Whole && (cpu || e.replicas->value() != 1));
+    e.whole_row->setEnabled(used);
+    e.virtual_row->setVisible(mode == MemoryMode::Virtual);
+    e.virtual_row->setEnabled(used);
+    e.limit_mb->setEnabled(!e.each->isChecked());
+    syncLimitTable(e);
+    e.table->setVisible(mode == MemoryMode::Virtual && e.each->isChecked());
+    e.table->setEnabled(used);
+
+    const int n = e.replicas->value();
+    e.replicas_hint->setText(n == 1 ? tr("uses all %1 cores").arg(e.device.cores)
+                                    : tr("%1 replicas share the %2 cores").arg(n).arg(e.device.cores));
+    switch (mode) {
+        case MemoryMode::Whole:
+            e.hint->setText(n == 1 ? tr("One logical device, no memory limit.")
+                                   : tr("%1 logical devices, each with its own thread; they share the memory "
+                                        "with no limit.")
+                                         .arg(n));
+            break;
+        case MemoryMode::Virtual:
+            e.hint->setText(tr("Each virtual device is a logical device with its own memory limit (as "
+                               "tf.config.set_logical_device_configuration); a replica that needs more fails "
+                               "with out of memory."));
+            break;
+        case MemoryMode::Growth:
+            e.hint->setText(tr("One logical device that takes memory as it needs it (as "
+                               "tf.config.experimental.set_memory_growth); no limit, cannot be combined with "
+                               "virtual devices."));
+            break;
+        case MemoryMode::Invalid: e.hint->clear(); break;
+    }
+}
+
+// The virtual devices' rows carry the names the engine gives them.
+void DevicesPanel::showLogicalNames() {
     std::size_t choice_index = 0;
     for (auto& editor : editors_) {
         const bool used = editor->use->isChecked();
@@ -585,8 +623,10 @@ void DevicesPanel::refresh() {
                                                                    : tr("virtual device %1").arg(row + 1));
         }
     }
+}
 
-    // Devices in the configuration that no editor shows.
+// Devices in the configuration that no editor shows.
+void DevicesPanel::showMissingDevices() {
     QStringList missing;
     for (const auto& choice : missing_) {
         missing << QStringLiteral("%1:%2").arg(QString::fromUtf8(device_type_name(choice.type).data())).arg(choice.index);
@@ -596,8 +636,11 @@ void DevicesPanel::refresh() {
                                 .arg(missing.join(QStringLiteral(", "))));
     missing_label_->setVisible(!missing_.empty());
     remove_missing_->setVisible(!missing_.empty());
+}
 
-    // The engine's own check, so the message is exactly what Start would report.
+// The engine's own check, so the message is exactly what Start would report.
+void DevicesPanel::showValidation(const DeviceConfig& current) {
+    const int replicas = plan_.replica_count();
     error_ = plan_.ok() ? QString() : engine_message(plan_.error);
     caution_ = error_.isEmpty() ? cautionFor(current, plan_) : QString();
     if (error_.isEmpty()) {
@@ -613,8 +656,11 @@ void DevicesPanel::refresh() {
         validation_label_->setStyleSheet(QStringLiteral("color: #b00020;"));
         validation_label_->setText(keep_names_whole(tr("Cannot start: %1").arg(error_)));
     }
+}
 
-    // The strategy in a sentence, then the engine's own lines about it, word for word.
+// The strategy in a sentence, then the engine's own lines about it, word for word.
+void DevicesPanel::showStrategy() {
+    const int replicas = plan_.replica_count();
     QStringList all_names;
     for (const std::string& name : plan_.device_names()) all_names << QString::fromStdString(name);
     strategy_log_.clear();
@@ -639,10 +685,12 @@ void DevicesPanel::refresh() {
         strategy_ += QLatin1Char('\n') + strategy_log_.at(i);
     }
     strategy_label_->setText(html);
+}
 
-    // The drawing: every physical device, used or not.
+// The drawing: every physical device, used or not.
+void DevicesPanel::showCarving(const DeviceConfig& current) {
     std::vector<CarvedDevice> carved;
-    choice_index = 0;
+    std::size_t choice_index = 0;
     for (const auto& editor : editors_) {
         CarvedDevice device;
         device.id = QString::fromStdString(editor->device.id());

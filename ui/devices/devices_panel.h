@@ -18,6 +18,7 @@
 #include "core/distribute/strategy_plan.h"
 
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSettings;
@@ -68,13 +69,24 @@ private:
     struct Editor;
 
     void buildEditors();
+    void buildWholeRow(Editor& editor);
+    void buildVirtualRow(Editor& editor);
+    void buildLimitTable(Editor& editor);
+    QGroupBox* buildStrategyBox(QWidget* parent);
+    DeviceConfig tutorialConfig() const;
     Editor* addEditor(const PhysicalDevice& device);
     DeviceChoice choiceFor(const Editor& editor) const;
     void showChoice(Editor& editor, const DeviceChoice* choice);
     void syncLimitTable(Editor& editor);
     QString cautionFor(const DeviceConfig& config, const StrategyPlan& plan) const;
     void edited();
-    void refresh();
+    void refresh();  // everything below, from the editors' state and the engine's plan
+    void refreshEditor(Editor& editor);
+    void showLogicalNames();
+    void showMissingDevices();
+    void showValidation(const DeviceConfig& current);
+    void showStrategy();
+    void showCarving(const DeviceConfig& current);
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::vector<std::unique_ptr<Editor>> editors_;

@@ -133,6 +133,16 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     form_ = new QFormLayout(this);
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
+    addOptimizerRows();
+    addLossRows();
+    addFitRows();
+    addEarlyStoppingRows();
+    connectControls();
+    setTrainConfig(TrainConfig{});
+}
+
+// The optimizer, its learning rate and momentum, the Keras semantics and what the optimizer does.
+void CompileOptions::addOptimizerRows() {
     optimizer_ = new QComboBox(this);
     optimizer_->setObjectName(QStringLiteral("optimizer"));
     for (OptimizerKind kind : kOptimizers) {
@@ -177,7 +187,10 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     optimizer_description_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     optimizer_description_->setStyleSheet(QStringLiteral("color: palette(dark);"));
     form_->addRow(optimizer_description_);
+}
 
+// The loss, from_logits and the metrics.
+void CompileOptions::addLossRows() {
     auto* loss = new QLabel(tr("Sparse categorical cross-entropy"), this);
     loss->setObjectName(QStringLiteral("loss"));
     form_->addRow(tr("Loss:"), loss);
@@ -206,7 +219,10 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     metrics_layout->addWidget(top_k_);
     metrics_layout->addStretch(1);
     form_->addRow(tr("Metrics:"), metrics);
+}
 
+// fit()'s batch, epochs and seed.
+void CompileOptions::addFitRows() {
     auto* batch = new QWidget(this);
     auto* batch_layout = new QHBoxLayout(batch);
     batch_layout->setContentsMargins(0, 0, 0, 0);
@@ -240,7 +256,10 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     seed_->setToolTip(
         tr("Initial weights, shuffling and dropout follow this seed: the same seed repeats a run"));
     form_->addRow(tr("Seed:"), seed_);
+}
 
+// Keras' EarlyStopping callback.
+void CompileOptions::addEarlyStoppingRows() {
     early_stopping_ =
         new QCheckBox(tr("Stop early when the monitored value stops improving"), this);
     early_stopping_->setObjectName(QStringLiteral("earlyStopping"));
@@ -275,7 +294,9 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     restore_best_->setObjectName(QStringLiteral("restoreBestWeights"));
     restore_best_->setToolTip(tr("restore_best_weights: end with the weights of the best epoch instead of the last"));
     form_->addRow(QString(), restore_best_);
+}
 
+void CompileOptions::connectControls() {
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &CompileOptions::onOptimizerChanged);
     connect(learning_rate_, &QDoubleSpinBox::valueChanged, this, &CompileOptions::onChanged);
     connect(momentum_, &QDoubleSpinBox::valueChanged, this, &CompileOptions::onChanged);
@@ -289,8 +310,6 @@ CompileOptions::CompileOptions(QWidget* parent) : QGroupBox(tr("Compile and fit"
     connect(patience_, &QSpinBox::valueChanged, this, &CompileOptions::onChanged);
     connect(min_delta_, &QDoubleSpinBox::valueChanged, this, &CompileOptions::onChanged);
     connect(restore_best_, &QCheckBox::toggled, this, &CompileOptions::onChanged);
-
-    setTrainConfig(TrainConfig{});
 }
 
 OptimizerKind CompileOptions::optimizerKind() const {
@@ -388,7 +407,13 @@ void CompileOptions::refresh() {
         widget->setEnabled(config.early_stopping.enabled);
     }
 
-    // The global batch, its shards and the steps an epoch takes.
+    showBatch(config);
+    showLearningRateLint(config);
+    showLossLint(config);
+}
+
+// The global batch, its shards and the steps an epoch takes; a warning when the shards are uneven.
+void CompileOptions::showBatch(const TrainConfig& config) {
     const int batch = config.batch_size;
     const auto shards = shard_sizes(batch, replicas_);
     const bool even = batch % replicas_ == 0;
@@ -427,7 +452,10 @@ void CompileOptions::refresh() {
     }
     batch_lint_->setText(batch_lint);
     form_->setRowVisible(batch_lint_, !batch_lint.isEmpty());
+}
 
+void CompileOptions::showLearningRateLint(const TrainConfig& config) {
+    const OptimizerKind kind = config.optimizer.kind;
     QString lr_lint;
     const double lr = config.optimizer.learning_rate;
     const double default_lr = OptimizerConfig::defaults(kind).learning_rate;
@@ -442,7 +470,11 @@ void CompileOptions::refresh() {
     }
     learning_rate_lint_->setText(lr_lint);
     form_->setRowVisible(learning_rate_lint_, !lr_lint.isEmpty());
+}
 
+// The loss against the last layer's activation: softmax twice, logits without from_logits, or an
+// activation the loss cannot take.
+void CompileOptions::showLossLint(const TrainConfig& config) {
     QString loss_lint;
     if (output_activation_) {
         const ActivationKind output = *output_activation_;

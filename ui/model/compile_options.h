@@ -46,9 +46,17 @@ class CompileOptions : public QGroupBox {
     void trainConfigChanged();
 
   private:
+    void addOptimizerRows();
+    void addLossRows();
+    void addFitRows();
+    void addEarlyStoppingRows();
+    void connectControls();
     void onOptimizerChanged();
     void onChanged();  // any edit: refresh the derived texts and lints, then emit
     void refresh();
+    void showBatch(const TrainConfig& config);
+    void showLearningRateLint(const TrainConfig& config);
+    void showLossLint(const TrainConfig& config);
     OptimizerKind optimizerKind() const;
 
     TrainConfig base_;

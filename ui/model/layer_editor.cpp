@@ -230,13 +230,15 @@ void LayerEditor::showTitle() {
 void LayerEditor::showRowsFor(LayerKind kind) {
     form_->setRowVisible(name_, kind != LayerKind::Invalid);
     for (const ArgumentRow& row : rows_) {
-        bool used = false;
+        const LayerArgument* used = nullptr;
         if (kind != LayerKind::Invalid) {
             for (const LayerArgument& argument : layer_type(kind).arguments) {
-                used = used || argument.spec == row.spec;
+                if (argument.spec == row.spec) used = &argument;
             }
         }
-        form_->setRowVisible(row.widget, used);
+        form_->setRowVisible(row.widget, used != nullptr);
+        // The type's own tooltip for the argument where it has one, else the argument's.
+        if (used != nullptr) row.widget->setToolTip(layer_text(used->tooltip.empty() ? row.spec->tooltip : used->tooltip));
     }
 }
 

@@ -42,7 +42,6 @@ class LayerEditor : public QWidget {
 
     // Shows `config` (a copy is kept); null shows a hint to select a layer.
     void setLayer(const LayerConfig* config);
-    bool hasLayer() const { return has_layer_; }
 
   signals:
     void layerEdited(const mirrorlab::LayerConfig& config);

@@ -89,7 +89,27 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     scroll->setWidget(content);
     auto* layout = new QVBoxLayout(content);
 
-    // Presets and files.
+    buildFileRows(content, layout);
+    layout->addWidget(buildLayersBox(content), 1);  // a tall dock shows more layers
+    auto* editor_box = new QGroupBox(tr("Layer arguments"), content);
+    auto* editor_layout = new QVBoxLayout(editor_box);
+    editor_ = new LayerEditor(editor_box);
+    editor_->setObjectName(QStringLiteral("layerEditor"));
+    editor_layout->addWidget(editor_);
+    layout->addWidget(editor_box);
+
+    layout->addWidget(buildSummaryBox(content));
+    compile_ = new CompileOptions(content);
+    layout->addWidget(compile_);
+
+    buildPresets();
+    buildMenu();
+    connectControls();
+    selectPreset(0);
+}
+
+// Presets, files and the sequence length.
+void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     auto* preset_row = new QHBoxLayout;
     auto* preset_label = new QLabel(tr("Preset:"), content);
     preset_row->addWidget(preset_label);
@@ -127,9 +147,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     length_row->addWidget(sequence_length_);
     length_row->addWidget(new QLabel(tr("tokens per sample"), content), 1);
     layout->addLayout(length_row);
+}
 
-    // Layers.
-    auto* layers_box = new QGroupBox(tr("Layers"), content);
+QGroupBox* ModelPanel::buildLayersBox(QWidget* parent) {
+    auto* layers_box = new QGroupBox(tr("Layers"), parent);
     auto* layers_layout = new QHBoxLayout(layers_box);
     table_ = new QTableWidget(0, kColumnCount, layers_box);
     table_->setObjectName(QStringLiteral("layerTable"));
@@ -170,17 +191,12 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(move_down_);
     buttons->addStretch(1);
     layers_layout->addLayout(buttons);
-    layout->addWidget(layers_box, 1);  // a tall dock shows more layers
+    return layers_box;
+}
 
-    auto* editor_box = new QGroupBox(tr("Layer arguments"), content);
-    auto* editor_layout = new QVBoxLayout(editor_box);
-    editor_ = new LayerEditor(editor_box);
-    editor_->setObjectName(QStringLiteral("layerEditor"));
-    editor_layout->addWidget(editor_);
-    layout->addWidget(editor_box);
-
-    // The summary, exactly as model.summary() prints it.
-    auto* summary_box = new QGroupBox(tr("Summary"), content);
+// The summary, exactly as model.summary() prints it, the parameter count and the model's error.
+QGroupBox* ModelPanel::buildSummaryBox(QWidget* parent) {
+    auto* summary_box = new QGroupBox(tr("Summary"), parent);
     auto* summary_layout = new QVBoxLayout(summary_box);
     summary_ = new QPlainTextEdit(summary_box);
     summary_->setObjectName(QStringLiteral("summaryText"));
@@ -211,14 +227,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
                        "#d03040; padding: 4px 6px; }"));
     error_label_->setVisible(false);
     summary_layout->addWidget(error_label_);
-    layout->addWidget(summary_box);
+    return summary_box;
+}
 
-    compile_ = new CompileOptions(content);
-    layout->addWidget(compile_);
-
-    buildPresets();
-    buildMenu();
-
+void ModelPanel::connectControls() {
     connect(preset_, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (!updating_) applyPreset(index);
     });
@@ -236,8 +248,6 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     connect(table_, &QTableWidget::itemSelectionChanged, this, &ModelPanel::onSelectionChanged);
     connect(editor_, &LayerEditor::layerEdited, this, &ModelPanel::onLayerEdited);
     connect(compile_, &CompileOptions::trainConfigChanged, this, &ModelPanel::trainConfigChanged);
-
-    selectPreset(0);
 }
 
 ModelPanel::~ModelPanel() = default;

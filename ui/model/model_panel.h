@@ -15,6 +15,7 @@
 #include "core/train/trainer.h"
 
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
@@ -23,6 +24,7 @@ class QSettings;
 class QSpinBox;
 class QTableWidget;
 class QToolButton;
+class QVBoxLayout;
 
 namespace mirrorlab::ui {
 
@@ -80,6 +82,10 @@ class ModelPanel : public QWidget {
         std::int64_t params = 0;
     };
 
+    void buildFileRows(QWidget* content, QVBoxLayout* layout);
+    QGroupBox* buildLayersBox(QWidget* parent);
+    QGroupBox* buildSummaryBox(QWidget* parent);
+    void connectControls();
     void buildPresets();
     void buildMenu();
     void applyPreset(int index);

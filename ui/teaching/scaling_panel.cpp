@@ -28,7 +28,7 @@
 #include <array>
 #include <cmath>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "core/distribute/mirrored.h"
 #include "ui/common/theme.h"
 
@@ -114,10 +114,43 @@ QValueAxis* replica_axis(int max_replicas, const QString& title) {
     return axis;
 }
 
+// The dashed grey line of ideal scaling, on the chart's axes.
+void add_ideal_line(QChart* chart, QLineSeries* ideal, const QString& name) {
+    ideal->setName(name);
+    ideal->setPen(QPen(QColor(0x80, 0x80, 0x80), 1.5, Qt::DashLine));
+    chart->addSeries(ideal);
+    for (QAbstractAxis* axis : chart->axes()) ideal->attachAxis(axis);
+}
+
 }  // namespace
 
 ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* parent)
     : QWidget(parent), registry_(registry ? std::move(registry) : std::make_shared<DeviceRegistry>()) {
+    QHBoxLayout* controls = buildControls();
+    QWidget* results = buildResults();
+    QScrollArea* explanation_scroll = buildExplanation();
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(results);
+    splitter->addWidget(explanation_scroll);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(splitter, 1);
+
+    connect(run_, &QPushButton::clicked, this, [this] { start(); });
+    connect(cancel_, &QPushButton::clicked, this, &ScalingPanel::cancel);
+    connect(export_, &QPushButton::clicked, this, &ScalingPanel::exportInteractively);
+    connect(clear_, &QPushButton::clicked, this, &ScalingPanel::clearEarlier);
+    refresh();
+    updateButtons();
+}
+
+// The experiment's settings and buttons, and its status line.
+QHBoxLayout* ScalingPanel::buildControls() {
     replicas_ = new QSpinBox(this);
     replicas_->setObjectName(QStringLiteral("scalingReplicas"));
     replicas_->setRange(1, 16);
@@ -160,7 +193,11 @@ ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     controls->addStretch(1);
     controls->addWidget(export_);
     controls->addWidget(clear_);
+    return controls;
+}
 
+// The three charts over the table of runs.
+QWidget* ScalingPanel::buildResults() {
     throughput_view_ = make_chart_view(tr("Throughput"), this);
     time_view_ = make_chart_view(tr("Time per step"), this);
     efficiency_view_ = make_chart_view(tr("Scaling efficiency"), this);
@@ -188,7 +225,10 @@ ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     left_layout->setContentsMargins(0, 0, 0, 0);
     left_layout->addLayout(charts, 3);
     left_layout->addWidget(table_, 2);
+    return left;
+}
 
+QScrollArea* ScalingPanel::buildExplanation() {
     explanation_ = new QLabel(this);
     explanation_->setObjectName(QStringLiteral("scalingExplanation"));
     explanation_->setWordWrap(true);
@@ -200,24 +240,7 @@ ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* pa
     explanation_scroll->setWidget(explanation_);
     explanation_scroll->setWidgetResizable(true);
     explanation_scroll->setMinimumWidth(280);
-
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->addWidget(left);
-    splitter->addWidget(explanation_scroll);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 1);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(controls);
-    layout->addWidget(status_);
-    layout->addWidget(splitter, 1);
-
-    connect(run_, &QPushButton::clicked, this, [this] { start(); });
-    connect(cancel_, &QPushButton::clicked, this, &ScalingPanel::cancel);
-    connect(export_, &QPushButton::clicked, this, &ScalingPanel::exportInteractively);
-    connect(clear_, &QPushButton::clicked, this, &ScalingPanel::clearEarlier);
-    refresh();
-    updateButtons();
+    return explanation_scroll;
 }
 
 ScalingPanel::~ScalingPanel() {
@@ -315,7 +338,6 @@ void ScalingPanel::finish(ScalingExperiment experiment) {
     if (!experiment.points.empty()) experiments_.push_back(std::move(experiment));
     refresh();
     updateButtons();
-    emit experimentFinished(id);
 }
 
 void ScalingPanel::clearEarlier() {
@@ -412,119 +434,116 @@ void ScalingPanel::refreshCharts() {
     for (const auto* e : all) {
         for (const auto& p : e->points) max_replicas = std::max(max_replicas, p.replicas);
     }
+    refreshThroughputChart(all, latest, max_replicas);
+    refreshStepTimeChart(latest);
+    refreshEfficiencyChart(all, latest, max_replicas);
+}
 
+// One experiment's line: its colour, solid and thicker for the latest one.
+QLineSeries* ScalingPanel::experimentSeries(const ScalingExperiment& experiment, bool latest) const {
+    auto* series = new QLineSeries;
+    series->setName(tr("#%1 %2").arg(experiment.id).arg(QString::fromStdString(experiment.devices)));
+    QPen pen(kExperimentColours[static_cast<std::size_t>(experiment.id - 1) % kExperimentColours.size()], latest ? 2.5 : 1.5);
+    if (!latest) pen.setStyle(Qt::DashDotLine);
+    series->setPen(pen);
+    series->setPointsVisible(true);
+    return series;
+}
+
+void ScalingPanel::refreshThroughputChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                          int max_replicas) {
     // Throughput, with the ideal line of the latest experiment: n x its 1-replica throughput.
     QChart* chart = throughput_view_->chart();
-    reset_chart(chart);
-    auto* x = replica_axis(max_replicas, tr("replicas"));
-    auto* y = new QValueAxis;
-    y->setTitleText(tr("samples/s"));
-    y->setLabelFormat(QStringLiteral("%.0f"));
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
     double top = 0.0;
-    for (const auto* e : all) {
-        if (e->points.empty()) continue;
-        auto* series = new QLineSeries;
-        series->setName(tr("#%1 %2").arg(e->id).arg(QString::fromStdString(e->devices)));
-        QPen pen(kExperimentColours[static_cast<std::size_t>(e->id - 1) % kExperimentColours.size()], e == latest ? 2.5 : 1.5);
-        if (e != latest) pen.setStyle(Qt::DashDotLine);
-        series->setPen(pen);
-        series->setPointsVisible(true);
-        for (const auto& p : e->points) {
-            series->append(p.replicas, p.samples_per_second);
-            top = std::max(top, p.samples_per_second);
-        }
-        chart->addSeries(series);
-        series->attachAxis(x);
-        series->attachAxis(y);
-    }
+    QValueAxis* y = plotPerReplica(chart, all, latest, max_replicas, tr("samples/s"),
+                                   [](const ScalingPoint& p) { return p.samples_per_second; }, top);
     if (latest != nullptr && !latest->points.empty()) {
         auto* ideal = new QLineSeries;
-        ideal->setName(tr("ideal (linear)"));
-        ideal->setPen(QPen(QColor(0x80, 0x80, 0x80), 1.5, Qt::DashLine));
         const double one = latest->points.front().samples_per_second;
         for (int n = 1; n <= max_replicas; ++n) ideal->append(n, n * one);
         top = std::max(top, max_replicas * one);
-        chart->addSeries(ideal);
-        ideal->attachAxis(x);
-        ideal->attachAxis(y);
+        add_ideal_line(chart, ideal, tr("ideal (linear)"));
     }
     y->setRange(0, nice_top(top));
+}
 
+void ScalingPanel::refreshStepTimeChart(const ScalingExperiment* latest) {
     // Time per step of the latest experiment, split into compute, communication and the rest.
-    chart = time_view_->chart();
+    QChart* chart = time_view_->chart();
     reset_chart(chart);
-    if (latest != nullptr && !latest->points.empty()) {
-        auto* compute = new QBarSet(tr("compute"));
-        auto* communication = new QBarSet(tr("communication"));
-        auto* other = new QBarSet(tr("other"));
-        compute->setColor(kCompute);
-        communication->setColor(kCommunication);
-        other->setColor(kOther);
-        QStringList categories;
-        double step_top = 0.0;
-        for (const auto& p : latest->points) {
-            *compute << p.compute_ms;
-            *communication << p.communication_ms;
-            *other << p.other_ms;
-            categories << QString::number(p.replicas);
-            step_top = std::max(step_top, p.compute_ms + p.communication_ms + p.other_ms);
-        }
-        auto* bars = new QStackedBarSeries;
-        bars->append(compute);
-        bars->append(communication);
-        bars->append(other);
-        chart->addSeries(bars);
-        auto* categories_axis = new QBarCategoryAxis;
-        categories_axis->append(categories);
-        categories_axis->setTitleText(tr("replicas (experiment #%1)").arg(latest->id));
-        auto* ms = new QValueAxis;
-        ms->setTitleText(tr("ms per step"));
-        ms->setRange(0, nice_top(step_top));
-        ms->setLabelFormat(QStringLiteral("%.1f"));
-        chart->addAxis(categories_axis, Qt::AlignBottom);
-        chart->addAxis(ms, Qt::AlignLeft);
-        bars->attachAxis(categories_axis);
-        bars->attachAxis(ms);
+    if (latest == nullptr || latest->points.empty()) return;
+    auto* compute = new QBarSet(tr("compute"));
+    auto* communication = new QBarSet(tr("communication"));
+    auto* other = new QBarSet(tr("other"));
+    compute->setColor(kCompute);
+    communication->setColor(kCommunication);
+    other->setColor(kOther);
+    QStringList categories;
+    double step_top = 0.0;
+    for (const auto& p : latest->points) {
+        *compute << p.compute_ms;
+        *communication << p.communication_ms;
+        *other << p.other_ms;
+        categories << QString::number(p.replicas);
+        step_top = std::max(step_top, p.compute_ms + p.communication_ms + p.other_ms);
     }
+    auto* bars = new QStackedBarSeries;
+    bars->append(compute);
+    bars->append(communication);
+    bars->append(other);
+    chart->addSeries(bars);
+    auto* categories_axis = new QBarCategoryAxis;
+    categories_axis->append(categories);
+    categories_axis->setTitleText(tr("replicas (experiment #%1)").arg(latest->id));
+    auto* ms = new QValueAxis;
+    ms->setTitleText(tr("ms per step"));
+    ms->setRange(0, nice_top(step_top));
+    ms->setLabelFormat(QStringLiteral("%.1f"));
+    chart->addAxis(categories_axis, Qt::AlignBottom);
+    chart->addAxis(ms, Qt::AlignLeft);
+    bars->attachAxis(categories_axis);
+    bars->attachAxis(ms);
+}
 
+void ScalingPanel::refreshEfficiencyChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                          int max_replicas) {
     // Efficiency against the ideal 100 %.
-    chart = efficiency_view_->chart();
+    QChart* chart = efficiency_view_->chart();
+    double efficiency_top = 100.0;
+    QValueAxis* y = plotPerReplica(chart, all, latest, max_replicas, tr("efficiency (%)"),
+                                   [](const ScalingPoint& p) { return p.efficiency * 100.0; }, efficiency_top);
+    auto* ideal = new QLineSeries;
+    ideal->append(1, 100.0);
+    ideal->append(max_replicas, 100.0);
+    add_ideal_line(chart, ideal, tr("ideal (100%)"));
+    y->setRange(0, efficiency_top > 100.0 ? nice_top(efficiency_top) : 120.0);
+    y->setTickCount(7);
+}
+
+// A chart of one value per replica count, cleared first: the replicas axis, a value axis titled
+// `y_title`, one line per experiment; `top` grows to the largest value. Returns the value axis.
+QValueAxis* ScalingPanel::plotPerReplica(QChart* chart, const std::vector<const ScalingExperiment*>& all,
+                                         const ScalingExperiment* latest, int max_replicas, const QString& y_title,
+                                         double (*value)(const ScalingPoint&), double& top) const {
     reset_chart(chart);
-    x = replica_axis(max_replicas, tr("replicas"));
-    y = new QValueAxis;
-    y->setTitleText(tr("efficiency (%)"));
+    auto* x = replica_axis(max_replicas, tr("replicas"));
+    auto* y = new QValueAxis;
+    y->setTitleText(y_title);
     y->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
-    double efficiency_top = 100.0;
     for (const auto* e : all) {
         if (e->points.empty()) continue;
-        auto* series = new QLineSeries;
-        series->setName(tr("#%1 %2").arg(e->id).arg(QString::fromStdString(e->devices)));
-        QPen pen(kExperimentColours[static_cast<std::size_t>(e->id - 1) % kExperimentColours.size()], e == latest ? 2.5 : 1.5);
-        if (e != latest) pen.setStyle(Qt::DashDotLine);
-        series->setPen(pen);
-        series->setPointsVisible(true);
+        auto* series = experimentSeries(*e, e == latest);
         for (const auto& p : e->points) {
-            series->append(p.replicas, p.efficiency * 100.0);
-            efficiency_top = std::max(efficiency_top, p.efficiency * 100.0);
+            series->append(p.replicas, value(p));
+            top = std::max(top, value(p));
         }
         chart->addSeries(series);
         series->attachAxis(x);
         series->attachAxis(y);
     }
-    auto* ideal = new QLineSeries;
-    ideal->setName(tr("ideal (100%)"));
-    ideal->setPen(QPen(QColor(0x80, 0x80, 0x80), 1.5, Qt::DashLine));
-    ideal->append(1, 100.0);
-    ideal->append(max_replicas, 100.0);
-    chart->addSeries(ideal);
-    ideal->attachAxis(x);
-    ideal->attachAxis(y);
-    y->setRange(0, efficiency_top > 100.0 ? nice_top(efficiency_top) : 120.0);
-    y->setTickCount(7);
+    return y;
 }
 
 void ScalingPanel::refreshExplanation() {

@@ -19,11 +19,15 @@
 
 class QChart;
 class QChartView;
+class QHBoxLayout;
 class QLabel;
+class QLineSeries;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTableWidget;
+class QValueAxis;
 
 namespace mirrorlab::ui {
 
@@ -58,15 +62,24 @@ public:
     QChart* efficiencyChart() const;
     bool exportCsv(const QString& path, QString* error) const;
 
-signals:
-    void experimentFinished(int id);
-
 private:
     void addPoint(const ScalingPoint& point, int done, int total);
     void finish(ScalingExperiment experiment);
     void refresh();
     void refreshTable();
+    QHBoxLayout* buildControls();
+    QWidget* buildResults();
+    QScrollArea* buildExplanation();
     void refreshCharts();
+    void refreshThroughputChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                int max_replicas);
+    void refreshStepTimeChart(const ScalingExperiment* latest);
+    void refreshEfficiencyChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
+                                int max_replicas);
+    QLineSeries* experimentSeries(const ScalingExperiment& experiment, bool latest) const;
+    QValueAxis* plotPerReplica(QChart* chart, const std::vector<const ScalingExperiment*>& all,
+                               const ScalingExperiment* latest, int max_replicas, const QString& y_title,
+                               double (*value)(const ScalingPoint&), double& top) const;
     void refreshExplanation();
     void updateButtons();
     void exportInteractively();

@@ -129,87 +129,14 @@ void StepDiagram::drawStages(QPainter& painter, QRectF area, const StepEndEvent*
 void StepDiagram::drawExchange(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region,
                                const StepEndEvent& step) const {
     const bool active = current(StepView::Stage::AllReduce);
-    const QColor colour = stageColour(StepView::Stage::AllReduce, kExchange);
-    const double width = active ? 2.6 : 1.6;
-    const int n = static_cast<int>(boxes.size());
-    const QFontMetrics metrics = fontMetrics();
-    const double line = metrics.height();
-    QString caption;
-    const QString per_replica = bytes_text(step.allreduce_bytes_per_replica);
-    const QString total = bytes_text(step.allreduce_bytes_total);
+    const Pen pen{stageColour(StepView::Stage::AllReduce, kExchange), active ? 2.6 : 1.6, active};
+    const double line = fontMetrics().height();
     painter.setFont(font());
+    QString caption;
     if (step.all_reduce == "ring") {
-        // Each replica adds its left neighbour's chunk into its own, around the ring: N-1 steps of
-        // reduce-scatter, then N-1 steps of all-gather.
-        for (int i = 0; i < n; ++i) {
-            const int next = (i + 1) % n;
-            const QRectF& a = boxes[static_cast<std::size_t>(i)];
-            const QRectF& b = boxes[static_cast<std::size_t>(next)];
-            QPainterPath path;
-            if (next == i + 1) {
-                const QPointF from(a.right() - a.width() * 0.18, a.bottom() + 2);
-                const QPointF to(b.left() + b.width() * 0.18, b.bottom() + 2);
-                path.moveTo(from);
-                const double dip = std::max(34.0, (region.height() - 2.2 * line) * 0.4);
-                path.cubicTo(from + QPointF(0, dip), to + QPointF(0, dip), to);
-            } else {  // the wrap-around: from the last replica back to the first, below the others
-                const QPointF from(a.center().x(), a.bottom() + 2);
-                const QPointF to(b.center().x(), b.bottom() + 2);
-                const double depth = region.height() - 2.2 * line;
-                path.moveTo(from);
-                path.cubicTo(from + QPointF(0, depth), to + QPointF(0, depth), to);
-            }
-            draw_arrow(painter, path, colour, width, false);
-        }
-        caption = StepView::tr("Ring all-reduce: %1 reduce-scatter + %1 all-gather steps around the ring; each replica "
-                               "sends %2 per training step, %3 in all")
-                      .arg(n - 1)
-                      .arg(per_replica, total);
+        caption = drawRing(painter, boxes, region, pen, step);
     } else if (step.all_reduce == "reduce_to_one_device" || step.all_reduce == "nccl") {
-        const bool nccl = step.all_reduce == "nccl";
-        const double box_height = 1.8 * line;
-        const double top = region.top() + std::max(28.0, (region.height() - 2 * line - box_height) * 0.45);
-        QRectF target;
-        if (nccl) {  // one box all replicas send into and receive from
-            target = QRectF(boxes.front().left(), top, boxes.back().right() - boxes.front().left(), box_height);
-        } else {  // the sum runs on replica 0's device: a box under it
-            target = QRectF(boxes.front().left(), top, std::min(boxes.front().width(), 220.0), box_height);
-        }
-        for (int i = 0; i < n; ++i) {
-            const QRectF& box = boxes[static_cast<std::size_t>(i)];
-            const QPointF in_start(box.center().x() - 8, box.bottom() + 2);
-            const QPointF out_end(box.center().x() + 8, box.bottom() + 2);
-            if (nccl || i == 0) {  // straight down into the box below and back up
-                draw_arrow(painter, line_path(in_start, QPointF(in_start.x(), top - 1)), colour, width, false);
-                draw_arrow(painter, line_path(QPointF(out_end.x(), top - 1), out_end), colour, width, true);
-                continue;
-            }
-            // Down, then along to the reducing device; the sum comes back along a lower lane.
-            const double in_lane = target.center().y() - 5, out_lane = target.center().y() + 5;
-            QPainterPath in(in_start);
-            in.lineTo(in_start.x(), in_lane);
-            in.lineTo(target.right() + 1, in_lane);
-            QPainterPath out(QPointF(target.right() + 1, out_lane));
-            out.lineTo(out_end.x(), out_lane);
-            out.lineTo(out_end);
-            draw_arrow(painter, in, colour, width, false);
-            draw_arrow(painter, out, colour, width, true);
-        }
-        painter.setPen(QPen(colour, active ? 2 : 1));
-        painter.setBrush(active ? ink(QColor(0xfb, 0xe3, 0xe3)) : ink(QColor(0xfa, 0xf4, 0xf4)));
-        painter.drawRoundedRect(target, 5, 5);
-        painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
-        const QString device = view_->runInfo().devices.empty() ? QString() : QString::fromStdString(view_->runInfo().devices.front());
-        const QString label = nccl ? StepView::tr("NCCL: the GPUs sum the gradients among themselves")
-                                   : StepView::tr("Σ sum on %1").arg(device);
-        painter.drawText(target.adjusted(6, 0, -6, 0), Qt::AlignCenter,
-                         metrics.elidedText(label, Qt::ElideRight, static_cast<int>(target.width() - 12)));
-        caption = nccl ? StepView::tr("NCCL all-reduce (solid: gradients in, dashed: the sum back out); each GPU sends "
-                                      "%1, %2 in all")
-                             .arg(per_replica, total)
-                       : StepView::tr("Reduce to one device, then broadcast (solid: gradients in, dashed: the sum back "
-                                      "out); %1 moved in all")
-                             .arg(total);
+        caption = drawGather(painter, boxes, region, pen, step);
     } else {
         caption = StepView::tr("One replica: its gradient already is the gradient of the whole batch; nothing to exchange.");
     }
@@ -218,18 +145,110 @@ void StepDiagram::drawExchange(QPainter& painter, const std::vector<QRectF>& box
     painter.drawText(caption_rect, Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, caption);
 }
 
+QString StepDiagram::drawRing(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                              const StepEndEvent& step) const {
+    const int n = static_cast<int>(boxes.size());
+    const double line = fontMetrics().height();
+    const QColor& colour = pen.colour;
+    const double width = pen.width;
+    const QString per_replica = bytes_text(step.allreduce_bytes_per_replica);
+    const QString total = bytes_text(step.allreduce_bytes_total);
+    // Each replica adds its left neighbour's chunk into its own, around the ring: N-1 steps of
+    // reduce-scatter, then N-1 steps of all-gather.
+    for (int i = 0; i < n; ++i) {
+        const int next = (i + 1) % n;
+        const QRectF& a = boxes[static_cast<std::size_t>(i)];
+        const QRectF& b = boxes[static_cast<std::size_t>(next)];
+        QPainterPath path;
+        if (next == i + 1) {
+            const QPointF from(a.right() - a.width() * 0.18, a.bottom() + 2);
+            const QPointF to(b.left() + b.width() * 0.18, b.bottom() + 2);
+            path.moveTo(from);
+            const double dip = std::max(34.0, (region.height() - 2.2 * line) * 0.4);
+            path.cubicTo(from + QPointF(0, dip), to + QPointF(0, dip), to);
+        } else {  // the wrap-around: from the last replica back to the first, below the others
+            const QPointF from(a.center().x(), a.bottom() + 2);
+            const QPointF to(b.center().x(), b.bottom() + 2);
+            const double depth = region.height() - 2.2 * line;
+            path.moveTo(from);
+            path.cubicTo(from + QPointF(0, depth), to + QPointF(0, depth), to);
+        }
+        draw_arrow(painter, path, colour, width, false);
+    }
+    return StepView::tr("Ring all-reduce: %1 reduce-scatter + %1 all-gather steps around the ring; each replica "
+                        "sends %2 per training step, %3 in all")
+        .arg(n - 1)
+        .arg(per_replica, total);
+}
+
+// Reduce to one device then broadcast (arrows into a box under replica 0 and back out), or NCCL
+// (every replica into one box and back).
+QString StepDiagram::drawGather(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                                const StepEndEvent& step) const {
+    const int n = static_cast<int>(boxes.size());
+    const QFontMetrics metrics = fontMetrics();
+    const double line = metrics.height();
+    const QColor& colour = pen.colour;
+    const double width = pen.width;
+    const bool active = pen.active;
+    const QString per_replica = bytes_text(step.allreduce_bytes_per_replica);
+    const QString total = bytes_text(step.allreduce_bytes_total);
+    const bool nccl = step.all_reduce == "nccl";
+    const double box_height = 1.8 * line;
+    const double top = region.top() + std::max(28.0, (region.height() - 2 * line - box_height) * 0.45);
+    QRectF target;
+    if (nccl) {  // one box all replicas send into and receive from
+        target = QRectF(boxes.front().left(), top, boxes.back().right() - boxes.front().left(), box_height);
+    } else {  // the sum runs on replica 0's device: a box under it
+        target = QRectF(boxes.front().left(), top, std::min(boxes.front().width(), 220.0), box_height);
+    }
+    for (int i = 0; i < n; ++i) {
+        const QRectF& box = boxes[static_cast<std::size_t>(i)];
+        const QPointF in_start(box.center().x() - 8, box.bottom() + 2);
+        const QPointF out_end(box.center().x() + 8, box.bottom() + 2);
+        if (nccl || i == 0) {  // straight down into the box below and back up
+            draw_arrow(painter, line_path(in_start, QPointF(in_start.x(), top - 1)), colour, width, false);
+            draw_arrow(painter, line_path(QPointF(out_end.x(), top - 1), out_end), colour, width, true);
+            continue;
+        }
+        // Down, then along to the reducing device; the sum comes back along a lower lane.
+        const double in_lane = target.center().y() - 5, out_lane = target.center().y() + 5;
+        QPainterPath in(in_start);
+        in.lineTo(in_start.x(), in_lane);
+        in.lineTo(target.right() + 1, in_lane);
+        QPainterPath out(QPointF(target.right() + 1, out_lane));
+        out.lineTo(out_end.x(), out_lane);
+        out.lineTo(out_end);
+        draw_arrow(painter, in, colour, width, false);
+        draw_arrow(painter, out, colour, width, true);
+    }
+    painter.setPen(QPen(colour, active ? 2 : 1));
+    painter.setBrush(active ? ink(QColor(0xfb, 0xe3, 0xe3)) : ink(QColor(0xfa, 0xf4, 0xf4)));
+    painter.drawRoundedRect(target, 5, 5);
+    painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
+    const QString device = view_->runInfo().devices.empty() ? QString() : QString::fromStdString(view_->runInfo().devices.front());
+    const QString label = nccl ? StepView::tr("NCCL: the GPUs sum the gradients among themselves")
+                               : StepView::tr("Σ sum on %1").arg(device);
+    painter.drawText(target.adjusted(6, 0, -6, 0), Qt::AlignCenter,
+                     metrics.elidedText(label, Qt::ElideRight, static_cast<int>(target.width() - 12)));
+    return nccl ? StepView::tr("NCCL all-reduce (solid: gradients in, dashed: the sum back out); each GPU sends "
+                               "%1, %2 in all")
+                      .arg(per_replica, total)
+                : StepView::tr("Reduce to one device, then broadcast (solid: gradients in, dashed: the sum back "
+                               "out); %1 moved in all")
+                      .arg(total);
+}
+
 void StepDiagram::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
-    const QFontMetrics metrics = fontMetrics();
-    const double line = metrics.height() + 1;
-    QRectF area = QRectF(rect()).adjusted(kMargin, kMargin, -kMargin, -kMargin);
+    const double line = fontMetrics().height() + 1;
+    const QRectF area = QRectF(rect()).adjusted(kMargin, kMargin, -kMargin, -kMargin);
     const StepEndEvent* step = view_->shownStep();
 
     const double stage_height = 2 * line + 10;
     drawStages(painter, QRectF(area.left(), area.top(), area.width(), stage_height), step);
     double y = area.top() + stage_height + 12;
-
     if (!step) {
         painter.setPen(palette().color(QPalette::PlaceholderText));
         painter.drawText(QRectF(area.left(), y, area.width(), area.bottom() - y), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
@@ -239,44 +258,74 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         return;
     }
 
+    const Layout layout = layoutFor(*step, area, y);
+    std::vector<QPointF> shard_centres;
+    y = drawBatch(painter, layout, *step, y, shard_centres);
+    for (int i = 0; i < layout.replicas; ++i) {  // shards travel to their replicas
+        const QPointF from = shard_centres[static_cast<std::size_t>(i)] + QPointF(0, 2);
+        const QPointF to(layout.columnX(i) + layout.column_width / 2, y + layout.arrow_height - 2);
+        QPainterPath path(from);
+        path.cubicTo(from + QPointF(0, layout.arrow_height / 2), to - QPointF(0, layout.arrow_height / 2), to);
+        const bool splitting = current(StepView::Stage::SplitBatch);
+        draw_arrow(painter, path, stageColour(StepView::Stage::SplitBatch, kAccent), splitting ? 2.4 : 1.4, false);
+    }
+    y += layout.arrow_height + 2;
+    const std::vector<QRectF> boxes = drawReplicas(painter, layout, *step, y);
+    y += layout.box_height;
+    drawExchange(painter, boxes, QRectF(layout.columns_left, y, layout.columns_width, layout.exchange_height), *step);
+    y += layout.exchange_height + 8;
+    y = drawUpdates(painter, layout, *step, y);
+    drawBarrier(painter, layout, *step, y);
+}
+
+StepDiagram::Layout StepDiagram::layoutFor(const StepEndEvent& step, QRectF area, double top) const {
     // Heights of the rows below the stages; the arrows and the exchange take spare height (up to a
     // point), so the drawing fills a tall dock without spreading thin.
-    const double bar_height = line + 6;
-    const int box_lines = 8;
-    const double box_height = box_lines * line + 12;
-    const double update_height = 2 * line + 8;
+    Layout layout;
+    layout.line = fontMetrics().height() + 1;
+    const double line = layout.line;
+    layout.bar_height = line + 6;
+    layout.box_height = 8 * line + 12;  // eight lines of text per replica
+    layout.update_height = 2 * line + 8;
+    layout.arrow_height = 26;
+    layout.exchange_height = std::max(4.5 * line, 96.0);
     const bool has_optimizer = !view_->optimizerText().isEmpty();
-    double arrow_height = 26;
-    double exchange_height = std::max(4.5 * line, 96.0);
-    const double natural = (line + 2) + bar_height + (arrow_height + 2) + box_height + (exchange_height + 8) +
-                           (has_optimizer ? line + 4 : 0.0) + (update_height + 10) + (2 * line + 12);
-    const double spare = std::clamp(area.bottom() - y - natural, 0.0, 260.0);
-    arrow_height += spare * 0.3;
-    exchange_height += spare * 0.7;
+    const double natural = (line + 2) + layout.bar_height + (layout.arrow_height + 2) + layout.box_height +
+                           (layout.exchange_height + 8) + (has_optimizer ? line + 4 : 0.0) + (layout.update_height + 10) +
+                           (2 * line + 12);
+    const double spare = std::clamp(area.bottom() - top - natural, 0.0, 260.0);
+    layout.arrow_height += spare * 0.3;
+    layout.exchange_height += spare * 0.7;
 
-    const int n = std::max<int>(1, static_cast<int>(step->replicas.size()));
-    const double column_width = std::min<double>(kMaxColumnWidth, (area.width() - kColumnGap * (n - 1)) / n);
-    const double columns_width = n * column_width + (n - 1) * kColumnGap;
-    const double columns_left = area.center().x() - columns_width / 2;
-    auto column_x = [&](int i) { return columns_left + i * (column_width + kColumnGap); };
+    const int n = std::max<int>(1, static_cast<int>(step.replicas.size()));
+    layout.replicas = n;
+    layout.column_width = std::min<double>(kMaxColumnWidth, (area.width() - kColumnGap * (n - 1)) / n);
+    layout.column_gap = kColumnGap;
+    layout.columns_width = n * layout.column_width + (n - 1) * kColumnGap;
+    layout.columns_left = area.center().x() - layout.columns_width / 2;
+    return layout;
+}
 
+double StepDiagram::drawBatch(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y,
+                              std::vector<QPointF>& shard_centres) const {
     // The global batch and its shards.
+    const QFontMetrics metrics = fontMetrics();
+    const int n = layout.replicas;
     QFont bold = font();
     bold.setBold(true);
     std::int32_t global = 0;
-    for (const auto& r : step->replicas) global += r.shard_size;
+    for (const auto& r : step.replicas) global += r.shard_size;
     const bool splitting = current(StepView::Stage::SplitBatch);
     painter.setFont(bold);
     painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
-    painter.drawText(QRectF(columns_left, y, columns_width, line), Qt::AlignLeft | Qt::AlignVCenter,
+    painter.drawText(QRectF(layout.columns_left, y, layout.columns_width, layout.line), Qt::AlignLeft | Qt::AlignVCenter,
                      StepView::tr("Global batch: %1 samples, split into %2 shards").arg(global).arg(n));
     painter.setFont(font());
-    y += line + 2;
-    const QRectF bar(columns_left, y, columns_width, bar_height);
+    y += layout.line + 2;
+    const QRectF bar(layout.columns_left, y, layout.columns_width, layout.bar_height);
     double x = bar.left();
-    std::vector<QPointF> shard_centres;
     for (int i = 0; i < n; ++i) {
-        const auto& r = step->replicas[static_cast<std::size_t>(i)];
+        const auto& r = step.replicas[static_cast<std::size_t>(i)];
         const double w = global > 0 ? bar.width() * r.shard_size / global : bar.width() / n;
         const QRectF segment(x, bar.top(), w, bar.height());
         painter.setPen(QPen(splitting ? kAccent : ink(QColor(0x80, 0x80, 0x80)), splitting ? 2 : 1));
@@ -288,27 +337,22 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         shard_centres.emplace_back(segment.center().x(), segment.bottom());
         x += w;
     }
-    y += bar_height;
+    return y + layout.bar_height;
+}
 
-    // Shards travel to their replicas.
-    for (int i = 0; i < n; ++i) {
-        const QPointF from = shard_centres[static_cast<std::size_t>(i)] + QPointF(0, 2);
-        const QPointF to(column_x(i) + column_width / 2, y + arrow_height - 2);
-        QPainterPath path(from);
-        path.cubicTo(from + QPointF(0, arrow_height / 2), to - QPointF(0, arrow_height / 2), to);
-        draw_arrow(painter, path, stageColour(StepView::Stage::SplitBatch, kAccent), splitting ? 2.4 : 1.4, false);
-    }
-    y += arrow_height + 2;
-
+std::vector<QRectF> StepDiagram::drawReplicas(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const {
     // One box per replica.
+    const double line = layout.line;
+    QFont bold = font();
+    bold.setBold(true);
     const TrainBeginEvent& begin = view_->runInfo();
     const QString parameters = QString::fromStdString(format_thousands(begin.parameters));
     const bool computing = current(StepView::Stage::LocalGradients);
     const bool copying = current(StepView::Stage::CopyModel);
     std::vector<QRectF> boxes;
-    for (int i = 0; i < n; ++i) {
-        const auto& r = step->replicas[static_cast<std::size_t>(i)];
-        const QRectF box(column_x(i), y, column_width, box_height);
+    for (int i = 0; i < layout.replicas; ++i) {
+        const auto& r = step.replicas[static_cast<std::size_t>(i)];
+        const QRectF box(layout.columnX(i), y, layout.column_width, layout.box_height);
         boxes.push_back(box);
         painter.setPen(QPen(computing ? kAccent : lit(StepView::Stage::LocalGradients) ? kAccent.lighter(130) : ink(kIdle), computing ? 2.5 : 1.2));
         painter.setBrush(computing ? ink(QColor(0xee, 0xf3, 0xf9)) : ink(kBox));
@@ -340,26 +384,25 @@ void StepDiagram::paintEvent(QPaintEvent*) {
         text_line(phases, ink(QColor(0x30, 0x30, 0x30)));
     }
     painter.setFont(font());
-    y += box_height;
+    return boxes;
+}
 
-    // The gradient exchange.
-    drawExchange(painter, boxes, QRectF(columns_left, y, columns_width, exchange_height), *step);
-    y += exchange_height + 8;
-
+double StepDiagram::drawUpdates(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const {
     // The update on every replica, and its checksum.
+    const QFontMetrics metrics = fontMetrics();
+    const double line = layout.line;
     const bool updating = current(StepView::Stage::Update);
-    if (has_optimizer) {
+    if (!view_->optimizerText().isEmpty()) {
         painter.setPen(updating ? ink(kUpdate.darker(140)) : ink(QColor(0x40, 0x40, 0x40)));
-        painter.drawText(QRectF(columns_left, y, columns_width, line), Qt::AlignLeft | Qt::AlignVCenter,
-                         metrics.elidedText(view_->optimizerText(), Qt::ElideRight, static_cast<int>(columns_width)));
+        painter.drawText(QRectF(layout.columns_left, y, layout.columns_width, line), Qt::AlignLeft | Qt::AlignVCenter,
+                         metrics.elidedText(view_->optimizerText(), Qt::ElideRight, static_cast<int>(layout.columns_width)));
         y += line + 4;
     }
-    const auto sums = view_->checksums();
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     mono.setPointSizeF(font().pointSizeF());
-    for (int i = 0; i < n; ++i) {
-        const auto& r = step->replicas[static_cast<std::size_t>(i)];
-        const QRectF box(column_x(i), y, column_width, update_height);
+    for (int i = 0; i < layout.replicas; ++i) {
+        const auto& r = step.replicas[static_cast<std::size_t>(i)];
+        const QRectF box(layout.columnX(i), y, layout.column_width, layout.update_height);
         painter.setPen(QPen(stageColour(StepView::Stage::Update, kUpdate), updating ? 2.5 : 1.2));
         painter.setBrush(updating ? ink(QColor(0xe6, 0xf2, 0xe4)) : ink(kBox));
         painter.drawRoundedRect(box, 5, 5);
@@ -376,16 +419,20 @@ void StepDiagram::paintEvent(QPaintEvent*) {
                          QFontMetrics(mono).elidedText(sum, Qt::ElideRight, static_cast<int>(second.width())));
         painter.setFont(font());
     }
-    y += update_height + 10;
+    return y + layout.update_height + 10;
+}
 
+void StepDiagram::drawBarrier(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const {
     // The barrier: the step ends when the slowest replica is done.
+    const double line = layout.line;
+    const int n = layout.replicas;
     const bool waiting = current(StepView::Stage::WaitForEveryone);
     painter.setPen(QPen(stageColour(StepView::Stage::WaitForEveryone, kAccent), waiting ? 3 : 1.5, Qt::DashLine));
-    painter.drawLine(QPointF(columns_left, y), QPointF(columns_left + columns_width, y));
+    painter.drawLine(QPointF(layout.columns_left, y), QPointF(layout.columns_left + layout.columns_width, y));
     double longest = 0.0;
     int longest_replica = 0;
     for (int i = 0; i < n; ++i) {
-        const auto& r = step->replicas[static_cast<std::size_t>(i)];
+        const auto& r = step.replicas[static_cast<std::size_t>(i)];
         if (r.barrier_wait_ms + r.finish_wait_ms > longest) {
             longest = r.barrier_wait_ms + r.finish_wait_ms;
             longest_replica = i;
@@ -398,17 +445,20 @@ void StepDiagram::paintEvent(QPaintEvent*) {
                                         .arg(ms_text(longest))
                                   : StepView::tr("One replica: nobody to wait for.");
     const double badge_width = 230;
-    painter.drawText(QRectF(columns_left, y + 4, columns_width - badge_width - 8, 2 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                     barrier);
+    painter.drawText(QRectF(layout.columns_left, y + 4, layout.columns_width - badge_width - 8, 2 * line),
+                     Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, barrier);
 
     // The checksum badge.
-    const QRectF badge(columns_left + columns_width - badge_width, y + 4, badge_width, line + 8);
+    const QRectF badge(layout.columns_left + layout.columns_width - badge_width, y + 4, badge_width, line + 8);
+    const auto sums = view_->checksums();
     const bool known = !sums.empty() && sums.front() != 0;
     const QColor badge_colour = !known ? ink(kIdle) : view_->checksumsIdentical() ? kGood : kBad;
     painter.setPen(Qt::NoPen);
     painter.setBrush(badge_colour);
     painter.drawRoundedRect(badge, (line + 8) / 2, (line + 8) / 2);
     painter.setPen(Qt::white);
+    QFont bold = font();
+    bold.setBold(true);
     painter.setFont(bold);
     painter.drawText(badge, Qt::AlignCenter, view_->checksumBadgeText());
 }

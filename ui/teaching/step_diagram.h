@@ -4,6 +4,7 @@
 // checksums and the barrier. It holds no state of its own: every number comes from the StepView's
 // step on show, and the StepView repaints it as the stages light up.
 #include <QColor>
+#include <QPointF>
 #include <QRectF>
 #include <QWidget>
 
@@ -31,8 +32,42 @@ private:
     bool current(StepView::Stage stage) const { return view_->currentStage() == stage; }
     QColor stageColour(StepView::Stage stage, const QColor& active) const;
 
+    // Where the rows below the stages go for the step on show: one column per replica, and the
+    // rows' heights (the arrows and the exchange take the spare height of a tall dock).
+    struct Layout {
+        double line = 0.0;  // one line of text
+        int replicas = 1;
+        double column_width = 0.0;
+        double column_gap = 0.0;
+        double columns_width = 0.0;
+        double columns_left = 0.0;
+        double bar_height = 0.0;
+        double arrow_height = 0.0;
+        double box_height = 0.0;
+        double exchange_height = 0.0;
+        double update_height = 0.0;
+        double columnX(int replica) const { return columns_left + replica * (column_width + column_gap); }
+    };
+    Layout layoutFor(const StepEndEvent& step, QRectF area, double top) const;
+
+    // Each row, top to bottom; those that return a y return where the next row starts.
     void drawStages(QPainter& painter, QRectF area, const StepEndEvent* step) const;
+    double drawBatch(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y,
+                     std::vector<QPointF>& shard_centres) const;
+    std::vector<QRectF> drawReplicas(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const;
     void drawExchange(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const StepEndEvent& step) const;
+    struct Pen {  // the exchange's arrows: lit or not, and thicker while the all-reduce runs
+        QColor colour;
+        double width = 1.0;
+        bool active = false;
+    };
+    // The arrows of one all-reduce; each returns the caption that explains it.
+    QString drawRing(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                     const StepEndEvent& step) const;
+    QString drawGather(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                       const StepEndEvent& step) const;
+    double drawUpdates(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const;
+    void drawBarrier(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const;
 
     // A colour chosen on white, on this widget's palette (ui/common/theme.h).
     QColor ink(const QColor& designed_on_white) const;

@@ -90,34 +90,38 @@ StepView::StepView(TrainingController* controller, QWidget* parent) : QWidget(pa
     });
     connect(next_step_, &QPushButton::clicked, this, &StepView::nextStep);
 
-    if (controller_ != nullptr) {
-        connect(controller_, &TrainingController::runStarted, this, [this](int run_id) {
-            clear();
-            if (const RunRecord* run = controller_->run(run_id)) {
-                setOptimizerText(tr("Update: %1, learning rate %2, the same step on every replica")
-                                     .arg(QString::fromUtf8(optimizer_name(run->config.optimizer.kind).data()))
-                                     .arg(run->config.optimizer.learning_rate));
-            }
-            // Slow motion from the first step on.
-            if (slowMotion()) controller_->stepOnce();
-            updateControls();
-        });
-        connect(controller_, &TrainingController::trainBegan, this, &StepView::setRunInfo);
-        connect(controller_, &TrainingController::stepsEnded, this, &StepView::addSteps);
-        connect(controller_, &TrainingController::stateChanged, this, [this](TrainingController::State state) {
-            // Resumed from the toolbar: slow motion is over.
-            if (state == TrainingController::State::Running && last_state_ == static_cast<int>(TrainingController::State::Paused) &&
-                slowMotion()) {
-                const QSignalBlocker block(slow_motion_);
-                slow_motion_->setChecked(false);
-            }
-            last_state_ = static_cast<int>(state);
-            updateControls();
-            updateStatus();
-        });
-    }
+    if (controller_ != nullptr) connectController();
     updateControls();
     updateStatus();
+}
+
+// A new run clears the view (and keeps slow motion on from its first step); its steps and state
+// changes follow.
+void StepView::connectController() {
+    connect(controller_, &TrainingController::runStarted, this, [this](int run_id) {
+        clear();
+        if (const RunRecord* run = controller_->run(run_id)) {
+            setOptimizerText(tr("Update: %1, learning rate %2, the same step on every replica")
+                                 .arg(QString::fromUtf8(optimizer_name(run->config.optimizer.kind).data()))
+                                 .arg(run->config.optimizer.learning_rate));
+        }
+        // Slow motion from the first step on.
+        if (slowMotion()) controller_->stepOnce();
+        updateControls();
+    });
+    connect(controller_, &TrainingController::trainBegan, this, &StepView::setRunInfo);
+    connect(controller_, &TrainingController::stepsEnded, this, &StepView::addSteps);
+    connect(controller_, &TrainingController::stateChanged, this, [this](TrainingController::State state) {
+        // Resumed from the toolbar: slow motion is over.
+        if (state == TrainingController::State::Running && last_state_ == static_cast<int>(TrainingController::State::Paused) &&
+            slowMotion()) {
+            const QSignalBlocker block(slow_motion_);
+            slow_motion_->setChecked(false);
+        }
+        last_state_ = static_cast<int>(state);
+        updateControls();
+        updateStatus();
+    });
 }
 
 StepView::~StepView() = default;
@@ -218,16 +222,6 @@ void StepView::advanceStage() {
         return;
     }
     if (played_ >= sequence_.size() && !pending_) stage_timer_->stop();
-    diagram_->update();
-}
-
-void StepView::finishAnimation() {
-    if (pending_) {
-        startStep(*pending_);
-        pending_.reset();
-    }
-    played_ = sequence_.size();
-    stage_timer_->stop();
     diagram_->update();
 }
 

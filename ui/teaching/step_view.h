@@ -50,7 +50,6 @@ public:
     void setSlowMotion(bool on);
     void nextStep();             // the engine runs exactly one more step, then waits again
     void setStageIntervalMs(int ms);  // how long each stage stays lit (tests shorten it)
-    void finishAnimation();      // lights every stage of the step on show at once
     void showStage(Stage stage);  // lights the stages up to `stage` and holds there
 
     // What is shown, for tests and the screenshot.
@@ -70,6 +69,7 @@ public:
     QPushButton* nextStepButton() const { return next_step_; }
 
 private:
+    void connectController();
     void startStep(const StepEndEvent& step);
     void advanceStage();
     void updateControls();

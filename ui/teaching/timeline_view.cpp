@@ -243,18 +243,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const QRectF plot = plotArea();
     double y = kMargin;
 
-    // Legend.
-    double x = kMargin;
-    for (Phase phase : {Phase::DataWait, Phase::Forward, Phase::Backward, Phase::BarrierWait, Phase::AllReduce, Phase::Update,
-                        Phase::FinishWait}) {
-        const QString name = phaseName(phase);
-        const double needed = 16 + metrics.horizontalAdvance(name) + 14;
-        if (x + needed > width() - kMargin && x > kMargin) break;  // a narrow view keeps what fits
-        fill_bar(painter, QRectF(x, y + 2, 12, line - 4), phase);
-        painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(QRectF(x + 16, y, needed, line), Qt::AlignLeft | Qt::AlignVCenter, name);
-        x += needed;
-    }
+    drawLegend(painter, y);
     y += line + 4;
 
     if (steps_.empty()) {
@@ -264,35 +253,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
         return;
     }
 
-    // What the last step says about stragglers and waiting.
-    const StepEndEvent& last = steps_.back();
-    int slowest = 0, waited = 0;
-    double slowest_ms = -1.0, waited_ms = -1.0;
-    for (int i = 0; i < static_cast<int>(last.replicas.size()); ++i) {
-        const PhaseTimings& r = last.replicas[static_cast<std::size_t>(i)];
-        if (r.forward_ms + r.backward_ms > slowest_ms) {
-            slowest_ms = r.forward_ms + r.backward_ms;
-            slowest = i;
-        }
-        if (r.barrier_wait_ms > waited_ms) {
-            waited_ms = r.barrier_wait_ms;
-            waited = i;
-        }
-    }
-    painter.setPen(palette().color(QPalette::WindowText));
-    const QString summary =
-        last.replicas.size() > 1
-            ? tr("Last %1 steps. Step %2: %3; slowest gradients on replica %4 (%5); longest wait at the barrier: replica %6 (%7)")
-                  .arg(steps_.size())
-                  .arg(last.global_step)
-                  .arg(ms_text(last.step_time_ms), QString::number(slowest), ms_text(slowest_ms), QString::number(waited),
-                       ms_text(waited_ms))
-            : tr("Last %1 steps. Step %2: %3 on one replica (no all-reduce, no waiting)")
-                  .arg(steps_.size())
-                  .arg(last.global_step)
-                  .arg(ms_text(last.step_time_ms));
-    painter.drawText(QRectF(kMargin, y, width() - 2 * kMargin, line), Qt::AlignLeft | Qt::AlignVCenter,
-                     metrics.elidedText(summary, Qt::ElideRight, width() - 2 * kMargin));
+    drawSummary(painter, y);
     y += line + 4;
 
     // Step boundaries and numbers.
@@ -330,6 +291,57 @@ void TimelineView::paintEvent(QPaintEvent*) {
     painter.setPen(ink(QColor(0x60, 0x60, 0x60)));
     painter.drawText(QRectF(plot.left(), plot.bottom(), plot.width(), line), Qt::AlignRight | Qt::AlignVCenter,
                      tr("%1 across the view · hover a bar for its numbers").arg(ms_text(total_ms)));
+}
+
+// One swatch and name per phase, as many as fit on one line.
+void TimelineView::drawLegend(QPainter& painter, double y) const {
+    const QFontMetrics metrics = fontMetrics();
+    const int line = metrics.height();
+    double x = kMargin;
+    for (Phase phase : {Phase::DataWait, Phase::Forward, Phase::Backward, Phase::BarrierWait, Phase::AllReduce, Phase::Update,
+                        Phase::FinishWait}) {
+        const QString name = phaseName(phase);
+        const double needed = 16 + metrics.horizontalAdvance(name) + 14;
+        if (x + needed > width() - kMargin && x > kMargin) break;  // a narrow view keeps what fits
+        fill_bar(painter, QRectF(x, y + 2, 12, line - 4), phase);
+        painter.setPen(palette().color(QPalette::WindowText));
+        painter.drawText(QRectF(x + 16, y, needed, line), Qt::AlignLeft | Qt::AlignVCenter, name);
+        x += needed;
+    }
+}
+
+// What the last step says about stragglers and waiting.
+void TimelineView::drawSummary(QPainter& painter, double y) const {
+    const QFontMetrics metrics = fontMetrics();
+    const int line = metrics.height();
+    const StepEndEvent& last = steps_.back();
+    int slowest = 0, waited = 0;
+    double slowest_ms = -1.0, waited_ms = -1.0;
+    for (int i = 0; i < static_cast<int>(last.replicas.size()); ++i) {
+        const PhaseTimings& r = last.replicas[static_cast<std::size_t>(i)];
+        if (r.forward_ms + r.backward_ms > slowest_ms) {
+            slowest_ms = r.forward_ms + r.backward_ms;
+            slowest = i;
+        }
+        if (r.barrier_wait_ms > waited_ms) {
+            waited_ms = r.barrier_wait_ms;
+            waited = i;
+        }
+    }
+    painter.setPen(palette().color(QPalette::WindowText));
+    const QString summary =
+        last.replicas.size() > 1
+            ? tr("Last %1 steps. Step %2: %3; slowest gradients on replica %4 (%5); longest wait at the barrier: replica %6 (%7)")
+                  .arg(steps_.size())
+                  .arg(last.global_step)
+                  .arg(ms_text(last.step_time_ms), QString::number(slowest), ms_text(slowest_ms), QString::number(waited),
+                       ms_text(waited_ms))
+            : tr("Last %1 steps. Step %2: %3 on one replica (no all-reduce, no waiting)")
+                  .arg(steps_.size())
+                  .arg(last.global_step)
+                  .arg(ms_text(last.step_time_ms));
+    painter.drawText(QRectF(kMargin, y, width() - 2 * kMargin, line), Qt::AlignLeft | Qt::AlignVCenter,
+                     metrics.elidedText(summary, Qt::ElideRight, width() - 2 * kMargin));
 }
 
 }  // namespace mirrorlab::ui

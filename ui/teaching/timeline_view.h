@@ -16,6 +16,8 @@
 
 #include "core/train/events.h"
 
+class QPainter;
+
 namespace mirrorlab::ui {
 
 class TrainingController;
@@ -59,6 +61,8 @@ protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
+    void drawLegend(QPainter& painter, double y) const;
+    void drawSummary(QPainter& painter, double y) const;
     QRectF plotArea() const;
     double laneTop(int lane) const;
 

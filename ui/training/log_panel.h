@@ -19,7 +19,6 @@ public:
 
     void append(LogLevel level, const QString& text);
     QString plainText() const;  // everything logged, unfiltered (tests, copy)
-    int lineCount() const { return static_cast<int>(lines_.size()); }
 
 private:
     void rebuild();

@@ -20,7 +20,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 #include "ui/common/format.h"
 #include "ui/common/theme.h"
 #include "ui/training/training_controller.h"
@@ -260,8 +260,29 @@ private:
 
 MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(buildThroughputBox());
+    layout->addWidget(buildMemoryBox());
+    layout->addWidget(buildPhaseBox(), 1);
 
-    // Throughput: a big number and its recent history.
+    refresh_timer_ = new QTimer(this);
+    refresh_timer_->setSingleShot(true);
+    refresh_timer_->setInterval(kRefreshMs);
+    connect(refresh_timer_, &QTimer::timeout, this, &MonitorPanel::refreshNow);
+    connect(replica_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
+
+    if (controller != nullptr) {
+        connect(controller, &TrainingController::runStarted, this, [this] { clear(); });
+        connect(controller, &TrainingController::trainBegan, this,
+                [this](const TrainBeginEvent& event) { setReplicaNames(event.devices); });
+        connect(controller, &TrainingController::stepsEnded, this, &MonitorPanel::addSteps);
+        connect(controller, &TrainingController::memoryUpdated, this, &MonitorPanel::setMemory);
+    }
+    clear();
+    keepWrappedTextTall();
+}
+
+// Throughput: a big number and its recent history.
+QGroupBox* MonitorPanel::buildThroughputBox() {
     auto* rate_box = new QGroupBox(tr("Throughput"), this);
     auto* rate_layout = new QBoxLayout(QBoxLayout::LeftToRight, rate_box);
     rate_layout_ = rate_layout;
@@ -306,9 +327,11 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     rate_view_->setRenderHint(QPainter::Antialiasing);
     rate_view_->setMinimumHeight(110);
     rate_layout->addWidget(rate_view_, 1);
-    layout->addWidget(rate_box);
+    return rate_box;
+}
 
-    // Memory per logical device.
+// Memory per logical device.
+QGroupBox* MonitorPanel::buildMemoryBox() {
     auto* memory_box = new QGroupBox(tr("Memory per logical device"), this);
     auto* memory_layout = new QVBoxLayout(memory_box);
     auto* memory_scroll = new QScrollArea(memory_box);
@@ -327,9 +350,11 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     legend_palette.setColor(QPalette::WindowText, legend_palette.color(QPalette::PlaceholderText));
     memory_legend->setPalette(legend_palette);
     memory_layout->addWidget(memory_legend);
-    layout->addWidget(memory_box);
+    return memory_box;
+}
 
-    // Step time per phase, stacked, for one replica at a time.
+// Step time per phase, stacked, for one replica at a time.
+QGroupBox* MonitorPanel::buildPhaseBox() {
     auto* phase_box = new QGroupBox(tr("Step time per phase"), this);
     auto* phase_layout = new QVBoxLayout(phase_box);
     auto* selector_row = new QHBoxLayout;
@@ -388,23 +413,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
     phase_summary_->setWordWrap(true);
     phase_summary_->setTextFormat(Qt::RichText);
     phase_layout->addWidget(phase_summary_);
-    layout->addWidget(phase_box, 1);
-
-    refresh_timer_ = new QTimer(this);
-    refresh_timer_->setSingleShot(true);
-    refresh_timer_->setInterval(kRefreshMs);
-    connect(refresh_timer_, &QTimer::timeout, this, &MonitorPanel::refreshNow);
-    connect(replica_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
-
-    if (controller != nullptr) {
-        connect(controller, &TrainingController::runStarted, this, [this] { clear(); });
-        connect(controller, &TrainingController::trainBegan, this,
-                [this](const TrainBeginEvent& event) { setReplicaNames(event.devices); });
-        connect(controller, &TrainingController::stepsEnded, this, &MonitorPanel::addSteps);
-        connect(controller, &TrainingController::memoryUpdated, this, &MonitorPanel::setMemory);
-    }
-    clear();
-    keepWrappedTextTall();
+    return phase_box;
 }
 
 MonitorPanel::~MonitorPanel() = default;

@@ -14,6 +14,7 @@
 
 #include "core/train/events.h"
 
+class QGroupBox;
 class QChart;
 class QChartView;
 class QBoxLayout;
@@ -59,6 +60,9 @@ private:
         double ms[5] = {0, 0, 0, 0, 0};  // data wait, forward, backward, all-reduce, update
     };
 
+    QGroupBox* buildThroughputBox();
+    QGroupBox* buildMemoryBox();
+    QGroupBox* buildPhaseBox();
     QString summary(const PhaseSample* last, int replica, double total_ms) const;
     void scheduleRefresh();
     void ensureReplicaEntries(int replicas);

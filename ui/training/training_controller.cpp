@@ -343,9 +343,9 @@ const RunRecord* TrainingController::run(int id) const {
     return nullptr;
 }
 
-const RunRecord* TrainingController::currentRun() const { return runs_.empty() ? nullptr : &runs_.back(); }
-
 std::vector<float> TrainingController::lastWeights() const { return trainer_ ? trainer_->weights() : std::vector<float>{}; }
+
+const RunRecord* TrainingController::currentRun() const { return runs_.empty() ? nullptr : &runs_.back(); }
 
 void TrainingController::setState(State state) {
     if (state_ == state) return;

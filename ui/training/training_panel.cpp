@@ -133,6 +133,29 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
         "QLabel { background: #fff3e0; color: #5d3a00; border: 1px solid #f0a030; border-radius: 4px; padding: 6px; }"));
     banner_label_->hide();
 
+    QHBoxLayout* controls = buildControls();
+    QGridLayout* charts = buildCharts();
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(status_label_);
+    layout->addWidget(progress_bar_);
+    layout->addWidget(keras_label_);
+    layout->addWidget(banner_label_);
+    layout->addLayout(controls);
+    layout->addLayout(charts, 1);
+
+    refresh_timer_.setSingleShot(true);
+    refresh_timer_.setInterval(100);
+    connect(&refresh_timer_, &QTimer::timeout, this, &TrainingPanel::refresh);
+
+    setSmoothing(0.0);
+
+    if (controller_ != nullptr) connectController();
+    refresh();
+}
+
+// The x axis, smoothing and zoom controls above the charts.
+QHBoxLayout* TrainingPanel::buildControls() {
     axis_combo_ = new QComboBox(this);
     axis_combo_->addItem(tr("Steps"));
     axis_combo_->addItem(tr("Epochs"));
@@ -154,10 +177,6 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
                                       "pan, right click to zoom out"));
     connect(reset_zoom_button_, &QPushButton::clicked, this, &TrainingPanel::resetZoom);
 
-    buildChart(charts_[kLoss], kLoss, tr("Loss"));
-    buildChart(charts_[kAccuracy], kAccuracy, tr("Accuracy"));
-    buildChart(charts_[kTop5], kTop5, tr("Top-5 accuracy"));
-
     auto* controls = new QHBoxLayout;
     auto* axis_label = new QLabel(tr("X axis:"), this);
     axis_label->setBuddy(axis_combo_);
@@ -171,6 +190,14 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     controls->addWidget(smoothing_label_);
     controls->addStretch(1);
     controls->addWidget(reset_zoom_button_);
+    return controls;
+}
+
+// The loss chart across the top (it holds the legend), accuracy and top-5 accuracy under it.
+QGridLayout* TrainingPanel::buildCharts() {
+    buildChart(charts_[kLoss], kLoss, tr("Loss"));
+    buildChart(charts_[kAccuracy], kAccuracy, tr("Accuracy"));
+    buildChart(charts_[kTop5], kTop5, tr("Top-5 accuracy"));
 
     auto* charts = new QGridLayout;
     charts->addWidget(charts_[kLoss].view, 0, 0, 1, 2);
@@ -186,35 +213,21 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     // The loss chart also holds the legend.
     charts->setRowStretch(0, 6);
     charts->setRowStretch(1, 5);
+    return charts;
+}
 
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(status_label_);
-    layout->addWidget(progress_bar_);
-    layout->addWidget(keras_label_);
-    layout->addWidget(banner_label_);
-    layout->addLayout(controls);
-    layout->addLayout(charts, 1);
-
-    refresh_timer_.setSingleShot(true);
-    refresh_timer_.setInterval(100);
-    connect(&refresh_timer_, &QTimer::timeout, this, &TrainingPanel::refresh);
-
-    setSmoothing(0.0);
-
-    if (controller_ != nullptr) {
-        connect(controller_, &TrainingController::runStarted, this, &TrainingPanel::handleRunStarted);
-        connect(controller_, &TrainingController::trainBegan, this, &TrainingPanel::handleTrainBegan);
-        connect(controller_, &TrainingController::epochBegan, this, &TrainingPanel::handleEpochBegan);
-        connect(controller_, &TrainingController::stepsEnded, this, &TrainingPanel::handleStepsEnded);
-        connect(controller_, &TrainingController::epochEnded, this, &TrainingPanel::handleEpochEnded);
-        connect(controller_, &TrainingController::warningRaised, this, &TrainingPanel::handleWarning);
-        connect(controller_, &TrainingController::runFinished, this, &TrainingPanel::handleFinished);
-        connect(controller_, &TrainingController::runFailed, this, &TrainingPanel::handleFailed);
-        connect(controller_, &TrainingController::stateChanged, this, &TrainingPanel::handleStateChanged);
-        // A panel created while (or after) a run goes shows what happened so far.
-        if (const RunRecord* record = controller_->currentRun()) loadRecord(*record);
-    }
-    refresh();
+void TrainingPanel::connectController() {
+    connect(controller_, &TrainingController::runStarted, this, &TrainingPanel::handleRunStarted);
+    connect(controller_, &TrainingController::trainBegan, this, &TrainingPanel::handleTrainBegan);
+    connect(controller_, &TrainingController::epochBegan, this, &TrainingPanel::handleEpochBegan);
+    connect(controller_, &TrainingController::stepsEnded, this, &TrainingPanel::handleStepsEnded);
+    connect(controller_, &TrainingController::epochEnded, this, &TrainingPanel::handleEpochEnded);
+    connect(controller_, &TrainingController::warningRaised, this, &TrainingPanel::handleWarning);
+    connect(controller_, &TrainingController::runFinished, this, &TrainingPanel::handleFinished);
+    connect(controller_, &TrainingController::runFailed, this, &TrainingPanel::handleFailed);
+    connect(controller_, &TrainingController::stateChanged, this, &TrainingPanel::handleStateChanged);
+    // A panel created while (or after) a run goes shows what happened so far.
+    if (const RunRecord* record = controller_->currentRun()) loadRecord(*record);
 }
 
 TrainingPanel::~TrainingPanel() = default;

@@ -26,6 +26,8 @@ class QAreaSeries;
 class QChart;
 class QChartView;
 class QComboBox;
+class QGridLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineSeries;
 class QProgressBar;
@@ -48,7 +50,6 @@ public:
     QChart* accuracyChart() const;
     QChart* top5Chart() const;
 
-    AxisMode axisMode() const { return axis_mode_; }
     double smoothing() const { return smoothing_; }
     // Points of the loss chart's training / validation series as last pushed to the chart.
     int trainingPointCount() const;
@@ -123,6 +124,9 @@ private:
         QVector<QPointF> validation_epochs;
     };
 
+    QHBoxLayout* buildControls();
+    QGridLayout* buildCharts();
+    void connectController();
     void buildChart(MetricChart& chart, int metric, const QString& title);
     void createLiveSeries(MetricChart& chart);
     void applyTrainPens(MetricChart& chart);

@@ -1,4 +1,4 @@
-#include "core/device/arena.h"
+#include "core/backend/arena.h"
 
 #include <cstdio>
 #include <cstdlib>

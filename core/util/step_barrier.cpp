@@ -1,4 +1,4 @@
-#include "core/distribute/step_barrier.h"
+#include "core/util/step_barrier.h"
 
 #include <chrono>
 
