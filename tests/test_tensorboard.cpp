@@ -177,9 +177,14 @@ void TestTensorBoard::maskedCrc() {
         QVERIFY(crc32c_mask(crc) != crc);
         QCOMPARE(crc32c_unmask(crc32c_mask(crc)), crc);
     }
-    // A TFRecord's length field as TensorFlow frames it: the masked CRC of 8 zero bytes.
-    const char zeros[8] = {};
-    QCOMPARE(crc32c_mask(crc32c(zeros, 8)), ((crc32c(zeros, 8) >> 15 | crc32c(zeros, 8) << 17) + 0xA282EAD8u));
+    // Known answers from a file TensorFlow framed: the first record's length and its masked CRC.
+    QFile keras(event_file(kFixtures + "/epoch/train"));
+    QVERIFY(keras.open(QIODevice::ReadOnly));
+    const QByteArray head = keras.read(12);
+    std::uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) stored |= std::uint32_t{static_cast<unsigned char>(head[8 + i])} << (8 * i);
+    QCOMPARE(crc32c_mask(crc32c(head.constData(), 8)), stored);
+    QVERIFY(crc32c(head.constData(), 8) != stored);  // the mask matters
 }
 
 void TestTensorBoard::readsKerasFiles_data() {
@@ -354,6 +359,20 @@ void TestTensorBoard::storedRunExportsLikeALiveOne() {
             QCOMPARE(ours.back().wall_time, start + 2 * 3.0);
         }
     }
+    // A run stopped in its second epoch: the steps of the unfinished epoch are batch scalars too.
+    RunInfo cut;
+    cut.name = "cut short";
+    const std::int64_t cut_id = store.begin_run(cut).id;
+    store.append_steps(cut_id, {StepRow{1, 1, 1, Metrics{2.0, 0.5, 0.75}, 10.0}, StepRow{2, 1, 2, Metrics{1.5, 0.5, 0.75}, 10.0},
+                                StepRow{3, 2, 1, Metrics{1.0, 0.25, 0.5}, 10.0}});
+    store.append_epoch(cut_id, {1, Metrics{1.5, 0.5, 0.75}, Metrics{1.75, 0.5, 0.75}, true, 1.0});
+    store.finish_run(cut_id, RunStatus::Stopped, "stopped", 1, 1);
+    export_run_to_tensorboard(store, cut_id, (dir.path() + "/cut").toStdString(), true);
+    const std::vector<TensorBoardEvent> cut_train = read_folder(dir.path() + "/cut/train");
+    QCOMPARE(value_at(cut_train, "batch_loss", 3), 1.0);
+    QCOMPARE(value_at(cut_train, "epoch_loss", 0), 1.5);
+    QCOMPARE(value_at(read_folder(dir.path() + "/cut/validation"), "evaluation_loss_vs_iterations", 2), 1.75);
+
     QCOMPARE(wall_time_of_utc("1970-01-02T00:00:01Z"), 86401.0);
     QVERIFY(std::isnan(wall_time_of_utc("yesterday")));
 }

@@ -71,6 +71,18 @@ std::string framed(const std::string& data) {
     return record;
 }
 
+// A tensor's first element: from tensor_content (how TensorFlow writes a summary), else from its
+// typed list (float_val, double_val); NaN when it has neither.
+template <typename T, typename List>
+double first_value(const std::string& content, const List& values) {
+    T value{};
+    if (content.size() >= sizeof value) {
+        std::memcpy(&value, content.data(), sizeof value);
+        return value;
+    }
+    return values.empty() ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(values.Get(0));
+}
+
 TensorBoardValue value_of(const pb::Summary::Value& value) {
     TensorBoardValue out;
     out.tag = value.tag();
@@ -87,23 +99,8 @@ TensorBoardValue value_of(const pb::Summary::Value& value) {
     for (const auto& dim : tensor.tensor_shape().dim()) out.shape.push_back(dim.size());
     const std::string& content = tensor.tensor_content();
     out.in_tensor_content = !content.empty();
-    if (tensor.dtype() == pb::DT_FLOAT) {
-        float f = 0.0f;
-        if (content.size() >= sizeof f) {
-            std::memcpy(&f, content.data(), sizeof f);
-            out.value = f;
-        } else if (tensor.float_val_size() > 0) {
-            out.value = tensor.float_val(0);
-        }
-    } else if (tensor.dtype() == pb::DT_DOUBLE) {
-        double d = 0.0;
-        if (content.size() >= sizeof d) {
-            std::memcpy(&d, content.data(), sizeof d);
-            out.value = d;
-        } else if (tensor.double_val_size() > 0) {
-            out.value = tensor.double_val(0);
-        }
-    }
+    if (tensor.dtype() == pb::DT_FLOAT) out.value = first_value<float>(content, tensor.float_val());
+    if (tensor.dtype() == pb::DT_DOUBLE) out.value = first_value<double>(content, tensor.double_val());
     return out;
 }
 
@@ -368,6 +365,11 @@ std::vector<std::string> export_run_to_tensorboard(const RunStore& store, std::i
         wall_time += epoch.seconds;
         logger.write_epoch(epoch.epoch, epoch.train, epoch.has_validation ? &epoch.validation : nullptr, iterations_so_far,
                            wall_time);
+    }
+    // The steps of an epoch cut short (a stopped or interrupted run): Keras wrote those batches too.
+    for (; next_step < steps.size(); ++next_step) {
+        wall_time += steps[next_step].step_time_ms / 1000.0;
+        logger.write_step(steps[next_step].global_step, steps[next_step].running, wall_time);
     }
     logger.close();
     return logger.files();
