@@ -9,6 +9,7 @@
 #include "core/data/source.h"
 #include "core/data/text_encoding.h"
 #include "core/device/plugin_loader.h"
+#include "core/export/tensorboard.h"
 #include "core/model/model.h"
 #include "core/store/model_checkpoint.h"
 #include "core/store/recorded_run.h"
@@ -158,6 +159,14 @@ int command_runs(const RunsCommand& command) {
         else store.annotate(command.id, command.value);
         return 0;
     }
+    if (command.action == "export") {
+        const std::vector<std::string> files =
+            export_run_to_tensorboard(store, command.id, command.tensorboard, command.tensorboard_batches);
+        std::printf("Wrote run %lld's TensorBoard event files (view them with `tensorboard --logdir %s`):\n",
+                    static_cast<long long>(command.id), command.tensorboard.c_str());
+        for (const std::string& file : files) std::printf("  %s\n", file.c_str());
+        return 0;
+    }
     if (command.action == "delete") {
         store.remove(command.id);
         std::printf("Deleted run %lld and its folder.\n", static_cast<long long>(command.id));
@@ -300,11 +309,19 @@ std::int64_t run_id_of(const std::string& text) {
 }  // namespace
 
 Command add_runs_command(CLI::App& app) {
-    CLI::App* command = add_command(app, "runs", "list the kept runs; show, rename, annotate or delete one");
+    CLI::App* command = add_command(app, "runs", "list the kept runs; show, rename, annotate, delete or export one");
     auto options = std::make_shared<RunsCommand>();
     auto words = std::make_shared<std::vector<std::string>>();
-    command->add_option("action", *words, "list | show ID | rename ID NAME | note ID TEXT | delete ID (default list)")
+    command->add_option("action", *words,
+                        "list | show ID | rename ID NAME | note ID TEXT | delete ID\n"
+                        "| export ID --tensorboard DIR (default list)")
         ->type_name("ACTION [ID] [TEXT]");
+    command->add_option("--tensorboard", options->tensorboard,
+                        "export: write the run's epochs as TensorBoard event files in\n"
+                        "DIR/train and DIR/validation, as Keras' TensorBoard callback does")
+        ->type_name("DIR");
+    command->add_flag("--tensorboard-batches", options->tensorboard_batches,
+                      "export: also the recorded steps as batch_* scalars");
     command->add_option("--filter", options->filter, "list: runs whose name, note, data or devices contain TEXT")->type_name("TEXT");
     command->add_option("--status", options->status, "list: running | finished | stopped | failed | interrupted")->type_name("STATUS");
     add_store_option(*command, options->store);
@@ -314,8 +331,11 @@ Command add_runs_command(CLI::App& app) {
                 const std::string& action = options->action;
                 const bool takes_text = action == "rename" || action == "note";
                 const std::size_t needed = action == "list" ? 1 : takes_text ? 3 : 2;
-                if (action != "list" && action != "show" && action != "delete" && !takes_text) {
-                    throw UsageError("runs: unknown action '" + action + "'; use list, show, rename, note or delete");
+                if (action != "list" && action != "show" && action != "delete" && action != "export" && !takes_text) {
+                    throw UsageError("runs: unknown action '" + action + "'; use list, show, rename, note, delete or export");
+                }
+                if (action == "export" && options->tensorboard.empty()) {
+                    throw UsageError("runs export needs --tensorboard DIR: the folder for the event files");
                 }
                 if (!words->empty() && words->size() != needed) {
                     throw UsageError("runs " + action + " takes " +

@@ -1,5 +1,5 @@
 #pragma once
-// The CLI's commands on kept runs: `runs` (list, show, rename, note, delete), `evaluate`,
+// The CLI's commands on kept runs: `runs` (list, show, rename, note, delete, export), `evaluate`,
 // `predict`, and what `train` needs to record and resume a run. Independent of how the arguments
 // are parsed: each command takes a plain struct.
 #include <cstdint>
@@ -16,9 +16,11 @@ namespace mirrorlab::cli {
 std::string store_folder(const std::string& explicit_folder);
 
 struct RunsCommand {
-    std::string action = "list";  // list, show, rename, note, delete
+    std::string action = "list";  // list, show, rename, note, delete, export
     std::int64_t id = 0;
     std::string value;   // the new name or note
+    std::string tensorboard;           // export: the TensorBoard log folder
+    bool tensorboard_batches = false;  // export: the recorded steps as batch_* scalars too
     std::string filter;  // list: text to match
     std::string status;  // list: only runs with this status
     std::string store;
@@ -58,7 +60,7 @@ struct PredictCommand {
 };
 int command_predict(const PredictCommand& command);
 
-Command add_runs_command(CLI::App& app);      // runs [list|show ID|rename ID NAME|note ID TEXT|delete ID]
+Command add_runs_command(CLI::App& app);      // runs [list|show ID|rename ID NAME|note ID TEXT|delete ID|export ID]
 Command add_evaluate_command(CLI::App& app);  // Keras' evaluate line for a kept run
 Command add_predict_command(CLI::App& app);   // the top topics of a text
 

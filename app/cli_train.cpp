@@ -17,6 +17,7 @@
 #include "core/data/source.h"
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
+#include "core/export/tensorboard.h"
 #include "core/model/model.h"
 #include "core/store/recorded_run.h"
 #include "core/train/events.h"
@@ -106,6 +107,9 @@ struct TrainOptions {
     bool save_best_only = false;
     std::int64_t checkpoint_every = 0;
     std::string resume;
+    // Keras' TensorBoard callback: event files in DIR/train and DIR/validation.
+    std::string tensorboard;
+    bool tensorboard_batches = false;
     // Options a resumed run takes from its checkpoint instead; naming one with --resume is a mistake.
     std::vector<const CLI::Option*> fixed_by_checkpoint;
     const CLI::Option* epochs_option = nullptr;
@@ -140,6 +144,28 @@ Trainer::EventSink printing_sink(bool json) {
             std::this_thread::sleep_for(std::chrono::milliseconds(slow_stop_ms));
         }
         print_event(event, json);
+    };
+}
+
+// The TensorBoard callback when --tensorboard asked for one. A folder it cannot write is a warning
+// (at the start of training, naming the folder) and the run trains on without event files.
+std::unique_ptr<TensorBoardLogger> tensorboard_logger(const TrainOptions& options) {
+    if (options.tensorboard.empty()) return nullptr;
+    TensorBoardOptions tensorboard;
+    tensorboard.log_dir = options.tensorboard;
+    tensorboard.batches = options.tensorboard_batches;
+    tensorboard.learning_rate = options.config.optimizer.learning_rate;
+    return std::make_unique<TensorBoardLogger>(
+        tensorboard, [](const std::string& text) { std::fprintf(stderr, "WARNING: %s\n", text.c_str()); });
+}
+
+// What the trainer's events go to besides the store: the TensorBoard files, then the terminal.
+Trainer::EventSink output_sink(const TrainOptions& options, TensorBoardLogger* tensorboard) {
+    Trainer::EventSink print = printing_sink(options.json);
+    if (!tensorboard) return print;
+    return [print = std::move(print), tensorboard](const Event& event) {
+        tensorboard->consume(event);
+        print(event);
     };
 }
 
@@ -247,7 +273,8 @@ void announce_run(const RunInfo& run, bool resumed, bool json) {
 // cannot take a new run (locked by another MirrorLab past the wait, a full disk) is a warning and
 // the run trains unrecorded; a resumed run must be recorded.
 std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* store, Trainer& trainer, const Model& model,
-                                        const DeviceConfig& devices, const DataFingerprint& fingerprint, const RunStart& start) {
+                                        const DeviceConfig& devices, const DataFingerprint& fingerprint, const RunStart& start,
+                                        const Trainer::EventSink& sink) {
     if (!store) return nullptr;
     RunDescription description;
     description.name = options.name;
@@ -265,7 +292,7 @@ std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* s
         description.resume_run_id = start.resume->run_id;
     }
     try {
-        return std::make_unique<RecordedRun>(*store, trainer, std::move(description), printing_sink(options.json),
+        return std::make_unique<RecordedRun>(*store, trainer, std::move(description), sink,
                                              [](const std::string& text) { std::fprintf(stderr, "WARNING: %s\n", text.c_str()); });
     } catch (const StoreError& e) {
         if (start.resume) throw;
@@ -296,14 +323,17 @@ int command_train(TrainOptions& options) {
     if (start.resume) check_checkpoint_fits(start.resume->checkpoint, model, fingerprint, start.resume->path);
 
     Trainer trainer(model, devices, options.config, std::move(data), registry);
-    std::unique_ptr<RecordedRun> recorded = record_run(options, store.get(), trainer, model, devices, fingerprint, start);
+    std::unique_ptr<TensorBoardLogger> tensorboard = tensorboard_logger(options);
+    const Trainer::EventSink sink = output_sink(options, tensorboard.get());
+    std::unique_ptr<RecordedRun> recorded = record_run(options, store.get(), trainer, model, devices, fingerprint, start, sink);
     if (recorded) {
         announce_run(recorded->info(), start.resume.has_value(), options.json);
     } else {
-        trainer.set_event_sink(printing_sink(options.json));
+        trainer.set_event_sink(sink);
     }
     const int stop_signal = run_until_done(trainer);
     recorded.reset();  // every row committed before the process reports its end
+    tensorboard.reset();  // the event files closed
     const FitResult result = trainer.result();
     if (result.failed) {
         std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
@@ -380,6 +410,15 @@ void add_store_options(CLI::App& command, TrainOptions& options) {
                        "continue a stored run (its id) or a checkpoint file from its last\n"
                        "finished epoch; --epochs is the total, as Keras' initial_epoch")
         ->type_name("RUN|FILE");
+    CLI::Option* tensorboard =
+        command.add_option("--tensorboard", options.tensorboard,
+                           "write TensorBoard event files as Keras' TensorBoard callback does:\n"
+                           "DIR/train and DIR/validation, epoch_* scalars each epoch\n"
+                           "(view them with `tensorboard --logdir DIR`)")
+            ->type_name("DIR");
+    command.add_flag("--tensorboard-batches", options.tensorboard_batches,
+                     "also every step's batch_* scalars (Keras' update_freq=\"batch\")")
+        ->needs(tensorboard);
 }
 
 }  // namespace

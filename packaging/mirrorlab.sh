@@ -33,6 +33,9 @@ packages=(
   # Header-only, so nothing at run time: mirrorlab-cli's command line, core's JSON.
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev  # the run store (core/store); the .deb gets libsqlite3-0 from dpkg-shlibdeps
+  # TensorBoard event files (core/export): the .proto compiled at build time, linked against
+  # protobuf's lite runtime; the .deb gets libprotobuf-lite32 from dpkg-shlibdeps.
+  libprotobuf-dev protobuf-compiler
   zlib1g-dev  # the tests deflate their own .npz archives
 )
 if [ "$mode" = test ]; then
@@ -89,6 +92,15 @@ case "$mode" in
       report=$(lintian --fail-on error "$deb" 2>&1) || status=1
       printf '%s\n' "$report" | grep -v '^running with root privileges' || true
       dpkg-deb -x "$deb" "$unpacked"
+    done
+    # dpkg-shlibdeps found the run-time libraries of what core links (a missing one would leave
+    # the installed programs unable to start on a fresh machine).
+    depends=$(dpkg-deb -f "$build_dir"/mirrorlab_*_amd64.deb Depends)
+    for library in libzip4 libsqlite3-0 libprotobuf-lite32; do
+      case "$depends" in
+        *"$library"*) ;;
+        *) echo "mirrorlab: the package does not depend on $library: $depends" >&2; status=1 ;;
+      esac
     done
     # The unpacked programs run from their installed layout and find the plugin where it was put.
     "$unpacked/usr/bin/mirrorlab-cli" --version

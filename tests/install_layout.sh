@@ -30,8 +30,11 @@ if [ -n "$plugin" ]; then
     *"not installed"* | *"could not be loaded"* | *"not a MirrorLab plugin"*) fail "the installed plugin was not used: $gpu_line" ;;
   esac
 fi
-(cd "$stage" && "$bin/mirrorlab-cli" train --data synthetic:64:16 --epochs 1 --steps-per-epoch 2 >/dev/null) ||
+(cd "$stage" && "$bin/mirrorlab-cli" train --data synthetic:64:16 --epochs 1 --steps-per-epoch 2 --tensorboard "$stage/tb" >/dev/null) ||
   fail "mirrorlab-cli train did not run from the installed tree"
+# TensorBoard files need protobuf's runtime (libprotobuf-lite32, a Depends of the .deb) at run time.
+ls "$stage"/tb/train/events.out.tfevents.*.v2 "$stage"/tb/validation/events.out.tfevents.*.v2 >/dev/null ||
+  fail "mirrorlab-cli train --tensorboard wrote no event files from the installed tree"
 
 # One engine library: the programs and the plugin load the installed libmirrorlab_core.so, and the
 # plugin holds no copy of it (no definition of core's classes in its symbol table; the installed

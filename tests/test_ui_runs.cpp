@@ -1,14 +1,21 @@
 // Kept runs in the GUI: a run trained in one session is listed by the next with its epochs, steps
 // and status (interrupted when its process died); names and notes edited in the table reach the
 // store; the filter hides other runs; Resume continues a run from its checkpoint to the same
-// numbers an uninterrupted run reaches; Train again puts its settings back into the forms; and a
-// store that cannot be opened is said in the panel while training goes on unrecorded.
+// numbers an uninterrupted run reaches; Train again puts its settings back into the forms; a run
+// exports to TensorBoard and opens in it (or the panel says how to install it); and a store that
+// cannot be opened is said in the panel while training goes on unrecorded.
 #include <QtTest/QtTest>
 
+#include <QAction>
+#include <QDesktopServices>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QProcess>
 #include <QTableWidget>
+#include <QTemporaryDir>
+#include <QToolButton>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +24,7 @@
 #include <memory>
 
 #include "core/data/synthetic.h"
+#include "core/export/tensorboard.h"
 #include "core/store/run_store.h"
 #include "support/fresh_run_store.h"
 #include "ui/main_window.h"
@@ -76,6 +84,16 @@ private slots:
     void resumeReachesTheUninterruptedNumbers();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
+    void exportsAndOpensInTensorBoard();
+};
+
+// Stands in for the browser: QDesktopServices hands http URLs to it.
+class UrlCatcher : public QObject {
+    Q_OBJECT
+public:
+    QList<QUrl> urls;
+public slots:
+    void open(const QUrl& url) { urls << url; }
 };
 
 void TestUiRuns::runsSurviveARestart() {
@@ -216,6 +234,70 @@ void TestUiRuns::unusableStoreIsSaidAndTrainingGoesOn() {
     QVERIFY(controller.waitForFinished(60000));
     QVERIFY(controller.run(id)->finished.has_value());
     QVERIFY(!controller.run(id)->stored);
+}
+
+void TestUiRuns::exportsAndOpensInTensorBoard() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    const int id = controller.start(smallRun(2));
+    QVERIFY(controller.waitForFinished(60000));
+    panel.selectRun(id);
+    QAction* export_action = nullptr;
+    QAction* open_action = nullptr;
+    for (QAction* action : panel.findChild<QToolButton*>(QStringLiteral("runsExportButton"))->menu()->actions()) {
+        if (action->text() == QStringLiteral("Export to TensorBoard…")) export_action = action;
+        if (action->text() == QStringLiteral("Open in TensorBoard")) open_action = action;
+    }
+    QVERIFY(export_action != nullptr && open_action != nullptr);
+    QVERIFY(export_action->isEnabled() && open_action->isEnabled());
+
+    QTemporaryDir logs;
+    QString error;
+    QVERIFY2(panel.exportTensorBoard(id, logs.path(), &error), qPrintable(error));
+    for (const char* sub : {"train", "validation"}) {
+        const QStringList files = QDir(logs.path() + "/" + sub).entryList({QStringLiteral("events.out.tfevents.*.v2")});
+        QCOMPARE(files.size(), 1);
+        const auto events = read_tensorboard_events((logs.path() + "/" + sub + "/" + files.front()).toStdString());
+        QCOMPARE(events.front().file_version, std::string("brain.Event:2"));
+        QCOMPARE(events.back().values.front().tag,
+                 std::string(sub) == "train" ? "epoch_learning_rate" : "epoch_sparse_top_k_categorical_accuracy");
+        QCOMPARE(events.back().step, std::int64_t{1});
+    }
+    QVERIFY(!panel.exportTensorBoard(id + 100, logs.path(), &error));
+    QVERIFY2(error.contains(QString::number(id + 100)), qPrintable(error));
+
+    // No tensorboard on PATH: the run is exported beside it, and the panel says how to install it.
+    const QByteArray path = qgetenv("PATH");
+    QTemporaryDir bin;
+    qputenv("PATH", bin.path().toUtf8());
+    QString message;
+    QVERIFY(!panel.openInTensorBoard(id, &message));
+    QVERIFY2(message.contains(QStringLiteral("pip install tensorboard")) && message.contains(panel.tensorBoardFolder(id)),
+             qPrintable(message));
+    QVERIFY(QDir(panel.tensorBoardFolder(id) + "/train").exists());
+
+    // A tensorboard on PATH: started on the run's folder; the browser opens at the URL it prints.
+    QFile fake(bin.path() + "/tensorboard");
+    QVERIFY(fake.open(QIODevice::WriteOnly));
+    fake.write("#!/bin/sh\necho \"$@\" > \"${0%/*}/arguments\"\n"  // PATH holds only this folder: no dirname
+               "echo 'TensorBoard 2.21.0 at http://localhost:6123/ (Press CTRL+C to quit)' >&2\nexec /bin/sleep 30\n");
+    fake.close();
+    fake.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    UrlCatcher browser;
+    QDesktopServices::setUrlHandler(QStringLiteral("http"), &browser, "open");
+    const bool opened = panel.openInTensorBoard(id, &message);
+    qputenv("PATH", path);
+    QVERIFY2(opened, qPrintable(message));
+    QTRY_COMPARE_WITH_TIMEOUT(browser.urls.size(), 1, 10000);
+    QCOMPARE(browser.urls.front(), QUrl(QStringLiteral("http://localhost:6123/")));
+    QFile arguments(bin.path() + "/arguments");
+    QVERIFY(arguments.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(arguments.readAll()).trimmed(), QStringLiteral("--logdir ") + panel.tensorBoardFolder(id));
+    QDesktopServices::unsetUrlHandler(QStringLiteral("http"));
+    QVERIFY(panel.tensorBoardProcess() != nullptr);
+    QCOMPARE(panel.tensorBoardProcess()->state(), QProcess::Running);  // TensorBoard keeps serving
+    panel.tensorBoardProcess()->kill();
+    panel.tensorBoardProcess()->waitForFinished(5000);
 }
 
 QTEST_MAIN(TestUiRuns)

@@ -13,10 +13,16 @@ std::string metric(const char* name, double value) {
 }
 }  // namespace
 
+std::array<std::pair<const char*, double>, 3> keras_named_metrics(const Metrics& metrics) {
+    return {{{"loss", metrics.loss},
+             {"sparse_categorical_accuracy", metrics.accuracy},
+             {"sparse_top_k_categorical_accuracy", metrics.top5}}};
+}
+
 std::string keras_metrics_text(const Metrics& metrics, const std::string& prefix) {
-    return metric((prefix + "loss").c_str(), metrics.loss) +
-           metric((prefix + "sparse_categorical_accuracy").c_str(), metrics.accuracy) +
-           metric((prefix + "sparse_top_k_categorical_accuracy").c_str(), metrics.top5);
+    std::string text;
+    for (const auto& [name, value] : keras_named_metrics(metrics)) text += metric((prefix + name).c_str(), value);
+    return text;
 }
 
 std::string keras_progress_line(const EpochEndEvent& event) {

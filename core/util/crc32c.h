@@ -9,4 +9,12 @@ namespace mirrorlab {
 // The CRC of `size` bytes, continuing from `crc` (0 to start): crc32c(b, crc32c(a)) == crc32c(ab).
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc = 0);
 
+// TFRecord's "masked" CRC (TensorFlow's crc32c::Mask): rotated and offset, because a CRC of data
+// that itself holds CRCs is weak. TensorBoard event files store every CRC this way.
+constexpr std::uint32_t crc32c_mask(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
+constexpr std::uint32_t crc32c_unmask(std::uint32_t masked) {
+    const std::uint32_t rotated = masked - 0xA282EAD8u;
+    return (rotated >> 17) | (rotated << 15);
+}
+
 }  // namespace mirrorlab

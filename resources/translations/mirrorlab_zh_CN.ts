@@ -1882,10 +1882,6 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>导出</translation>
     </message>
     <message>
-        <source>The selected run&apos;s history as CSV, or the charts as PNG</source>
-        <translation>将所选运行的历史导出为 CSV，或将图表导出为 PNG</translation>
-    </message>
-    <message>
         <source>Runs are kept in %1</source>
         <translation>运行保存在 %1</translation>
     </message>
@@ -1924,6 +1920,70 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>This run has no checkpoint: it ended before its first epoch finished</source>
         <translation>此运行没有检查点：它在第一个轮次完成前就结束了</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s history as CSV or TensorBoard event files, or the charts as PNG</source>
+        <translation>将所选运行的历史导出为 CSV 或 TensorBoard 事件文件，或将图表导出为 PNG</translation>
+    </message>
+    <message>
+        <source>Export to TensorBoard…</source>
+        <translation>导出到 TensorBoard…</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s metrics as TensorBoard event files, as Keras&apos; TensorBoard callback writes them</source>
+        <translation>将所选运行的指标写成 TensorBoard 事件文件，与 Keras 的 TensorBoard 回调写出的一致</translation>
+    </message>
+    <message>
+        <source>Open in TensorBoard</source>
+        <translation>在 TensorBoard 中打开</translation>
+    </message>
+    <message>
+        <source>Start TensorBoard on the selected run and open it in the browser</source>
+        <translation>为所选运行启动 TensorBoard 并在浏览器中打开</translation>
+    </message>
+    <message>
+        <source>Run %1 is not kept in the run store, so it has no event files to export.</source>
+        <translation>运行 %1 未保存在运行库中，没有可导出的事件文件。</translation>
+    </message>
+    <message>
+        <source>Run %1 is not kept in the run store, so it has no event files to show.</source>
+        <translation>运行 %1 未保存在运行库中，没有可显示的事件文件。</translation>
+    </message>
+    <message>
+        <source>TensorBoard is not installed (there is no &quot;tensorboard&quot; program on PATH). Install it with
+
+    pip install tensorboard
+
+then choose Open in TensorBoard again. The run&apos;s event files are in %1; &quot;tensorboard --logdir %1&quot; shows them.</source>
+        <translation>未安装 TensorBoard（PATH 中没有 &quot;tensorboard&quot; 程序）。请用以下命令安装：
+
+    pip install tensorboard
+
+然后再次选择“在 TensorBoard 中打开”。该运行的事件文件位于 %1；&quot;tensorboard --logdir %1&quot; 可显示它们。</translation>
+    </message>
+    <message>
+        <source>TensorBoard (%1) did not start: %2</source>
+        <translation>TensorBoard（%1）未能启动：%2</translation>
+    </message>
+    <message>
+        <source>TensorBoard is starting on %1; the browser opens when it is ready.</source>
+        <translation>TensorBoard 正在 %1 上启动；就绪后将打开浏览器。</translation>
+    </message>
+    <message>
+        <source>Export to TensorBoard: choose the log folder</source>
+        <translation>导出到 TensorBoard：选择日志文件夹</translation>
+    </message>
+    <message>
+        <source>Export to TensorBoard</source>
+        <translation>导出到 TensorBoard</translation>
+    </message>
+    <message>
+        <source>Run %1&apos;s event files are in %2/train and %2/validation. Show them with
+
+    tensorboard --logdir %2</source>
+        <translation>运行 %1 的事件文件位于 %2/train 和 %2/validation。用以下命令查看：
+
+    tensorboard --logdir %2</translation>
     </message>
 </context>
 <context>

@@ -193,6 +193,11 @@ seed("fuzz_json_model", "values.json",
      '[null, true, false, 0, -0, 1.5e300, -2.25e-300, 9223372036854775807, -9223372036854775808,'
      ' 18446744073709551616, "esc \\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\ud83d\\ude00", {"a": {"b": [[]]}}]')
 
+# fuzz_tensorboard_events: the event files Keras wrote (tests/data/tensorboard).
+for path in sorted(glob.glob(os.path.join(root, "tests/data/tensorboard/*/*/events.out.tfevents.*"))):
+    with open(path, "rb") as f:
+        seed("fuzz_tensorboard_events", path.split(os.sep)[-3] + "_" + path.split(os.sep)[-2] + ".tfevents", f.read())
+
 # fuzz_trainer: byte 0 = options (see fuzz_trainer.cpp), the model JSON, a NUL byte, the data.
 def small_model(input_length, layers):
     return ('{"name": "tiny", "input_length": %d, "layers": [%s]}' % (input_length, ", ".join(

@@ -2,6 +2,8 @@
 
 #include <QBrush>
 #include <QCoreApplication>
+#include <QDesktopServices>
+#include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,15 +13,20 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPixmap>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QStandardPaths>
 #include <QTableWidget>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <cmath>
 #include <limits>
 
+#include "core/export/tensorboard.h"
 #include "core/optim/optimizer.h"
 #include "ui/common/image_file.h"
 #include "ui/training/training_panel.h"
@@ -102,8 +109,9 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     // The exports share one button with a menu, so the panel stays narrow enough for a laptop's
     // bottom strip beside the monitor.
     export_button_ = new QToolButton(this);
+    export_button_->setObjectName(QStringLiteral("runsExportButton"));
     export_button_->setText(tr("Export"));
-    export_button_->setToolTip(tr("The selected run's history as CSV, or the charts as PNG"));
+    export_button_->setToolTip(tr("The selected run's history as CSV or TensorBoard event files, or the charts as PNG"));
     export_button_->setPopupMode(QToolButton::InstantPopup);
     auto* export_menu = new QMenu(export_button_);
     export_csv_action_ = export_menu->addAction(tr("Export history as CSV…"));
@@ -112,6 +120,14 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     export_png_action_ = export_menu->addAction(tr("Export charts as PNG…"));
     export_png_action_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
     connect(export_png_action_, &QAction::triggered, this, &RunsPanel::exportPngInteractively);
+    export_menu->addSeparator();
+    export_tensorboard_action_ = export_menu->addAction(tr("Export to TensorBoard…"));
+    export_tensorboard_action_->setToolTip(
+        tr("The selected run's metrics as TensorBoard event files, as Keras' TensorBoard callback writes them"));
+    connect(export_tensorboard_action_, &QAction::triggered, this, &RunsPanel::exportTensorBoardInteractively);
+    open_tensorboard_action_ = export_menu->addAction(tr("Open in TensorBoard"));
+    open_tensorboard_action_->setToolTip(tr("Start TensorBoard on the selected run and open it in the browser"));
+    connect(open_tensorboard_action_, &QAction::triggered, this, &RunsPanel::openInTensorBoardInteractively);
     export_button_->setMenu(export_menu);
 
     auto* buttons = new QHBoxLayout;
@@ -428,6 +444,105 @@ void RunsPanel::exportPngInteractively() {
     if (!exportChartsPng(path, &error)) QMessageBox::warning(this, tr("Export charts as PNG"), error);
 }
 
+RunsPanel::~RunsPanel() {
+    if (tensorboard_ != nullptr && tensorboard_->state() != QProcess::NotRunning) {
+        tensorboard_->kill();
+        tensorboard_->waitForFinished(2000);
+    }
+}
+
+bool RunsPanel::exportTensorBoard(int run_id, const QString& folder, QString* error) const {
+    RunStore* store = controller_ != nullptr ? controller_->store() : nullptr;
+    const RunRecord* record = controller_ != nullptr ? controller_->run(run_id) : nullptr;
+    if (store == nullptr || record == nullptr || !record->stored) {
+        if (error != nullptr) *error = tr("Run %1 is not kept in the run store, so it has no event files to export.").arg(run_id);
+        return false;
+    }
+    try {
+        export_run_to_tensorboard(*store, run_id, folder.toStdString(), false);
+    } catch (const Error& e) {
+        if (error != nullptr) *error = QString::fromStdString(e.what());
+        return false;
+    }
+    return true;
+}
+
+QString RunsPanel::tensorBoardFolder(int run_id) const {
+    RunStore* store = controller_ != nullptr ? controller_->store() : nullptr;
+    const std::optional<RunInfo> run = store != nullptr ? store->find(run_id) : std::nullopt;
+    return run ? QDir(QString::fromStdString(run->folder)).filePath(QStringLiteral("tensorboard")) : QString();
+}
+
+bool RunsPanel::openInTensorBoard(int run_id, QString* message) {
+    const QString folder = tensorBoardFolder(run_id);
+    if (folder.isEmpty()) {
+        if (message != nullptr) *message = tr("Run %1 is not kept in the run store, so it has no event files to show.").arg(run_id);
+        return false;
+    }
+    // A fresh export each time: event files left from an earlier one would show every step twice.
+    QDir(folder).removeRecursively();
+    if (!exportTensorBoard(run_id, folder, message)) return false;
+    const QString program = QStandardPaths::findExecutable(QStringLiteral("tensorboard"));
+    if (program.isEmpty()) {
+        if (message != nullptr) {
+            *message = tr("TensorBoard is not installed (there is no \"tensorboard\" program on PATH). Install it with\n\n"
+                          "    pip install tensorboard\n\n"
+                          "then choose Open in TensorBoard again. The run's event files are in %1; "
+                          "\"tensorboard --logdir %1\" shows them.")
+                           .arg(QDir::toNativeSeparators(folder));
+        }
+        return false;
+    }
+    if (tensorboard_ != nullptr) {  // one TensorBoard at a time: the previous run's makes way
+        tensorboard_->kill();
+        tensorboard_->waitForFinished(2000);
+        tensorboard_->deleteLater();
+    }
+    tensorboard_ = new QProcess(this);
+    tensorboard_->setProcessChannelMode(QProcess::MergedChannels);
+    // TensorBoard picks a free port near 6006 and prints "TensorBoard 2.x at http://localhost:6006/".
+    connect(tensorboard_, &QProcess::readyRead, this, [process = tensorboard_, output = QString(), opened = false]() mutable {
+        output += QString::fromUtf8(process->readAll());
+        static const QRegularExpression url(QStringLiteral(R"(TensorBoard \S+ at (https?://\S+))"));
+        if (const QRegularExpressionMatch match = url.match(output); !opened && match.hasMatch()) {
+            opened = true;
+            QDesktopServices::openUrl(QUrl(match.captured(1)));
+        }
+        if (opened || output.size() > (1 << 16)) output = output.right(256);  // only the start matters
+    });
+    tensorboard_->start(program, {QStringLiteral("--logdir"), folder});
+    if (!tensorboard_->waitForStarted(5000)) {
+        if (message != nullptr) *message = tr("TensorBoard (%1) did not start: %2").arg(program, tensorboard_->errorString());
+        return false;
+    }
+    if (message != nullptr) *message = tr("TensorBoard is starting on %1; the browser opens when it is ready.").arg(folder);
+    return true;
+}
+
+void RunsPanel::exportTensorBoardInteractively() {
+    const int run_id = selectedRunId();
+    if (run_id == 0) return;
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export to TensorBoard: choose the log folder"));
+    if (folder.isEmpty()) return;
+    QString error;
+    if (!exportTensorBoard(run_id, folder, &error)) {
+        QMessageBox::warning(this, tr("Export to TensorBoard"), error);
+        return;
+    }
+    QMessageBox::information(this, tr("Export to TensorBoard"),
+                             tr("Run %1's event files are in %2/train and %2/validation. Show them with\n\n"
+                                "    tensorboard --logdir %2")
+                                 .arg(run_id)
+                                 .arg(QDir::toNativeSeparators(folder)));
+}
+
+void RunsPanel::openInTensorBoardInteractively() {
+    const int run_id = selectedRunId();
+    if (run_id == 0) return;
+    QString message;
+    if (!openInTensorBoard(run_id, &message)) QMessageBox::information(this, tr("Open in TensorBoard"), message);
+}
+
 void RunsPanel::updateButtons() {
     const int id = selectedRunIdOnly();
     const RunRecord* record = id != 0 && controller_ != nullptr ? controller_->run(id) : nullptr;
@@ -440,6 +555,11 @@ void RunsPanel::updateButtons() {
     delete_button_->setEnabled(record != nullptr && !(record->running && !idle));
     export_csv_action_->setEnabled(selectedRunId() != 0);
     export_png_action_->setEnabled(training_panel_ != nullptr);
+    // A stored run that is not being written: its rows are complete.
+    const RunRecord* exportable = controller_ != nullptr ? controller_->run(selectedRunId()) : nullptr;
+    const bool has_events = exportable != nullptr && exportable->stored && !exportable->running && controller_->store() != nullptr;
+    export_tensorboard_action_->setEnabled(has_events);
+    open_tensorboard_action_->setEnabled(has_events);
 }
 
 }  // namespace mirrorlab::ui

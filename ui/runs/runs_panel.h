@@ -4,7 +4,8 @@
 // accuracies, how it ended, a note), filtered by text; check boxes overlay runs on the training
 // charts; a run can be renamed and annotated in place, trained again (its settings back in the
 // forms), resumed from its last checkpoint, deleted, and exported: its history as Keras'
-// CSVLogger writes it, and the charts as PNG.
+// CSVLogger writes it, the charts as PNG, and TensorBoard event files (opened in TensorBoard when
+// it is installed).
 #include <QList>
 #include <QPointer>
 #include <QString>
@@ -14,6 +15,7 @@
 
 class QAction;
 class QLabel;
+class QProcess;
 class QToolButton;
 class QLineEdit;
 class QPushButton;
@@ -31,6 +33,7 @@ public:
                   AccuracyColumn, ValAccuracyColumn, StatusColumn, NoteColumn, ColumnCount };
 
     explicit RunsPanel(TrainingController* controller, QWidget* parent = nullptr);
+    ~RunsPanel() override;  // stops the TensorBoard it started
 
     // The charts "Export charts as PNG..." saves; without one the button is disabled.
     void setTrainingPanel(TrainingPanel* panel);
@@ -41,6 +44,15 @@ public:
     static QString historyCsv(const RunRecord& record);
     bool exportCsv(int run_id, const QString& path, QString* error) const;
     bool exportChartsPng(const QString& path, QString* error) const;
+    // The stored run's event files in `folder`/train and /validation, as Keras' TensorBoard
+    // callback writes them (core/export/tensorboard.h).
+    bool exportTensorBoard(int run_id, const QString& folder, QString* error) const;
+    // Where "Open in TensorBoard" exports a run: a folder inside the run's own folder.
+    QString tensorBoardFolder(int run_id) const;
+    // Exports the run there and starts `tensorboard --logdir` on it (the browser opens at the URL
+    // it prints). False with the reason — how to install TensorBoard when it is not on PATH.
+    bool openInTensorBoard(int run_id, QString* message);
+    QProcess* tensorBoardProcess() const { return tensorboard_; }
 
     QTableWidget* table() const { return table_; }
     QLineEdit* filterEdit() const { return filter_; }
@@ -71,6 +83,8 @@ private:
     void deleteInteractively();
     void exportCsvInteractively();
     void exportPngInteractively();
+    void exportTensorBoardInteractively();
+    void openInTensorBoardInteractively();
     void updateButtons();
 
     TrainingController* controller_ = nullptr;
@@ -84,6 +98,9 @@ private:
     QToolButton* export_button_ = nullptr;
     QAction* export_csv_action_ = nullptr;
     QAction* export_png_action_ = nullptr;
+    QAction* export_tensorboard_action_ = nullptr;
+    QAction* open_tensorboard_action_ = nullptr;
+    QProcess* tensorboard_ = nullptr;  // the TensorBoard this panel started, if any
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
 };
 
