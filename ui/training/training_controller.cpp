@@ -258,12 +258,14 @@ std::optional<StoredSettings> TrainingController::storedSettings(int id, QString
     }
 }
 
-bool TrainingController::renameRun(int id, const QString& name, QString* error) {
+// A stored run's name or note: written to the store, then to the run's record.
+bool TrainingController::editRun(int id, const QString& text, bool is_name, QString* error) {
     try {
         if (!store_) throw StoreError(store_problem_.toStdString());
-        store_->rename(id, name.toStdString());
+        if (is_name) store_->rename(id, text.toStdString());
+        else store_->annotate(id, text.toStdString());
         for (RunRecord& record : runs_) {
-            if (record.id == id) record.name = name;
+            if (record.id == id) (is_name ? record.name : record.note) = text;
         }
         emit runsChanged();
         return true;
@@ -273,20 +275,9 @@ bool TrainingController::renameRun(int id, const QString& name, QString* error) 
     }
 }
 
-bool TrainingController::annotateRun(int id, const QString& note, QString* error) {
-    try {
-        if (!store_) throw StoreError(store_problem_.toStdString());
-        store_->annotate(id, note.toStdString());
-        for (RunRecord& record : runs_) {
-            if (record.id == id) record.note = note;
-        }
-        emit runsChanged();
-        return true;
-    } catch (const Error& e) {
-        if (error) *error = QString::fromStdString(e.what());
-        return false;
-    }
-}
+bool TrainingController::renameRun(int id, const QString& name, QString* error) { return editRun(id, name, true, error); }
+
+bool TrainingController::annotateRun(int id, const QString& note, QString* error) { return editRun(id, note, false, error); }
 
 bool TrainingController::deleteRun(int id, QString* error) {
     const RunRecord* current = currentRun();

@@ -142,6 +142,7 @@ private:
     void loadStoredRuns();
     void launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume, std::int64_t resume_run_id);
     void endRecording();
+    bool editRun(int id, const QString& text, bool is_name, QString* error);
     void onEvent(const Event& event, std::vector<StepEndEvent>& steps);
 
     std::shared_ptr<DeviceRegistry> registry_;
