@@ -33,6 +33,9 @@ packages=(
   # Header-only, so nothing at run time: mirrorlab-cli's command line, core's JSON.
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev  # the run store (core/store); the .deb gets libsqlite3-0 from dpkg-shlibdeps
+  # Keras' .keras / .weights.h5 (core/export); libhdf5.so's soname is libhdf5_serial.so.103 in the
+  # standard folder, so the .deb gets libhdf5-103-1 from dpkg-shlibdeps.
+  libhdf5-dev
   zlib1g-dev  # the tests deflate their own .npz archives
 )
 if [ "$mode" = test ]; then
