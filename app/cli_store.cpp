@@ -188,6 +188,13 @@ int command_runs(const RunsCommand& command) {
     return 0;
 }
 
+void print_evaluate_line(const Predictions& predictions) {
+    // Keras' model.evaluate(verbose=2) line.
+    std::printf("%lld/%lld - %.0fs %.0fms/step%s\n", static_cast<long long>(predictions.steps), static_cast<long long>(predictions.steps),
+                std::floor(predictions.seconds), predictions.seconds * 1000.0 / static_cast<double>(std::max<std::int64_t>(1, predictions.steps)),
+                keras_metrics_text(predictions.metrics, "").c_str());
+}
+
 int command_evaluate(const EvaluateCommand& command) {
     RunStore store(store_folder(command.store));
     const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
@@ -217,10 +224,7 @@ int command_evaluate(const EvaluateCommand& command) {
     }
     std::printf("Evaluating %s on the validation split of %s (%lld samples)\n", describe_source(source).c_str(),
                 loaded.data.name.c_str(), static_cast<long long>(predictions.samples));
-    // Keras' model.evaluate(verbose=2) line.
-    std::printf("%lld/%lld - %.0fs %.0fms/step%s\n", static_cast<long long>(predictions.steps), static_cast<long long>(predictions.steps),
-                std::floor(predictions.seconds), predictions.seconds * 1000.0 / static_cast<double>(std::max<std::int64_t>(1, predictions.steps)),
-                keras_metrics_text(predictions.metrics, "").c_str());
+    print_evaluate_line(predictions);
     if (command.report) std::printf("\n%s", format_class_report(report, loaded.split.validation.class_names).c_str());
     return 0;
 }
@@ -275,8 +279,6 @@ int command_predict(const PredictCommand& command) {
     return 0;
 }
 
-namespace {
-
 void add_store_option(CLI::App& command, std::string& store) {
     command.add_option("--store", store, "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n~/.local/share/MirrorLab)")
         ->type_name("DIR");
@@ -289,6 +291,8 @@ void add_which_option(CLI::App& command, std::string& which) {
             if (text != "last" && text != "best") throw UsageError("--checkpoint must be last or best, got '" + text + "'");
         });
 }
+
+namespace {
 
 std::int64_t run_id_of(const std::string& text) {
     if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) {
