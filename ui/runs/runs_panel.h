@@ -40,6 +40,8 @@ public:
     // validation value the run does not have.
     static QString historyCsv(const RunRecord& record);
     bool exportCsv(int run_id, const QString& path, QString* error) const;
+    // Stored run `run_id`'s last checkpoint as a Keras 3 .keras file (core/export/keras_file.h).
+    bool exportKeras(int run_id, const QString& path, QString* error) const;
     bool exportChartsPng(const QString& path, QString* error) const;
 
     QTableWidget* table() const { return table_; }
@@ -70,6 +72,7 @@ private:
     void onItemEdited(QTableWidgetItem* item);
     void deleteInteractively();
     void exportCsvInteractively();
+    void exportKerasInteractively();
     void exportPngInteractively();
     void updateButtons();
 
@@ -83,6 +86,7 @@ private:
     QPushButton* delete_button_ = nullptr;
     QToolButton* export_button_ = nullptr;
     QAction* export_csv_action_ = nullptr;
+    QAction* export_keras_action_ = nullptr;
     QAction* export_png_action_ = nullptr;
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
 };
