@@ -281,10 +281,18 @@ std::vector<float> FileReader::read_floats(const std::string& path, const std::v
     }
     std::size_t count = 1;
     for (std::int64_t d : shape) count *= static_cast<std::size_t>(d);
-    std::vector<float> values(count);
     const Session session;
     const Id dataset(H5Dopen2(file_, path.c_str(), H5P_DEFAULT));
-    if (!dataset.ok() || H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+    if (!dataset.ok()) throw DataError(source_ + ": dataset '" + path + "' cannot be opened: the file is corrupt" + library_reason());
+    // Stored bytes bound what is allocated: a dataset never written reads as its fill value from no
+    // bytes at all (Keras always writes its weights), and deflate packs at most ~1032 bytes into one.
+    const hsize_t stored = H5Dget_storage_size(dataset.get());
+    if (count > 0 && (stored == 0 || count / 1032 > stored)) {
+        throw DataError(source_ + ": dataset '" + path + "' has " + std::to_string(stored) + " bytes stored for " +
+                        std::to_string(count) + " values (corrupt, or not written by Keras)");
+    }
+    std::vector<float> values(count);
+    if (H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
         throw DataError(source_ + ": dataset '" + path + "' cannot be read: the file is corrupt" + library_reason());
     }
     return values;

@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kMetadataMember = "metadata.json";
 constexpr const char* kConfigMember = "config.json";
 constexpr const char* kWeightsMember = "model.weights.h5";
+constexpr std::size_t kMaxCompressionRatio = 1032;
 
 std::string variable_path(const LayerInfo& layer, std::size_t index) {
     return "layers/" + layer.config.name + "/vars/" + std::to_string(index);
@@ -99,9 +100,17 @@ void save_keras_weights_file(const std::string& path, const Model& model, std::s
 
 std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,
                                          const std::string& source) {
+    // Nothing is allocated for weights the file cannot hold: HDF5's deflate, like zlib's, packs at
+    // most ~1032 bytes into one, and a dataset never written reads as zeros from no bytes at all.
+    const std::size_t count = weight_count(model);
+    if (count / kMaxCompressionRatio / sizeof(float) > bytes.size()) {
+        throw DataError(source + " is " + std::to_string(bytes.size()) + " bytes, too small to hold the " +
+                        format_thousands(static_cast<std::int64_t>(count)) + " weights of model '" + model.name() +
+                        "': it was saved from another model");
+    }
     const hdf5::FileReader file(bytes, source);
     std::vector<float> weights;
-    weights.reserve(weight_count(model));
+    weights.reserve(count);
     for (const LayerInfo& layer : model.layers()) {
         for (std::size_t i = 0; i < layer.variables.size(); ++i) {
             const std::string path = variable_path(layer, i);
