@@ -1825,7 +1825,7 @@ The epochs finished so far are in the Runs panel; export them there first if you
     </message>
     <message>
         <source>run%1.keras</source>
-        <translation>run%1.keras</translation>
+        <translation>运行%1.keras</translation>
     </message>
     <message>
         <source>Keras models (*.keras)</source>
