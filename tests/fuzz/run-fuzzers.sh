@@ -140,6 +140,12 @@ for path in sorted(glob.glob(os.path.join(root, "tests/data/npz/*.npz"))):
     with zipfile.ZipFile(path) as z:
         for info in z.infolist():
             npys.append((base[:-4] + "__" + info.filename, z.read(info)))
+for path in sorted(glob.glob(os.path.join(root, "tests/data/keras/*.keras"))):
+    base = os.path.basename(path)
+    with open(path, "rb") as f:
+        seed("fuzz_keras", base, b"\x00" + f.read())
+    with zipfile.ZipFile(path) as z:
+        seed("fuzz_keras", base + "__weights", b"\x01" + z.read("model.weights.h5"))
 for name, raw in npys:
     seed("fuzz_npy", name, raw)
     parsed = npy_payload(raw)
