@@ -111,8 +111,7 @@ int command_import(const ImportCommand& command) {
 Command add_export_command(CLI::App& app) {
     CLI::App* command = add_command(app, "export", "a kept run's model and weights as a Keras 3 .keras file or .weights.h5");
     auto options = std::make_shared<ExportCommand>();
-    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
-    add_which_option(*command, options->which);
+    add_checkpoint_options(*command, options->run_or_file, options->which);
     command->add_option("--keras", options->keras_path, "write a .keras archive (keras.saving.load_model)")->type_name("OUT.keras");
     command->add_option("--weights", options->weights_path, "write only the weights (model.load_weights)")
         ->type_name("OUT.weights.h5");

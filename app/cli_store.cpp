@@ -284,7 +284,8 @@ void add_store_option(CLI::App& command, std::string& store) {
         ->type_name("DIR");
 }
 
-void add_which_option(CLI::App& command, std::string& which) {
+void add_checkpoint_options(CLI::App& command, std::string& run_or_file, std::string& which) {
+    command.add_option("--run", run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
     command.add_option("--checkpoint", which, "last | best: the run's last finished epoch (default) or its best")
         ->type_name("WHICH")
         ->each([](const std::string& text) {
@@ -334,8 +335,7 @@ Command add_runs_command(CLI::App& app) {
 Command add_evaluate_command(CLI::App& app) {
     CLI::App* command = add_command(app, "evaluate", "Keras' evaluate line for a kept run on its validation split");
     auto options = std::make_shared<EvaluateCommand>();
-    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
-    add_which_option(*command, options->which);
+    add_checkpoint_options(*command, options->run_or_file, options->which);
     command->add_option("--data", options->data_spec, "evaluate on another data set (default: the run's)")->type_name("SPEC");
     command->add_option("--devices", options->devices, "the device to run on (default cpu)")->type_name("SPEC");
     add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)");
@@ -348,8 +348,7 @@ Command add_evaluate_command(CLI::App& app) {
 Command add_predict_command(CLI::App& app) {
     CLI::App* command = add_command(app, "predict", "the most probable topics of a newswire text for a kept run");
     auto options = std::make_shared<PredictCommand>();
-    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
-    add_which_option(*command, options->which);
+    add_checkpoint_options(*command, options->run_or_file, options->which);
     auto* text = command->add_option("--text", options->text, "the text to classify")->type_name("TEXT");
     auto* file = command->add_option("--file", options->file, "a file holding the text")->type_name("FILE");
     text->excludes(file);

@@ -59,9 +59,9 @@ struct PredictCommand {
 };
 int command_predict(const PredictCommand& command);
 
-// Options that the commands on runs share: --store DIR, --checkpoint last|best.
+// Options that the commands on runs share: --store DIR; --run RUN|FILE and --checkpoint last|best.
 void add_store_option(CLI::App& command, std::string& store);
-void add_which_option(CLI::App& command, std::string& which);
+void add_checkpoint_options(CLI::App& command, std::string& run_or_file, std::string& which);
 // Keras' model.evaluate(verbose=2) line: "71/71 - 0s 3ms/step - loss: ... - sparse_...".
 void print_evaluate_line(const Predictions& predictions);
 

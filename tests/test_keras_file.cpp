@@ -264,7 +264,7 @@ void TestKerasFile::badInputsNameThePart() {
     std::string two_unknown = replaced("\"class_name\": \"Conv1D\"", "\"class_name\": \"LSTM\"");
     two_unknown.replace(two_unknown.find("\"class_name\": \"Dropout\""), 23, "\"class_name\": \"Bidirectional\"");
     verify_contains(error_of<ModelError>([&] { read_keras_archive(repack("config.json", two_unknown), "x.keras"); }),
-                    {"x.keras/config.json", "LSTM 'conv1d'", "Bidirectional 'dropout'", "not supported", "Conv1D"});
+                    {"x.keras/config.json", "\"LSTM\" 'conv1d'", "\"Bidirectional\" 'dropout'", "not supported", "Conv1D"});
     verify_contains(error_of<ModelError>([&] {
                         read_keras_archive(repack("config.json", replaced("\"mask_zero\": false", "\"mask_zero\": true")),
                                            "x.keras");

@@ -1,15 +1,14 @@
 // .keras archives and .weights.h5 files (keras_file.h says what they hold).
 #include "core/export/keras_file.h"
 
-#include <chrono>
 #include <cstring>
-#include <ctime>
 
 #include "core/data/zip_reader.h"
 #include "core/export/hdf5_file.h"
 #include "core/export/zip_writer.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/time_text.h"
 
 namespace mirrorlab {
 
@@ -32,14 +31,8 @@ std::size_t weight_count(const Model& model) {
 
 std::vector<std::int64_t> dims(const Shape& shape) { return {shape.dims().begin(), shape.dims().end()}; }
 
-std::string date_saved() {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm local{};
-    localtime_r(&now, &local);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%d@%H:%M:%S", &local);
-    return text;
-}
+// Keras' own: local time, "2026-12-02@03:13:50".
+std::string date_saved() { return now_text("%Y-%m-%d@%H:%M:%S", TimeZone::Local); }
 
 std::string text_of(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 

@@ -201,7 +201,7 @@ Model Model::from_json(const json::Value& root, std::string_view source) {
         }
         const json::Value* config = (*layers)[i].find("config");
         const json::Value* layer_name = config != nullptr && config->is_object() ? config->find("name") : nullptr;
-        unsupported += (unsupported.empty() ? "" : ", ") + cls->as_string() +
+        unsupported += (unsupported.empty() ? "" : ", ") + ("\"" + cls->as_string() + "\"") +
                        (layer_name != nullptr && layer_name->is_string() ? " '" + layer_name->as_string() + "'" : "") +
                        " (layer " + std::to_string(i + 1) + ")";
     }
