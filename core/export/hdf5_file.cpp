@@ -46,6 +46,7 @@ public:
     Id& operator=(Id&&) = delete;
     hid_t get() const { return id_; }
     bool ok() const { return id_ >= 0; }
+    hid_t release() { return std::exchange(id_, -1); }
 
 private:
     hid_t id_;
@@ -240,12 +241,13 @@ FileReader::FileReader(const std::vector<std::uint8_t>& image, std::string sourc
     if (H5Pset_file_image(access.get(), const_cast<std::uint8_t*>(image.data()), image.size()) < 0) {
         throw DataError(source_ + ": cannot hand the file to HDF5" + library_reason());
     }
-    file_ = H5Fopen(memory_file_name().c_str(), H5F_ACC_RDONLY, access.get());
-    if (file_ < 0) {
+    // Held by `file` until the listing succeeds: a constructor that throws runs no destructor.
+    Id file(H5Fopen(memory_file_name().c_str(), H5F_ACC_RDONLY, access.get()));
+    if (!file.ok()) {
         throw DataError(source_ + " cannot be opened as an HDF5 file: truncated or corrupt" + library_reason());
     }
     Listing listing{&datasets_, &groups_};
-    const herr_t visited = H5Lvisit(file_, H5_INDEX_NAME, H5_ITER_INC, list_link, &listing);
+    const herr_t visited = H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, list_link, &listing);
     if (listing.too_many) {
         throw DataError(source_ + " holds more than " + std::to_string(kHdf5MaxObjects) +
                         " objects; a Keras weight file holds a few per layer");
@@ -253,6 +255,7 @@ FileReader::FileReader(const std::vector<std::uint8_t>& image, std::string sourc
     if (visited < 0) throw DataError(source_ + " is corrupt: its objects cannot be listed" + library_reason());
     std::sort(datasets_.begin(), datasets_.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
     std::sort(groups_.begin(), groups_.end());
+    file_ = file.release();
 }
 
 FileReader::~FileReader() {
