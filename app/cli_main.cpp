@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     configure_program(app);
     const std::vector<Command> commands = {add_devices_command(app), add_summary_command(app), add_layers_command(app),
                                            add_train_command(app),   add_bench_command(app),   add_data_command(app),
-                                           add_runs_command(app),    add_evaluate_command(app), add_predict_command(app)};
+                                           add_runs_command(app),    add_evaluate_command(app), add_predict_command(app),
+                                           add_export_command(app),  add_import_command(app)};
     return run(app, commands, argc, argv);
 }

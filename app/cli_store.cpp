@@ -197,6 +197,13 @@ int command_runs(const RunsCommand& command) {
     return 0;
 }
 
+void print_evaluate_line(const Predictions& predictions) {
+    // Keras' model.evaluate(verbose=2) line.
+    std::printf("%lld/%lld - %.0fs %.0fms/step%s\n", static_cast<long long>(predictions.steps), static_cast<long long>(predictions.steps),
+                std::floor(predictions.seconds), predictions.seconds * 1000.0 / static_cast<double>(std::max<std::int64_t>(1, predictions.steps)),
+                keras_metrics_text(predictions.metrics, "").c_str());
+}
+
 int command_evaluate(const EvaluateCommand& command) {
     RunStore store(store_folder(command.store));
     const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
@@ -226,10 +233,7 @@ int command_evaluate(const EvaluateCommand& command) {
     }
     std::printf("Evaluating %s on the validation split of %s (%lld samples)\n", describe_source(source).c_str(),
                 loaded.data.name.c_str(), static_cast<long long>(predictions.samples));
-    // Keras' model.evaluate(verbose=2) line.
-    std::printf("%lld/%lld - %.0fs %.0fms/step%s\n", static_cast<long long>(predictions.steps), static_cast<long long>(predictions.steps),
-                std::floor(predictions.seconds), predictions.seconds * 1000.0 / static_cast<double>(std::max<std::int64_t>(1, predictions.steps)),
-                keras_metrics_text(predictions.metrics, "").c_str());
+    print_evaluate_line(predictions);
     if (command.report) std::printf("\n%s", format_class_report(report, loaded.split.validation.class_names).c_str());
     return 0;
 }
@@ -284,20 +288,21 @@ int command_predict(const PredictCommand& command) {
     return 0;
 }
 
-namespace {
-
 void add_store_option(CLI::App& command, std::string& store) {
     command.add_option("--store", store, "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n~/.local/share/MirrorLab)")
         ->type_name("DIR");
 }
 
-void add_which_option(CLI::App& command, std::string& which) {
+void add_checkpoint_options(CLI::App& command, std::string& run_or_file, std::string& which) {
+    command.add_option("--run", run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
     command.add_option("--checkpoint", which, "last | best: the run's last finished epoch (default) or its best")
         ->type_name("WHICH")
         ->each([](const std::string& text) {
             if (text != "last" && text != "best") throw UsageError("--checkpoint must be last or best, got '" + text + "'");
         });
 }
+
+namespace {
 
 std::int64_t run_id_of(const std::string& text) {
     if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) {
@@ -350,8 +355,7 @@ Command add_runs_command(CLI::App& app) {
 Command add_evaluate_command(CLI::App& app) {
     CLI::App* command = add_command(app, "evaluate", "Keras' evaluate line for a kept run on its validation split");
     auto options = std::make_shared<EvaluateCommand>();
-    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
-    add_which_option(*command, options->which);
+    add_checkpoint_options(*command, options->run_or_file, options->which);
     command->add_option("--data", options->data_spec, "evaluate on another data set (default: the run's)")->type_name("SPEC");
     command->add_option("--devices", options->devices, "the device to run on (default cpu)")->type_name("SPEC");
     add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)");
@@ -364,8 +368,7 @@ Command add_evaluate_command(CLI::App& app) {
 Command add_predict_command(CLI::App& app) {
     CLI::App* command = add_command(app, "predict", "the most probable topics of a newswire text for a kept run");
     auto options = std::make_shared<PredictCommand>();
-    command->add_option("--run", options->run_or_file, "a run id or a checkpoint file")->type_name("RUN|FILE")->required();
-    add_which_option(*command, options->which);
+    add_checkpoint_options(*command, options->run_or_file, options->which);
     auto* text = command->add_option("--text", options->text, "the text to classify")->type_name("TEXT");
     auto* file = command->add_option("--file", options->file, "a file holding the text")->type_name("FILE");
     text->excludes(file);

@@ -9,6 +9,7 @@
 #include "app/cli_args.h"
 #include "core/store/checkpoint.h"
 #include "core/store/run_store.h"
+#include "core/train/inference.h"
 
 namespace mirrorlab::cli {
 
@@ -60,8 +61,16 @@ struct PredictCommand {
 };
 int command_predict(const PredictCommand& command);
 
+// Options that the commands on runs share: --store DIR; --run RUN|FILE and --checkpoint last|best.
+void add_store_option(CLI::App& command, std::string& store);
+void add_checkpoint_options(CLI::App& command, std::string& run_or_file, std::string& which);
+// Keras' model.evaluate(verbose=2) line: "71/71 - 0s 3ms/step - loss: ... - sparse_...".
+void print_evaluate_line(const Predictions& predictions);
+
 Command add_runs_command(CLI::App& app);      // runs [list|show ID|rename ID NAME|note ID TEXT|delete ID|export ID]
 Command add_evaluate_command(CLI::App& app);  // Keras' evaluate line for a kept run
 Command add_predict_command(CLI::App& app);   // the top topics of a text
+Command add_export_command(CLI::App& app);    // cli_export.cpp: a run as a Keras .keras / .weights.h5
+Command add_import_command(CLI::App& app);    // cli_export.cpp: a Keras model's summary and evaluation
 
 }  // namespace mirrorlab::cli

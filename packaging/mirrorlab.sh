@@ -36,6 +36,9 @@ packages=(
   # TensorBoard event files (core/export): the .proto compiled at build time, linked against
   # protobuf's lite runtime; the .deb gets libprotobuf-lite32 from dpkg-shlibdeps.
   libprotobuf-dev protobuf-compiler
+  # Keras' .keras / .weights.h5 (core/export); libhdf5.so's soname is libhdf5_serial.so.103 in the
+  # standard folder, so the .deb gets libhdf5-103-1 from dpkg-shlibdeps.
+  libhdf5-dev
   zlib1g-dev  # the tests deflate their own .npz archives
 )
 if [ "$mode" = test ]; then

@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "core/export/keras_file.h"
 #include "support/cli_process.h"
 #include "support/tiny_corpus.h"
 
@@ -38,6 +39,7 @@ private slots:
     void resumedRunMatchesAnUninterruptedOne();
     void resumeMistakesAreExplained();
     void evaluateAndPredictAStoredRun();
+    void exportAndImportKeras();
     void lockedStoreWarnsAndTrainingGoesOn();
 };
 
@@ -150,6 +152,46 @@ void TestCliRuns::resumeMistakesAreExplained() {
     const CliResult truncated_eval = run_cli(with_store(store, {"evaluate", "--run", "1"}));
     QCOMPARE(truncated_eval.exit_code, 1);
     QVERIFY(truncated_eval.err.contains(QStringLiteral("is damaged")));
+}
+
+// export --keras / --weights and import --evaluate (#16): the imported run evaluates as the run
+// itself does; mistakes are usage errors (2) or one message naming the file (1).
+void TestCliRuns::exportAndImportKeras() {
+    QTemporaryDir store, out;
+    const QStringList data{"--data", "synthetic:200:64"};
+    QCOMPARE(run_cli(with_store(store, QStringList{"train", "--devices", "cpu", "--epochs", "1", "--steps-per-epoch", "2"} + data)).exit_code, 0);
+    const QString keras = out.path() + "/run1.keras";
+    const CliResult exported = run_cli(with_store(store, {"export", "--run", "1", "--keras", keras}));
+    QVERIFY2(exported.exit_code == 0 && exported.out.contains(QStringLiteral("keras.saving.load_model")), qPrintable(describe(exported)));
+    QCOMPARE(run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path() + "/run1.weights.h5"})).exit_code, 0);
+    const CliResult neither = run_cli(with_store(store, {"export", "--run", "1"}));
+    QVERIFY2(neither.exit_code == 2 && neither.err.contains(QStringLiteral("--keras")), qPrintable(describe(neither)));
+
+    const CliResult summary = run_cli({"import", keras});
+    QVERIFY2(summary.exit_code == 0 && summary.out.contains(QStringLiteral("Total params: 332,856")), qPrintable(describe(summary)));
+    const CliResult imported = run_cli(QStringList{"import", keras, "--evaluate", "--json"} + data);
+    const CliResult evaluated = run_cli(with_store(store, {"evaluate", "--run", "1", "--json"}));
+    QVERIFY2(imported.exit_code == 0 && evaluated.exit_code == 0, qPrintable(describe(imported) + describe(evaluated)));
+    const auto ours = mirrorlab::json::parse(imported.out.toStdString(), "import");
+    const auto run = mirrorlab::json::parse(evaluated.out.toStdString(), "evaluate");
+    QCOMPARE(ours.at("loss").as_double(), run.at("loss").as_double());
+    QCOMPARE(ours.at("sparse_categorical_accuracy").as_double(), run.at("accuracy").as_double());
+
+    // A model.to_json() file with the exported weights beside it; and files that are not models.
+    QFile config(out.path() + "/model.json");
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(mirrorlab::json::dump(mirrorlab::keras_config(mirrorlab::Model::reference(),
+                                                                mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam)))
+                     .c_str());
+    config.close();
+    const CliResult with_weights =
+        run_cli(QStringList{"import", config.fileName(), "--weights", out.path() + "/run1.weights.h5", "--evaluate", "--json"} + data);
+    QVERIFY2(with_weights.exit_code == 0, qPrintable(describe(with_weights)));
+    QCOMPARE(mirrorlab::json::parse(with_weights.out.toStdString(), "import").at("loss").as_double(), run.at("loss").as_double());
+    const CliResult not_keras = run_cli({"import", out.path() + "/run1.weights.h5"});
+    QVERIFY2(not_keras.exit_code == 1 && not_keras.err.contains(QStringLiteral("not a .keras archive")), qPrintable(describe(not_keras)));
+    const CliResult no_weights = run_cli({"import", config.fileName(), "--evaluate"});
+    QVERIFY2(no_weights.exit_code == 2 && no_weights.err.contains(QStringLiteral("needs weights")), qPrintable(describe(no_weights)));
 }
 
 void TestCliRuns::evaluateAndPredictAStoredRun() {

@@ -81,6 +81,7 @@ class TestUiModel : public QObject {
     void moveUpAndDownReorders();
     void saveLoadRoundTrip();
     void malformedFileKeepsTheModel();
+    void kerasFileLoadsWithItsWeights();
     void optimizerChangeResetsLearningRate();
     void trainConfigCarriesTheForm();
     void fromLogitsLint();
@@ -356,6 +357,35 @@ void TestUiModel::malformedFileKeepsTheModel() {
     QCOMPARE(summary(panel), before);
     QVERIFY(!panel.loadFile(dir.filePath(QStringLiteral("missing.json")), &error));
     QCOMPARE(summary(panel), before);
+}
+
+// A .keras file brings its layers and, for the next run, its weights; they are dropped once the
+// layers change, and a file that is not a .keras archive is refused with the model kept.
+void TestUiModel::kerasFileLoadsWithItsWeights() {
+    ModelPanel panel;
+    panel.show();
+    QString error;
+    QVERIFY2(panel.loadFile(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/keras/small.keras"), &error), qPrintable(error));
+    QVERIFY(panel.model() != nullptr);
+    QCOMPARE(panel.model()->layers().size(), std::size_t{8});
+    QCOMPARE(panel.initialWeights().size(), static_cast<std::size_t>(panel.model()->total_params()));
+    QVERIFY(child<QLabel>(panel, "fileStatus")->text().contains(QStringLiteral("weights")));
+    panel.selectPreset(0);
+    QVERIFY(panel.initialWeights().empty());
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("fake.keras"));
+    {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"class_name\": \"Sequential\"}");
+    }
+    const QString before = summary(panel);
+    QVERIFY(!panel.loadFile(path, &error));
+    QVERIFY2(error.contains(QStringLiteral("fake.keras")) && error.contains(QStringLiteral("not a .keras archive")),
+             qPrintable(error));
+    QCOMPARE(summary(panel), before);
+    QVERIFY(panel.initialWeights().empty());
 }
 
 void TestUiModel::optimizerChangeResetsLearningRate() {

@@ -25,6 +25,8 @@
 
 #include "core/data/synthetic.h"
 #include "core/export/tensorboard.h"
+#include "core/export/keras_file.h"
+#include "core/store/recorded_run.h"
 #include "core/store/run_store.h"
 #include "support/fresh_run_store.h"
 #include "ui/main_window.h"
@@ -84,6 +86,7 @@ private slots:
     void resumeReachesTheUninterruptedNumbers();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
+    void kerasExportAndFineTune();
     void exportsAndOpensInTensorBoard();
 };
 
@@ -301,4 +304,33 @@ void TestUiRuns::exportsAndOpensInTensorBoard() {
 }
 
 QTEST_MAIN(TestUiRuns)
+// Runs -> Export -> "Export as Keras model…" writes the run's last checkpoint; a run started from
+// those weights (what the model form's Load of a .keras file hands the next run) begins where the
+// first ended: with a learning rate too small to move a float32 weight, its validation loss is the
+// first run's.
+void TestUiRuns::kerasExportAndFineTune() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    const int first = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("run.keras"));
+    QString error;
+    QVERIFY2(panel.exportKeras(first, path, &error), qPrintable(error));
+    const KerasModel imported = load_keras_file(path.toStdString());
+    const Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(controller.store()->get(first)));
+    QCOMPARE(imported.weights, checkpoint.state.weights);
+    QVERIFY(!panel.exportKeras(first + 100, path, &error));
+    QVERIFY2(error.contains(QStringLiteral("Keras")), qPrintable(error));
+
+    RunSettings again = smallRun(1);
+    again.initial_weights = imported.weights;
+    again.config.optimizer.learning_rate = 1e-30;
+    const int second = controller.start(again);
+    QVERIFY(controller.waitForFinished(60000));
+    const double before = controller.run(first)->epochs.back().validation.loss;
+    const double after = controller.run(second)->epochs.back().validation.loss;
+    QVERIFY2(std::abs(before - after) < 1e-6, qPrintable(QStringLiteral("%1 vs %2").arg(before).arg(after)));
+}
+
 #include "test_ui_runs.moc"

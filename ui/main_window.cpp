@@ -336,6 +336,7 @@ bool MainWindow::startTraining(int epochs_override) {
     }
     RunSettings settings;
     settings.model = model_->model();
+    settings.initial_weights = model_->initialWeights();
     settings.devices = devices_->config();
     settings.config = model_->trainConfig();
     settings.config.all_reduce = devices_->allReduce();

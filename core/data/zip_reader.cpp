@@ -44,12 +44,12 @@ bool has_end_record(const std::vector<uint8_t>& bytes) {
 }
 
 // What libzip's error means for a person holding this file.
-std::string open_problem(zip_error_t* error, bool end_record) {
+std::string open_problem(zip_error_t* error, bool end_record, const std::string& kind) {
     switch (zip_error_code_zip(error)) {
         case ZIP_ER_NOZIP:
         case ZIP_ER_INCONS:
             if (!end_record) {
-                return "has no zip end-of-central-directory record: the file is truncated or not a .npz archive";
+                return "has no zip end-of-central-directory record: the file is truncated or not a " + kind + " archive";
             }
             return "is corrupt: its central directory does not match the entries it lists (an entry's own header "
                    "differs, or its data lies outside the archive: truncated or damaged)";
@@ -76,8 +76,8 @@ ZipReader ZipReader::open_file(const std::string& path) {
     return ZipReader(read_archive_file(path), path);
 }
 
-ZipReader::ZipReader(std::vector<uint8_t> bytes, std::string source_name)
-    : bytes_(std::move(bytes)), source_(std::move(source_name)) {
+ZipReader::ZipReader(std::vector<uint8_t> bytes, std::string source_name, std::string kind)
+    : bytes_(std::move(bytes)), source_(std::move(source_name)), kind_(std::move(kind)) {
     open();
     list_entries();
 }
@@ -90,7 +90,7 @@ void ZipReader::fail(const std::string& problem) const {
 
 void ZipReader::open() {
     const uint64_t size = bytes_.size();
-    if (size == 0) fail("is empty (0 bytes), not a .npz archive");
+    if (size == 0) fail("is empty (0 bytes), not a " + kind_ + " archive");
     if (size >= 6 && std::memcmp(bytes_.data(), "\x93NUMPY", 6) == 0) {
         fail("is a single .npy array, not a .npz (zip) archive");
     }
@@ -100,13 +100,13 @@ void ZipReader::open() {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* source = zip_source_buffer_create(bytes_.data(), size, /*freep=*/0, &error);
-    if (source == nullptr) fail(open_problem(&error, true));
+    if (source == nullptr) fail(open_problem(&error, true, kind_));
     // ZIP_CHECKCONS: every local header is read and compared with the central directory, and
     // every entry must lie before the directory.
     zip_t* archive = zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error);
     if (archive == nullptr) {
         zip_source_free(source);
-        const std::string problem = open_problem(&error, has_end_record(bytes_));
+        const std::string problem = open_problem(&error, has_end_record(bytes_), kind_);
         zip_error_fini(&error);
         fail(problem);
     }

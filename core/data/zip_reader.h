@@ -49,8 +49,9 @@ class ZipReader {
   public:
     // Reads the whole file. Errors name `path`.
     static ZipReader open_file(const std::string& path);
-    // An archive already in memory; `source_name` starts every error message.
-    ZipReader(std::vector<uint8_t> bytes, std::string source_name);
+    // An archive already in memory; `source_name` starts every error message, `kind` names what
+    // the archive should be where it is not a zip at all (".npz", ".keras").
+    ZipReader(std::vector<uint8_t> bytes, std::string source_name, std::string kind = ".npz");
     ZipReader(ZipReader&&) noexcept = default;
     ~ZipReader();
 
@@ -72,6 +73,7 @@ class ZipReader {
 
     std::vector<uint8_t> bytes_;  // libzip reads from here: kept in place for the archive's life
     std::string source_;
+    std::string kind_;
     std::vector<ZipEntry> entries_;
     std::unique_ptr<::zip, ZipArchiveCloser> archive_;
 };

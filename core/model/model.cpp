@@ -215,6 +215,24 @@ Model Model::from_json(const json::Value& root, std::string_view source) {
         return static_cast<std::int32_t>(value.as_int64());
     };
     if (const json::Value* len = root.find("input_length"); len != nullptr) input_length = sequence_length(*len, "input_length");
+    // Every layer type the engine lacks, named in one message (a Keras model often has several).
+    std::string unsupported;
+    for (std::size_t i = 0; i < layers->size(); ++i) {
+        const json::Value* cls = (*layers)[i].is_object() ? (*layers)[i].find("class_name") : nullptr;
+        if (cls == nullptr || !cls->is_string() || cls->as_string() == "InputLayer" ||
+            find_layer_type(cls->as_string()) != nullptr) {
+            continue;
+        }
+        const json::Value* config = (*layers)[i].find("config");
+        const json::Value* layer_name = config != nullptr && config->is_object() ? config->find("name") : nullptr;
+        unsupported += (unsupported.empty() ? "" : ", ") + ("\"" + cls->as_string() + "\"") +
+                       (layer_name != nullptr && layer_name->is_string() ? " '" + layer_name->as_string() + "'" : "") +
+                       " (layer " + std::to_string(i + 1) + ")";
+    }
+    if (!unsupported.empty()) {
+        throw ModelError(std::string(source) + ": layer types not supported by MirrorLab: " + unsupported +
+                         "; supported layers: " + supported_layers_text());
+    }
     std::vector<LayerConfig> configs;
     for (std::size_t i = 0; i < layers->size(); ++i) {
         const json::Value& entry = (*layers)[i];

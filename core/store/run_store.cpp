@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
+
+#include "core/util/time_text.h"
 
 namespace mirrorlab {
 
@@ -69,14 +69,7 @@ constexpr const char* kRunColumns =
     "id, name, note, status, status_text, started_at, ended_at, settings, model, devices, data_name, parameters, replicas, "
     "epochs_planned, epochs_completed, best_epoch, (SELECT COUNT(*) FROM steps WHERE steps.run_id = runs.id)";
 
-std::string utc_now() {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm parts{};
-    gmtime_r(&now, &parts);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return text;
-}
+std::string utc_now() { return now_text("%Y-%m-%dT%H:%M:%SZ", TimeZone::Utc); }
 
 std::string lower(std::string text) {
     for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);

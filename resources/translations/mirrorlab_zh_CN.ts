@@ -1390,10 +1390,6 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>加载…</translation>
     </message>
     <message>
-        <source>Load a model JSON file (ours, or Keras&apos; model.to_json())</source>
-        <translation>加载模型 JSON 文件（本程序的格式，或 Keras 的 model.to_json()）</translation>
-    </message>
-    <message>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
@@ -1560,6 +1556,18 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>model.summary() as Keras prints it</source>
         <translation>与 Keras 打印的 model.summary() 相同</translation>
+    </message>
+    <message>
+        <source>Load a model JSON file (ours, or Keras&apos; model.to_json()) or a Keras .keras file with its weights</source>
+        <translation>加载模型 JSON 文件（本程序的格式，或 Keras 的 model.to_json()），或带权重的 Keras .keras 文件</translation>
+    </message>
+    <message>
+        <source>Loaded %1 with its weights: the next run starts from them</source>
+        <translation>已加载 %1 及其权重：下一次运行将从这些权重开始</translation>
+    </message>
+    <message>
+        <source>Models (*.json *.keras);;Model JSON (*.json);;Keras model (*.keras);;All files (*)</source>
+        <translation>模型 (*.json *.keras);;模型 JSON (*.json);;Keras 模型 (*.keras);;所有文件 (*)</translation>
     </message>
 </context>
 <context>
@@ -1922,10 +1930,6 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>此运行没有检查点：它在第一个轮次完成前就结束了</translation>
     </message>
     <message>
-        <source>The selected run&apos;s history as CSV or TensorBoard event files, or the charts as PNG</source>
-        <translation>将所选运行的历史导出为 CSV 或 TensorBoard 事件文件，或将图表导出为 PNG</translation>
-    </message>
-    <message>
         <source>Export to TensorBoard…</source>
         <translation>导出到 TensorBoard…</translation>
     </message>
@@ -1984,6 +1988,34 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <translation>运行 %1 的事件文件位于 %2/train 和 %2/validation。用以下命令查看：
 
     tensorboard --logdir %2</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s history as CSV or TensorBoard event files, its model as a Keras file, or the charts as PNG</source>
+        <translation>将所选运行的历史导出为 CSV 或 TensorBoard 事件文件，将其模型导出为 Keras 文件，或将图表导出为 PNG</translation>
+    </message>
+    <message>
+        <source>Export as Keras model…</source>
+        <translation>导出为 Keras 模型…</translation>
+    </message>
+    <message>
+        <source>The selected run&apos;s model and weights (its last checkpoint) as a Keras 3 .keras file: keras.saving.load_model() opens it</source>
+        <translation>将所选运行的模型和权重（其最后一个检查点）导出为 Keras 3 .keras 文件：可用 keras.saving.load_model() 打开</translation>
+    </message>
+    <message>
+        <source>Cannot export run %1 as a Keras model: %2</source>
+        <translation>无法将运行 %1 导出为 Keras 模型：%2</translation>
+    </message>
+    <message>
+        <source>Export as Keras model</source>
+        <translation>导出为 Keras 模型</translation>
+    </message>
+    <message>
+        <source>run%1.keras</source>
+        <translation>运行%1.keras</translation>
+    </message>
+    <message>
+        <source>Keras models (*.keras)</source>
+        <translation>Keras 模型 (*.keras)</translation>
     </message>
 </context>
 <context>

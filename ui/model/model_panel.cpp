@@ -1,5 +1,7 @@
 #include "ui/model/model_panel.h"
 
+#include "core/export/keras_file.h"
+
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -120,7 +122,7 @@ void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     preset_row->addWidget(preset_, 1);
     load_ = new QPushButton(tr("Load…"), content);
     load_->setObjectName(QStringLiteral("loadModel"));
-    load_->setToolTip(tr("Load a model JSON file (ours, or Keras' model.to_json())"));
+    load_->setToolTip(tr("Load a model JSON file (ours, or Keras' model.to_json()) or a Keras .keras file with its weights"));
     preset_row->addWidget(load_);
     save_ = new QPushButton(tr("Save…"), content);
     save_->setObjectName(QStringLiteral("saveModel"));
@@ -599,11 +601,25 @@ void ModelPanel::showFileStatus(const QString& text, bool error) {
     file_status_->setVisible(!text.isEmpty());
 }
 
+std::vector<float> ModelPanel::initialWeights() const {
+    if (!model_ || keras_weights_.empty() || model_->to_json_text() != keras_model_json_) return {};
+    return keras_weights_;
+}
+
 bool ModelPanel::loadFile(const QString& path, QString* error) {
     try {
-        const Model model = Model::from_json_file(QDir::toNativeSeparators(path).toStdString());
-        setModel(model);
-        showFileStatus(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
+        const std::string native = QDir::toNativeSeparators(path).toStdString();
+        if (path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive)) {
+            KerasModel imported = load_keras_file(native);
+            setModel(imported.model);
+            keras_weights_ = std::move(imported.weights);
+            keras_model_json_ = imported.model.to_json_text();
+            showFileStatus(tr("Loaded %1 with its weights: the next run starts from them").arg(QDir::toNativeSeparators(path)),
+                           false);
+        } else {
+            setModel(Model::from_json_file(native));
+            showFileStatus(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
+        }
         last_dir_ = QFileInfo(path).absolutePath();
         if (error != nullptr) error->clear();
         return true;
@@ -654,7 +670,7 @@ QString ModelPanel::modelFolder() {
 
 void ModelPanel::browseLoad() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_.isEmpty() ? modelFolder() : last_dir_,
-                                                      tr("Model JSON (*.json);;All files (*)"));
+                                                      tr("Models (*.json *.keras);;Model JSON (*.json);;Keras model (*.keras);;All files (*)"));
     if (!path.isEmpty()) loadFile(path, nullptr);
 }
 

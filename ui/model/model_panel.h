@@ -51,8 +51,12 @@ class ModelPanel : public QWidget {
 
     // Replaces the layers (and sequence length and name) with `model`'s.
     void setModel(const Model& model);
-    // Model JSON (ours or Keras' model.to_json()); on failure *error says why and nothing changes.
+    // Model JSON (ours or Keras' model.to_json()) or a Keras .keras file (layers and weights); on
+    // failure *error says why and nothing changes.
     bool loadFile(const QString& path, QString* error);
+    // The weights of the last .keras file loaded, while the layers are still that file's (the next
+    // run starts from them: fine-tuning); empty otherwise.
+    std::vector<float> initialWeights() const;
     bool saveFile(const QString& path, QString* error);
     // Where Load and Save open until a file was chosen: the user's saved models
     // ($XDG_DATA_HOME/mirrorlab/models) once they exist, else the installed presets
@@ -118,6 +122,8 @@ class ModelPanel : public QWidget {
     std::size_t probe_count_ = 0;  // leading layers that inferRows() can still build
     bool updating_ = false;
     QString last_dir_;
+    std::vector<float> keras_weights_;  // from a .keras file, for the model whose JSON is keras_model_json_
+    std::string keras_model_json_;
 
     QComboBox* preset_ = nullptr;
     QPushButton* load_ = nullptr;

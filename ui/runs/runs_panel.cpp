@@ -27,7 +27,9 @@
 #include <limits>
 
 #include "core/export/tensorboard.h"
+#include "core/export/keras_file.h"
 #include "core/optim/optimizer.h"
+#include "core/store/recorded_run.h"
 #include "ui/common/image_file.h"
 #include "ui/training/training_panel.h"
 
@@ -111,7 +113,7 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     export_button_ = new QToolButton(this);
     export_button_->setObjectName(QStringLiteral("runsExportButton"));
     export_button_->setText(tr("Export"));
-    export_button_->setToolTip(tr("The selected run's history as CSV or TensorBoard event files, or the charts as PNG"));
+    export_button_->setToolTip(tr("The selected run's history as CSV or TensorBoard event files, its model as a Keras file, or the charts as PNG"));
     export_button_->setPopupMode(QToolButton::InstantPopup);
     auto* export_menu = new QMenu(export_button_);
     export_csv_action_ = export_menu->addAction(tr("Export history as CSV…"));
@@ -120,6 +122,10 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     export_png_action_ = export_menu->addAction(tr("Export charts as PNG…"));
     export_png_action_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
     connect(export_png_action_, &QAction::triggered, this, &RunsPanel::exportPngInteractively);
+    export_keras_action_ = export_menu->addAction(tr("Export as Keras model…"));
+    export_keras_action_->setToolTip(
+        tr("The selected run's model and weights (its last checkpoint) as a Keras 3 .keras file: keras.saving.load_model() opens it"));
+    connect(export_keras_action_, &QAction::triggered, this, &RunsPanel::exportKerasInteractively);
     export_menu->addSeparator();
     export_tensorboard_action_ = export_menu->addAction(tr("Export to TensorBoard…"));
     export_tensorboard_action_->setToolTip(
@@ -436,6 +442,30 @@ void RunsPanel::exportCsvInteractively() {
     if (!exportCsv(run_id, path, &error)) QMessageBox::warning(this, tr("Export history as CSV"), error);
 }
 
+bool RunsPanel::exportKeras(int run_id, const QString& path, QString* error) const {
+    try {
+        if (controller_ == nullptr || controller_->store() == nullptr) throw StoreError("the runs are not kept");
+        const Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(controller_->store()->get(run_id)));
+        const Model model = Model::from_json_text(checkpoint.model_json, "checkpoint");
+        save_keras_file(QDir::toNativeSeparators(path).toStdString(), model, checkpoint.state.weights,
+                        checkpoint.config.optimizer);
+        return true;
+    } catch (const std::exception& failure) {
+        if (error != nullptr) *error = tr("Cannot export run %1 as a Keras model: %2").arg(run_id).arg(QString::fromUtf8(failure.what()));
+        return false;
+    }
+}
+
+void RunsPanel::exportKerasInteractively() {
+    const int run_id = selectedRunIdOnly();
+    if (run_id == 0) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export as Keras model"), tr("run%1.keras").arg(run_id),
+                                                      tr("Keras models (*.keras)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!exportKeras(run_id, path, &error)) QMessageBox::warning(this, tr("Export as Keras model"), error);
+}
+
 void RunsPanel::exportPngInteractively() {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), tr("training_charts.png"),
                                                       tr("PNG images (*.png)"));
@@ -555,6 +585,7 @@ void RunsPanel::updateButtons() {
     delete_button_->setEnabled(record != nullptr && !(record->running && !idle));
     export_csv_action_->setEnabled(selectedRunId() != 0);
     export_png_action_->setEnabled(training_panel_ != nullptr);
+    export_keras_action_->setEnabled(record != nullptr && record->stored && record->has_checkpoint);
     // A stored run that is not being written: its rows are complete.
     const RunRecord* exportable = controller_ != nullptr ? controller_->run(selectedRunId()) : nullptr;
     const bool has_events = exportable != nullptr && exportable->stored && !exportable->running && controller_->store() != nullptr;

@@ -43,6 +43,8 @@ public:
     // validation value the run does not have.
     static QString historyCsv(const RunRecord& record);
     bool exportCsv(int run_id, const QString& path, QString* error) const;
+    // Stored run `run_id`'s last checkpoint as a Keras 3 .keras file (core/export/keras_file.h).
+    bool exportKeras(int run_id, const QString& path, QString* error) const;
     bool exportChartsPng(const QString& path, QString* error) const;
     // The stored run's event files in `folder`/train and /validation, as Keras' TensorBoard
     // callback writes them (core/export/tensorboard.h).
@@ -82,6 +84,7 @@ private:
     void onItemEdited(QTableWidgetItem* item);
     void deleteInteractively();
     void exportCsvInteractively();
+    void exportKerasInteractively();
     void exportPngInteractively();
     void exportTensorBoardInteractively();
     void openInTensorBoardInteractively();
@@ -97,6 +100,7 @@ private:
     QPushButton* delete_button_ = nullptr;
     QToolButton* export_button_ = nullptr;
     QAction* export_csv_action_ = nullptr;
+    QAction* export_keras_action_ = nullptr;
     QAction* export_png_action_ = nullptr;
     QAction* export_tensorboard_action_ = nullptr;
     QAction* open_tensorboard_action_ = nullptr;

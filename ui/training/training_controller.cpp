@@ -192,6 +192,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
     last_settings_ = settings;
     const DataFingerprint fingerprint = fingerprint_of(data);
     trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
+    if (!settings.initial_weights.empty() && !resume) trainer_->set_initial_weights(settings.initial_weights);
     Trainer::EventSink queue = [this](const Event& event) {
         {
             std::lock_guard lock(queue_mutex_);

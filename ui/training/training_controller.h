@@ -31,6 +31,9 @@ struct RunSettings {
     std::shared_ptr<const DatasetSplit> data;
     QString data_name;
     QString data_spec;  // the data panel's spec ("keras:/path", ...): kept so the run can be trained again
+    // Weights to start from instead of the seeded initialisation (a model imported from Keras, to
+    // fine-tune); empty for a fresh start. Model::variables() in order.
+    std::vector<float> initial_weights;
 };
 
 // A kept run's settings, to put back into the forms ("Train again").

@@ -1,0 +1,136 @@
+// `mirrorlab-cli export` (a kept run or checkpoint as a Keras 3 .keras archive or .weights.h5) and
+// `mirrorlab-cli import` (a Keras model: its summary and, with --evaluate, Keras' evaluate line).
+// The formats are core/export/keras_file.h's.
+#include <cstdio>
+#include <memory>
+
+#include "app/cli_commands.h"
+#include "app/cli_store.h"
+#include "core/data/source.h"
+#include "core/device/plugin_loader.h"
+#include "core/export/keras_file.h"
+#include "core/util/file.h"
+#include "core/util/json.h"
+
+namespace mirrorlab::cli {
+
+namespace {
+
+struct ExportCommand {
+    std::string run_or_file;
+    std::string which = "last";
+    std::string keras_path;
+    std::string weights_path;
+    std::string store;
+};
+
+int command_export(const ExportCommand& command) {
+    if (command.keras_path.empty() == command.weights_path.empty()) {
+        throw UsageError("export: give one of --keras OUT.keras or --weights OUT.weights.h5");
+    }
+    RunStore store(store_folder(command.store));
+    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
+    const std::vector<float>& weights = source.checkpoint.state.weights;
+    const OptimizerConfig& optimizer = source.checkpoint.config.optimizer;
+    const std::string what = (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) +
+                             "epoch " + std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
+    if (!command.keras_path.empty()) {
+        save_keras_file(command.keras_path, model, weights, optimizer);
+        std::printf("Exported %s to %s: a Keras 3 model, %s parameters.\n", what.c_str(), command.keras_path.c_str(),
+                    format_thousands(model.total_params()).c_str());
+        std::printf("In Python: model = keras.saving.load_model(\"%s\")\n", command.keras_path.c_str());
+    } else {
+        save_keras_weights_file(command.weights_path, model, weights, optimizer);
+        std::printf("Exported the weights of %s to %s (%s parameters).\n", what.c_str(), command.weights_path.c_str(),
+                    format_thousands(model.total_params()).c_str());
+        std::printf("In Python, for the same model: model.load_weights(\"%s\")\n", command.weights_path.c_str());
+    }
+    return 0;
+}
+
+struct ImportCommand {
+    std::string path;          // a .keras archive, or a model.to_json() / config.json file
+    std::string weights_path;  // a .weights.h5 for it
+    bool evaluate = false;
+    std::string data_spec = "default";
+    std::int32_t batch_size = 32;
+    bool json = false;
+};
+
+bool ends_with(const std::string& text, const std::string& tail) {
+    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+int command_import(const ImportCommand& command) {
+    KerasModel imported = [&] {
+        if (ends_with(command.path, ".json")) {
+            const std::string text = read_file_text(command.path, kKerasMaxFileBytes, "'" + command.path + "'", "a model");
+            return KerasModel{model_from_keras_config(text, command.path), {}, {}};
+        }
+        return load_keras_file(command.path);
+    }();
+    if (!command.weights_path.empty()) imported.weights = load_keras_weights_file(command.weights_path, imported.model);
+    if (!command.json) {
+        std::printf("%s", imported.model.summary().c_str());
+        std::printf("%s\n", imported.weights.empty() ? "No weights (give them with --weights FILE.weights.h5)."
+                                                     : "Weights: loaded.");
+    }
+    if (!command.evaluate) return 0;
+    if (imported.weights.empty()) {
+        throw UsageError("import --evaluate needs weights: a .keras file, or --weights FILE.weights.h5");
+    }
+    const DatasetSplit split = load_dataset(command.data_spec);
+    const TrainData data = make_train_data(split, imported.model.input_length(), imported.model.vocabulary_size());
+    if (!data.validation_ids || data.validation_ids->count == 0) {
+        throw DataError("the data set '" + data.name + "' has no validation split to evaluate on");
+    }
+    DeviceRegistry registry;
+    load_gpu_plugin(registry);
+    const Predictions predictions = run_inference(imported.model, imported.weights, *data.validation_ids,
+                                                  data.validation_labels.get(), registry, DeviceConfig::parse("cpu"),
+                                                  command.batch_size);
+    if (command.json) {
+        // Keras' evaluate(return_dict=True) keys, at full precision.
+        json::Value o = json::Value::object();
+        o.set("samples", predictions.samples);
+        o.set("loss", predictions.metrics.loss);
+        o.set("sparse_categorical_accuracy", predictions.metrics.accuracy);
+        o.set("sparse_top_k_categorical_accuracy", predictions.metrics.top5);
+        std::printf("%s\n", json::dump(o).c_str());
+        return 0;
+    }
+    std::printf("Evaluating on the validation split of %s (%lld samples)\n", data.name.c_str(),
+                static_cast<long long>(predictions.samples));
+    print_evaluate_line(predictions);
+    return 0;
+}
+
+}  // namespace
+
+Command add_export_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "export", "a kept run's model and weights as a Keras 3 .keras file or .weights.h5");
+    auto options = std::make_shared<ExportCommand>();
+    add_checkpoint_options(*command, options->run_or_file, options->which);
+    command->add_option("--keras", options->keras_path, "write a .keras archive (keras.saving.load_model)")->type_name("OUT.keras");
+    command->add_option("--weights", options->weights_path, "write only the weights (model.load_weights)")
+        ->type_name("OUT.weights.h5");
+    add_store_option(*command, options->store);
+    return {command, [options] { return command_export(*options); }};
+}
+
+Command add_import_command(CLI::App& app) {
+    CLI::App* command = add_command(app, "import", "a Keras model's summary; with --evaluate, Keras' evaluate line");
+    auto options = std::make_shared<ImportCommand>();
+    command->add_option("model", options->path, "a .keras file, or a model.to_json() / config.json file")
+        ->type_name("MODEL.keras")
+        ->required();
+    command->add_option("--weights", options->weights_path, "weights for it (.weights.h5)")->type_name("FILE");
+    command->add_flag("--evaluate", options->evaluate, "evaluate on the validation split of the data");
+    command->add_option("--data", options->data_spec, "the data to evaluate on (default: default)")->type_name("SPEC");
+    add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)");
+    command->add_flag("--json", options->json, "print the evaluation as one JSON object instead");
+    return {command, [options] { return command_import(*options); }};
+}
+
+}  // namespace mirrorlab::cli

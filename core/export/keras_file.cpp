@@ -1,0 +1,167 @@
+// .keras archives and .weights.h5 files (keras_file.h says what they hold).
+#include "core/export/keras_file.h"
+
+#include <cstring>
+
+#include "core/data/zip_reader.h"
+#include "core/export/hdf5_file.h"
+#include "core/export/zip_writer.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/time_text.h"
+
+namespace mirrorlab {
+
+namespace {
+
+constexpr const char* kMetadataMember = "metadata.json";
+constexpr const char* kConfigMember = "config.json";
+constexpr const char* kWeightsMember = "model.weights.h5";
+constexpr std::size_t kMaxCompressionRatio = 1032;
+
+std::string variable_path(const LayerInfo& layer, std::size_t index) {
+    return "layers/" + layer.config.name + "/vars/" + std::to_string(index);
+}
+
+std::size_t weight_count(const Model& model) {
+    std::size_t count = 0;
+    for (const VariableInfo& variable : model.variables()) count += static_cast<std::size_t>(variable.shape.numel());
+    return count;
+}
+
+std::vector<std::int64_t> dims(const Shape& shape) { return {shape.dims().begin(), shape.dims().end()}; }
+
+// Keras' own: local time, "2026-12-02@03:13:50".
+std::string date_saved() { return now_text("%Y-%m-%d@%H:%M:%S", TimeZone::Local); }
+
+std::string text_of(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+}  // namespace
+
+std::vector<std::uint8_t> keras_weights_h5(const Model& model, std::span<const float> weights,
+                                           const OptimizerConfig& optimizer) {
+    if (weights.size() != weight_count(model)) {
+        throw DataError("[keras] model '" + model.name() + "' has " + std::to_string(weight_count(model)) +
+                        " weights, given " + std::to_string(weights.size()));
+    }
+    hdf5::FileWriter file;
+    file.group("layers");
+    std::size_t offset = 0;
+    for (const LayerInfo& layer : model.layers()) {
+        const std::string group = "layers/" + layer.config.name;
+        file.group(group);
+        file.group(group + "/vars");
+        file.string_attribute(group + "/vars", "name", layer.config.name);
+        for (std::size_t i = 0; i < layer.variables.size(); ++i) {
+            const auto count = static_cast<std::size_t>(layer.variables[i].shape.numel());
+            file.dataset(variable_path(layer, i), dims(layer.variables[i].shape), weights.subspan(offset, count));
+            offset += count;
+        }
+    }
+    // What a compiled Keras model whose optimizer has not run yet holds: iterations, learning rate.
+    file.group("optimizer");
+    file.group("optimizer/vars");
+    file.string_attribute("optimizer/vars", "name", keras_optimizer_name(optimizer.kind));
+    file.scalar("optimizer/vars/0", std::int64_t{0});
+    file.scalar("optimizer/vars/1", static_cast<float>(optimizer.learning_rate));
+    file.group("vars");
+    file.string_attribute("vars", "name", model.name());
+    return file.finish();
+}
+
+std::vector<std::uint8_t> keras_archive(const Model& model, std::span<const float> weights,
+                                        const OptimizerConfig& optimizer) {
+    json::Value metadata = json::Value::object();
+    metadata.set("keras_version", kKerasFormatVersion);
+    metadata.set("date_saved", date_saved());
+    metadata.set("exported_by", std::string("MirrorLab ") + MIRRORLAB_VERSION);
+    const std::vector<std::uint8_t> h5 = keras_weights_h5(model, weights, optimizer);
+    return write_stored_zip({{kMetadataMember, json::dump(metadata)},
+                       {kConfigMember, json::dump(keras_config(model, optimizer))},
+                       {kWeightsMember, text_of(h5)}});
+}
+
+void save_keras_file(const std::string& path, const Model& model, std::span<const float> weights,
+                     const OptimizerConfig& optimizer) {
+    write_file_atomically(path, text_of(keras_archive(model, weights, optimizer)), "the Keras model");
+}
+
+void save_keras_weights_file(const std::string& path, const Model& model, std::span<const float> weights,
+                             const OptimizerConfig& optimizer) {
+    write_file_atomically(path, text_of(keras_weights_h5(model, weights, optimizer)), "the Keras weights");
+}
+
+std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,
+                                         const std::string& source) {
+    // Nothing is allocated for weights the file cannot hold: HDF5's deflate, like zlib's, packs at
+    // most ~1032 bytes into one, and a dataset never written reads as zeros from no bytes at all.
+    const std::size_t count = weight_count(model);
+    if (count / kMaxCompressionRatio / sizeof(float) > bytes.size()) {
+        throw DataError(source + " is " + std::to_string(bytes.size()) + " bytes, too small to hold the " +
+                        format_thousands(static_cast<std::int64_t>(count)) + " weights of model '" + model.name() +
+                        "': it was saved from another model");
+    }
+    const hdf5::FileReader file(bytes, source);
+    std::vector<float> weights;
+    weights.reserve(count);
+    for (const LayerInfo& layer : model.layers()) {
+        for (std::size_t i = 0; i < layer.variables.size(); ++i) {
+            const std::string path = variable_path(layer, i);
+            if (file.find(path) == nullptr) {
+                throw DataError(source + " has no weight '" + path + "' (" + layer.variables[i].name +
+                                "): it was not saved from this model");
+            }
+            const std::vector<float> values = file.read_floats(path, dims(layer.variables[i].shape));
+            weights.insert(weights.end(), values.begin(), values.end());
+        }
+        // A weight beyond the model's (a layer with a bias where ours has none) means another model.
+        const std::string extra = variable_path(layer, layer.variables.size());
+        if (file.find(extra) != nullptr) {
+            throw DataError(source + " has a weight '" + extra + "' that layer '" + layer.config.name + "' (" +
+                            std::string(layer_class_name(layer.config.kind)) + ") does not have: another model");
+        }
+    }
+    return weights;
+}
+
+KerasModel read_keras_archive(std::vector<std::uint8_t> bytes, const std::string& source) {
+    // Every zip (and so every .keras) starts with a local file header, "PK\3\4".
+    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "\x89HDF", 4) == 0) {
+        throw DataError(source + " is an HDF5 file (Keras' .weights.h5?), not a .keras archive; a .weights.h5 goes "
+                                 "with the model it was saved from");
+    }
+    if (bytes.size() < 4 || std::memcmp(bytes.data(), "PK\x03\x04", 4) != 0) {
+        throw DataError(source + " is not a .keras archive (a .keras file is a zip archive, and this is not one)");
+    }
+    const ZipReader zip(std::move(bytes), source, ".keras");
+    for (const char* member : {kConfigMember, kWeightsMember}) {
+        if (zip.find(member) == nullptr) {
+            throw DataError(source + " is not a complete .keras archive: it has no " + member);
+        }
+    }
+    std::string version;
+    if (zip.find(kMetadataMember) != nullptr) {
+        try {
+            const json::Value metadata = json::parse(text_of(zip.read(kMetadataMember)), source + "/metadata.json");
+            if (const json::Value* v = metadata.find("keras_version"); v != nullptr && v->is_string()) {
+                version = v->as_string();
+            }
+        } catch (const json::ParseError& error) {
+            throw DataError(source + ": metadata.json is not JSON: " + error.what());
+        }
+    }
+    Model model = model_from_keras_config(text_of(zip.read(kConfigMember)), source + "/config.json");
+    std::vector<float> weights = keras_weights_from_h5(zip.read(kWeightsMember), model, source + "/model.weights.h5");
+    return KerasModel{std::move(model), std::move(weights), std::move(version)};
+}
+
+KerasModel load_keras_file(const std::string& path) {
+    return read_keras_archive(read_file_binary(path, kKerasMaxFileBytes, "'" + path + "'", "a .keras file"), path);
+}
+
+std::vector<float> load_keras_weights_file(const std::string& path, const Model& model) {
+    return keras_weights_from_h5(read_file_binary(path, kKerasMaxFileBytes, "'" + path + "'", "a .weights.h5 file"),
+                                 model, path);
+}
+
+}  // namespace mirrorlab

@@ -1,0 +1,83 @@
+#pragma once
+// Keras 3 model files: the `.keras` archive (a zip of metadata.json, config.json and
+// model.weights.h5, as keras.saving.save_model writes it) and the bare `.weights.h5`
+// (model.save_weights), written and read for MirrorLab's Sequential models.
+//
+// What we write (keras_file.cpp; the layout Keras 3.15 writes, checked against files Keras wrote
+// in tests/test_keras_file.cpp):
+//   metadata.json     {"keras_version", "date_saved"} and "exported_by": "MirrorLab <version>"
+//   config.json       the Sequential's serialized config: an InputLayer of batch_shape
+//                     [null, input_length], every layer's full Keras 3 config and build_config,
+//                     and a compile_config (the run's optimizer, sparse categorical
+//                     cross-entropy, accuracy and top-5 accuracy), so load_model() returns a
+//                     compiled model
+//   model.weights.h5  layers/<layer name>/vars/0, 1, ... (float32, Keras' shapes: Embedding
+//                     [vocab, dim], Conv1D kernel [k, in, filters], Dense [in, units], biases),
+//                     a vars group per layer and one for the model (attribute "name"), and
+//                     optimizer/vars/0 (iterations, int64) and /1 (learning_rate, float32): the
+//                     state of a freshly compiled Keras optimizer. The optimizer's moments are not
+//                     exported: fine-tuning in Keras starts its optimizer afresh (Keras says so
+//                     with a warning when it loads the file, as it does for its own unfitted files).
+//
+// Reading takes the model from config.json (or a `model.to_json()` string) and the weights from
+// layers/<name>/vars/<i>; anything else in the weight file (the optimizer's state) is left out.
+// Every failure is one error naming the file and the part: a DataError for the container (not a
+// zip, a missing member, a corrupt HDF5 file, a missing or misshaped weight), a ModelError for
+// the model (unsupported layers, all named at once; Keras features MirrorLab does not run). A
+// failed import returns nothing: there is no half-imported model.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "core/util/json.h"
+
+namespace mirrorlab {
+
+// The Keras version whose layout we write (metadata.json's keras_version).
+inline constexpr std::string_view kKerasFormatVersion = "3.15.1";
+// A .keras or .weights.h5 file larger than this is refused before it is read.
+inline constexpr std::uint64_t kKerasMaxFileBytes = std::uint64_t{2} << 30;
+
+// --- writing ---------------------------------------------------------------------------------
+
+json::Value keras_config(const Model& model, const OptimizerConfig& optimizer);
+// The optimizer's default name in Keras 3 ("nadam", "sgd"): the optimizer group's "name".
+std::string keras_optimizer_name(OptimizerKind kind);
+// model.weights.h5's bytes; `weights` is Model::variables() in order, row-major.
+std::vector<std::uint8_t> keras_weights_h5(const Model& model, std::span<const float> weights,
+                                           const OptimizerConfig& optimizer);
+// The whole .keras archive.
+std::vector<std::uint8_t> keras_archive(const Model& model, std::span<const float> weights,
+                                        const OptimizerConfig& optimizer);
+// Written atomically (core/util/file.h); DataError naming the file when it cannot be.
+void save_keras_file(const std::string& path, const Model& model, std::span<const float> weights,
+                     const OptimizerConfig& optimizer);
+void save_keras_weights_file(const std::string& path, const Model& model, std::span<const float> weights,
+                             const OptimizerConfig& optimizer);
+
+// --- reading ---------------------------------------------------------------------------------
+
+struct KerasModel {
+    Model model;
+    std::vector<float> weights;  // Model::variables() in order; empty when the source had none
+    std::string keras_version;   // metadata.json's, when there is one
+};
+
+// A Keras Sequential config: config.json's or model.to_json()'s. ModelError naming `source`.
+Model model_from_keras_config(std::string_view json_text, std::string_view source);
+// The weights of `model` from a Keras weight file's bytes. DataError naming `source`.
+std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,
+                                         const std::string& source);
+// A whole .keras archive in memory; `source` starts every message.
+KerasModel read_keras_archive(std::vector<std::uint8_t> bytes, const std::string& source);
+
+// A .keras file.
+KerasModel load_keras_file(const std::string& path);
+// A .weights.h5 file for `model`.
+std::vector<float> load_keras_weights_file(const std::string& path, const Model& model);
+
+}  // namespace mirrorlab
