@@ -50,7 +50,8 @@ have_toolchain() {
 }
 # What the build and the reports need, installed when missing: llvm-16 has llvm-symbolizer-16,
 # without which the sanitizers print stacks of bare addresses.
-PACKAGES=(clang-16 libclang-rt-16-dev llvm-16 cmake make python3 nlohmann-json3-dev libzip-dev)
+PACKAGES=(clang-16 libclang-rt-16-dev llvm-16 cmake make python3 nlohmann-json3-dev libzip-dev
+          libsqlite3-dev libprotobuf-dev protobuf-compiler libhdf5-dev)
 MISSING=()
 for package in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || MISSING+=("$package")

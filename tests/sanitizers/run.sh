@@ -40,6 +40,7 @@ packages=(
   build-essential cmake
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libgl-dev fonts-dejavu-core fonts-wqy-microhei zlib1g-dev libcli11-dev nlohmann-json3-dev libzip-dev
+  libsqlite3-dev libprotobuf-dev protobuf-compiler libhdf5-dev
   libasan8 libubsan1 libtsan2
 )
 missing=()
