@@ -1,4 +1,4 @@
-// The layering check the build runs (tools/check_layers): the source tree keeps to the layers, and
+// The layering check the build runs (tests/layers/check_layers): the source tree keeps to the layers, and
 // each kind of forbidden include, written into a small tree of its own, fails the check with the
 // file, the line and the arrow; an allowance lets one include through and fails once it is stale.
 #include <QtTest>
