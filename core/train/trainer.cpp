@@ -365,19 +365,7 @@ void Trainer::prepare(FitRun& run) {
     strategy.set_detailed_stats(config_.detailed_step_stats);
     log(LogLevel::Info, "Optimizer: " + config_.optimizer.describe());
 
-    run.callbacks.push_back(std::make_shared<OverfittingMonitor>(config_.overfitting_monitor, config_.early_stopping.enabled));
-    if (config_.early_stopping.enabled) run.callbacks.push_back(std::make_shared<EarlyStopping>(config_.early_stopping));
-    run.callbacks.insert(run.callbacks.end(), extra_callbacks_.begin(), extra_callbacks_.end());
-    if (resume_) {
-        for (auto& callback : run.callbacks) {
-            auto saved = resume_->callbacks.find(callback->name());
-            if (saved != resume_->callbacks.end()) callback->restore(saved->second);
-        }
-    }
-    for (auto& callback : run.callbacks) {
-        if (callback->wants_steps()) run.step_callbacks.push_back(callback.get());
-    }
-    if (!run.step_callbacks.empty()) run.step_context.emplace(context_for(run));
+    add_callbacks(run);
 
     PipelineOptions options;
     options.batch_size = config_.batch_size;
@@ -391,6 +379,32 @@ void Trainer::prepare(FitRun& run) {
     run.validation_steps = run.has_validation ? (data_.validation_ids->count + config_.batch_size - 1) / config_.batch_size : 0;
     run.all_reduce = replicas > 1 ? std::string(all_reduce_name(strategy.all_reduce_algorithm())) : "none";
 
+    announce(run);
+    publish(MemoryEvent{strategy.memory()});
+    run.last_memory_event = Clock::now();
+}
+
+// The built-in callbacks, then the added ones, each with its state from the checkpoint when resuming.
+void Trainer::add_callbacks(FitRun& run) {
+    run.callbacks.push_back(std::make_shared<OverfittingMonitor>(config_.overfitting_monitor, config_.early_stopping.enabled));
+    if (config_.early_stopping.enabled) run.callbacks.push_back(std::make_shared<EarlyStopping>(config_.early_stopping));
+    run.callbacks.insert(run.callbacks.end(), extra_callbacks_.begin(), extra_callbacks_.end());
+    if (resume_) {
+        for (auto& callback : run.callbacks) {
+            auto saved = resume_->callbacks.find(callback->name());
+            if (saved != resume_->callbacks.end()) callback->restore(saved->second);
+        }
+    }
+    for (auto& callback : run.callbacks) {
+        if (callback->wants_steps()) run.step_callbacks.push_back(callback.get());
+    }
+    if (!run.step_callbacks.empty()) run.step_context.emplace(context_for(run));
+}
+
+// The run's start as Keras' log says it, and where a resumed run picks up.
+void Trainer::announce(FitRun& run) {
+    const MirroredStrategy& strategy = *run.strategy;
+    const int replicas = strategy.replica_count();
     TrainBeginEvent begin;
     begin.epochs = config_.epochs;
     begin.initial_epoch = run.first_epoch - 1;
@@ -418,27 +432,28 @@ void Trainer::prepare(FitRun& run) {
     }
     log(LogLevel::Info, "Train for " + std::to_string(run.steps) + " steps" +
                             (run.has_validation ? ", validate for " + std::to_string(run.validation_steps) + " steps" : ""));
-    publish(MemoryEvent{strategy.memory()});
-    run.last_memory_event = Clock::now();
+}
+
+// A checkpoint from inside this epoch: its batches up to there are drawn and dropped (the order is
+// the same, so the next batch is the one the interrupted run would have taken) and its running sums
+// carried on. Returns the steps already done (0 without such a checkpoint).
+std::int64_t Trainer::continue_checkpointed_epoch(FitRun& run, EpochPass& pass) {
+    if (!resume_ || resume_->steps_into_epoch <= 0) return 0;
+    for (std::int64_t skipped = 0; skipped < resume_->steps_into_epoch; ++skipped) {
+        std::optional<Batch> batch = run.pipeline->next();
+        if (!batch) break;
+        run.pipeline->recycle(std::move(*batch));
+    }
+    pass.steps_done = resume_->steps_into_epoch;
+    pass.running = resume_->running;
+    return resume_->steps_into_epoch;
 }
 
 Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
     MirroredStrategy& strategy = *run.strategy;
     EpochPass pass;
     pass.start = Clock::now();
-    std::int64_t first_step = 1;
-    if (resume_ && resume_->steps_into_epoch > 0 && epoch == run.first_epoch) {
-        // A checkpoint from inside this epoch: its batches up to there are drawn and dropped (the
-        // order is the same, so the next batch is the one the interrupted run would have taken).
-        for (std::int64_t skipped = 0; skipped < resume_->steps_into_epoch; ++skipped) {
-            std::optional<Batch> batch = run.pipeline->next();
-            if (!batch) break;
-            run.pipeline->recycle(std::move(*batch));
-        }
-        first_step = resume_->steps_into_epoch + 1;
-        pass.steps_done = resume_->steps_into_epoch;
-        pass.running = resume_->running;
-    }
+    const std::int64_t first_step = epoch == run.first_epoch ? continue_checkpointed_epoch(run, pass) + 1 : 1;
     for (run.step = first_step; run.step <= run.steps; ++run.step) {
         if (!wait_if_paused()) {
             pass.stopped = true;

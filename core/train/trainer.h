@@ -101,8 +101,11 @@ private:
     FitResult fit();
     void check_config();
     void prepare(FitRun& run);
+    void add_callbacks(FitRun& run);
+    void announce(FitRun& run);
     // The epoch's training steps; throws on a NaN loss. `stopped` when a stop was asked for.
     EpochPass train_epoch(FitRun& run, int epoch);
+    std::int64_t continue_checkpointed_epoch(FitRun& run, EpochPass& pass);
     // Validation and callbacks after a complete training pass; false when the run ends here.
     bool end_epoch(FitRun& run, int epoch, const EpochPass& pass, FinishedEvent& finished);
     FinishedEvent finish(FitRun& run, FinishedEvent finished);

@@ -60,82 +60,10 @@ QString metricText(double value) {
 }  // namespace
 
 RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
-    table_ = new QTableWidget(0, ColumnCount, this);
-    table_->setObjectName(QStringLiteral("runsTable"));
-    table_->setAccessibleName(tr("Runs"));
-    table_->setToolTip(tr("Every kept run, earlier sessions' too; tick a run to draw its curves in the charts, "
-                          "double-click its name or note to edit it"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("Name"), tr("Devices"), tr("Data"), tr("Optimizer"), tr("Epochs"),
-                                       tr("Best val_loss"), tr("Accuracy"), tr("Val accuracy"), tr("Status"), tr("Note")});
-    table_->horizontalHeaderItem(RunColumn)->setToolTip(tr("Check a run to draw its curves on the training charts"));
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
-    table_->verticalHeader()->hide();
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::onItemEdited);
-    connect(table_, &QTableWidget::itemSelectionChanged, this, &RunsPanel::updateButtons);
-
-    filter_ = new QLineEdit(this);
-    filter_->setObjectName(QStringLiteral("runsFilter"));
-    filter_->setPlaceholderText(tr("Filter runs (name, note, data, devices, status)"));
-    filter_->setAccessibleName(tr("Filter runs"));
-    filter_->setClearButtonEnabled(true);
-    // The clear button is a child control of its own; it needs a name for screen readers too.
-    for (QToolButton* clear : filter_->findChildren<QToolButton*>()) {
-        clear->setAccessibleName(tr("Clear filter"));
-        clear->setToolTip(tr("Clear filter"));
-    }
-    filter_->setToolTip(tr("Show only the runs whose name, note, data, devices, optimizer or status contain this text"));
-    connect(filter_, &QLineEdit::textChanged, this, &RunsPanel::applyFilter);
-    store_label_ = new QLabel(this);
-    store_label_->setObjectName(QStringLiteral("runsStoreLabel"));
-    store_label_->setWordWrap(true);
-    store_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-    train_again_button_ = new QPushButton(tr("Train again"), this);
-    train_again_button_->setToolTip(tr("Put the selected run's model, settings, devices and data back into the forms"));
-    connect(train_again_button_, &QPushButton::clicked, this, [this] {
-        if (const int id = selectedRunId()) emit trainAgainRequested(id);
-    });
-    resume_button_ = new QPushButton(tr("Resume"), this);
-    resume_button_->setToolTip(tr("Continue the selected run from its last checkpoint (the end of its last finished epoch)"));
-    connect(resume_button_, &QPushButton::clicked, this, [this] {
-        if (const int id = selectedRunId()) emit resumeRequested(id);
-    });
-    delete_button_ = new QPushButton(tr("Delete…"), this);
-    delete_button_->setToolTip(tr("Delete the selected run, its metrics and its checkpoints"));
-    connect(delete_button_, &QPushButton::clicked, this, &RunsPanel::deleteInteractively);
-
-    // The exports share one button with a menu, so the panel stays narrow enough for a laptop's
-    // bottom strip beside the monitor.
-    export_button_ = new QToolButton(this);
-    export_button_->setObjectName(QStringLiteral("runsExportButton"));
-    export_button_->setText(tr("Export"));
-    export_button_->setToolTip(tr("The selected run's history as CSV or TensorBoard event files, its model as a Keras file, or the charts as PNG"));
-    export_button_->setPopupMode(QToolButton::InstantPopup);
-    auto* export_menu = new QMenu(export_button_);
-    export_csv_action_ = export_menu->addAction(tr("Export history as CSV…"));
-    export_csv_action_->setToolTip(tr("The selected run's per-epoch metrics, in the columns Keras' CSVLogger writes"));
-    connect(export_csv_action_, &QAction::triggered, this, &RunsPanel::exportCsvInteractively);
-    export_png_action_ = export_menu->addAction(tr("Export charts as PNG…"));
-    export_png_action_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
-    connect(export_png_action_, &QAction::triggered, this, &RunsPanel::exportPngInteractively);
-    export_keras_action_ = export_menu->addAction(tr("Export as Keras model…"));
-    export_keras_action_->setToolTip(
-        tr("The selected run's model and weights (its last checkpoint) as a Keras 3 .keras file: keras.saving.load_model() opens it"));
-    connect(export_keras_action_, &QAction::triggered, this, &RunsPanel::exportKerasInteractively);
-    export_menu->addSeparator();
-    export_tensorboard_action_ = export_menu->addAction(tr("Export to TensorBoard…"));
-    export_tensorboard_action_->setToolTip(
-        tr("The selected run's metrics as TensorBoard event files, as Keras' TensorBoard callback writes them"));
-    connect(export_tensorboard_action_, &QAction::triggered, this, &RunsPanel::exportTensorBoardInteractively);
-    open_tensorboard_action_ = export_menu->addAction(tr("Open in TensorBoard"));
-    open_tensorboard_action_->setToolTip(tr("Start TensorBoard on the selected run and open it in the browser"));
-    connect(open_tensorboard_action_, &QAction::triggered, this, &RunsPanel::openInTensorBoardInteractively);
-    export_button_->setMenu(export_menu);
-
+    buildTable();
+    buildFilter();
+    buildButtons();
+    buildExportMenu();
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(train_again_button_);
     buttons->addWidget(resume_button_);
@@ -164,6 +92,90 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
         }
     }
     refresh();
+}
+
+void RunsPanel::buildTable() {
+    table_ = new QTableWidget(0, ColumnCount, this);
+    table_->setObjectName(QStringLiteral("runsTable"));
+    table_->setAccessibleName(tr("Runs"));
+    table_->setToolTip(tr("Every kept run, earlier sessions' too; tick a run to draw its curves in the charts, "
+                          "double-click its name or note to edit it"));
+    table_->setHorizontalHeaderLabels({tr("Run"), tr("Name"), tr("Devices"), tr("Data"), tr("Optimizer"), tr("Epochs"),
+                                       tr("Best val_loss"), tr("Accuracy"), tr("Val accuracy"), tr("Status"), tr("Note")});
+    table_->horizontalHeaderItem(RunColumn)->setToolTip(tr("Check a run to draw its curves on the training charts"));
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::onItemEdited);
+    connect(table_, &QTableWidget::itemSelectionChanged, this, &RunsPanel::updateButtons);
+}
+
+void RunsPanel::buildFilter() {
+    filter_ = new QLineEdit(this);
+    filter_->setObjectName(QStringLiteral("runsFilter"));
+    filter_->setPlaceholderText(tr("Filter runs (name, note, data, devices, status)"));
+    filter_->setAccessibleName(tr("Filter runs"));
+    filter_->setClearButtonEnabled(true);
+    // The clear button is a child control of its own; it needs a name for screen readers too.
+    for (QToolButton* clear : filter_->findChildren<QToolButton*>()) {
+        clear->setAccessibleName(tr("Clear filter"));
+        clear->setToolTip(tr("Clear filter"));
+    }
+    filter_->setToolTip(tr("Show only the runs whose name, note, data, devices, optimizer or status contain this text"));
+    connect(filter_, &QLineEdit::textChanged, this, &RunsPanel::applyFilter);
+    store_label_ = new QLabel(this);
+    store_label_->setObjectName(QStringLiteral("runsStoreLabel"));
+    store_label_->setWordWrap(true);
+    store_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+}
+
+void RunsPanel::buildButtons() {
+    train_again_button_ = new QPushButton(tr("Train again"), this);
+    train_again_button_->setToolTip(tr("Put the selected run's model, settings, devices and data back into the forms"));
+    connect(train_again_button_, &QPushButton::clicked, this, [this] {
+        if (const int id = selectedRunId()) emit trainAgainRequested(id);
+    });
+    resume_button_ = new QPushButton(tr("Resume"), this);
+    resume_button_->setToolTip(tr("Continue the selected run from its last checkpoint (the end of its last finished epoch)"));
+    connect(resume_button_, &QPushButton::clicked, this, [this] {
+        if (const int id = selectedRunId()) emit resumeRequested(id);
+    });
+    delete_button_ = new QPushButton(tr("Delete…"), this);
+    delete_button_->setToolTip(tr("Delete the selected run, its metrics and its checkpoints"));
+    connect(delete_button_, &QPushButton::clicked, this, &RunsPanel::deleteInteractively);
+}
+
+void RunsPanel::buildExportMenu() {
+    // The exports share one button with a menu, so the panel stays narrow enough for a laptop's
+    // bottom strip beside the monitor.
+    export_button_ = new QToolButton(this);
+    export_button_->setObjectName(QStringLiteral("runsExportButton"));
+    export_button_->setText(tr("Export"));
+    export_button_->setToolTip(tr("The selected run's history as CSV or TensorBoard event files, its model as a Keras file, or the charts as PNG"));
+    export_button_->setPopupMode(QToolButton::InstantPopup);
+    auto* export_menu = new QMenu(export_button_);
+    export_csv_action_ = export_menu->addAction(tr("Export history as CSV…"));
+    export_csv_action_->setToolTip(tr("The selected run's per-epoch metrics, in the columns Keras' CSVLogger writes"));
+    connect(export_csv_action_, &QAction::triggered, this, &RunsPanel::exportCsvInteractively);
+    export_png_action_ = export_menu->addAction(tr("Export charts as PNG…"));
+    export_png_action_->setToolTip(tr("The loss, accuracy and top-5 charts as one picture"));
+    connect(export_png_action_, &QAction::triggered, this, &RunsPanel::exportPngInteractively);
+    export_keras_action_ = export_menu->addAction(tr("Export as Keras model…"));
+    export_keras_action_->setToolTip(
+        tr("The selected run's model and weights (its last checkpoint) as a Keras 3 .keras file: keras.saving.load_model() opens it"));
+    connect(export_keras_action_, &QAction::triggered, this, &RunsPanel::exportKerasInteractively);
+    export_menu->addSeparator();
+    export_tensorboard_action_ = export_menu->addAction(tr("Export to TensorBoard…"));
+    export_tensorboard_action_->setToolTip(
+        tr("The selected run's metrics as TensorBoard event files, as Keras' TensorBoard callback writes them"));
+    connect(export_tensorboard_action_, &QAction::triggered, this, &RunsPanel::exportTensorBoardInteractively);
+    open_tensorboard_action_ = export_menu->addAction(tr("Open in TensorBoard"));
+    open_tensorboard_action_->setToolTip(tr("Start TensorBoard on the selected run and open it in the browser"));
+    connect(open_tensorboard_action_, &QAction::triggered, this, &RunsPanel::openInTensorBoardInteractively);
+    export_button_->setMenu(export_menu);
 }
 
 void RunsPanel::setTrainingPanel(TrainingPanel* panel) {

@@ -78,6 +78,10 @@ public slots:
     void refresh();  // brings every row up to date with the controller's runs
 
 private:
+    void buildTable();
+    void buildFilter();
+    void buildButtons();
+    void buildExportMenu();
     void fillRow(int row, const RunRecord& record);
     QString statusOf(const RunRecord& record, QString* tip, bool* failed) const;
     void applyFilter();
