@@ -8,6 +8,7 @@
 
 #include <QAction>
 #include <QDesktopServices>
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -88,6 +89,7 @@ private slots:
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
     void exportsAndOpensInTensorBoard();
+    void liveTensorBoardFilesWhileTraining();
 };
 
 // Stands in for the browser: QDesktopServices hands http URLs to it.
@@ -301,6 +303,32 @@ void TestUiRuns::exportsAndOpensInTensorBoard() {
     QCOMPARE(panel.tensorBoardProcess()->state(), QProcess::Running);  // TensorBoard keeps serving
     panel.tensorBoardProcess()->kill();
     panel.tensorBoardProcess()->waitForFinished(5000);
+}
+
+// The GUI's option per run: a kept run writes TensorBoard event files as it trains (in its folder),
+// with the epochs' values; switched off, it writes none.
+void TestUiRuns::liveTensorBoardFilesWhileTraining() {
+    TrainingController controller;
+    QVERIFY(controller.liveTensorBoard());
+    const int id = controller.start(smallRun(2));
+    QVERIFY(controller.waitForFinished(60000));
+    const QString folder = controller.liveTensorBoardFolder(id);
+    QVERIFY2(!folder.isEmpty(), "no live event files");
+    const QStringList files = QDir(folder + "/train").entryList({QStringLiteral("events.out.tfevents.*")}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    std::vector<double> losses;
+    for (const TensorBoardEvent& event : read_tensorboard_events((folder + "/train/" + files.front()).toStdString())) {
+        for (const TensorBoardValue& value : event.values) {
+            if (value.tag == "epoch_loss") losses.push_back(value.value);
+        }
+    }
+    const RunRecord* record = controller.run(id);
+    QCOMPARE(losses.size(), std::size_t{2});
+    QCOMPARE(static_cast<float>(losses[1]), static_cast<float>(record->epochs[1].train.loss));
+    controller.setLiveTensorBoard(false);
+    const int quiet = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QVERIFY(controller.liveTensorBoardFolder(quiet).isEmpty());
 }
 
 QTEST_MAIN(TestUiRuns)

@@ -280,6 +280,13 @@ void MainWindow::buildActions() {
     training->addAction(stop_);
     training->addSeparator();
     training->addAction(next_step_);
+    training->addSeparator();
+    live_tensorboard_ = training->addAction(tr("Write TensorBoard event files"));
+    live_tensorboard_->setCheckable(true);
+    live_tensorboard_->setChecked(controller_->liveTensorBoard());
+    live_tensorboard_->setToolTip(tr("Kept runs also write TensorBoard event files while they train (in the run's folder, "
+                                     "as Keras' TensorBoard callback does), so Runs → Export → Open in TensorBoard follows them live"));
+    connect(live_tensorboard_, &QAction::toggled, this, [this](bool on) { controller_->setLiveTensorBoard(on); });
 
     buildViewMenu();
     for (QMenu* menu : {file, training}) menu->setToolTipsVisible(true);
@@ -415,6 +422,7 @@ void MainWindow::saveSettings() const {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("training/liveTensorBoard"), live_tensorboard_->isChecked());
     devices_->saveSettings(settings);
     model_->saveSettings(settings);
     data_->saveSettings(settings);
@@ -422,6 +430,7 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::restoreSettings() {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
+    live_tensorboard_->setChecked(settings.value(QStringLiteral("training/liveTensorBoard"), true).toBool());
     // Qt's restoreGeometry() moves and shrinks a saved geometry onto the screens there are now.
     if (!settings.contains(QStringLiteral("window/geometry")) ||
         !restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {

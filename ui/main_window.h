@@ -67,6 +67,7 @@ protected:
 
 private:
     std::function<bool(const QString&)> confirm_close_;
+    QAction* live_tensorboard_ = nullptr;
     bool close_when_idle_ = false;
 
     void buildCentral();

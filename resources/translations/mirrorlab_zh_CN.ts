@@ -1378,6 +1378,14 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Per-class report</source>
         <translation>逐类报告</translation>
     </message>
+    <message>
+        <source>Write TensorBoard event files</source>
+        <translation>写入 TensorBoard 事件文件</translation>
+    </message>
+    <message>
+        <source>Kept runs also write TensorBoard event files while they train (in the run&apos;s folder, as Keras&apos; TensorBoard callback does), so Runs → Export → Open in TensorBoard follows them live</source>
+        <translation>保存的运行在训练时也写入 TensorBoard 事件文件（在运行的文件夹中，与 Keras 的 TensorBoard 回调相同），因此“运行 → 导出 → 在 TensorBoard 中打开”可实时跟踪它们</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -2016,6 +2024,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Keras models (*.keras)</source>
         <translation>Keras 模型 (*.keras)</translation>
+    </message>
+    <message>
+        <source>Run %1 is training without TensorBoard event files (Training → Write TensorBoard event files).</source>
+        <translation>运行 %1 正在训练，但没有写入 TensorBoard 事件文件（训练 → 写入 TensorBoard 事件文件）。</translation>
     </message>
 </context>
 <context>

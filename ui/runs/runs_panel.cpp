@@ -521,9 +521,19 @@ bool RunsPanel::openInTensorBoard(int run_id, QString* message) {
         if (message != nullptr) *message = tr("Run %1 is not kept in the run store, so it has no event files to show.").arg(run_id);
         return false;
     }
-    // A fresh export each time: event files left from an earlier one would show every step twice.
-    QDir(folder).removeRecursively();
-    if (!exportTensorBoard(run_id, folder, message)) return false;
+    const RunRecord* record = controller_ != nullptr ? controller_->run(run_id) : nullptr;
+    if (record != nullptr && record->running) {
+        // A run in training shows its live event files (written as it trains), which TensorBoard
+        // follows; there is nothing complete to export yet.
+        if (controller_->liveTensorBoardFolder(run_id).isEmpty()) {
+            if (message != nullptr) *message = tr("Run %1 is training without TensorBoard event files (Training → Write TensorBoard event files).").arg(run_id);
+            return false;
+        }
+    } else {
+        // A fresh export each time: event files left from an earlier one would show every step twice.
+        QDir(folder).removeRecursively();
+        if (!exportTensorBoard(run_id, folder, message)) return false;
+    }
     const QString program = QStandardPaths::findExecutable(QStringLiteral("tensorboard"));
     if (program.isEmpty()) {
         if (message != nullptr) {
@@ -602,7 +612,8 @@ void RunsPanel::updateButtons() {
     const RunRecord* exportable = controller_ != nullptr ? controller_->run(selectedRunId()) : nullptr;
     const bool has_events = exportable != nullptr && exportable->stored && !exportable->running && controller_->store() != nullptr;
     export_tensorboard_action_->setEnabled(has_events);
-    open_tensorboard_action_->setEnabled(has_events);
+    const bool live = exportable != nullptr && exportable->running && !controller_->liveTensorBoardFolder(exportable->id).isEmpty();
+    open_tensorboard_action_->setEnabled(has_events || live);
 }
 
 }  // namespace mirrorlab::ui

@@ -1,6 +1,7 @@
 #include "ui/training/training_controller.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QThread>
 
@@ -87,7 +88,14 @@ void TrainingController::loadStoredRuns() {
     }
 }
 
+QString TrainingController::liveTensorBoardFolder(int id) const {
+    if (!store_) return {};
+    const QString folder = QString::fromStdString(store_->folder()) + QStringLiteral("/runs/%1/tensorboard").arg(id);
+    return QFileInfo::exists(folder + QStringLiteral("/train")) ? folder : QString();
+}
+
 void TrainingController::endRecording() {
+    tensorboard_.reset();  // closes the event files (the trainer's sink no longer calls it)
     if (!recorded_) return;
     const std::int64_t id = recorded_->info().id;
     recorded_.reset();  // commits the rows left
@@ -194,6 +202,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
     trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
     if (!settings.initial_weights.empty() && !resume) trainer_->set_initial_weights(settings.initial_weights);
     Trainer::EventSink queue = [this](const Event& event) {
+        if (tensorboard_) tensorboard_->consume(event);  // never throws; a failed write is one warning
         {
             std::lock_guard lock(queue_mutex_);
             queue_.push_back(event);
@@ -222,6 +231,13 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
             record.stored = true;
             record.stored_status = RunStatus::Running;
             record.name = QString::fromStdString(recorded_->info().name);
+            if (live_tensorboard_) {
+                TensorBoardOptions options;
+                options.log_dir = recorded_->info().folder + "/tensorboard";
+                options.learning_rate = settings.config.optimizer.learning_rate;
+                tensorboard_ = std::make_unique<TensorBoardLogger>(options, warn);
+                tensorboard_run_ = record.id;
+            }
         } catch (const Error& error) {
             if (resume_run_id > 0) throw;
             not_recorded = LogEvent{LogLevel::Warning, tr("This run is not kept: %1").arg(QString::fromStdString(error.what())).toStdString()};

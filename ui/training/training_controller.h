@@ -19,6 +19,7 @@
 #include "core/store/checkpoint.h"
 #include "core/store/recorded_run.h"
 #include "core/store/run_store.h"
+#include "core/export/tensorboard.h"
 #include "core/train/events.h"
 #include "core/train/trainer.h"
 
@@ -99,6 +100,12 @@ public:
     // The run store (runs survive restarts): null when it could not be opened (storeProblem()
     // says why; training still works, unrecorded).
     RunStore* store() const { return store_.get(); }
+    // Kept runs also write TensorBoard event files while they train, to <run folder>/tensorboard
+    // (Keras' TensorBoard callback; on by default), so TensorBoard can watch a run live.
+    void setLiveTensorBoard(bool enabled) { live_tensorboard_ = enabled; }
+    bool liveTensorBoard() const { return live_tensorboard_; }
+    // Where a kept run's live event files are ("" when the run writes none).
+    QString liveTensorBoardFolder(int id) const;
     QString storeProblem() const { return store_problem_; }
     std::optional<StoredSettings> storedSettings(int id, QString* error) const;
     bool renameRun(int id, const QString& name, QString* error);
@@ -154,6 +161,9 @@ private:
     QString store_problem_;
     // Declared after trainer_ and reset before it: the trainer's sink calls into it until its run ends.
     std::unique_ptr<RecordedRun> recorded_;
+    bool live_tensorboard_ = true;
+    std::unique_ptr<TensorBoardLogger> tensorboard_;  // the current run's live event files
+    int tensorboard_run_ = 0;
     QTimer drain_timer_;
     std::mutex queue_mutex_;
     std::vector<Event> queue_;
