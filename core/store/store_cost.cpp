@@ -7,17 +7,11 @@
 #include <vector>
 
 #include "core/store/recorded_run.h"
+#include "core/util/median.h"
 
 namespace mirrorlab {
 
 namespace {
-
-double median(std::vector<double> values) {
-    if (values.empty()) return 0.0;
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
 
 // One epoch of `steps` steps without validation; returns the training pass's ms per step.
 double timed_epoch(const Model& model, const TrainData& data, const DeviceConfig& devices, std::int64_t steps, RunStore* store) {

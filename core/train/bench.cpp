@@ -16,6 +16,7 @@
 #include "core/util/error.h"
 #include "core/util/json.h"
 #include "core/util/thread_pool.h"
+#include "core/util/median.h"
 
 namespace mirrorlab {
 
@@ -25,13 +26,6 @@ namespace {
 constexpr std::int64_t kWarmupSteps = 5;
 constexpr std::int64_t kScalingWarmupSteps = 10;
 constexpr int kScalingRounds = 5;
-
-double median(std::vector<double> values) {
-    if (values.empty()) return 0.0;
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 // Peak resident set: VmHWM of /proc/self/status, which writing "5" to /proc/self/clear_refs
 // resets (Linux >= 4.0), so that each run reports its own peak. Elsewhere: the process's peak.

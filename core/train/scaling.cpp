@@ -6,17 +6,11 @@
 
 #include "core/distribute/mirrored.h"
 #include "core/util/error.h"
+#include "core/util/median.h"
 
 namespace mirrorlab {
 
 namespace {
-
-double median(std::vector<double> values) {
-    if (values.empty()) return 0.0;
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
