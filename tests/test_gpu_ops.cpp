@@ -849,8 +849,12 @@ private slots:
         const double error = nmse(cuda->weights(), cpu->weights());
         qInfo("weights after 20 steps: normalised MSE %.3g between GPU and CPU", error);
         // Summation order differs (cuDNN, cuBLAS, atomics), and over 20 steps a rounding difference
-        // may flip a near-tie in max pooling or a ReLU kink: close, not equal.
-        QVERIFY2(error < 1e-5, qPrintable(QString("normalised MSE %1").arg(error)));
+        // may flip a near-tie in max pooling or a ReLU kink: close, not equal. On the emulator
+        // (blocks in a seeded random order) most orders give ~1e-12; some flip a tie and the 20
+        // steps carry it on (MIRRORLAB_CUDA_EMULATION_SEED=5870187100255069529: 1.64e-5, the same
+        // on every run, so an order, not a race). A wrong kernel is orders of magnitude further
+        // off (the per-op cases above catch it at 1e-6), and every step's loss is checked above.
+        QVERIFY2(error < 1e-4, qPrintable(QString("normalised MSE %1").arg(error)));
         const Batch held_out = random_batch(model, 32, 5);
         const LossCounts eval_cpu = cpu->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
         const LossCounts eval_gpu = cuda->evaluate(held_out.ids.data(), held_out.labels.data(), 32);
