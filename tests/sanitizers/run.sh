@@ -70,6 +70,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 asan_flags="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer"
 tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1:print_summary=1"
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
 # Qt is not built with TSan: ignore_noninstrumented_modules=1 stops TSan from judging what Qt does
 # inside its own libraries, and tsan.supp hides the hand-over of queued calls (see that file).
