@@ -92,7 +92,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:igno
 asan_exclude='^(install_layout|test_gpu_ops_emulated)$'
 if [ "${SANITIZERS_FULL:-0}" = 1 ]; then asan_exclude='^(install_layout)$'; fi
 # The threaded suites for the tsan part (bench_smoke: test_bench_smoke runs mirrorlab-cli bench on two replicas).
-tsan_tests=(test_mirrored test_kernels test_data test_trainer test_step_stats test_scaling test_step_allocations
+tsan_tests=(test_mirrored test_kernels test_data test_trainer test_run_store test_step_stats test_scaling test_step_allocations
             test_cli bench_smoke test_ui_training test_ui_step_view test_ui_devices test_ui_main_window)
 
 total_passed=0
