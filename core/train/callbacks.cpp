@@ -4,16 +4,11 @@
 #include <cstdio>
 
 #include "core/distribute/mirrored.h"
+#include "core/train/progress.h"
 
 namespace mirrorlab {
 
 namespace {
-
-std::string fixed4(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4f", value);
-    return text;
-}
 
 double number_or(const CallbackState& state, const std::string& key, double fallback) {
     auto found = state.numbers.find(key);
@@ -50,10 +45,10 @@ void OverfittingMonitor::on_epoch_end(FitContext& context, const EpochRecord& re
     if (!warn_ || all.size() < 2) return;
     const EpochRecord& previous = all[all.size() - 2];
     if (record.validation.loss > previous.validation.loss && record.train.loss < previous.train.loss) {
-        std::string text = "Epoch " + std::to_string(record.epoch) + ": validation loss rose to " + fixed4(record.validation.loss) +
-                           " (from " + fixed4(previous.validation.loss) + ") while training loss fell to " +
-                           fixed4(record.train.loss) + ": the model is starting to overfit. Best epoch so far: " +
-                           std::to_string(best_val_epoch_) + " (val_loss " + fixed4(best_val_loss_) + ").";
+        std::string text = "Epoch " + std::to_string(record.epoch) + ": validation loss rose to " + fixed_text(record.validation.loss) +
+                           " (from " + fixed_text(previous.validation.loss) + ") while training loss fell to " +
+                           fixed_text(record.train.loss) + ": the model is starting to overfit. Best epoch so far: " +
+                           std::to_string(best_val_epoch_) + " (val_loss " + fixed_text(best_val_loss_) + ").";
         if (!early_stopping_enabled_)
             text += " Early stopping with restore_best_weights would keep epoch " + std::to_string(best_val_epoch_) + ".";
         context.publish(WarningEvent{"overfitting", text, record.epoch, best_val_epoch_});
@@ -102,7 +97,7 @@ void EarlyStopping::on_epoch_end(FitContext& context, const EpochRecord& record)
     context.stop_reason = FinishReason::EarlyStopping;
     const std::string text = "Epoch " + std::to_string(record.epoch) + ": early stopping (" + config_.monitor +
                              " has not improved for " + std::to_string(wait_) + " epoch" + (wait_ == 1 ? "" : "s") + "; best " +
-                             fixed4(best_value_) + " at epoch " + std::to_string(best_epoch_) + ")";
+                             fixed_text(best_value_) + " at epoch " + std::to_string(best_epoch_) + ")";
     context.publish(WarningEvent{"early_stopping", text, record.epoch, best_epoch_});
     context.log(LogLevel::Info, text);
 }

@@ -34,6 +34,12 @@ std::string keras_progress_line(const EpochEndEvent& event) {
     return line;
 }
 
+std::string fixed_text(double value, int digits) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return text;
+}
+
 std::string log_line(const LogEvent& event) {
     const char* level = event.level == LogLevel::Warning ? "WARNING" : event.level == LogLevel::Error ? "ERROR" : "INFO";
     return std::string(level) + ": " + event.text;

@@ -16,6 +16,8 @@ std::array<std::pair<const char*, double>, 3> keras_named_metrics(const Metrics&
 
 std::string keras_progress_line(const EpochEndEvent& event);
 std::string keras_metrics_text(const Metrics& metrics, const std::string& prefix);
-std::string log_line(const LogEvent& event);  // "INFO: ..." / "WARNING: ..." / "ERROR: ..."
+std::string log_line(const LogEvent& event);
+// A number as the log's sentences print it: fixed, 4 digits by default ("1.5210").
+std::string fixed_text(double value, int digits = 4);  // "INFO: ..." / "WARNING: ..." / "ERROR: ..."
 
 }  // namespace mirrorlab

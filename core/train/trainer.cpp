@@ -8,6 +8,7 @@
 #include "core/data/pipeline.h"
 #include "core/distribute/mirrored.h"
 #include "core/model/replica.h"
+#include "core/train/progress.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -18,12 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point since) {
     return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-std::string fixed(double value, int digits = 4) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", digits, value);
-    return text;
 }
 
 Metrics to_metrics(const LossCounts& counts) {
@@ -471,7 +466,7 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             std::string text = "the loss became " + std::string(std::isnan(step_result.counts.loss_sum) ? "NaN" : "infinite") +
                                " at epoch " + std::to_string(epoch) + ", step " + std::to_string(run.step) +
                                "; training stopped and the weights from before this step are kept";
-            if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed(so_far.loss) + ")";
+            if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed_text(so_far.loss) + ")";
             char rate[32];
             std::snprintf(rate, sizeof rate, "%g", config_.optimizer.learning_rate);
             throw NanLossError(text + ". Lower the learning rate (now " + std::string(rate) +

@@ -154,7 +154,8 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(info));
         auto model = std::make_shared<const Model>(Model::from_json_text(checkpoint.model_json, "checkpoint"));
         TrainData train_data = make_train_data(*data, model->input_length(), model->vocabulary_size(), OovPolicy::MapToOov);
-        check_checkpoint_fits(checkpoint, *model, fingerprint_of(train_data), "run " + std::to_string(id) + "'s checkpoint");
+        DataFingerprint fingerprint = fingerprint_of(train_data);
+        check_checkpoint_fits(checkpoint, *model, fingerprint, "run " + std::to_string(id) + "'s checkpoint");
         RunSettings settings;
         settings.model = model;
         settings.devices = devices;
@@ -186,7 +187,7 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         record.stored_status = RunStatus::Running;
         record.epochs.resize(static_cast<std::size_t>(checkpoint.state.epochs_done));
         std::erase_if(record.steps, [&](const StepPoint& step) { return step.global_step > checkpoint.state.global_step; });
-        launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id);
+        launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id, std::move(fingerprint));
         return id;
     } catch (const Error& e) {
         if (error) *error = QString::fromStdString(e.what());
@@ -196,9 +197,12 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
 
 // Starts the trainer for `record` (recorded in the store when there is one) and adds the record.
 void TrainingController::launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
-                                std::int64_t resume_run_id) {
+                                std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint) {
     last_settings_ = settings;
-    const DataFingerprint fingerprint = fingerprint_of(data);
+    // Only a kept run needs the data's fingerprint (a hash of every training id): taken once.
+    const DataFingerprint fingerprint = known_fingerprint ? std::move(*known_fingerprint)
+                                        : store_          ? fingerprint_of(data)
+                                                          : DataFingerprint{};
     trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
     if (!settings.initial_weights.empty() && !resume) trainer_->set_initial_weights(settings.initial_weights);
     Trainer::EventSink queue = [this](const Event& event) {
