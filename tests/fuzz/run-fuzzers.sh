@@ -28,7 +28,7 @@ fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # The targets: tests/fuzz/targets.cmake's list (the CMake projects read it too).
-read -r -a ALL_TARGETS <<<"$(sed -n 's/^set(MIRRORLAB_FUZZ_TARGETS \(.*\))$/\1/p' "$HERE/targets.cmake")"
+mapfile -t ALL_TARGETS < <(bash "$HERE/list-targets.sh" "$HERE/targets.cmake")
 (( ${#ALL_TARGETS[@]} > 0 )) || { echo "error: no targets in $HERE/targets.cmake" >&2; exit 2; }
 if (( $# > 0 )); then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do

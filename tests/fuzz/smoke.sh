@@ -30,7 +30,7 @@ passed=$(grep -cE '^fuzz_[a-z0-9_]+ +[0-9?]+ +[0-9?]+ +[0-9?]+ +[0-9?]+ +ok$' "$
 failed=$(grep -cE '^fuzz_[a-z0-9_]+ +[0-9?]+ +[0-9?]+ +[0-9?]+ +[0-9?]+ +(FOUND|FAILED)' "$log" || true)
 if ((status != 0 && failed == 0)); then
   # No table: the toolchain or the build failed before any target ran.
-  failed=$(sed -n 's/^set(MIRRORLAB_FUZZ_TARGETS \(.*\))$/\1/p' "$here/targets.cmake" | wc -w)
+  failed=$(bash "$here/list-targets.sh" | wc -l)
   echo "fuzz-smoke: set-up failed (run-fuzzers.sh exit $status)"
 fi
 elapsed=$((SECONDS - start))
