@@ -14,7 +14,11 @@ namespace {
 [[noreturn]] void refuse_extras(const CLI::App& command) {
     const std::string first = command.remaining().front();
     if (first.size() > 1 && first.front() == '-') throw UsageError("unknown option " + first.substr(0, first.find('=')));
-    if (command.get_parent() == nullptr) throw UsageError("unknown command '" + first + "'");
+    // A command's stray arguments reach the program's level too (fallthrough): only without a
+    // command is the first one a command's name.
+    if (command.get_parent() == nullptr && command.get_subcommands().empty()) {
+        throw UsageError("unknown command '" + first + "'");
+    }
     throw UsageError("unexpected argument '" + first + "'");
 }
 
@@ -94,6 +98,7 @@ CLI::App* add_command(CLI::App& parent, const std::string& name, const std::stri
     CLI::App* command = parent.add_subcommand(name, description);
     command->group("Commands");
     command->allow_extras();  // refused by refuse_extras(), which names the option
+    command->fallthrough();   // the program's own options (--no-gpu) after the command's name too
     command->footer("");
     return command;
 }
@@ -118,6 +123,10 @@ void configure_program(CLI::App& app) {
     app.description("Train, inspect and time mirrored (data-parallel) models without a window.");
     app.set_help_flag("-h,--help", "print this help and exit");
     app.set_version_flag("--version", std::string("mirrorlab-cli ") + MIRRORLAB_VERSION, "print the version and exit");
+    // Read by core's plugin loader (gpus_skipped()), so every command sees it the same way.
+    app.add_flag_callback(
+        "--no-gpu", [] { setenv("MIRRORLAB_NO_GPU", "1", 1); },
+        "use the CPUs only: do not look for GPUs or load CUDA (as MIRRORLAB_NO_GPU=1)");
     app.allow_extras();  // an unknown command is refused with our message
     app.require_subcommand(0, 1);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as before: the last one wins

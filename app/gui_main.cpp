@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
     QCommandLineOption try_text(QStringLiteral("try-text"),
                                 QApplication::translate("main", "For --screenshot: a newswire for the Try it panel to classify."),
                                 QStringLiteral("TEXT"));
+    QCommandLineOption no_gpu(QStringLiteral("no-gpu"),
+                              QApplication::translate("main", "Use the CPUs only: do not look for GPUs or load CUDA (as MIRRORLAB_NO_GPU=1)."));
+    parser.addOption(no_gpu);
     parser.addOption(language_option);
     parser.addOption(show_panel);
     parser.addOption(try_text);
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
     parser.addOption(epochs);
     parser.addOption(size);
     parser.process(app);
+    if (parser.isSet(no_gpu)) qputenv("MIRRORLAB_NO_GPU", "1");  // read where the devices are first listed
 
     if (!parser.isSet(screenshot)) {
         mirrorlab::ui::MainWindow window;

@@ -85,15 +85,23 @@ private slots:
     void devicesWithoutGpus_data() {
         QTest::addColumn<QString>("setting");
         QTest::addColumn<QString>("status");
-        QTest::newRow("no driver") << "MIRRORLAB_CUDA_EMULATION_DRIVER=none"
-                                   << "GPU: no CUDA driver found: cudaGetDeviceCount returned cudaErrorInsufficientDriver";
-        QTest::newRow("no GPU") << "MIRRORLAB_CUDA_EMULATION_GPUS=0" << "GPU: no CUDA GPU found: cudaErrorNoDevice";
+        // The driver probe answers these before the plugin is opened.
+        QTest::newRow("no driver library") << "MIRRORLAB_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1"
+                                           << "GPU: no CUDA driver found (/nonexistent/libcuda.so.1: cannot open shared object file";
+        QTest::newRow("no GPU") << "MIRRORLAB_CUDA_EMULATION_GPUS=0"
+                                << "GPU: no CUDA GPU found: cuInit returned CUDA_ERROR_NO_DEVICE (no CUDA-capable device "
+                                   "is detected); CUDA driver 13.0; the CUDA backend was not loaded";
+        QTest::newRow("GPUs skipped") << "MIRRORLAB_NO_GPU=1"
+                                      << "GPU: GPUs skipped (--no-gpu or MIRRORLAB_NO_GPU); the CUDA backend was not loaded";
+        // The driver library is there but the runtime cannot use it: the plugin says so.
+        QTest::newRow("runtime finds no driver") << "MIRRORLAB_CUDA_EMULATION_DRIVER=none"
+                                                 << "GPU: no CUDA driver found: cudaGetDeviceCount returned cudaErrorInsufficientDriver";
         QTest::newRow("cuDNN of another major version")
             << "MIRRORLAB_CUDA_EMULATION_CUDNN=80907"
             << "GPU: cuDNN version mismatch: the CUDA backend was built with cuDNN 9.0.0 but loaded 8.9.7; install cuDNN 9";
     }
 
-    // The plugin loads, says in one line why there is no GPU, and the CPU is still there to train on.
+    // One line says why there is no GPU, and the CPU is still there to train on.
     void devicesWithoutGpus() {
         QFETCH(QString, setting);
         QFETCH(QString, status);

@@ -42,12 +42,23 @@ PluginLoadResult load_from(const std::string& dir, DeviceRegistry& registry) {
     return result;
 }
 
+// True when a library whose path contains `name` is mapped into this process.
+bool mapped(const std::string& name) {
+    QFile maps(QStringLiteral("/proc/self/maps"));
+    if (!maps.open(QIODevice::ReadOnly)) qFatal("cannot read /proc/self/maps");
+    return maps.readAll().contains(QByteArray::fromStdString(name));
+}
+
 }  // namespace
 
 class TestPluginLoader : public QObject {
     Q_OBJECT
 
 private slots:
+    // The stand-in plugins have no driver of their own: the emulator's stand-in driver says there
+    // is a GPU, so that the loader goes on to open them (the driver probe is tested below).
+    void initTestCase() { qputenv("MIRRORLAB_CUDA_DRIVER_LIBRARY", MIRRORLAB_EMULATED_DRIVER_PATH); }
+
     void emptyDirectoryMeansNotInstalled() {
         QTemporaryDir dir;
         DeviceRegistry registry;
@@ -167,29 +178,121 @@ private slots:
         QCOMPARE(gpu_count(second), 0);
     }
 
-    void environmentVariableComesFirst() {
+    void environmentVariableIsTheWholeSearchPath() {
         qputenv("MIRRORLAB_PLUGIN_DIR", QByteArray::fromStdString(fake("good") + ":/nonexistent"));
         const std::vector<std::string> dirs = gpu_plugin_search_dirs();
         DeviceRegistry registry;
         const PluginLoadResult result = load_gpu_plugin(registry);
-        qunsetenv("MIRRORLAB_PLUGIN_DIR");
-        QVERIFY(dirs.size() >= 4);
-        QCOMPARE(dirs[0], fake("good"));
-        QCOMPARE(dirs[1], std::string("/nonexistent"));
-        const std::string exe_dir = QCoreApplication::applicationDirPath().toStdString();
-        QVERIFY(std::find(dirs.begin(), dirs.end(), exe_dir) != dirs.end());
-        QVERIFY(std::find(dirs.begin(), dirs.end(), exe_dir + "/../gpu") != dirs.end());
+        QCOMPARE(dirs, (std::vector<std::string>{fake("good"), "/nonexistent"}));
         QCOMPARE(result.gpu_count, 1);
+        // An empty folder, or an empty value, means no plugin, even where one sits next to the program.
+        QTemporaryDir empty;
+        qputenv("MIRRORLAB_PLUGIN_DIR", empty.path().toUtf8());
+        QCOMPARE(gpu_plugin_search_dirs(), std::vector<std::string>{empty.path().toStdString()});
+        qputenv("MIRRORLAB_PLUGIN_DIR", "");
+        QVERIFY(gpu_plugin_search_dirs().empty());
+        DeviceRegistry without;
+        QCOMPARE(load_gpu_plugin(without).status, kNotInstalled);
+        qunsetenv("MIRRORLAB_PLUGIN_DIR");
+        const std::vector<std::string> defaults = gpu_plugin_search_dirs();
+        const std::string exe_dir = QCoreApplication::applicationDirPath().toStdString();
+        QVERIFY(std::find(defaults.begin(), defaults.end(), exe_dir) != defaults.end());
+        QVERIFY(std::find(defaults.begin(), defaults.end(), exe_dir + "/../gpu") != defaults.end());
+    }
+
+    // Without a driver library the plugin is never opened: nothing of CUDA is mapped.
+    void noDriverMeansThePluginIsNotOpened() {
+        // A plugin this process has never opened (the fakes' folders are opened by other cases).
+        QTemporaryDir dir;
+        const QString copy = dir.filePath(QStringLiteral("libmirrorlab_cuda.so"));
+        QVERIFY(QFile::copy(QString::fromStdString(fake("good") + "/libmirrorlab_cuda.so"), copy));
+        qputenv("MIRRORLAB_CUDA_DRIVER_LIBRARY", "/nonexistent/libcuda.so.1");
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(dir.path().toStdString(), registry);
+        qputenv("MIRRORLAB_CUDA_DRIVER_LIBRARY", MIRRORLAB_EMULATED_DRIVER_PATH);
+        QVERIFY2(result.status.rfind("no CUDA driver found (/nonexistent/libcuda.so.1: ", 0) == 0, result.status.c_str());
+        QVERIFY2(result.status.find("; the CUDA backend was not loaded") != std::string::npos, result.status.c_str());
+        QVERIFY(!result.plugin_loaded);
+        QVERIFY(!result.path.empty());  // found, but not opened
+        QVERIFY(!mapped(copy.toStdString()));
+        QCOMPARE(gpu_count(registry), 0);
+        QCOMPARE(DeviceConfig::default_for(registry).to_spec(), std::string("cpu"));
+    }
+
+    // A driver that finds no GPU: the line says what the driver said.
+    void driverWithoutGpusIsNamed() {
+        qputenv("MIRRORLAB_CUDA_EMULATION_GPUS", "0");
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("good"), registry);
+        qunsetenv("MIRRORLAB_CUDA_EMULATION_GPUS");
+        QCOMPARE(result.status, std::string("no CUDA GPU found: cuInit returned CUDA_ERROR_NO_DEVICE (no CUDA-capable "
+                                            "device is detected); CUDA driver 13.0; the CUDA backend was not loaded"));
+        QCOMPARE(result.driver.library, std::string(MIRRORLAB_EMULATED_DRIVER_PATH));
+        QVERIFY(result.driver.found);
+        QCOMPARE(result.driver.gpu_count, 0);
+        QCOMPARE(gpu_count(registry), 0);
+        const CudaDriverProbe two = probe_cuda_driver(MIRRORLAB_EMULATED_DRIVER_PATH);
+        QCOMPARE(two.gpu_count, 2);
+        QCOMPARE(two.driver_version, 13000);
+        QVERIFY(two.problem.empty());
+    }
+
+    // A library that is not a CUDA driver is not taken for one.
+    void libraryWithoutTheDriverApiIsNoDriver() {
+        const std::string not_a_driver = std::string(MIRRORLAB_FAKE_PLUGINS_DIR) + "/dependency/libmirrorlab_fake_dependency.so";
+        const CudaDriverProbe probe = probe_cuda_driver(not_a_driver);
+        QVERIFY(!probe.found);
+        QCOMPARE(probe.problem, "no CUDA driver found (" + not_a_driver + " lacks cuInit or cuDeviceGetCount)");
+    }
+
+    // --no-gpu, MIRRORLAB_NO_GPU: no plugin looked for, no driver asked.
+    void gpusCanBeSkipped() {
+        qputenv("MIRRORLAB_NO_GPU", "1");
+        QVERIFY(gpus_skipped());
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(fake("good"), registry);
+        QCOMPARE(result.status, std::string("GPUs skipped (--no-gpu or MIRRORLAB_NO_GPU); the CUDA backend was not loaded"));
+        QVERIFY(result.path.empty());
+        QVERIFY(result.driver.library.empty());
+        QCOMPARE(gpu_count(registry), 0);
+        qputenv("MIRRORLAB_NO_GPU", "0");
+        QVERIFY(!gpus_skipped());
+        qunsetenv("MIRRORLAB_NO_GPU");
+        QVERIFY(!gpus_skipped());
+        for (const QStringList& arguments : {QStringList{QStringLiteral("--no-gpu"), QStringLiteral("devices")},
+                                             QStringList{QStringLiteral("devices"), QStringLiteral("--no-gpu")}}) {
+            QProcess cli;
+            cli.start(QStringLiteral(MIRRORLAB_CLI_PATH), arguments);
+            QVERIFY(cli.waitForFinished(60000));
+            const QString out = QString::fromUtf8(cli.readAllStandardOutput() + cli.readAllStandardError());
+            QVERIFY2(cli.exitCode() == 0, qPrintable(out));
+            QVERIFY2(out.contains(QStringLiteral("GPU: GPUs skipped (--no-gpu or MIRRORLAB_NO_GPU)")), qPrintable(out));
+            QVERIFY2(out.contains(QStringLiteral("CPU:0")), qPrintable(out));
+        }
     }
 
     void realPluginLoadsOrSaysWhy() {
         const std::string dir = MIRRORLAB_CUDA_PLUGIN_DIR;
         if (dir.empty()) QSKIP("the CUDA plugin is not built in this tree (no nvcc or no cuDNN at configure time)");
+        // The machine's own driver, as a user's program asks it.
+        qunsetenv("MIRRORLAB_CUDA_DRIVER_LIBRARY");
         DeviceRegistry registry;
         const PluginLoadResult result = load_from(dir, registry);
+        qputenv("MIRRORLAB_CUDA_DRIVER_LIBRARY", MIRRORLAB_EMULATED_DRIVER_PATH);
         qInfo("CUDA plugin: %s", result.status.c_str());
-        QVERIFY2(result.plugin_loaded, result.status.c_str());
         QVERIFY(!result.status.empty());
+        if (result.driver.gpu_count == 0) {
+            // No GPU for the driver (or no driver): the plugin and cuBLAS, cuDNN, NCCL stay unloaded.
+            QVERIFY2(!result.plugin_loaded, result.status.c_str());
+            QVERIFY2(!mapped(dir + "/libmirrorlab_cuda.so") && !mapped("libcublas") && !mapped("libcudnn") && !mapped("libnccl"),
+                     "CUDA libraries are mapped on a machine without a GPU");
+            const bool reason = result.status.find("no CUDA driver found (") == 0 ||
+                                result.status.find("no CUDA GPU found: ") == 0 ||
+                                result.status.find("CUDA driver failed") == 0;
+            QVERIFY2(reason, result.status.c_str());
+            return;
+        }
+        QVERIFY2(result.plugin_loaded, result.status.c_str());
         if (result.gpu_count == 0) {
             // No GPU here: the line names the reason (no driver, no device, a failed initialisation).
             const bool reason = result.status.find("no CUDA driver found") == 0 ||

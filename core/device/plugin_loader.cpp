@@ -105,9 +105,15 @@ LoadedPlugin open_plugin(const std::string& path) {
 
 }  // namespace
 
+bool gpus_skipped() {
+    const char* env = std::getenv("MIRRORLAB_NO_GPU");
+    return env != nullptr && *env != '\0' && std::string_view(env) != "0";
+}
+
 std::vector<std::string> gpu_plugin_search_dirs() {
     std::vector<std::string> dirs;
     if (const char* env = std::getenv("MIRRORLAB_PLUGIN_DIR"); env != nullptr) {
+        // Set, it is the whole search path: an empty folder (or an empty value) means no plugin.
         std::string_view list(env);
         while (!list.empty()) {
             const auto colon = list.find(':');
@@ -116,6 +122,7 @@ std::vector<std::string> gpu_plugin_search_dirs() {
             if (colon == std::string_view::npos) break;
             list.remove_prefix(colon + 1);
         }
+        return dirs;
     }
     const std::string exe_dir = executable_dir();
     if (!exe_dir.empty()) {
@@ -134,18 +141,33 @@ PluginLoadResult load_gpu_plugin(DeviceRegistry& registry, const std::vector<std
         result.status = registry.gpu_status();
         return result;
     }
+    if (gpus_skipped()) {
+        result.status = "GPUs skipped (--no-gpu or MIRRORLAB_NO_GPU); the CUDA backend was not loaded";
+        registry.set_gpu_status(result.status);
+        return result;
+    }
     try {
+        std::string plugin_dir;
         for (const auto& dir : dirs) {
             std::error_code error;
             const std::filesystem::path candidate = std::filesystem::path(dir) / kGpuPluginFileName;
             if (std::filesystem::exists(candidate, error)) {
                 result.path = std::filesystem::weakly_canonical(candidate, error).string();
                 if (result.path.empty()) result.path = candidate.string();
+                plugin_dir = dir;
                 break;
             }
         }
         if (result.path.empty()) {
             result.status = "CUDA backend not installed (" + std::string(kGpuPluginFileName) + " not found)";
+            registry.set_gpu_status(result.status);
+            return result;
+        }
+        // The plugin and its CUDA libraries cost ~200 MB of a process: only where the driver
+        // says there is a GPU to use are they loaded.
+        result.driver = probe_cuda_driver(cuda_driver_library(plugin_dir));
+        if (result.driver.gpu_count == 0) {
+            result.status = result.driver.problem + "; the CUDA backend was not loaded";
             registry.set_gpu_status(result.status);
             return result;
         }

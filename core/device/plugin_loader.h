@@ -16,6 +16,7 @@
 
 #include "core/backend/arena.h"
 #include "core/backend/backend.h"
+#include "core/device/cuda_driver_probe.h"
 #include "core/device/device.h"
 #include "core/optim/optimizer.h"
 #include "core/util/step_barrier.h"
@@ -63,15 +64,23 @@ struct PluginLoadResult {
     bool plugin_loaded = false;  // the library loaded and passed the ABI checks
     int gpu_count = 0;           // GPUs its provider added to the registry
     std::string status;          // the registry's GPU status line after the attempt
+    CudaDriverProbe driver;      // what the driver said before the plugin was opened (library empty: not asked)
 };
 
-// Where the plugin is looked for, in order: each entry of $MIRRORLAB_PLUGIN_DIR (':'-separated),
-// the executable's directory, ../gpu next to it (the build tree), and the installed plugin folder
-// relative to the executable's (/usr/bin/../lib/x86_64-linux-gnu/mirrorlab for the .deb).
+// True when $MIRRORLAB_NO_GPU is set to anything but "" or "0" (the programs' --no-gpu sets it):
+// the plugin is not looked for, the driver not asked, and the machine's devices are its CPUs.
+bool gpus_skipped();
+
+// Where the plugin is looked for: where $MIRRORLAB_PLUGIN_DIR is set, its entries (':'-separated)
+// and nothing else; otherwise, in order, the executable's directory, ../gpu next to it (the build
+// tree), and the installed plugin folder relative to the executable's
+// (/usr/bin/../lib/x86_64-linux-gnu/mirrorlab for the .deb).
 std::vector<std::string> gpu_plugin_search_dirs();
 
 // Loads the first libmirrorlab_cuda.so found in `dirs` and adds its GPUs to `registry`; sets the
-// registry's GPU status line whatever happens. A registry that already has a GPU provider is
+// registry's GPU status line whatever happens. Before the plugin is opened the CUDA driver is
+// asked for its GPUs (core/device/cuda_driver_probe.h); with none, or with gpus_skipped(), nothing
+// of CUDA is loaded and the line says why. A registry that already has a GPU provider is
 // left as it is. Safe to call from several threads; each library is opened once per process.
 PluginLoadResult load_gpu_plugin(DeviceRegistry& registry, const std::vector<std::string>& dirs);
 PluginLoadResult load_gpu_plugin(DeviceRegistry& registry);  // gpu_plugin_search_dirs()

@@ -171,6 +171,10 @@
         <source>For --screenshot: a newswire for the Try it panel to classify.</source>
         <translation>用于 --screenshot：交给“试一试”面板分类的一篇新闻稿。</translation>
     </message>
+    <message>
+        <source>Use the CPUs only: do not look for GPUs or load CUDA (as MIRRORLAB_NO_GPU=1).</source>
+        <translation>只使用 CPU：不查找 GPU，也不加载 CUDA（同 MIRRORLAB_NO_GPU=1）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ClassReportView</name>
