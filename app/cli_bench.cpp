@@ -41,7 +41,9 @@ void print_text(const BenchResult& r) {
         "  phases ms/step  data %.3f, forward %.3f, backward %.3f, all-reduce %.3f, update %.3f, "
         "other %.3f\n",
         p.data_wait_ms, p.forward_ms, p.backward_ms, p.allreduce_ms, p.update_ms, p.other_ms);
-    std::printf("  peak RSS        %8.1f MiB\n", run.peak_rss_mib);
+    std::printf("  peak RSS        %8.1f MiB  (this run's own, the high-water mark reset before it)\n", run.peak_rss_mib);
+    std::printf("  process RSS     %8.1f MiB  (whole process, peak through this run; %.1f at start, data set +%.1f)\n",
+                r.process_peak_rss_mib, r.startup_rss_mib, r.data_rss_mib);
     std::printf("  final loss      %8.4f\n", run.final_loss);
     if (r.scaling.empty()) return;
     std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",

@@ -311,14 +311,18 @@ int command_train(TrainOptions& options) {
         options.devices.empty() ? DeviceConfig::default_for(*registry) : DeviceConfig::parse(options.devices);
     devices.validate(*registry);
 
-    const DatasetSplit split = load_dataset(options.data);
-    TrainData data = make_train_data(split, model.input_length(), model.vocabulary_size(), options.oov);
-    if (!options.json) {
-        std::printf("Data: %s - %zu training and %zu validation samples, %d classes%s\n", split.train.name.c_str(),
-                    split.train.size(), split.validation.size(), split.train.num_classes,
-                    split.train.synthetic ? " (synthetic)" : "");
-        std::fflush(stdout);
-    }
+    // The split (token lists and words) is freed before training: only the padded ids train.
+    TrainData data = [&] {
+        const DatasetSplit split = load_dataset(options.data);
+        TrainData padded = make_train_data(split, model.input_length(), model.vocabulary_size(), options.oov);
+        if (!options.json) {
+            std::printf("Data: %s - %zu training and %zu validation samples, %d classes%s\n", split.train.name.c_str(),
+                        split.train.size(), split.validation.size(), split.train.num_classes,
+                        split.train.synthetic ? " (synthetic)" : "");
+            std::fflush(stdout);
+        }
+        return padded;
+    }();
     const DataFingerprint fingerprint = fingerprint_of(data);
     if (start.resume) check_checkpoint_fits(start.resume->checkpoint, model, fingerprint, start.resume->path);
 

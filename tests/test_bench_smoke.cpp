@@ -101,6 +101,12 @@ class TestBenchSmoke : public QObject {
             QVERIFY2(positive(run.value(QString::fromLatin1(field))),
                      qPrintable(QString("run.%1 in\n%2").arg(field, shown)));
         }
+        // Memory as a user sees it: the whole process's peak holds the start, the data and the run.
+        const double process_peak = root.value(QStringLiteral("process_peak_rss_mib")).toDouble();
+        const double startup = root.value(QStringLiteral("startup_rss_mib")).toDouble();
+        QVERIFY2(startup > 0 && root.value(QStringLiteral("data_rss_mib")).toDouble() >= 0, qPrintable(shown));
+        QVERIFY2(process_peak >= startup + root.value(QStringLiteral("data_rss_mib")).toDouble() - 1.0, qPrintable(shown));
+        QVERIFY2(process_peak >= run.value(QStringLiteral("peak_rss_mib")).toDouble(), qPrintable(shown));
         const double per_step = 32 * 1000.0 / run.value(QStringLiteral("ms_per_step")).toDouble();
         QVERIFY2(std::abs(run.value(QStringLiteral("samples_per_second")).toDouble() - per_step) <=
                      1e-6 * per_step + 1e-9,

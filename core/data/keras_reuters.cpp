@@ -145,7 +145,7 @@ void limit_vocabulary(std::vector<std::vector<int64_t>>& xs, const KerasLoadOpti
 
 }  // namespace
 
-DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, std::string name) {
+DatasetSplit keras_load_data(RawReuters raw, const KerasLoadOptions& o, std::string name) {
     check_load_inputs(raw, o);
 
     // rng = np.random.RandomState(seed); indices = np.arange(len(xs)); rng.shuffle(indices)
@@ -170,6 +170,8 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
             }
             seq.push_back(shifted);
         }
+        // Each wire is held once at a time, not twice: the whole corpus is ~10 MB of int64 ids.
+        std::vector<int64_t>().swap(raw.xs[static_cast<size_t>(index)]);
         if (o.maxlen > 0 && static_cast<int64_t>(seq.size()) >= o.maxlen) continue;
         xs.push_back(std::move(seq));
         labels.push_back(raw.labels[static_cast<size_t>(index)]);
@@ -199,6 +201,7 @@ DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& o, s
             if (i < split) largest_train_id = std::max(largest_train_id, w);
         }
         part.sequences.push_back(std::move(seq));
+        std::vector<int64_t>().swap(xs[i]);  // its 32-bit copy is made
     }
     const int64_t vocabulary = (split > 0 ? largest_train_id : largest_id) + 1;
     for (TextDataset* part : {&out.train, &out.validation}) {

@@ -49,8 +49,9 @@ inline constexpr const char* kKerasReutersName = "Keras Reuters (reuters.npz)";
 // both, and vocabulary_size = the largest id in the training half + 1 (the tutorial's x_train.max()
 // + 1, 30,982 on the real file; the largest id of both when the training half is empty). The
 // validation half may hold ids beyond it: map_ids_to_oov() fixes that. class_names stay empty (see
-// keras_reuters_label_names()).
-DatasetSplit keras_load_data(const RawReuters& raw, const KerasLoadOptions& options,
+// keras_reuters_label_names()). `raw` is taken by value and emptied wire by wire as it is
+// converted: pass it with std::move so the corpus is not held twice at the peak.
+DatasetSplit keras_load_data(RawReuters raw, const KerasLoadOptions& options,
                              std::string name = kKerasReutersName);
 
 // keras.datasets.reuters.get_label_names(): the 46 topic names, in label order.

@@ -50,11 +50,12 @@ DatasetSplit load_keras(const std::string& path) {
 }
 
 DatasetSplit load_reuters21578(const std::string& directory) {
-    const Reuters21578Corpus corpus = read_reuters21578(directory);
+    Reuters21578Corpus corpus = read_reuters21578(directory);
     RawReuters raw;
-    raw.xs = corpus.xs;
-    raw.labels = corpus.labels;
-    DatasetSplit split = keras_load_data(raw, KerasLoadOptions{}, "Reuters-21578 (UCI files, Keras' recipe)");
+    raw.xs = std::move(corpus.xs);  // handed on, not copied: the ids are most of the corpus's memory
+    raw.labels = std::move(corpus.labels);
+    DatasetSplit split =
+        keras_load_data(std::move(raw), KerasLoadOptions{}, "Reuters-21578 (UCI files, Keras' recipe)");
     set_class_names(split, corpus.topics);
     // Keras' ids: 0 padding, 1 start, 2 out of vocabulary, 3 unused, then word rank + 3 (rank 1
     // is the most frequent word, so it is id 4).

@@ -11,6 +11,7 @@
 #include "core/backend/cpu_fast.h"
 #include "core/data/source.h"
 #include "core/device/device.h"
+#include "core/device/plugin_loader.h"
 #include "core/model/model.h"
 #include "core/train/trainer.h"
 #include "core/util/error.h"
@@ -43,6 +44,16 @@ double peak_rss_mib() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// Resident memory now: VmRSS of /proc/self/status (0 where there is none).
+double current_rss_mib() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+    }
+    return 0.0;
 }
 
 double process_cpu_seconds() {
@@ -84,6 +95,7 @@ struct RunSettings {
 BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& settings) {
     if (settings.threads > 0) ThreadPool::instance().set_limit(settings.threads);
     auto registry = std::make_shared<DeviceRegistry>();
+    load_gpu_plugin(*registry);  // as `train` does, so that the process pays what a user's does
     const DeviceConfig devices = DeviceConfig::parse(settings.devices);
     devices.validate(*registry);
     TrainConfig config;
@@ -315,8 +327,14 @@ BenchResult run_bench(const BenchConfig& config,
     result.cpu = detect_cpu().name;
     result.backend = backend_description();
     const Model model = Model::reference();
+    {
+        DeviceRegistry registry;  // the CUDA probe (and plugin, where a GPU is) belong to the start
+        load_gpu_plugin(registry);
+    }
+    result.startup_rss_mib = current_rss_mib();
     const TrainData data = load_bench_data(config.data, model, result.data, result.train_samples,
                                            result.validation_samples);
+    result.data_rss_mib = current_rss_mib() - result.startup_rss_mib;
     const int threads = config.threads > 0 ? config.threads : result.cores;
     const int saved_limit = ThreadPool::instance().limit();
 
@@ -329,7 +347,9 @@ BenchResult run_bench(const BenchConfig& config,
     main_run.keras_semantics = config.keras_semantics;
     say("bench: " + config.devices + " on " + std::to_string(threads) + " thread(s), " +
         std::to_string(config.epochs) + " epoch(s)...");
+    const double peak_before_run_mib = peak_rss_mib();  // run_once resets the high-water mark
     result.run = run_once(model, data, main_run);
+    result.process_peak_rss_mib = std::max(peak_before_run_mib, result.run.peak_rss_mib);
 
     measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
@@ -347,6 +367,9 @@ std::string bench_to_json(const BenchResult& result) {
     root["data"] = result.data;
     root["train_samples"] = result.train_samples;
     root["validation_samples"] = result.validation_samples;
+    root["startup_rss_mib"] = result.startup_rss_mib;
+    root["data_rss_mib"] = result.data_rss_mib;
+    root["process_peak_rss_mib"] = result.process_peak_rss_mib;
     root["batch_size"] = result.config.batch_size;
     root["keras_semantics"] = std::string(embedding_update_name(result.config.keras_semantics));
     const BenchRun& r = result.run;

@@ -85,6 +85,12 @@ struct BenchResult {
     std::string data;                   // the data set's name
     std::int64_t train_samples = 0, validation_samples = 0;
     BenchRun run;
+    // What a user sees of the process (resident memory, MiB): at the start of the bench (the
+    // program, its libraries and whatever the CUDA probe loaded), what loading and encoding the
+    // data set added, and the whole process's peak through the main run, never reset.
+    double startup_rss_mib = 0.0;
+    double data_rss_mib = 0.0;
+    double process_peak_rss_mib = 0.0;
     std::vector<ScalingRow> scaling;
     int scaling_rounds = 0;  // each row was measured once per round, interleaved with the others
 };
