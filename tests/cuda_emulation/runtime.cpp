@@ -154,6 +154,17 @@ long env_number(const char* name, long fallback) {
     return end != nullptr && *end == '\0' && value >= 0 ? value : fallback;
 }
 
+// An inaccessible range of up to `bytes` of address space, halved until the system grants one
+// (ThreadSanitizer leaves a process far less than 1 TiB in one piece); `bytes` becomes its size.
+// Even 1 GiB outlasts any test, since freed addresses are never reused.
+void* reserve_address_space(std::size_t& bytes) {
+    constexpr std::size_t kSmallestBytes = std::size_t{1} << 30;
+    for (;; bytes /= 2) {
+        void* range = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (range != MAP_FAILED || bytes <= kSmallestBytes) return range;
+    }
+}
+
 State& state() {
     static State* s = [] {
         auto* made = new State();
@@ -163,15 +174,16 @@ State& state() {
         const long mebibytes = env_number("MIRRORLAB_CUDA_EMULATION_MEMORY_MIB", 4096);
         const long others = std::min(env_number("MIRRORLAB_CUDA_EMULATION_OTHER_MIB", 0), mebibytes);
         made->devices.resize(static_cast<std::size_t>(gpus));
-        void* range = mmap(nullptr, kAddressRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        void* storage = mmap(nullptr, kStorageRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        std::size_t range_bytes = kAddressRangeBytes, storage_bytes = kStorageRangeBytes;
+        void* range = reserve_address_space(range_bytes);
+        void* storage = reserve_address_space(storage_bytes);
         made->page_bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
         if (range != MAP_FAILED && storage != MAP_FAILED) {
             made->address_begin = made->next_address = reinterpret_cast<std::uintptr_t>(range);
-            made->end_address = made->next_address + kAddressRangeBytes;
+            made->end_address = made->next_address + range_bytes;
             made->storage_begin = reinterpret_cast<std::uintptr_t>(storage);
             made->next_storage = made->storage_begin + made->page_bytes;  // the first allocation's page before
-            made->storage_end = made->storage_begin + kStorageRangeBytes;
+            made->storage_end = made->storage_begin + storage_bytes;
             signal_state = made;
             struct sigaction action {};
             action.sa_sigaction = on_segv;
