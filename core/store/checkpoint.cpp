@@ -164,8 +164,9 @@ DataFingerprint fingerprint_of(const TrainData& data) {
     return fingerprint;
 }
 
-std::string serialize_checkpoint(const Checkpoint& checkpoint) {
-    const TrainingState& state = checkpoint.state;
+std::string serialize_checkpoint(const Checkpoint& checkpoint) { return serialize_checkpoint(checkpoint, checkpoint.state); }
+
+std::string serialize_checkpoint(const Checkpoint& checkpoint, const TrainingState& state) {
     std::vector<TensorOut> tensors = {{"weights", &state.weights}, {"optimizer_slots", &state.optimizer_slots}};
     json::Value manifest = json::Value::object();
     manifest.set("format", "mirrorlab-checkpoint");
@@ -270,6 +271,10 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& what) {
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     write_file_atomically(path, serialize_checkpoint(checkpoint), "checkpoint");
+}
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint, const TrainingState& state) {
+    write_file_atomically(path, serialize_checkpoint(checkpoint, state), "checkpoint");
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -50,12 +50,16 @@ inline constexpr char kCheckpointMagic[8] = {'\x89', 'M', 'L', 'C', 'K', 'P', 'T
 inline constexpr std::uint32_t kCheckpointVersion = 1;
 
 std::string serialize_checkpoint(const Checkpoint& checkpoint);
+// The same with the training state given apart from the rest (whose own `state` is ignored), so
+// that saving a snapshot does not copy its weights and slots once more.
+std::string serialize_checkpoint(const Checkpoint& checkpoint, const TrainingState& state);
 // `what` names the file in errors. Throws CheckpointError.
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& what);
 
 // Atomic: the old file at `path` stays until the new one is complete on the disk. Throws
 // DataError (disk full, no permission), naming the file.
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint, const TrainingState& state);
 // Throws CheckpointError ("'x.mlckpt' is truncated: ...", "... is damaged: ...") or DataError
 // when the file cannot be read.
 Checkpoint load_checkpoint(const std::string& path);

@@ -13,11 +13,9 @@ ModelCheckpoint::ModelCheckpoint(CheckpointOptions options, Checkpoint base, std
 
 bool ModelCheckpoint::save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state,
                            double value) {
-    Checkpoint checkpoint = base_;
-    checkpoint.state = state;
     if (before_save_) before_save_();
     try {
-        save_checkpoint(path, checkpoint);
+        save_checkpoint(path, base_, state);  // base_ holds no state of its own: nothing is copied
     } catch (const Error& e) {
         const std::string where = state.steps_into_epoch > 0 ? "Epoch " + std::to_string(state.epochs_done + 1) + ", step " +
                                                                    std::to_string(state.steps_into_epoch)
