@@ -17,6 +17,8 @@
 #include <QTemporaryDir>
 #include <QValueAxis>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -26,6 +28,7 @@
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "ui/runs/runs_panel.h"
+#include "ui/training/decimate.h"
 #include "ui/training/training_controller.h"
 #include "ui/training/training_panel.h"
 
@@ -133,6 +136,9 @@ private slots:
     void zoomStopsAutoRangeUntilReset();
     void validationWordsBeyondTheVocabularyTrainWithAWarning();
     void dataThatCannotTrainFailsTheRunNotTheApp();
+    // Last: they add runs the cases above do not expect.
+    void decimationKeepsEndsAndSpikes();
+    void longRunIsDrawnDecimatedAndZoomShowsDetail();
 
 private:
     bool runToEnd(const RunSettings& settings);
@@ -211,6 +217,61 @@ void TestUiTraining::stepAxisFollowsRealRun() {
     QVERIFY(!panel_->overfittingShown());
     QVERIFY(panel_->bannerText().isEmpty());
     QCOMPARE(runs_->rowCount(), 1);
+}
+
+// 28,000 steps (100 epochs of the tutorial) drawn as at most kMaxDrawnPoints points that still
+// show the curve's ends, its lowest and highest points and every spike.
+void TestUiTraining::decimationKeepsEndsAndSpikes() {
+    QVector<QPointF> points;
+    for (int i = 0; i < 28000; ++i) points.append(QPointF(i, 2.0 - i / 20000.0 + 0.01 * std::sin(i * 0.37)));
+    points[12345].setY(9.5);   // a loss spike
+    points[20001].setY(-1.0);  // and a dip
+    const double inf = std::numeric_limits<double>::infinity();
+    const QVector<QPointF> drawn = decimated_for_drawing(points, -inf, inf);
+    QVERIFY2(drawn.size() <= kMaxDrawnPoints + 2, qPrintable(QString::number(drawn.size())));
+    QVERIFY(drawn.size() >= kMaxDrawnPoints / 2);
+    QCOMPARE(drawn.front(), points.front());
+    QCOMPARE(drawn.back(), points.back());
+    QVERIFY(drawn.contains(points[12345]));
+    QVERIFY(drawn.contains(points[20001]));
+    for (qsizetype i = 1; i < drawn.size(); ++i) QVERIFY(drawn[i - 1].x() < drawn[i].x());
+    // Every drawn point is a real one (no averaging that would invent values).
+    for (const QPointF& point : drawn) QCOMPARE(points[static_cast<qsizetype>(point.x())], point);
+
+    // Zoomed in: every point of the view, plus one neighbour on each side.
+    const QVector<QPointF> zoomed = decimated_for_drawing(points, 100.0, 300.0);
+    QCOMPARE(zoomed.size(), 203);
+    QCOMPARE(zoomed.front(), points[99]);
+    QCOMPARE(zoomed.back(), points[301]);
+    // A short curve is drawn as it is.
+    const QVector<QPointF> few(points.begin(), points.begin() + 50);
+    QCOMPARE(decimated_for_drawing(few, -inf, inf), few);
+}
+
+// A real run long enough to be decimated: the chart holds a bounded number of points while the
+// panel keeps every step, and zooming brings back every step in view.
+void TestUiTraining::longRunIsDrawnDecimatedAndZoomShowsDetail() {
+    RunSettings settings = smallRun(6);
+    settings.config.batch_size = 1;  // 400 steps per epoch: 2,400 steps
+    QVERIFY(runToEnd(settings));
+    const RunRecord* record = controller_->currentRun();
+    QVERIFY(record != nullptr && record->finished.has_value());
+    QCOMPARE(record->steps.size(), std::size_t{2400});
+    QCOMPARE(panel_->trainingPointCount(), 2400);
+    QLineSeries* train = lineSeries(panel_->lossChart(), QStringLiteral("training"));
+    QVERIFY(train != nullptr);
+    QVERIFY2(train->count() <= kMaxDrawnPoints + 2 && train->count() >= kMaxDrawnPoints / 2,
+             qPrintable(QString::number(train->count())));
+    QCOMPARE(train->at(train->count() - 1).x(), 2400.0);
+    auto* x_axis = qobject_cast<QValueAxis*>(panel_->lossChart()->axes(Qt::Horizontal).value(0));
+    QVERIFY(x_axis != nullptr);
+    x_axis->setRange(1000.0, 1100.0);  // as the zoomable view does
+    panel_->refreshNow();
+    QCOMPARE(train->count(), 103);
+    QCOMPARE(train->at(1).x(), 1000.0);
+    QCOMPARE(train->at(1).y(), record->steps[999].running.loss);
+    panel_->resetZoom();  // back to the whole run, decimated again
+    QVERIFY(train->count() <= kMaxDrawnPoints + 2);
 }
 
 void TestUiTraining::epochAxisShowsOnePointPerEpoch() {

@@ -24,6 +24,7 @@
 
 #include "core/train/progress.h"
 #include "ui/common/theme.h"
+#include "ui/training/decimate.h"
 #include "ui/training/zoomable_chart_view.h"
 
 namespace mirrorlab::ui {
@@ -367,7 +368,10 @@ QChart* TrainingPanel::lossChart() const { return charts_[kLoss].chart; }
 QChart* TrainingPanel::accuracyChart() const { return charts_[kAccuracy].chart; }
 QChart* TrainingPanel::top5Chart() const { return charts_[kTop5].chart; }
 
-int TrainingPanel::trainingPointCount() const { return static_cast<int>(charts_[kLoss].train->count()); }
+int TrainingPanel::trainingPointCount() const {
+    const MetricBuffers& b = buffers_[kLoss];  // every point held, not the decimated drawing
+    return static_cast<int>((axis_mode_ == AxisMode::Steps ? b.train_steps : b.train_epochs).size());
+}
 int TrainingPanel::validationPointCount() const { return static_cast<int>(charts_[kLoss].validation->count()); }
 QString TrainingPanel::bannerText() const { return banner_label_->text(); }
 QString TrainingPanel::progressText() const { return progress_bar_->text(); }
@@ -670,7 +674,8 @@ void TrainingPanel::rebuildOverlays() {
             overlay.train = new QLineSeries;
             overlay.train->setName(tr("run %1 training").arg(id));
             overlay.train->setPen(makePen(color, 1.5));
-            overlay.train->replace(train);
+            overlay.train->replace(decimated_for_drawing(train, -std::numeric_limits<double>::infinity(),
+                                                         std::numeric_limits<double>::infinity()));
             overlay.validation = new QLineSeries;
             overlay.validation->setName(tr("run %1 validation").arg(id));
             overlay.validation->setPen(makePen(color, 1.5, Qt::DashLine));
@@ -710,10 +715,14 @@ void TrainingPanel::refresh() {
     for (auto& c : charts_) {
         const MetricBuffers& b = buffers_[c.metric];
         const QVector<QPointF>& train = axis_mode_ == AxisMode::Steps ? b.train_steps : b.train_epochs;
-        c.train->replace(train);
-        c.validation->replace(axis_mode_ == AxisMode::Steps ? b.validation_steps : b.validation_epochs);
+        // Drawn decimated over what is in view: all of it, or the zoomed part in full detail.
+        const double x_min = c.user_zoomed ? c.x_axis->min() : -std::numeric_limits<double>::infinity();
+        const double x_max = c.user_zoomed ? c.x_axis->max() : std::numeric_limits<double>::infinity();
+        c.train->replace(decimated_for_drawing(train, x_min, x_max));
+        c.validation->replace(decimated_for_drawing(
+            axis_mode_ == AxisMode::Steps ? b.validation_steps : b.validation_epochs, x_min, x_max));
         if (smoothing_ > 0.0) {
-            c.smoothed->replace(smoothed(train, smoothing_));
+            c.smoothed->replace(decimated_for_drawing(smoothed(train, smoothing_), x_min, x_max));
         } else if (c.smoothed->count() > 0) {
             c.smoothed->clear();
         }
@@ -791,6 +800,9 @@ void TrainingPanel::onAxisRangeChanged(MetricChart& c) {
     updateTicksAfterZoom(c);
     applying_range_ = false;
     updateDecorations(c);
+    // A long curve is drawn decimated: the zoomed part gets its detail back at the next refresh.
+    const MetricBuffers& b = buffers_[c.metric];
+    if ((axis_mode_ == AxisMode::Steps ? b.train_steps : b.train_epochs).size() > kMaxDrawnPoints) markDirty();
 }
 
 void TrainingPanel::updateDecorations(MetricChart& c) {
