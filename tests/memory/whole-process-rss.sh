@@ -5,6 +5,8 @@
 #   mirrorlab-cli devices
 #   mirrorlab-cli train --devices cpu:2 (1 epoch) on real Reuters-21578, with and without the run store
 #   mirrorlab (the GUI) training 10 epochs under Xvfb, then saving a screenshot and exiting
+#   the peers where they can run: PyTorch (../shared/bench/torch_reuters.py, Debian's
+#   python3-torch) and TensorFlow (tests/memory/tf_tutorial.py with TF_PYTHON=.../bin/python)
 #
 #   bash tests/memory/whole-process-rss.sh [BUILD_DIR] [REUTERS21578_DIR]
 #
@@ -71,5 +73,18 @@ else
     failed=1
   fi
   echo "| \`mirrorlab --screenshot FILE --epochs 10\` (GUI under Xvfb, 1920x1080, $data_name) | $gui_peak |"
+fi
+# Peers, where they can run here: PyTorch (Debian's python3-torch) with the team's peer script,
+# TensorFlow from a Python that has it (TF_PYTHON=.../bin/python).
+peer=$root/../shared/bench/torch_reuters.py
+if [ -f "$peer" ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "| PyTorch: \`torch_reuters.py --threads 2 --epochs 1\` (synthetic, the same shape) | $(peak /usr/bin/python3 "$peer" --threads 2 --epochs 1) |"
+else
+  echo "| PyTorch | not measured: needs Debian's python3-torch and $peer |"
+fi
+if [ -n "${TF_PYTHON:-}" ]; then
+  echo "| TensorFlow: the tutorial's MirroredStrategy on 2 logical CPUs, 1 epoch (synthetic, the same shape) | $(peak "$TF_PYTHON" "$root/tests/memory/tf_tutorial.py") |"
+else
+  echo "| TensorFlow | not measured: set TF_PYTHON to a Python with TensorFlow |"
 fi
 exit $failed
