@@ -16,10 +16,6 @@ namespace {
 
 }  // namespace
 
-std::string error_text(cudaError_t status) {
-    return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
-}
-
 std::string error_text(cublasStatus_t status) { return cublasGetStatusString(status); }
 
 std::string error_text(cudnnStatus_t status) { return cudnnGetErrorString(status); }

@@ -13,15 +13,17 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/cuda_errors.h"
+
 namespace mirrorlab {
 class MemoryArena;
 }
 
 namespace mirrorlab::cuda {
 
-std::string error_text(cudaError_t status);      // "cudaErrorMemoryAllocation (out of memory)"
-std::string error_text(cublasStatus_t status);   // "CUBLAS_STATUS_NOT_INITIALIZED"
-std::string error_text(cudnnStatus_t status);    // "CUDNN_STATUS_BAD_PARAM: ..."
+// error_text(cudaError_t) is in gpu/cuda_errors.h, which the plugin shares.
+std::string error_text(cublasStatus_t status);  // "CUBLAS_STATUS_NOT_INITIALIZED"
+std::string error_text(cudnnStatus_t status);   // "CUDNN_STATUS_BAD_PARAM: ..."
 
 // Throw OpError("[op] <call> failed on GPU:<device>: <error>") unless the call succeeded.
 void check(cudaError_t status, std::string_view op, std::string_view call, int device);

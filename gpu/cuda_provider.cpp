@@ -1,7 +1,6 @@
 #include "gpu/cuda_provider.h"
 
 #include <cuda_runtime.h>
-#include <cudnn.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +9,8 @@
 #include <sstream>
 
 #include "core/util/error.h"
-#include "gpu/cuda_backend.h"
-#include "gpu/cuda_handles.h"
-#include "gpu/nccl_all_reduce.h"
+#include "gpu/compute_loader.h"
+#include "gpu/cuda_errors.h"
 
 #ifndef MIRRORLAB_CUDA_ARCHITECTURES
 #define MIRRORLAB_CUDA_ARCHITECTURES ""
@@ -24,11 +22,6 @@ namespace {
 
 std::string cuda_version_text(int version) {  // 13000 -> "13.0"
     return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
-std::string cudnn_version_text(std::size_t version) {  // cuDNN 9: major * 10000 + minor * 100 + patch
-    return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-           std::to_string(version % 100);
 }
 
 // The oldest compute capability the kernels were compiled for ("75 80 86" -> 75); 0 when unknown.
@@ -175,14 +168,6 @@ CudaDeviceProvider::CudaDeviceProvider() {
         status_ = "no CUDA GPU found; " + versions;
         return;
     }
-    const std::size_t cudnn_loaded = cudnnGetVersion();
-    if (cudnn_loaded / 10000 != CUDNN_VERSION / 10000) {
-        status_ = "cuDNN version mismatch: the CUDA backend was built with cuDNN " + cudnn_version_text(CUDNN_VERSION) +
-                  " but loaded " + cudnn_version_text(cudnn_loaded) + "; install cuDNN " +
-                  std::to_string(CUDNN_VERSION / 10000);
-        return;
-    }
-
     const int oldest = oldest_architecture();
     std::string notes;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
@@ -193,10 +178,18 @@ CudaDeviceProvider::CudaDeviceProvider() {
     if (!devices_.empty()) cudaSetDevice(devices_.front().index);
 
     const std::size_t gpus = devices_.size();
-    status_ = versions + ", cuDNN " + cudnn_version_text(cudnn_loaded) + ", NCCL " + nccl_version() + ": " +
-              std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
+    status_ = versions + ": " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
     if (gpus > 1) status_ += peers.empty() ? ", no peer access" : ", peer access " + peers;
     status_ += notes;
+}
+
+std::string CudaDeviceProvider::status() const {
+    if (devices_.empty()) return status_;
+    // cuBLAS, cuDNN and NCCL are the compute module's; it is opened by the first GPU that trains.
+    const ComputeModuleState compute = compute_module_state();
+    if (!compute.versions.empty()) return status_ + "; " + compute.versions + " loaded";
+    if (!compute.failure.empty()) return status_ + "; the GPUs cannot train: " + compute.failure;
+    return status_ + "; cuBLAS, cuDNN and NCCL load when a GPU trains";
 }
 
 int CudaDeviceProvider::cuda_ordinal(int physical_index) const {
@@ -209,8 +202,9 @@ int CudaDeviceProvider::cuda_ordinal(int physical_index) const {
 
 std::unique_ptr<Backend> CudaDeviceProvider::create_backend(int physical_index) {
     const int ordinal = cuda_ordinal(physical_index);
+    const ComputeModuleApi& compute = compute_module("GPU:" + std::to_string(ordinal));
     try {
-        return std::make_unique<CudaBackend>(ordinal);
+        return compute.create_backend(ordinal);
     } catch (const OpError& error) {
         // A stream, cuBLAS or cuDNN that will not start is the machine's state, not the model's.
         throw DeviceConfigError("device configuration: GPU:" + std::to_string(ordinal) + " could not be set up: " +
@@ -241,7 +235,9 @@ std::unique_ptr<CrossDeviceOps> CudaDeviceProvider::create_all_reduce(const std:
         if (!seen.insert(ordinal).second) return nullptr;  // virtual devices of one GPU: no NCCL
         ordinals.push_back(ordinal);
     }
-    return std::make_unique<NcclAllReduce>(std::move(ordinals));
+    std::string gpus;
+    for (int ordinal : ordinals) gpus += (gpus.empty() ? "NCCL over GPU:" : ", GPU:") + std::to_string(ordinal);
+    return compute_module(gpus).create_nccl_all_reduce(std::move(ordinals));
 }
 
 std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {

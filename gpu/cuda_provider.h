@@ -1,7 +1,9 @@
 #pragma once
 // Device discovery through the CUDA runtime, and the factory for what a logical device on a GPU
 // needs: a CudaBackend (own stream), a CudaAllocator under its arena (which enforces the logical
-// device's memory limit), and NCCL when every replica has a GPU of its own.
+// device's memory limit), and NCCL when every replica has a GPU of its own. Discovery and memory
+// need only the CUDA runtime; the backend and NCCL come from the compute module, which the first
+// of them loads (gpu/compute_loader.h), so listing the GPUs does not map cuBLAS, cuDNN or NCCL.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,7 +34,8 @@ public:
 
     DeviceType type() const override { return DeviceType::GPU; }
     std::vector<PhysicalDevice> devices() const override { return devices_; }
-    std::string status() const override { return status_; }
+    // Discovery's line, and whether cuBLAS, cuDNN and NCCL (the compute module) are loaded yet.
+    std::string status() const override;
     std::unique_ptr<Backend> create_backend(int physical_index) override;
     std::shared_ptr<RawAllocator> create_allocator(int physical_index) override;
     bool supports_collectives() const override;
@@ -43,7 +46,7 @@ private:
     int cuda_ordinal(int physical_index) const;  // throws DeviceConfigError for an unknown index
 
     std::vector<PhysicalDevice> devices_;  // index = CUDA ordinal; unusable GPUs are left out
-    std::string status_;
+    std::string status_;  // what discovery found; status() adds the compute module's state
 };
 
 }  // namespace mirrorlab::cuda

@@ -29,12 +29,20 @@ driver=()
 gpu_line=$(cd "$stage" && env -u MIRRORLAB_PLUGIN_DIR "${driver[@]}" "$bin/mirrorlab-cli" devices | grep '^GPU')
 echo "$gpu_line"
 plugin=$(find "$stage" -name libmirrorlab_cuda.so)
+compute=""
 if [ -n "$plugin" ]; then
   echo "installed plugin: ${plugin#"$stage"}"
   case "$gpu_line" in
     *"not installed"* | *"could not be loaded"* | *"not a MirrorLab plugin"* | *"was not loaded"*)
       fail "the installed plugin was not used: $gpu_line" ;;
   esac
+  # The plugin loads its compute module (cuBLAS, cuDNN, NCCL) from its own folder when a GPU
+  # trains; it must be installed there, and the plugin itself must not need those libraries.
+  compute=$(dirname "$plugin")/libmirrorlab_cuda_compute.so
+  [ -f "$compute" ] || fail "the plugin is installed without its compute module (no ${compute#"$stage"})"
+  echo "installed compute module: ${compute#"$stage"}"
+  needed=$(readelf -d "$plugin" | grep -E 'NEEDED.*\[lib(cublas|cudnn|nccl)' || true)
+  [ -z "$needed" ] || fail "the plugin links cuBLAS, cuDNN or NCCL itself: $needed"
 fi
 (cd "$stage" && "$bin/mirrorlab-cli" train --data synthetic:64:16 --epochs 1 --steps-per-epoch 2 --tensorboard "$stage/tb" >/dev/null) ||
   fail "mirrorlab-cli train did not run from the installed tree"
@@ -48,18 +56,18 @@ ls "$stage"/tb/train/events.out.tfevents.*.v2 "$stage"/tb/validation/events.out.
 core_lib=$(find "$stage" -name libmirrorlab_core.so)
 [ -n "$core_lib" ] || fail "libmirrorlab_core.so is not installed"
 echo "installed engine library: ${core_lib#"$stage"}"
-for binary in "$bin/mirrorlab-cli" ${plugin:+"$plugin"}; do
+for binary in "$bin/mirrorlab-cli" ${plugin:+"$plugin"} ${compute:+"$compute"}; do
   readelf -d "$binary" | grep -q 'NEEDED.*\[libmirrorlab_core.so\]' || fail "${binary#"$stage"} does not link libmirrorlab_core.so"
 done
 resolved=$(cd "$stage" && ldd "$bin/mirrorlab-cli" | sed -n 's/.*libmirrorlab_core.so => \([^ ]*\).*/\1/p')
 [ "$(realpath "$resolved")" = "$(realpath "$core_lib")" ] ||
   fail "mirrorlab-cli resolves libmirrorlab_core.so to '$resolved', not the installed $core_lib"
-if [ -n "$plugin" ]; then
+for module in ${plugin:+"$plugin"} ${compute:+"$compute"}; do
   # Functions (T/t, not the weak W of inline and template code) that both define.
-  copies=$(comm -12 <(nm --defined-only "$plugin" | awk '$2 ~ /^[Tt]$/ {print $3}' | sort -u) \
+  copies=$(comm -12 <(nm --defined-only "$module" | awk '$2 ~ /^[Tt]$/ {print $3}' | sort -u) \
                     <(nm -D --defined-only "$core_lib" | awk '$2 == "T" {print $3}' | sort -u) | wc -l)
-  [ "$copies" -eq 0 ] || fail "the plugin defines $copies of libmirrorlab_core's functions itself (a private copy of core)"
-fi
+  [ "$copies" -eq 0 ] || fail "${module#"$stage"} defines $copies of libmirrorlab_core's functions itself (a private copy of core)"
+done
 
 # Nothing of the source or build tree is compiled into what is installed.
 leaks=$(find "$stage" -type f \( -perm -u+x -o -name '*.so' \) -print0 |

@@ -1,8 +1,9 @@
 // What a person with GPUs sees through mirrorlab-cli, on the CUDA host emulator's two GPUs
 // (tests/cuda_emulation: gpu/'s own code with the CUDA runtime, cuBLAS, cuDNN and NCCL emulated
-// on the CPU). Discovery (GPUs, no driver, no GPU), training on two virtual GPUs carved from one
-// (TensorFlow's NCCL fallback line, device-timed phases, per-device memory) and with NCCL on two
-// GPUs, and every way a GPU run can go wrong: out of memory on a virtual GPU, a GPU that does
+// on the CPU). Discovery (GPUs, no driver, no GPU; cuBLAS, cuDNN and NCCL left for the first GPU
+// that trains, and what it says when they cannot load then), training on two virtual GPUs carved
+// from one (TensorFlow's NCCL fallback line, device-timed phases, per-device memory) and with NCCL
+// on two GPUs, and every way a GPU run can go wrong: out of memory on a virtual GPU, a GPU that does
 // not exist, a virtual GPU too small to be useful, mixed CPU and GPU replicas, a NaN loss, a GPU
 // that other programs have filled.
 #include <QtTest/QtTest>
@@ -79,7 +80,10 @@ private slots:
             QVERIFY2(run.out.contains(QLatin1String(gpu)), qPrintable(describe(run)));
         }
         QVERIFY2(run.out.contains(QStringLiteral("4.00 GiB memory, compute capability 9.0")), qPrintable(describe(run)));
-        QVERIFY2(run.out.contains(QStringLiteral("2 GPUs, peer access GPU:0<->GPU:1")), qPrintable(describe(run)));
+        // Listing devices loads only the plugin and the CUDA runtime; the line says when the rest loads.
+        QVERIFY2(run.out.contains(QStringLiteral("GPU: CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+                                                 "cuBLAS, cuDNN and NCCL load when a GPU trains\n")),
+                 qPrintable(describe(run)));
     }
 
     void devicesWithoutGpus_data() {
@@ -96,9 +100,6 @@ private slots:
         // The driver library is there but the runtime cannot use it: the plugin says so.
         QTest::newRow("runtime finds no driver") << "MIRRORLAB_CUDA_EMULATION_DRIVER=none"
                                                  << "GPU: no CUDA driver found: cudaGetDeviceCount returned cudaErrorInsufficientDriver";
-        QTest::newRow("cuDNN of another major version")
-            << "MIRRORLAB_CUDA_EMULATION_CUDNN=80907"
-            << "GPU: cuDNN version mismatch: the CUDA backend was built with cuDNN 9.0.0 but loaded 8.9.7; install cuDNN 9";
     }
 
     // One line says why there is no GPU, and the CPU is still there to train on.
@@ -112,6 +113,48 @@ private slots:
         const Run training = cli(train(QStringLiteral("cpu")), {setting});
         QVERIFY2(training.finished && training.exit_code == 0, qPrintable(describe(training)));
         QVERIFY2(training.out.contains(QStringLiteral("2/2 - ")), qPrintable(describe(training)));
+    }
+
+    // cuDNN is loaded when a GPU first trains, not when the devices are listed: one of another
+    // major version leaves the GPUs listed, and a run on one of them stops saying what to install.
+    void cudnnOfAnotherMajorVersion() {
+        const QString setting = QStringLiteral("MIRRORLAB_CUDA_EMULATION_CUDNN=80907");
+        const Run devices = cli({QStringLiteral("devices")}, {setting});
+        QVERIFY2(devices.finished && devices.exit_code == 0, qPrintable(describe(devices)));
+        QVERIFY2(devices.out.contains(QStringLiteral("GPU:0  CUDA host emulator")), qPrintable(describe(devices)));
+        QVERIFY2(devices.out.contains(QStringLiteral("cuBLAS, cuDNN and NCCL load when a GPU trains")),
+                 qPrintable(describe(devices)));
+        const Run training = cli(train(QStringLiteral("gpu:0")), {setting});
+        QVERIFY2(training.finished && training.exit_code == 1, qPrintable(describe(training)));
+        QVERIFY2(training.err.contains(QStringLiteral("mirrorlab-cli: error: device configuration: GPU:0 cannot be used: "
+                                                      "cuDNN version mismatch: the CUDA backend was built with cuDNN 9.0.0 "
+                                                      "but loaded 8.9.7; install cuDNN 9, or train on the CPU (--devices cpu)")),
+                 qPrintable(describe(training)));
+        const Run cpu = cli(train(QStringLiteral("cpu")), {setting});
+        QVERIFY2(cpu.finished && cpu.exit_code == 0 && cpu.out.contains(QStringLiteral("2/2 - ")), qPrintable(describe(cpu)));
+    }
+
+    // An installation that lost libmirrorlab_cuda_compute.so (cuBLAS, cuDNN and NCCL's half of the
+    // backend): the GPUs are still listed, and training on one names the missing file.
+    void missingComputeModule() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (const char* file : {"libmirrorlab_cuda.so", "libmirrorlab_cuda_driver.so"}) {
+            QVERIFY(QFile::copy(QStringLiteral(MIRRORLAB_EMULATED_PLUGIN_DIR "/") + QLatin1String(file),
+                                dir.filePath(QLatin1String(file))));
+        }
+        const QString setting = QStringLiteral("MIRRORLAB_PLUGIN_DIR=") + dir.path();
+        const Run devices = cli({QStringLiteral("devices")}, {setting});
+        QVERIFY2(devices.finished && devices.exit_code == 0, qPrintable(describe(devices)));
+        QVERIFY2(devices.out.contains(QStringLiteral("GPU:1  CUDA host emulator")), qPrintable(describe(devices)));
+        const Run training = cli(train(QStringLiteral("gpu:0:2x256MB")), {setting});
+        QVERIFY2(training.finished && training.exit_code == 1, qPrintable(describe(training)));
+        for (const char* words : {"mirrorlab-cli: error: device configuration: GPU:0 cannot be used: ",
+                                  "/libmirrorlab_cuda_compute.so is missing",
+                                  "reinstall MirrorLab's CUDA backend (the mirrorlab-cuda package)",
+                                  "or train on the CPU (--devices cpu)"}) {
+            QVERIFY2(training.err.contains(QLatin1String(words)), qPrintable(describe(training)));
+        }
     }
 
     // The tutorial's configuration: two 1024 MB virtual GPUs on one GPU.

@@ -1,7 +1,9 @@
 // The CUDA plugin loader: whatever is (or is not) in the plugin directory, the program carries on
 // with its CPU and says in one line why there is no GPU. Stand-in plugins built next to this test
 // (tests/support/fake_gpu_plugin.cpp) cover every failure a user can meet; the real plugin is
-// loaded too where it was built, which on a machine without a driver must say so.
+// loaded too where it was built, which on a machine without a driver must say so. The emulated
+// plugin (tests/cuda_emulation) shows when the plugin loads its compute module (cuBLAS, cuDNN,
+// NCCL): at a GPU's first backend, not at discovery, and what a missing one costs.
 #include <QtTest/QtTest>
 
 #include <QFile>
@@ -293,6 +295,9 @@ private slots:
             return;
         }
         QVERIFY2(result.plugin_loaded, result.status.c_str());
+        // Discovery needs the CUDA runtime alone: cuBLAS, cuDNN and NCCL wait for a GPU to train.
+        QVERIFY2(!mapped("libmirrorlab_cuda_compute") && !mapped("libcublas") && !mapped("libcudnn") && !mapped("libnccl"),
+                 "discovering the GPUs mapped cuBLAS, cuDNN or NCCL");
         if (result.gpu_count == 0) {
             // No GPU here: the line names the reason (no driver, no device, a failed initialisation).
             const bool reason = result.status.find("no CUDA driver found") == 0 ||
@@ -309,6 +314,90 @@ private slots:
             QVERIFY(!gpu->compute_capability.empty());
             QVERIFY(!gpu->bus_id.empty());
         }
+    }
+
+    // The plugin opens its compute module (cuBLAS, cuDNN, NCCL) when a GPU's first backend is
+    // made, not at discovery; the provider's status says which has happened. On the emulator.
+    void computeModuleLoadsWhenAGpuIsFirstUsed() {
+        const std::string module = std::string(MIRRORLAB_EMULATED_PLUGIN_DIR) + "/libmirrorlab_cuda_compute.so";
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(MIRRORLAB_EMULATED_PLUGIN_DIR, registry);
+        QVERIFY2(result.gpu_count == 2, result.status.c_str());
+        QCOMPARE(result.status, std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+                                            "cuBLAS, cuDNN and NCCL load when a GPU trains"));
+        QVERIFY2(!mapped(module), "discovery loaded the compute module");
+        DeviceProvider* provider = registry.provider(DeviceType::GPU);
+        QVERIFY(provider != nullptr);
+        QVERIFY(provider->supports_collectives());  // known without loading NCCL
+        QVERIFY(!mapped(module));
+
+        std::unique_ptr<Backend> backend = provider->create_backend(0);
+        QVERIFY(backend != nullptr);
+        QVERIFY2(mapped(module), "the first GPU backend did not load the compute module");
+        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+                                                 "cuDNN 9.0.0, NCCL 2.28.0 loaded"));
+        // Loaded once: the second GPU's backend uses the same module.
+        std::unique_ptr<Backend> second = provider->create_backend(1);
+        QVERIFY(second != nullptr);
+        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+                                                 "cuDNN 9.0.0, NCCL 2.28.0 loaded"));
+    }
+
+    void computeModuleThatCannotServeIsNamed_data() {
+        QTest::addColumn<QString>("module");  // copied beside the plugin as libmirrorlab_cuda_compute.so
+        QTest::addColumn<QStringList>("words");
+        QTest::newRow("missing") << QString()
+                                 << QStringList{QStringLiteral("/libmirrorlab_cuda_compute.so is missing"),
+                                                QStringLiteral("reinstall MirrorLab's CUDA backend (the mirrorlab-cuda package)")};
+        // As when libcudnn.so.9 is not installed: the dynamic linker's reason names the library.
+        QTest::newRow("a library it needs is missing")
+            << QStringLiteral(MIRRORLAB_FAKE_COMPUTE_DIR "/missing_dependency/libmirrorlab_cuda_compute.so")
+            << QStringList{QStringLiteral("libmirrorlab_cuda_compute.so could not be loaded: "
+                                          "libmirrorlab_fake_compute_dependency.so: cannot open shared object file"),
+                           QStringLiteral("install cuDNN 9, cuBLAS and NCCL 2 for CUDA 13")};
+        QTest::newRow("from another build")
+            << QStringLiteral(MIRRORLAB_FAKE_COMPUTE_DIR "/bad_fingerprint/libmirrorlab_cuda_compute.so")
+            << QStringList{QStringLiteral("/libmirrorlab_cuda_compute.so was built from another version of MirrorLab "
+                                          "than libmirrorlab_cuda.so (ABI fingerprint mismatch)"),
+                           QStringLiteral("reinstall MirrorLab's CUDA backend")};
+        QTest::newRow("not a compute module")
+            << QString::fromStdString(fake("good") + "/libmirrorlab_cuda.so")
+            << QStringList{QStringLiteral("/libmirrorlab_cuda_compute.so is not MirrorLab's CUDA compute module (it lacks "
+                                          "mirrorlab_cuda_compute_api); reinstall MirrorLab's CUDA backend")};
+    }
+
+    // A plugin whose compute module is missing or broken still lists the GPUs (discovery needs
+    // only the CUDA runtime); a GPU's backend then fails saying what is wrong, every time.
+    void computeModuleThatCannotServeIsNamed() {
+        QFETCH(QString, module);
+        QFETCH(QStringList, words);
+        // A copy of the emulated plugin this process has not opened, so its loader starts afresh;
+        // the emulator's library is found through the plugin's run path to the build tree.
+        QTemporaryDir dir;
+        for (const char* file : {"libmirrorlab_cuda.so", "libmirrorlab_cuda_driver.so"}) {
+            QVERIFY(QFile::copy(QStringLiteral(MIRRORLAB_EMULATED_PLUGIN_DIR "/") + QLatin1String(file),
+                                dir.filePath(QLatin1String(file))));
+        }
+        if (!module.isEmpty()) QVERIFY(QFile::copy(module, dir.filePath(QStringLiteral("libmirrorlab_cuda_compute.so"))));
+        DeviceRegistry registry;
+        const PluginLoadResult result = load_from(dir.path().toStdString(), registry);
+        QVERIFY2(result.gpu_count == 2, result.status.c_str());
+        DeviceProvider* provider = registry.provider(DeviceType::GPU);
+        QVERIFY(provider != nullptr);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            try {
+                provider->create_backend(0);
+                QFAIL("a GPU backend was made without a working compute module");
+            } catch (const DeviceConfigError& error) {
+                const std::string what = error.what();
+                QVERIFY2(what.rfind("device configuration: GPU:0 cannot be used: ", 0) == 0, what.c_str());
+                for (const QString& word : words) QVERIFY2(what.find(word.toStdString()) != std::string::npos, what.c_str());
+                QVERIFY2(what.find("train on the CPU (--devices cpu)") != std::string::npos, what.c_str());
+            }
+        }
+        const std::string status = provider->status();
+        QVERIFY2(status.find("; the GPUs cannot train: ") != std::string::npos, status.c_str());
+        QVERIFY2(status.find(words.front().toStdString()) != std::string::npos, status.c_str());
     }
 
     void cliListsTheCpuAndOneGpuLine() {

@@ -29,7 +29,9 @@ namespace mirrorlab {
 // 4: Backend gained embedding_gradient_stats; apply_update takes IndexedSlicesViews. The plugin
 //    links the shared libmirrorlab_core instead of a private copy.
 // 5: Backend gained supports(), run() and host_memory() for the layer types' own ops (OpCall).
-inline constexpr int kPluginAbiVersion = 5;
+// 6: the plugin loads its cuBLAS/cuDNN/NCCL half (libmirrorlab_cuda_compute.so) on first use and
+//    checks it against plugin_abi_fingerprint() too.
+inline constexpr int kPluginAbiVersion = 6;
 
 // Sizes of every structure that crosses the boundary by value or by reference (the classes handed
 // to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built

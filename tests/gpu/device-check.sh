@@ -10,6 +10,8 @@
 #
 # Environment: BUILD_DIR (default build-device-check), JOBS (default 16), CUDA_ARCH (default: the
 # GPU's compute capability from nvidia-smi, e.g. 90), OUT (if set, logs are copied there).
+# The CUDA backend is two modules built side by side: the plugin (mirrorlab_cuda) and the compute
+# module it loads when a GPU trains (mirrorlab_cuda_compute: cuBLAS, cuDNN, NCCL).
 #
 # Where the GPU machine has no Qt (the Qt Test programs cannot be built there), build the device
 # bundle here first and carry it: tests/gpu/make-device-bundle.sh says how. cuDNN and NCCL are
@@ -90,11 +92,11 @@ configure() {  # extra cmake arguments
 }
 t=$SECONDS
 with_tests=1
-targets=(mirrorlab_cuda mirrorlab-cli test_gpu_ops test_plugin_loader)
+targets=(mirrorlab_cuda mirrorlab_cuda_compute mirrorlab-cli test_gpu_ops test_plugin_loader)
 if ! configure -DMIRRORLAB_BUILD_TESTS=ON && grep -q 'Qt6' "$logs/configure.log"; then
     # No Qt on this machine: the test programs cannot be built; the CLI checks still run.
     with_tests=0
-    targets=(mirrorlab_cuda mirrorlab-cli)
+    targets=(mirrorlab_cuda mirrorlab_cuda_compute mirrorlab-cli)
     configure -DMIRRORLAB_BUILD_TESTS=OFF
 fi
 bundle_file=$root/build-device-bundle/bundle.tar.xz
@@ -162,6 +164,12 @@ echo "  CLI: GPU: $plugin_status"
 if [[ $plugin_status =~ [0-9]+\ GPUs? ]]; then
     row "plugin discovery (CLI devices)" PASS 0 "${plugin_status:0:120}"
     plugin_gpus=1
+    # Listing devices must not load the compute module: the line says it waits for a GPU to train.
+    if [[ $plugin_status == *"cuBLAS, cuDNN and NCCL load when a GPU trains"* ]]; then
+        row "cuBLAS, cuDNN, NCCL not loaded by devices" PASS 0 "${plugin_status##*; }"
+    else
+        row "cuBLAS, cuDNN, NCCL not loaded by devices" FAIL 0 "${plugin_status:0:120}"
+    fi
 elif [[ $gpu_count -gt 0 ]]; then
     row "plugin discovery (CLI devices)" FAIL 0 "nvidia-smi lists $gpu_count GPU(s), the plugin says: ${plugin_status:0:100}"
     plugin_gpus=0

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepares here, on a machine without a GPU, what tests/gpu/device-check.sh needs on a lent GPU
 # machine whose image has CUDA but no Qt (so it cannot build the Qt Test programs): the CUDA
-# plugin, the CLI and the GPU test program, built for Hopper, with the non-system libraries they
-# load (Qt Core and Test, ICU, ...), in one archive of about 15 MB:
+# plugin and its compute module, the CLI and the GPU test program, built for Hopper, with the
+# non-system libraries they load (Qt Core and Test, ICU, ...), in one archive of about 15 MB:
 #
 #     bash tests/gpu/make-device-bundle.sh         # writes build-device-bundle/bundle.tar.xz
 #
@@ -24,12 +24,13 @@ arch=${CUDA_ARCH:-90}
 
 cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=Release -DMIRRORLAB_BUILD_UI=OFF -DMIRRORLAB_BUILD_TESTS=ON \
     -DMIRRORLAB_BUILD_CUDA=ON -DMIRRORLAB_REQUIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-cmake --build "$tree" -j "${JOBS:-2}" --target mirrorlab_cuda mirrorlab-cli test_gpu_ops
+cmake --build "$tree" -j "${JOBS:-2}" --target mirrorlab_cuda mirrorlab_cuda_compute mirrorlab-cli test_gpu_ops
 
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/plugin" "$stage/lib"
 cp "$tree/app/mirrorlab-cli" "$tree/tests/test_gpu_ops" "$stage/bin/"
-cp "$tree/gpu/libmirrorlab_cuda.so" "$stage/plugin/"
+# The plugin opens the compute module from its own folder: the two travel together.
+cp "$tree/gpu/libmirrorlab_cuda.so" "$tree/gpu/libmirrorlab_cuda_compute.so" "$stage/plugin/"
 
 # Every library the programs resolve here, except the C and C++ runtimes (the GPU image's are
 # newer, and newer ones serve older programs) and CUDA's own (they must be the GPU image's, to

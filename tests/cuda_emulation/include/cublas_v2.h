@@ -20,6 +20,8 @@ struct BlasHandle;
 }
 using cublasHandle_t = mirrorlab_emulation::BlasHandle*;
 
+#pragma GCC visibility push(default)  // the emulator's shared library exports its API (see cuda_runtime.h)
+
 cublasStatus_t cublasCreate(cublasHandle_t* handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
@@ -28,3 +30,5 @@ const char* cublasGetStatusString(cublasStatus_t status);
 cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                            const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
                            float* c, int ldc);
+
+#pragma GCC visibility pop

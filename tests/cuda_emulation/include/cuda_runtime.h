@@ -3,7 +3,8 @@
 // implemented on the CPU so that the CUDA backend's own code (kernels, streams, memory, cuBLAS and
 // cuDNN calls, NCCL) runs and is checked against the CPU reference on machines without a GPU.
 // tests/CMakeLists.txt builds gpu/'s sources against these headers into an emulated
-// libmirrorlab_cuda.so; the real plugin never sees them.
+// libmirrorlab_cuda.so and libmirrorlab_cuda_compute.so, both linking the emulator's one shared
+// library (libmirrorlab_cuda_emulation.so); the real plugin never sees them.
 //
 // It is strict where a GPU would fail or lie, and tests/test_cuda_emulator.cpp proves each rule
 // with a deliberately wrong program (and the same program done right, which must run clean). A
@@ -119,6 +120,10 @@ struct dim3 {
     constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+// The API is what the emulator's shared library exports; one library, so that the plugin, the
+// compute module it loads and a test program share one set of devices, memory and streams.
+#pragma GCC visibility push(default)
+
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaRuntimeGetVersion(int* version);
 cudaError_t cudaDriverGetVersion(int* version);
@@ -149,6 +154,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end);
 
+#pragma GCC visibility pop
+
 // ---------------------------------------------------------------------------------------------
 // The kernel language, as far as gpu/kernels.cu uses it.
 
@@ -156,10 +163,12 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
 #define __device__
 #define __host__
 
+#pragma GCC visibility push(default)
 extern thread_local dim3 threadIdx;
 extern thread_local dim3 blockIdx;
 extern thread_local dim3 blockDim;
 extern thread_local dim3 gridDim;
+#pragma GCC visibility pop
 
 // Real atomics: blocks may run on several host threads at once (MIRRORLAB_CUDA_EMULATION_WORKERS).
 inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
@@ -176,6 +185,8 @@ using std::isfinite;
 using std::isnan;
 
 namespace mirrorlab_emulation {
+
+#pragma GCC visibility push(default)
 
 // What queued work touches: `bytes` device bytes from `pointer` (0: unknown, as for a kernel's
 // pointer argument; then the byte it points to stands for them), and whether it may write them.
@@ -203,6 +214,8 @@ std::uint64_t next_launch_key();
 // blocks in a shuffled order (several at a time with MIRRORLAB_CUDA_EMULATION_WORKERS > 1), the
 // threads of a block one at a time in a shuffled order.
 void run_grid(dim3 grid, dim3 block, std::uint64_t launch_key, const std::function<void()>& thread_body);
+
+#pragma GCC visibility pop
 
 template <typename... Params>
 struct Launch {

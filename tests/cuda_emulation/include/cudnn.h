@@ -78,6 +78,8 @@ using cudnnTensorDescriptor_t = mirrorlab_emulation::DnnTensor*;
 using cudnnFilterDescriptor_t = mirrorlab_emulation::DnnFilter*;
 using cudnnConvolutionDescriptor_t = mirrorlab_emulation::DnnConvolution*;
 
+#pragma GCC visibility push(default)  // the emulator's shared library exports its API (see cuda_runtime.h)
+
 std::size_t cudnnGetVersion();
 const char* cudnnGetErrorString(cudnnStatus_t status);
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle);
@@ -145,3 +147,5 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo,
                                              void* workspace, std::size_t workspace_bytes, const void* beta,
                                              cudnnFilterDescriptor_t dw_desc, void* dw);
+
+#pragma GCC visibility pop

@@ -24,6 +24,8 @@ struct Communicator;
 }
 using ncclComm_t = mirrorlab_emulation::Communicator*;
 
+#pragma GCC visibility push(default)  // the emulator's shared library exports its API (see cuda_runtime.h)
+
 ncclResult_t ncclGetVersion(int* version);
 const char* ncclGetErrorString(ncclResult_t result);
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices);
@@ -32,3 +34,5 @@ ncclResult_t ncclGroupStart();
 ncclResult_t ncclGroupEnd();
 ncclResult_t ncclAllReduce(const void* send, void* receive, std::size_t count, ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream);
+
+#pragma GCC visibility pop
