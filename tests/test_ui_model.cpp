@@ -20,6 +20,8 @@
 
 #include "core/layers/layer_type.h"
 #include "core/model/model.h"
+#include "core/export/keras_file.h"
+#include "core/optim/optimizer.h"
 #include "ui/model/model_panel.h"
 
 using mirrorlab::EmbeddingUpdate;
@@ -82,6 +84,7 @@ class TestUiModel : public QObject {
     void saveLoadRoundTrip();
     void malformedFileKeepsTheModel();
     void kerasFileLoadsWithItsWeights();
+    void kerasWeightsFileLoadsIntoTheFormsModel();
     void optimizerChangeResetsLearningRate();
     void trainConfigCarriesTheForm();
     void fromLogitsLint();
@@ -385,6 +388,37 @@ void TestUiModel::kerasFileLoadsWithItsWeights() {
     QVERIFY2(error.contains(QStringLiteral("fake.keras")) && error.contains(QStringLiteral("not a .keras archive")),
              qPrintable(error));
     QCOMPARE(summary(panel), before);
+    QVERIFY(panel.initialWeights().empty());
+}
+
+// A Keras .weights.h5 (model.save_weights()) fills the weights of the model in the form; one
+// written for another model is refused by name, with nothing of it taken.
+void TestUiModel::kerasWeightsFileLoadsIntoTheFormsModel() {
+    ModelPanel panel;
+    panel.show();
+    QString error;
+    QVERIFY2(panel.loadFile(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/keras/small.keras"), &error), qPrintable(error));
+    const mirrorlab::Model small = *panel.model();
+    std::vector<float> weights(static_cast<std::size_t>(small.total_params()));
+    for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.001f * static_cast<float>(i % 997) - 0.4f;
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("small.weights.h5"));
+    {
+        const std::vector<std::uint8_t> bytes = keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<qint64>(bytes.size()));
+    }
+    const QString layers = summary(panel);
+    QVERIFY2(panel.loadFile(path, &error), qPrintable(error));
+    QCOMPARE(panel.initialWeights(), weights);
+    QCOMPARE(summary(panel), layers);  // weights only: the form's layers stay
+    QVERIFY(child<QLabel>(panel, "fileStatus")->text().contains(QStringLiteral("small.weights.h5")));
+
+    // The tutorial's model in the form: the small model's weights do not fit it.
+    panel.selectPreset(0);
+    QVERIFY(!panel.loadFile(path, &error));
+    QVERIFY2(error.contains(QStringLiteral("small.weights.h5")), qPrintable(error));
     QVERIFY(panel.initialWeights().empty());
 }
 

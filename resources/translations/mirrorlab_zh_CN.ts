@@ -1570,16 +1570,24 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>与 Keras 打印的 model.summary() 相同</translation>
     </message>
     <message>
-        <source>Load a model JSON file (ours, or Keras&apos; model.to_json()) or a Keras .keras file with its weights</source>
-        <translation>加载模型 JSON 文件（本程序的格式，或 Keras 的 model.to_json()），或带权重的 Keras .keras 文件</translation>
-    </message>
-    <message>
         <source>Loaded %1 with its weights: the next run starts from them</source>
         <translation>已加载 %1 及其权重：下一次运行将从这些权重开始</translation>
     </message>
     <message>
-        <source>Models (*.json *.keras);;Model JSON (*.json);;Keras model (*.keras);;All files (*)</source>
-        <translation>模型 (*.json *.keras);;模型 JSON (*.json);;Keras 模型 (*.keras);;所有文件 (*)</translation>
+        <source>Load a model JSON file (ours, or Keras&apos; model.to_json()), a Keras .keras file with its weights, or a Keras .weights.h5 for the model in the form</source>
+        <translation>加载模型 JSON 文件（本程序的，或 Keras 的 model.to_json()）、带权重的 Keras .keras 文件，或适用于表单中模型的 Keras .weights.h5 文件</translation>
+    </message>
+    <message>
+        <source>a weights file holds no model; make the form a valid model that matches it first (%1)</source>
+        <translation>权重文件不包含模型；请先在表单中建立与之匹配的有效模型（%1）</translation>
+    </message>
+    <message>
+        <source>Loaded the weights in %1 into this model: the next run starts from them</source>
+        <translation>已将 %1 中的权重加载到此模型：下一次运行将从这些权重开始</translation>
+    </message>
+    <message>
+        <source>Models (*.json *.keras *.weights.h5);;Model JSON (*.json);;Keras model (*.keras);;Keras weights for this model (*.weights.h5 *.h5);;All files (*)</source>
+        <translation>模型 (*.json *.keras *.weights.h5);;模型 JSON (*.json);;Keras 模型 (*.keras);;此模型的 Keras 权重 (*.weights.h5 *.h5);;所有文件 (*)</translation>
     </message>
 </context>
 <context>

@@ -122,7 +122,8 @@ void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     preset_row->addWidget(preset_, 1);
     load_ = new QPushButton(tr("Load…"), content);
     load_->setObjectName(QStringLiteral("loadModel"));
-    load_->setToolTip(tr("Load a model JSON file (ours, or Keras' model.to_json()) or a Keras .keras file with its weights"));
+    load_->setToolTip(tr("Load a model JSON file (ours, or Keras' model.to_json()), a Keras .keras file with its weights, "
+                         "or a Keras .weights.h5 for the model in the form"));
     preset_row->addWidget(load_);
     save_ = new QPushButton(tr("Save…"), content);
     save_->setObjectName(QStringLiteral("saveModel"));
@@ -616,6 +617,19 @@ bool ModelPanel::loadFile(const QString& path, QString* error) {
             keras_model_json_ = imported.model.to_json_text();
             showFileStatus(tr("Loaded %1 with its weights: the next run starts from them").arg(QDir::toNativeSeparators(path)),
                            false);
+        } else if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive)) {
+            // Keras' model.save_weights(): weights only, for the model the form holds now.
+            if (!model_) {
+                throw ModelError(tr("a weights file holds no model; make the form a valid model that matches it first (%1)")
+                                     .arg(error_)
+                                     .toStdString());
+            }
+            std::vector<float> weights = load_keras_weights_file(native, *model_);
+            keras_weights_ = std::move(weights);
+            keras_model_json_ = model_->to_json_text();
+            showFileStatus(tr("Loaded the weights in %1 into this model: the next run starts from them")
+                               .arg(QDir::toNativeSeparators(path)),
+                           false);
         } else {
             setModel(Model::from_json_file(native));
             showFileStatus(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
@@ -670,7 +684,8 @@ QString ModelPanel::modelFolder() {
 
 void ModelPanel::browseLoad() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_.isEmpty() ? modelFolder() : last_dir_,
-                                                      tr("Models (*.json *.keras);;Model JSON (*.json);;Keras model (*.keras);;All files (*)"));
+                                                      tr("Models (*.json *.keras *.weights.h5);;Model JSON (*.json);;Keras model (*.keras);;"
+                                                         "Keras weights for this model (*.weights.h5 *.h5);;All files (*)"));
     if (!path.isEmpty()) loadFile(path, nullptr);
 }
 
