@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# MirrorLab's CPU speed next to PyTorch's, on this machine, in one run (issue #6).
+# MirrorLab's CPU speed next to PyTorch's and TensorFlow's, on this machine, in one run (issues #6, #17).
 #
 # Runs, back to back: the PyTorch peer (../shared/bench/torch_reuters.py, 2 threads, the same
 # synthetic data shape, flush-to-zero on), `mirrorlab-cli bench` with 2 replicas of 1 thread,
-# and `mirrorlab-cli bench` with 1 replica on 2 threads; then prints each ratio
+# and `mirrorlab-cli bench` with 1 replica on 2 threads, and the tutorial's TensorFlow code on one
+# device and under MirroredStrategy on 2 logical CPUs (packaging/bench/tf_reuters.py; TensorFlow
+# from TF_PYTHON or a virtualenv made here, skipped when PyPI is unreachable); then prints each ratio
 #     MirrorLab epoch (training + validation) / PyTorch training pass
 # (medians over the measured epochs) against the target of 1/3, the 2-replica scaling
 # efficiency against 85 %, and the peak RSS against 150 MiB. Exit status 0 when all targets
@@ -15,7 +17,7 @@
 #
 # Environment: CLI (default build/app/mirrorlab-cli), PEER (default ../shared/bench/
 # torch_reuters.py), EPOCHS (3), DATA (synthetic | real), TORCH_FTZ (1; 0 runs the peer without
-# flush-to-zero, slower on this data).
+# flush-to-zero, slower on this data), TF_PYTHON (a Python with TensorFlow), TF_VENV.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -35,6 +37,31 @@ if [ ! -f "$peer" ] || ! "$python" -c "import torch, numpy" 2>/dev/null; then
   echo "compare_pytorch: the PyTorch peer cannot run (need $peer and Debian's python3-torch python3-numpy:" >&2
   echo "  apt-get install -y python3-torch python3-numpy); skipping" >&2
   exit 77
+fi
+
+# TensorFlow, the tutorial's own framework: TF_PYTHON where given, else a virtualenv this script
+# makes once (TF_VENV, default ~/.cache/mirrorlab/tf-venv) with TensorFlow from PyPI. Never part of
+# the build; skipped with a message where PyPI cannot be reached.
+tf_python=${TF_PYTHON:-}
+if [ -z "$tf_python" ]; then
+  tf_venv=${TF_VENV:-$HOME/.cache/mirrorlab/tf-venv}
+  if [ ! -x "$tf_venv/bin/python" ] || ! "$tf_venv/bin/python" -c "import tensorflow" 2>/dev/null; then
+    echo "== making $tf_venv with TensorFlow from PyPI (once; ~600 MB)" >&2
+    if python3 -m venv "$tf_venv" >&2 && "$tf_venv/bin/pip" install -q tensorflow >&2; then
+      tf_python=$tf_venv/bin/python
+    else
+      echo "compare_pytorch: TensorFlow could not be installed from PyPI (offline?); its rows are skipped" >&2
+    fi
+  else
+    tf_python=$tf_venv/bin/python
+  fi
+fi
+if [ -n "$tf_python" ]; then
+  for strategy in one mirrored; do
+    echo "== TensorFlow, the tutorial's code, $strategy, $epochs epochs" >&2
+    "$tf_python" "$root/packaging/bench/tf_reuters.py" --strategy "$strategy" --epochs "$epochs" |
+      tee "$work/tf_$strategy.txt" >&2 || rm -f "$work/tf_$strategy.txt"
+  done
 fi
 
 ftz_flag=--ftz
@@ -80,6 +107,23 @@ for name, path in runs:
     ok = ok and met and rss_met
     print(f"{name:36} {run['epoch_seconds']:8.3f} {ratio:7.3f} {'<=0.333':>7}  {run['cpu_seconds_per_epoch']:6.2f}"
           f"  {run['peak_rss_mib']:8.1f}  {'ok' if met and rss_met else 'MISSED'}")
+# Issue #17's ratios: the 2-replica epoch against PyTorch's best training pass and TensorFlow's
+# epochs (the tutorial's code on one device, and under MirroredStrategy on 2 logical CPUs).
+two_epoch = json.load(open(os.path.join(work, "two_replicas.json")))["run"]["epoch_seconds"]
+peers = [("PyTorch training pass, 2 threads", torch_median, 0.2)]
+for strategy, label, target in (("one", "TensorFlow epoch, one device", 0.2),
+                                ("mirrored", "TensorFlow epoch, MirroredStrategy 2 CPUs", 0.07)):
+    path = os.path.join(work, f"tf_{strategy}.txt")
+    found = re.findall(r"median epoch: ([0-9.]+) s", open(path).read()) if os.path.exists(path) else []
+    if found:
+        peers.append((label, float(found[-1]), target))
+    else:
+        print(f"{label}: not measured (no TensorFlow)")
+print(f"{'MirrorLab 2 replicas over':44} {'peer s':>8} {'ratio':>7} {'target':>7}")
+for label, seconds, target in peers:
+    ratio = two_epoch / seconds
+    print(f"{label:44} {seconds:8.3f} {ratio:7.3f} {'<=' + str(target):>7}  {'ok' if ratio <= target else 'MISSED'}")
+    ok = ok and ratio <= target
 bench = json.load(open(os.path.join(work, "two_replicas.json")))
 scaling = bench["scaling"]
 capacity = bench.get("parallel_capacity", 0.0)

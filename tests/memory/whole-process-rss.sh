@@ -6,7 +6,7 @@
 #   mirrorlab-cli train --devices cpu:2 (1 epoch) on real Reuters-21578, with and without the run store
 #   mirrorlab (the GUI) training 10 epochs under Xvfb, then saving a screenshot and exiting
 #   the peers where they can run: PyTorch (../shared/bench/torch_reuters.py, Debian's
-#   python3-torch) and TensorFlow (tests/memory/tf_tutorial.py with TF_PYTHON=.../bin/python)
+#   python3-torch) and TensorFlow (packaging/bench/tf_reuters.py with TF_PYTHON=.../bin/python)
 #
 #   bash tests/memory/whole-process-rss.sh [BUILD_DIR] [REUTERS21578_DIR]
 #
@@ -83,7 +83,7 @@ else
   echo "| PyTorch | not measured: needs Debian's python3-torch and $peer |"
 fi
 if [ -n "${TF_PYTHON:-}" ]; then
-  echo "| TensorFlow: the tutorial's MirroredStrategy on 2 logical CPUs, 1 epoch (synthetic, the same shape) | $(peak "$TF_PYTHON" "$root/tests/memory/tf_tutorial.py") |"
+  echo "| TensorFlow: the tutorial's MirroredStrategy on 2 logical CPUs, 1 epoch (synthetic, the same shape) | $(peak "$TF_PYTHON" "$root/packaging/bench/tf_reuters.py" --strategy mirrored --epochs 1) |"
 else
   echo "| TensorFlow | not measured: set TF_PYTHON to a Python with TensorFlow |"
 fi
