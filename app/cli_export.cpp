@@ -75,6 +75,11 @@ int command_import(const ImportCommand& command) {
         std::printf("%s", imported.model.summary().c_str());
         std::printf("%s\n", imported.weights.empty() ? "No weights (give them with --weights FILE.weights.h5)."
                                                      : "Weights: loaded.");
+        if (imported.optimizer) {
+            std::printf("Optimizer (compile_config): %s\n", imported.optimizer->describe().c_str());
+        } else if (!imported.optimizer_note.empty() && ends_with(command.path, ".keras")) {
+            std::printf("Optimizer: none taken (%s).\n", imported.optimizer_note.c_str());
+        }
     }
     if (!command.evaluate) return 0;
     if (imported.weights.empty()) {

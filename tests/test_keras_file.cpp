@@ -134,6 +134,7 @@ class TestKerasFile : public QObject {
 
 private slots:
     void importsKerasFile();
+    void optimizerFromCompileConfig();
     void configMatchesKeras();
     void exportHasKerasLayout();
     void weightsFileRoundTrip();
@@ -172,6 +173,40 @@ void TestKerasFile::importsKerasFile() {
           ours.metrics.accuracy, evaluate.at("loss").as_double(), evaluate.at("sparse_categorical_accuracy").as_double());
     QVERIFY(std::abs(ours.metrics.loss - evaluate.at("loss").as_double()) < 1e-5);
     QVERIFY(std::abs(ours.metrics.accuracy - evaluate.at("sparse_categorical_accuracy").as_double()) < 1e-6);
+
+    // The optimizer Keras compiled it with, ready to fine-tune as Keras 3 would.
+    QVERIFY2(imported.optimizer.has_value(), imported.optimizer_note.c_str());
+    QCOMPARE(imported.optimizer->kind, OptimizerKind::Nadam);
+    QCOMPARE(imported.optimizer->learning_rate, 0.001);  // Keras' float32 0.0010000000474974513, as typed
+    QCOMPARE(imported.optimizer->beta_2, 0.999);
+    QCOMPARE(imported.optimizer->embedding_update, EmbeddingUpdate::Keras3);
+}
+
+// compile_config's optimizer: ours round-trips; none, another optimizer or odd settings leave the
+// import without one and say why.
+void TestKerasFile::optimizerFromCompileConfig() {
+    OptimizerConfig sgd = OptimizerConfig::defaults(OptimizerKind::SGD);
+    sgd.learning_rate = 0.05;
+    sgd.momentum = 0.9;
+    sgd.nesterov = true;
+    const Model model = Model::reference();
+    std::string note;
+    const std::optional<OptimizerConfig> back = optimizer_from_keras_config(json::dump(keras_config(model, sgd)), note);
+    QVERIFY2(back.has_value(), note.c_str());
+    QCOMPARE(back->kind, OptimizerKind::SGD);
+    QCOMPARE(back->learning_rate, 0.05);
+    QCOMPARE(back->momentum, 0.9);
+    QVERIFY(back->nesterov);
+
+    QVERIFY(!optimizer_from_keras_config(R"({"class_name": "Sequential", "config": {}})", note));
+    QCOMPARE(note, std::string("the model was saved without compile()"));
+    QVERIFY(!optimizer_from_keras_config(
+        R"({"compile_config": {"optimizer": {"class_name": "Adafactor", "config": {}}}})", note));
+    QVERIFY2(note.find("'Adafactor' is not one MirrorLab has") != std::string::npos, note.c_str());
+    QVERIFY(!optimizer_from_keras_config(
+        R"({"compile_config": {"optimizer": {"class_name": "Adam", "config": {"learning_rate": -1}}}})", note));
+    QVERIFY2(note.find("cannot be used") != std::string::npos, note.c_str());
+    QVERIFY(!optimizer_from_keras_config("not json", note));
 }
 
 void TestKerasFile::configMatchesKeras() {

@@ -368,7 +368,15 @@ void TestUiModel::kerasFileLoadsWithItsWeights() {
     ModelPanel panel;
     panel.show();
     QString error;
+    child<QComboBox>(panel, "optimizer")->setCurrentText(QStringLiteral("SGD"));
+    QCOMPARE(panel.trainConfig().optimizer.kind, mirrorlab::OptimizerKind::SGD);
     QVERIFY2(panel.loadFile(QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/keras/small.keras"), &error), qPrintable(error));
+    // The optimizer it was compiled with comes along (Nadam, Keras 3's semantics).
+    QCOMPARE(panel.trainConfig().optimizer.kind, mirrorlab::OptimizerKind::Nadam);
+    QCOMPARE(panel.trainConfig().optimizer.learning_rate, 0.001);
+    QCOMPARE(panel.trainConfig().optimizer.embedding_update, mirrorlab::EmbeddingUpdate::Keras3);
+    QVERIFY2(child<QLabel>(panel, "fileStatus")->text().contains(QStringLiteral("Optimizer from the file: Nadam")),
+             qPrintable(child<QLabel>(panel, "fileStatus")->text()));
     QVERIFY(panel.model() != nullptr);
     QCOMPARE(panel.model()->layers().size(), std::size_t{8});
     QCOMPARE(panel.initialWeights().size(), static_cast<std::size_t>(panel.model()->total_params()));

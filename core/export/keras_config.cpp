@@ -1,6 +1,8 @@
 // config.json of a .keras archive: written as Keras 3.15 serializes a Sequential model, and read
 // back with the checks for what MirrorLab cannot run (keras_file.h says what is written).
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/export/keras_file.h"
 #include "core/layers/layer_type.h"
@@ -222,6 +224,75 @@ json::Value keras_config(const Model& model, const OptimizerConfig& optimizer) {
                                        {"steps_per_execution", 1},
                                        {"jit_compile", false}}));
     return root;
+}
+
+std::optional<OptimizerConfig> optimizer_from_keras_config(std::string_view json_text, std::string& note) {
+    note.clear();
+    Value root;
+    try {
+        root = json::parse(json_text, "config.json");
+    } catch (const json::ParseError&) {
+        note = "the config is not JSON";
+        return std::nullopt;
+    }
+    const Value* compile = root.is_object() ? root.find("compile_config") : nullptr;
+    const Value* optimizer = compile != nullptr && compile->is_object() ? compile->find("optimizer") : nullptr;
+    if (optimizer == nullptr || optimizer->is_null()) {
+        note = "the model was saved without compile()";
+        return std::nullopt;
+    }
+    // {"module": "keras.optimizers", "class_name": "Nadam", "config": {...}}, or a bare name.
+    std::string name;
+    const Value* config = nullptr;
+    if (optimizer->is_string()) {
+        name = optimizer->as_string();
+    } else if (optimizer->is_object()) {
+        if (const Value* class_name = optimizer->find("class_name"); class_name != nullptr && class_name->is_string()) {
+            name = class_name->as_string();
+        }
+        config = optimizer->find("config");
+    }
+    OptimizerConfig result;
+    try {
+        result = OptimizerConfig::defaults(optimizer_kind_from_name(name));
+    } catch (const ModelError&) {
+        note = "its optimizer '" + name + "' is not one MirrorLab has (SGD, Adam, Nadam, RMSprop)";
+        return std::nullopt;
+    }
+    result.follow_keras(EmbeddingUpdate::Keras3);  // a .keras file is Keras 3's
+    // Keras keeps hyper-parameters in float32 and writes them back widened (0.0010000000474974513):
+    // the shortest decimal that is the same float32 is what the user typed (0.001).
+    auto number = [&](const char* key, double& field) {
+        const Value* value = config != nullptr && config->is_object() ? config->find(key) : nullptr;
+        if (value == nullptr || !value->is_number()) return;
+        field = value->as_double();
+        for (int digits = 6; digits <= 9; ++digits) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.*g", digits, field);
+            const double shortest = std::strtod(text, nullptr);
+            if (static_cast<float>(shortest) == static_cast<float>(field)) {
+                field = shortest;
+                break;
+            }
+        }
+    };
+    number("learning_rate", result.learning_rate);
+    number("beta_1", result.beta_1);
+    number("beta_2", result.beta_2);
+    number("epsilon", result.epsilon);
+    number("momentum", result.momentum);
+    number("rho", result.rho);
+    if (const Value* nesterov = config != nullptr && config->is_object() ? config->find("nesterov") : nullptr;
+        nesterov != nullptr && nesterov->is_bool()) {
+        result.nesterov = nesterov->as_bool();
+    }
+    try {
+        result.validate();
+    } catch (const ModelError& error) {
+        note = std::string("its optimizer settings cannot be used: ") + error.what();
+        return std::nullopt;
+    }
+    return result;
 }
 
 Model model_from_keras_config(std::string_view json_text, std::string_view source) {

@@ -150,9 +150,12 @@ KerasModel read_keras_archive(std::vector<std::uint8_t> bytes, const std::string
             throw DataError(source + ": metadata.json is not JSON: " + error.what());
         }
     }
-    Model model = model_from_keras_config(text_of(zip.read(kConfigMember)), source + "/config.json");
+    const std::string config_text = text_of(zip.read(kConfigMember));
+    Model model = model_from_keras_config(config_text, source + "/config.json");
     std::vector<float> weights = keras_weights_from_h5(zip.read(kWeightsMember), model, source + "/model.weights.h5");
-    return KerasModel{std::move(model), std::move(weights), std::move(version)};
+    KerasModel imported{std::move(model), std::move(weights), std::move(version), std::nullopt, {}};
+    imported.optimizer = optimizer_from_keras_config(config_text, imported.optimizer_note);
+    return imported;
 }
 
 KerasModel load_keras_file(const std::string& path) {

@@ -27,6 +27,7 @@
 // failed import returns nothing: there is no half-imported model.
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +66,17 @@ struct KerasModel {
     Model model;
     std::vector<float> weights;  // Model::variables() in order; empty when the source had none
     std::string keras_version;   // metadata.json's, when there is one
+    // The optimizer compile_config names, with its hyper-parameters and Keras 3's semantics
+    // (follow_keras(Keras3)); none when the model was not compiled or its optimizer is not one
+    // MirrorLab has (then `optimizer_note` says which it was).
+    std::optional<OptimizerConfig> optimizer;
+    std::string optimizer_note;
 };
+
+// compile_config's optimizer of a Keras model config (config.json or model.to_json()); nullopt,
+// with `note` saying why, when there is none MirrorLab can run. Never throws for a missing or odd
+// compile_config: the layers are what an import needs.
+std::optional<OptimizerConfig> optimizer_from_keras_config(std::string_view json_text, std::string& note);
 
 // A Keras Sequential config: config.json's or model.to_json()'s. ModelError naming `source`.
 Model model_from_keras_config(std::string_view json_text, std::string_view source);

@@ -1589,6 +1589,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Models (*.json *.keras *.weights.h5);;Model JSON (*.json);;Keras model (*.keras);;Keras weights for this model (*.weights.h5 *.h5);;All files (*)</source>
         <translation>模型 (*.json *.keras *.weights.h5);;模型 JSON (*.json);;Keras 模型 (*.keras);;此模型的 Keras 权重 (*.weights.h5 *.h5);;所有文件 (*)</translation>
     </message>
+    <message>
+        <source>Optimizer from the file: %1</source>
+        <translation>文件中的优化器：%1</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::MonitorPanel</name>

@@ -615,8 +615,15 @@ bool ModelPanel::loadFile(const QString& path, QString* error) {
             setModel(imported.model);
             keras_weights_ = std::move(imported.weights);
             keras_model_json_ = imported.model.to_json_text();
-            showFileStatus(tr("Loaded %1 with its weights: the next run starts from them").arg(QDir::toNativeSeparators(path)),
-                           false);
+            QString status = tr("Loaded %1 with its weights: the next run starts from them").arg(QDir::toNativeSeparators(path));
+            if (imported.optimizer) {
+                // The optimizer it was compiled with, as Keras would go on training it.
+                TrainConfig config = compile_->trainConfig();
+                config.optimizer = *imported.optimizer;
+                compile_->setTrainConfig(config);
+                status += QLatin1Char('\n') + tr("Optimizer from the file: %1").arg(QString::fromStdString(imported.optimizer->describe()));
+            }
+            showFileStatus(status, false);
         } else if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive)) {
             // Keras' model.save_weights(): weights only, for the model the form holds now.
             if (!model_) {
