@@ -267,6 +267,9 @@ for t in "${TARGETS[@]}"; do
     [[ -d $HERE/regressions/$t ]] && regressions=("$HERE/regressions/$t")
     runs=()
     [[ -n ${FUZZ_RUNS:-} ]] && runs=(-runs="$FUZZ_RUNS")
+    # A target's own libFuzzer flags, each with its reason, in flags/<target>.flags.
+    flags=()
+    [[ -f $HERE/flags/$t.flags ]] && read -r -a flags <<<"$(sed 's/#.*//' "$HERE/flags/$t.flags" | tr '\n' ' ')"
     echo "== $t: ${SECONDS_PER_TARGET}s${FUZZ_RUNS:+ or $FUZZ_RUNS runs} (log: $log)"
     started=$(date +%s)
     set +e
@@ -278,7 +281,7 @@ for t in "${TARGETS[@]}"; do
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$HERE/lsan.supp} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$BUILD/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" \
-        -print_final_stats=1 "${dict[@]}" "${runs[@]}" \
+        -print_final_stats=1 "${dict[@]}" "${runs[@]}" "${flags[@]}" \
         -artifact_prefix="$BUILD/crashes/$t/" \
         "$BUILD/corpus/$t" "$BUILD/seeds/$t" "${regressions[@]}" >"$log" 2>&1
     rc=$?
