@@ -77,6 +77,7 @@ int show_run(const RunStore& store, std::int64_t id, bool json_output) {
                 row.set("val_accuracy", e.validation.accuracy);
                 row.set("val_top5", e.validation.top5);
             }
+            row.set("seconds", e.seconds);  // training + validation
             rows.push_back(std::move(row));
         }
         o.set("epochs", std::move(rows));

@@ -249,6 +249,7 @@ private slots:
     void failureWhileKeepingWeightsReportsTheFirstError();
     void failureReportSurvivesAThrowingSink();
     void stopSaysExactlyWhereItLanded();
+    void detailedStatsAreSampled();
 };
 
 void TestTrainer::shortRunEmitsEventsInOrder() {
@@ -751,6 +752,48 @@ void TestTrainer::stopSaysExactlyWhereItLanded() {
                                 [](const LogEvent& e) { return contains(e.text, "during epoch 2 after 3 of 13 steps"); }));
         }
     }
+}
+
+// The step view's details (gradient norms, checksums) every 10^9 ms: only the first step, each
+// epoch's last and the first after a pause carry them; every 0 ms (the default): every step.
+void TestTrainer::detailedStatsAreSampled() {
+    const TrainData data = small_data(300, 100);
+    TrainConfig config = small_config(2);
+    config.detailed_step_stats = true;
+    config.detailed_step_stats_interval_ms = 1e9;
+    EventLog log;
+    Trainer trainer(small_model(), DeviceConfig::parse("cpu:2"), config, data);
+    trainer.set_event_sink(log.sink());
+    log.set_hook([&](const Event& event) {
+        if (const auto* step = std::get_if<StepEndEvent>(&event); step != nullptr && step->global_step == 3) trainer.pause();
+    });
+    trainer.start();
+    QVERIFY(wait_until([&] { return trainer.paused(); }, 60000));
+    trainer.resume();
+    trainer.wait();
+    QVERIFY(trainer.result().ok);
+    std::vector<std::int64_t> detailed;
+    std::int64_t steps_per_epoch = 0;
+    for (const StepEndEvent& step : log.of<StepEndEvent>()) {
+        steps_per_epoch = step.steps;
+        const bool has = step.replicas.front().weights_checksum != 0;
+        QCOMPARE(step.replicas.back().weights_checksum != 0, has);
+        QCOMPARE(std::isnan(step.replicas.front().grad_norm_before), !has);
+        if (has) {
+            detailed.push_back(step.global_step);
+            QCOMPARE(step.replicas.front().weights_checksum, step.replicas.back().weights_checksum);
+        }
+    }
+    QVERIFY(steps_per_epoch > 4);
+    QCOMPARE(detailed, (std::vector<std::int64_t>{1, 4, steps_per_epoch, 2 * steps_per_epoch}));
+
+    config.detailed_step_stats_interval_ms = 0.0;
+    config.epochs = 1;
+    EventLog every_log;
+    const Run every = train(small_model(), "cpu:2", config, data, &every_log);
+    QVERIFY(every.result.ok);
+    for (const StepEndEvent& step : every_log.of<StepEndEvent>()) QVERIFY(step.replicas.front().weights_checksum != 0);
+    QCOMPARE(every_log.count<StepEndEvent>(), static_cast<int>(steps_per_epoch));
 }
 
 QTEST_APPLESS_MAIN(TestTrainer)

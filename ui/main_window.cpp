@@ -348,6 +348,7 @@ bool MainWindow::startTraining(int epochs_override) {
     settings.config = model_->trainConfig();
     settings.config.all_reduce = devices_->allReduce();
     settings.config.detailed_step_stats = true;  // gradient norms and checksums for the step view
+    settings.config.detailed_step_stats_interval_ms = kDetailedStepStatsIntervalMs;
     if (epochs_override > 0) settings.config.epochs = epochs_override;
     settings.data = data_->dataset();
     settings.data_name = data_->dataName();

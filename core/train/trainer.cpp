@@ -191,8 +191,9 @@ FitResult Trainer::result() const {
     return result_;
 }
 
-bool Trainer::wait_if_paused() {
+bool Trainer::wait_if_paused(bool* was_paused) {
     std::unique_lock lock(mutex_);
+    if (was_paused != nullptr) *was_paused = paused_;
     pause_cv_.wait(lock, [this] { return !paused_ || stop_requested_; });
     return !stop_requested_;
 }
@@ -263,6 +264,7 @@ struct Trainer::FitRun {
     std::int64_t step = 0;       // within it
     std::int64_t global_step = 0;
     Clock::time_point last_memory_event;
+    std::optional<Clock::time_point> last_detailed_step;  // see TrainConfig::detailed_step_stats_interval_ms
     // Mid-epoch state for checkpoints taken between steps (empty between epochs).
     std::int64_t steps_into_epoch = 0;
     LossCounts running;
@@ -450,11 +452,19 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
     pass.start = Clock::now();
     const std::int64_t first_step = epoch == run.first_epoch ? continue_checkpointed_epoch(run, pass) + 1 : 1;
     for (run.step = first_step; run.step <= run.steps; ++run.step) {
-        if (!wait_if_paused()) {
+        bool was_paused = false;
+        if (!wait_if_paused(&was_paused)) {
             pass.stopped = true;
             break;
         }
         const auto step_start = Clock::now();
+        if (config_.detailed_step_stats && config_.detailed_step_stats_interval_ms > 0.0) {
+            const bool due = was_paused || run.step == run.steps || !run.last_detailed_step ||
+                             std::chrono::duration<double, std::milli>(step_start - *run.last_detailed_step).count() >=
+                                 config_.detailed_step_stats_interval_ms;
+            if (due) run.last_detailed_step = step_start;
+            strategy.set_detailed_stats(due);
+        }
         std::optional<Batch> batch = run.pipeline->next();
         if (!batch) break;
         const double data_wait_ms = seconds_since(step_start) * 1000.0;

@@ -190,15 +190,27 @@ void StepView::setOptimizerText(const QString& text) {
     diagram_->update();
 }
 
+namespace {
+
+// The replicas compute gradient norms and checksums for a few steps a second
+// (kDetailedStepStatsIntervalMs); a step without them has a zero checksum.
+bool has_details(const StepEndEvent& step) { return !step.replicas.empty() && step.replicas.front().weights_checksum != 0; }
+
+}  // namespace
+
 void StepView::addSteps(const std::vector<StepEndEvent>& steps) {
     if (steps.empty()) return;
     steps_seen_ += static_cast<std::int64_t>(steps.size());
+    // The newest step with its details, else the newest; a detailed step waiting is not replaced
+    // by a newer one without them.
+    const auto detailed = std::find_if(steps.rbegin(), steps.rend(), has_details);
+    const StepEndEvent& newest = detailed != steps.rend() ? *detailed : steps.back();
     const bool busy = shown_ && played_ < sequence_.size();
     if (!busy || slowMotion()) {
         pending_.reset();
-        startStep(steps.back());
-    } else {
-        pending_ = steps.back();  // shown when the step on show has gone through its stages
+        startStep(newest);
+    } else if (!pending_ || has_details(newest) || !has_details(*pending_)) {
+        pending_ = newest;  // shown when the step on show has gone through its stages
     }
     updateStatus();
 }

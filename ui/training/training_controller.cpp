@@ -162,6 +162,7 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         settings.config = checkpoint.config;
         settings.config.epochs = total_epochs;
         settings.config.detailed_step_stats = true;
+        settings.config.detailed_step_stats_interval_ms = kDetailedStepStatsIntervalMs;
         settings.data = std::move(data);
         settings.data_name = data_name;
         if (const json::Value* spec = checkpoint.settings.find("data"); spec && spec->is_string()) {

@@ -25,6 +25,10 @@
 
 namespace mirrorlab::ui {
 
+// The step view shows a few steps a second: the replicas compute its gradient norms and checksums
+// for at most one step in this many ms (and the steps it is asked to show one at a time).
+inline constexpr double kDetailedStepStatsIntervalMs = 200.0;
+
 struct RunSettings {
     std::shared_ptr<const Model> model;
     DeviceConfig devices;
