@@ -19,11 +19,11 @@
 namespace mirrorlab::test {
 
 struct HostCallCounts {
-    double launches = 0.0;      // kernels and library calls (cuBLAS, cuDNN, NCCL) that launch kernels
-    double copies = 0.0;        // async copies and memsets: a launch's cost each
-    double host_syncs = 0.0;    // calls that block the host until the device is done
+    double launches = 0.0;    // kernels and library calls (cuBLAS, cuDNN, NCCL) that launch kernels
+    double copies = 0.0;      // async copies and memsets: a launch's cost each
+    double host_syncs = 0.0;  // calls that block the host until the device is done
     double graph_launches = 0.0;
-    double graph_nodes = 0.0;   // nodes in the graphs launched (0 while there are none)
+    double graph_nodes = 0.0;  // nodes in the graphs launched (0 while there are none)
 };
 
 struct HostCostModel {

@@ -35,7 +35,8 @@ struct MirrorlabEmulationCounters {
 };
 
 // Exported by libmirrorlab_cuda_emulation.so.
-__attribute__((visibility("default"))) void mirrorlab_emulation_counters(struct MirrorlabEmulationCounters* counters);
+__attribute__((visibility("default"))) void mirrorlab_emulation_counters(
+    struct MirrorlabEmulationCounters* counters);
 __attribute__((visibility("default"))) void mirrorlab_emulation_reset_counters(void);
 
 #ifdef __cplusplus
