@@ -2,6 +2,7 @@
 // word for word, so both backends reject a misuse with the same message.
 #include "gpu/cuda_backend.h"
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <cstdlib>
@@ -83,6 +84,28 @@ void CudaBackend::upload(const TensorView& dst, const void* host) {
     check(cudaMemcpyAsync(dst.data, host, static_cast<std::size_t>(dst.bytes()), cudaMemcpyHostToDevice, stream()),
           "upload", "cudaMemcpyAsync", device_);
     stream_.synchronize("upload");  // the caller may reuse its host buffer at once
+    forget_checked_ids(dst);
+    if (dst.dtype == DType::I32) {
+        const auto* values = static_cast<const std::int32_t*>(host);
+        const auto [min, max] = std::minmax_element(values, values + dst.numel());
+        checked_ids_.push_back(HostCheckedIds{dst.data, dst.numel(), *min, *max});
+    }
+}
+
+void CudaBackend::forget_checked_ids(const TensorView& written) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(written.data);
+    const auto end = begin + static_cast<std::uintptr_t>(written.bytes());
+    std::erase_if(checked_ids_, [&](const HostCheckedIds& ids) {
+        const auto ids_begin = reinterpret_cast<std::uintptr_t>(ids.data);
+        const auto ids_end = ids_begin + static_cast<std::uintptr_t>(ids.numel) * sizeof(std::int32_t);
+        return ids_begin < end && begin < ids_end;
+    });
+}
+
+bool CudaBackend::ids_known_in_range(const TensorView& ids, std::int64_t vocabulary) const {
+    return std::any_of(checked_ids_.begin(), checked_ids_.end(), [&](const HostCheckedIds& known) {
+        return known.data == ids.data && ids.numel() <= known.numel && known.min >= 0 && known.max < vocabulary;
+    });
 }
 
 void CudaBackend::download(void* host, const TensorView& src) {
@@ -104,6 +127,7 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
     // of this GPU, on another GPU (peer copy) or in host memory.
     check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyDefault, stream()),
           "copy", "cudaMemcpyAsync", device_);
+    forget_checked_ids(dst);
     // Cross-device ops read the result from other threads right after a barrier.
     stream_.synchronize("copy");
 }
@@ -111,6 +135,7 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
 void CudaBackend::fill(const TensorView& dst, float value) {
     if (dst.numel() == 0) return;
     use_device(device_, "fill");
+    forget_checked_ids(dst);
     if (dst.dtype == DType::I32) {
         fill_i32(stream(), dst.i32(), dst.numel(), static_cast<std::int32_t>(value));
     } else if (std::bit_cast<std::uint32_t>(value) == 0) {
@@ -125,14 +150,14 @@ void CudaBackend::fill(const TensorView& dst, float value) {
 void CudaBackend::check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
                                  std::string_view when) {
     unsigned long long position = kNoPosition;
+    // A copy to pageable host memory (this stack variable) returns once it is complete: it is the
+    // wait (CUDA runtime API, "API synchronization behavior").
     check(cudaMemcpyAsync(&position, bad_position, sizeof position, cudaMemcpyDeviceToHost, stream()), "embedding",
           "cudaMemcpyAsync", device_);
-    stream_.synchronize("embedding");
     if (position == kNoPosition) return;
     std::int32_t id = 0;
     check(cudaMemcpyAsync(&id, ids.i32() + position, sizeof id, cudaMemcpyDeviceToHost, stream()), "embedding",
           "cudaMemcpyAsync", device_);
-    stream_.synchronize("embedding");
     throw OpError("[embedding] token id " + std::to_string(id) + " is outside the vocabulary of " +
                   std::to_string(vocabulary) + " (input_dim)" + std::string(when));
 }
@@ -148,6 +173,11 @@ void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& tab
     }
     if (out.numel() == 0) return;
     use_device(device_, "embedding");
+    if (ids_known_in_range(ids, vocabulary)) {
+        cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32(), nullptr);
+        check_launch("embedding", device_);
+        return;
+    }
     auto* bad_position = results<unsigned long long>(1, "embedding");
     check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
           device_);
@@ -164,6 +194,12 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
               "cudaMemsetAsync", device_);
     }
     if (ids.numel() == 0 || width == 0) return;
+    if (ids_known_in_range(ids, vocabulary)) {
+        cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32(),
+                                 nullptr);
+        check_launch("embedding", device_);
+        return;
+    }
     auto* bad_position = results<unsigned long long>(1, "embedding");
     check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
           device_);
@@ -196,6 +232,7 @@ void CudaBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, co
     const std::int64_t out_length = y.shape[1];
     if (batch * out_length * channels == 0) return;
     use_device(device_, "max_pooling1d");
+    forget_checked_ids(argmax);
     cuda::maxpool1d_forward(stream(), x.f32(), batch, length, channels, y.f32(), argmax.i32(), out_length,
                             params.pool_size, params.stride, params.pad_left);
     check_launch("max_pooling1d", device_);
@@ -352,9 +389,10 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
     check_launch("sparse_categorical_crossentropy", device_);
     std::vector<RowLoss>& host = host_row_losses_;  // grows to the largest batch once, then reused
     host.resize(static_cast<std::size_t>(batch));
+    // Into pageable memory (a std::vector): the copy returns once complete, so it is the step's
+    // wait for the forward pass; no stream synchronisation on top.
     check(cudaMemcpyAsync(host.data(), rows, host.size() * sizeof(RowLoss), cudaMemcpyDeviceToHost, stream()),
           "sparse_categorical_crossentropy", "cudaMemcpyAsync", device_);
-    stream_.synchronize("sparse_categorical_crossentropy");
     // The host adds the samples up in order, exactly as the reference's loop does.
     for (std::int64_t b = 0; b < batch; ++b) {
         const RowLoss& row = host[static_cast<std::size_t>(b)];
@@ -430,9 +468,9 @@ double CudaBackend::sum_of_squares(const TensorView& x) {
     check_launch("sum_of_squares", device_);
     std::vector<double>& host = host_partials_;
     host.resize(kSumOfSquaresBlocks);
+    // Pageable memory: complete when the copy returns.
     check(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream()),
           "sum_of_squares", "cudaMemcpyAsync", device_);
-    stream_.synchronize("sum_of_squares");
     double total = 0.0;
     for (double partial : host) total += partial;
     return total;
@@ -446,9 +484,9 @@ bool CudaBackend::all_finite(const TensorView& x) {
     cuda::all_finite(stream(), x.f32(), x.numel(), flag);
     check_launch("all_finite", device_);
     std::int32_t host = 0;
+    // Pageable memory: complete when the copy returns.
     check(cudaMemcpyAsync(&host, flag, sizeof host, cudaMemcpyDeviceToHost, stream()), "all_finite", "cudaMemcpyAsync",
           device_);
-    stream_.synchronize("all_finite");
     return host == 0;
 }
 

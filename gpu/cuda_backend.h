@@ -103,6 +103,11 @@ private:
     const void* readable_source(const TensorView& src, std::string_view op);
     void check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
                         std::string_view when);
+    // Whether every id in `ids` is known to lie in [0, vocabulary) from the host values it was
+    // uploaded from (see HostCheckedIds); false when unknown, and the kernel checks them.
+    bool ids_known_in_range(const TensorView& ids, std::int64_t vocabulary) const;
+    // Device bytes [data, data + bytes) were written by something other than an upload.
+    void forget_checked_ids(const TensorView& written);
     template <typename T>
     T* results(std::size_t count, std::string_view op) {
         return static_cast<T*>(results_.reserve(count * sizeof(T), op));
@@ -128,6 +133,17 @@ private:
     DeviceBuffer workspace_, filter_, filter_grad_, padded_, padded_grad_, staging_, partials_, results_;
     MemoryArena* arena_ = nullptr;
     StepEvents step_events_;  // CUDA events on stream_ for the phases of a step
+    // The range of the i32 values last uploaded to a device buffer, taken on the host as they
+    // leave it: token ids almost always arrive this way (the replica's input batch), so the
+    // embedding passes need no device-side range check and no read-back of its verdict. Only the
+    // exact view uploaded is known; any other write into it (fill, copy, an i32 kernel output)
+    // forgets it. A handful at most: the replica's ids and labels, the op tests' inputs.
+    struct HostCheckedIds {
+        const void* data = nullptr;
+        std::int64_t numel = 0;
+        std::int32_t min = 0, max = 0;
+    };
+    std::vector<HostCheckedIds> checked_ids_;
     // Host copies of per-step results, kept so that a steady-state step allocates nothing.
     std::vector<RowLoss> host_row_losses_;
     std::vector<double> host_partials_;

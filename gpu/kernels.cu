@@ -56,7 +56,7 @@ __global__ void embedding_forward_kernel(const int32_t* ids, int64_t count, cons
         const int64_t position = i / width, d = i % width;
         const int32_t id = ids[position];
         if (id < 0 || id >= vocabulary) {
-            atomicMin(bad_position, static_cast<unsigned long long>(position));
+            if (bad_position != nullptr) atomicMin(bad_position, static_cast<unsigned long long>(position));
             out[i] = 0.0f;
             continue;
         }
@@ -71,7 +71,7 @@ __global__ void embedding_backward_kernel(const int32_t* ids, int64_t count, con
         const int64_t position = i / width, d = i % width;
         const int32_t id = ids[position];
         if (id < 0 || id >= vocabulary) {
-            atomicMin(bad_position, static_cast<unsigned long long>(position));
+            if (bad_position != nullptr) atomicMin(bad_position, static_cast<unsigned long long>(position));
             continue;
         }
         atomicAdd(grad_table + id * width + d, grad_out[i]);

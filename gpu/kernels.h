@@ -19,7 +19,8 @@ void fill_f32(cudaStream_t stream, float* dst, int64_t count, float value);
 void fill_i32(cudaStream_t stream, int32_t* dst, int64_t count, int32_t value);
 
 // out[i, :] = table[ids[i], :]. An id outside [0, vocabulary) writes zeros and records the lowest
-// such position in *bad_position (which the caller initialises to UINT64_MAX).
+// such position in *bad_position (which the caller initialises to UINT64_MAX; null when the caller
+// knows the ids are in range).
 void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
                        int64_t width, float* out, unsigned long long* bad_position);
 // grad_table (zeroed by the caller) += grad_out rows at ids: a scatter-add with atomics.

@@ -82,7 +82,8 @@ public:
     virtual ~Backend() = default;
     virtual std::string_view name() const = 0;
 
-    // Memory movement. `host` pointers are ordinary CPU memory.
+    // Memory movement. `host` pointers are ordinary CPU memory. copy() is complete when it returns,
+    // as add_inplace() is: other devices' work may read dst at once (the all-reduces rely on it).
     virtual void upload(const TensorView& dst, const void* host) = 0;
     virtual void download(void* host, const TensorView& src) = 0;
     virtual void copy(const TensorView& dst, const TensorView& src) = 0;
@@ -165,7 +166,7 @@ public:
                               const TensorView& grads, const TensorView& slot0,
                               const TensorView& slot1, const IndexedSlicesViews& sparse) = 0;
 
-    // dst += src (same shape); the all-reduce's building block.
+    // dst += src (same shape); the all-reduce's building block. Complete when it returns.
     virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;
     // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
     virtual double sum_of_squares(const TensorView& x) = 0;

@@ -42,20 +42,16 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
         const Shape slice{end - begin};
         const TensorView sum = buffers[0].slice(begin, slice);
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
+        // add_inplace and copy are complete when they return (Backend): no wait on top.
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
-        backends[r]->synchronize();
         barrier.arrive_and_wait();
         return;
     }
     if (replica == 0) {
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[0]->add_inplace(buffers[0], buffers[s]);
-        backends[0]->synchronize();
     }
     barrier.arrive_and_wait();
-    if (replica != 0) {
-        backends[r]->copy(buffers[r], buffers[0]);
-        backends[r]->synchronize();
-    }
+    if (replica != 0) backends[r]->copy(buffers[r], buffers[0]);
     // Nobody may touch replica 0's buffer again until every copy of it is done.
     barrier.arrive_and_wait();
 }
@@ -90,14 +86,12 @@ void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffe
     // the chunk its right neighbour reads, so the steps need only a barrier between them.
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - 1 - step) % n + n) % n;
-        backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));
-        backends[r]->synchronize();
+        backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));  // complete on return
         barrier.arrive_and_wait();
     }
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - step) % n + n) % n;
-        backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));
-        backends[r]->synchronize();
+        backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));  // complete on return
         barrier.arrive_and_wait();
     }
 }

@@ -116,5 +116,6 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
             }
         }
     }, std::move(accesses));
+    count(Counted::LibraryLaunch);
     return CUBLAS_STATUS_SUCCESS;
 }

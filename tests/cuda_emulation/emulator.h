@@ -34,4 +34,8 @@ void report(const char* rule, const char* format, ...) __attribute__((format(pri
 // inputs): reports read-before-wait when work queued on any stream still writes any of them.
 void check_host_read(const void* pointer, std::size_t bytes, const char* what);
 
+// The counters of mirrorlab_emulation_counters.h, bumped by the API calls they name.
+enum class Counted { Invalid = 0, LibraryLaunch, Copy, HostToDevicePageable, HostSync };
+void count(Counted what);
+
 }  // namespace mirrorlab_emulation

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "emulator.h"
+#include "mirrorlab_emulation_counters.h"
 
 thread_local dim3 threadIdx;
 thread_local dim3 blockIdx;
@@ -468,6 +469,32 @@ cudaError_t fail(cudaError_t error) {
     return error;
 }
 
+namespace {
+// Relaxed atomics: replica threads bump them at once; a reader takes them between steps.
+struct AtomicCounters {
+    std::atomic<std::uint64_t> kernel_launches{0}, library_launches{0}, copies{0}, host_to_device_pageable{0},
+        host_syncs{0}, malloc_calls{0}, malloc_bytes{0}, free_calls{0};
+};
+AtomicCounters counters;
+
+void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) { counter.fetch_add(by, std::memory_order_relaxed); }
+}  // namespace
+
+void count(Counted what) {
+    switch (what) {
+        case Counted::LibraryLaunch: bump(counters.library_launches); return;
+        case Counted::Copy: bump(counters.copies); return;
+        case Counted::HostToDevicePageable:
+            bump(counters.copies);
+            bump(counters.host_to_device_pageable);
+            return;
+        case Counted::HostSync: bump(counters.host_syncs); return;
+        case Counted::Invalid: return;
+    }
+}
+
+void count_kernel_launch() { bump(counters.kernel_launches); }
+
 int current_device() { return tls_device; }
 
 bool injected_failure(const char* call) {
@@ -710,6 +737,7 @@ cudaError_t cudaSetDevice(int device) {
 cudaError_t cudaDeviceSynchronize() {
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
     synchronize_device(tls_device);
+    count(Counted::HostSync);
     return cudaSuccess;
 }
 
@@ -793,6 +821,8 @@ cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     s.next_address += round_up(counted + kGuardBytes, kAlignment);
     s.allocations[address] = Allocation{address, bytes, tls_device, storage, pages, pages_bytes};
     *pointer = reinterpret_cast<void*>(address);
+    bump(counters.malloc_calls);
+    bump(counters.malloc_bytes, bytes);
     return cudaSuccess;
 }
 
@@ -811,6 +841,8 @@ cudaError_t cudaFree(void* pointer) {
         device = it->second.device;
     }
     synchronize_device(device);  // cudaFree waits for the device's work
+    bump(counters.free_calls);
+    count(Counted::HostSync);
     {
         // ...but not for other devices' streams: a peer copy queued there may still read the buffer.
         std::lock_guard queued(queued_mutex);
@@ -880,6 +912,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             enqueue(
                 stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); },
                 {Access{dst, true, bytes}});
+            count(Counted::HostToDevicePageable);
             break;
         }
         case cudaMemcpyDeviceToHost:
@@ -887,6 +920,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             drain(stream);
             check_host_read(src, bytes, "cudaMemcpyAsync to the host");
             std::memcpy(dst, device_to_host(src), bytes);
+            count(Counted::HostSync);
             break;
         case cudaMemcpyDeviceToDevice:
             if (overlapping(dst, src, bytes)) {  // undefined on a GPU
@@ -897,10 +931,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             enqueue(
                 stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
                 {Access{src, false, bytes}, Access{dst, true, bytes}});
+            count(Counted::Copy);
             break;
         case cudaMemcpyHostToHost:
             drain(stream);
             std::memcpy(dst, src, bytes);
+            count(Counted::HostSync);
             break;
         case cudaMemcpyDefault: break;
     }
@@ -923,6 +959,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
     enqueue(
         stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
         {Access{src, false, bytes}, Access{dst, true, bytes}});
+    count(Counted::Copy);
     return cudaSuccess;
 }
 
@@ -936,6 +973,7 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStr
     enqueue(
         stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); },
         {Access{pointer, true, bytes}});
+    count(Counted::Copy);
     return cudaSuccess;
 }
 
@@ -964,6 +1002,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     drain(stream);
+    count(Counted::HostSync);
     return cudaSuccess;
 }
 
@@ -1026,4 +1065,26 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
     if (!start_done || !end_done) return fail(cudaErrorNotReady);
     *milliseconds = std::chrono::duration<float, std::milli>(end_at - start_at).count();
     return cudaSuccess;
+}
+
+void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
+    const auto read = [](const std::atomic<std::uint64_t>& counter) { return counter.load(std::memory_order_relaxed); };
+    *out = MirrorlabEmulationCounters{};
+    out->kernel_launches = read(counters.kernel_launches);
+    out->library_launches = read(counters.library_launches);
+    out->copies = read(counters.copies);
+    out->host_to_device_pageable = read(counters.host_to_device_pageable);
+    out->host_syncs = read(counters.host_syncs);
+    out->graph_launches = 0;
+    out->malloc_calls = read(counters.malloc_calls);
+    out->malloc_bytes = read(counters.malloc_bytes);
+    out->free_calls = read(counters.free_calls);
+}
+
+void mirrorlab_emulation_reset_counters() {
+    for (auto* counter : {&counters.kernel_launches, &counters.library_launches, &counters.copies,
+                          &counters.host_to_device_pageable, &counters.host_syncs, &counters.malloc_calls,
+                          &counters.malloc_bytes, &counters.free_calls}) {
+        counter->store(0, std::memory_order_relaxed);
+    }
 }

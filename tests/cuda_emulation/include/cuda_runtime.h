@@ -199,6 +199,8 @@ struct Access {
 // `accesses` are what it touches: work that touches bytes another stream's queued work writes (or
 // writes bytes it reads) is a cross-stream race and aborts the program.
 void enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses = {});
+// One kernel launch, for mirrorlab_emulation_counters (a refused launch is not counted).
+void count_kernel_launch();
 // A launch a GPU would refuse: records the error for cudaGetLastError and returns false.
 bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block);
 // A pointer argument that is not device memory of the stream's device (a host pointer, a freed
@@ -257,6 +259,7 @@ struct Launch {
                 (translate(value), ...);
             },
             values);
+        count_kernel_launch();
         enqueue(
             stream,
             [run = kernel, g = grid, b = block, values, key = next_launch_key()]() {

@@ -1,0 +1,44 @@
+#pragma once
+// What the emulated GPUs were asked to do, counted per process since the last reset: the calls a
+// real GPU would charge the host for (tests/test_gpu_step_budget.cpp turns them into a step's host
+// time). The emulator's own bookkeeping (NCCL draining the ranks' streams, a destroyed stream
+// finishing its work) is not counted; only the calls gpu/ makes.
+//
+// The emulator has no CUDA Graphs (no cudaGraph*, cudaStreamBeginCapture): graph_launches stays 0
+// until it emulates them and gpu/ captures its step.
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct MirrorlabEmulationCounters {
+    // Work a GPU runs as a launch: the emulated kernels (gpu/kernels.cu through MIRRORLAB_LAUNCH)
+    // and the library calls that launch kernels (cublasSgemm, the three cuDNN convolution passes,
+    // ncclAllReduce once per rank).
+    uint64_t kernel_launches;
+    uint64_t library_launches;
+    // Copies and memsets queued on a stream (cudaMemcpyAsync host-to-device and device-to-device,
+    // cudaMemcpyPeerAsync, cudaMemsetAsync): a launch's host cost each, no wait. A host-to-device
+    // copy from pageable memory is staged by the driver (host_to_device_pageable counts them):
+    // fine for a few bytes, a hidden wait for large ones on a GPU.
+    uint64_t copies;
+    uint64_t host_to_device_pageable;
+    // Calls that block the host until device work is done: cudaStreamSynchronize,
+    // cudaDeviceSynchronize, a copy to pageable host memory (cudaMemcpyAsync device-to-host or
+    // host-to-host returns once the copy is complete) and cudaFree (waits for its device).
+    uint64_t host_syncs;
+    uint64_t graph_launches;  // always 0: see above
+    uint64_t malloc_calls;
+    uint64_t malloc_bytes;  // as requested; an arena's one big block counts once, at start-up
+    uint64_t free_calls;
+};
+
+// Exported by libmirrorlab_cuda_emulation.so.
+__attribute__((visibility("default"))) void mirrorlab_emulation_counters(
+    struct MirrorlabEmulationCounters* counters);
+__attribute__((visibility("default"))) void mirrorlab_emulation_reset_counters(void);
+
+#ifdef __cplusplus
+}
+#endif
