@@ -29,6 +29,7 @@ struct V256 {
     static constexpr int W = 8;
     // GEMM rows per block for 1..4 column vectors: accumulators + operands fit 16 registers.
     static constexpr int kRows[5] = {0, 8, 6, 4, 2};
+    static constexpr int kFmaChains = 12;  // of 16 registers; Zen 2/3 and Intel need >= 10
 
     static F zero() { return _mm256_setzero_ps(); }
     static F set1(float x) { return _mm256_set1_ps(x); }

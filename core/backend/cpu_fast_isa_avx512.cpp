@@ -32,6 +32,7 @@ struct V512 {
     static constexpr int W = 16;
     // GEMM rows per block for 1..4 column vectors: accumulators + operands fit 32 registers.
     static constexpr int kRows[5] = {0, 12, 12, 8, 6};
+    static constexpr int kFmaChains = 24;  // of 32 registers
 
     static F zero() { return _mm512_setzero_ps(); }
     static F set1(float x) { return _mm512_set1_ps(x); }

@@ -19,6 +19,7 @@ struct Scalar {
     using M = bool;
     static constexpr int W = 1;
     static constexpr int kRows[5] = {0, 4, 4, 2, 2};
+    static constexpr int kFmaChains = 16;  // a multiply and an add, 4 cycles each, on 2 ports
 
     static F zero() { return 0.0f; }
     static F set1(float x) { return x; }

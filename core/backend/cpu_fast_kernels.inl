@@ -3,7 +3,8 @@
 // is in the includer's anonymous namespace, so the three compilations never meet at link time.
 //
 // V provides: F (float vector), I (int32 vector), M (lane mask), W (lanes), kRows[nv] (rows per
-// GEMM block for nv column vectors, sized to the register file), and zero, set1, set1_i, tail,
+// GEMM block for nv column vectors, sized to the register file), kFmaChains (independent
+// multiply-add chains that saturate the FMA units), and zero, set1, set1_i, tail,
 // load_part, store_part, load_i_part, store_i_part, fmadd, add, sub, mul, div, sqrt, relu,
 // greater, is_nan, and_not, mask_or, equal_i, select, select_i, all_zero, opaque (hides a value
 // from the optimiser so that a product is never fused into the following add).
@@ -290,6 +291,26 @@ bool all_finite(const float* x, std::int64_t count) {
 }
 
 template <class V>
+float fma_probe(std::int64_t iterations) {
+    constexpr int N = V::kFmaChains;
+    typename V::F acc[N];
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) acc[i] = V::set1(0.001f * static_cast<float>(i + 1));
+    // acc -> acc * a + b converges to b / (1 - a) = 0.1: no overflow, no denormals.
+    const auto a = V::set1(0.999f), b = V::set1(1e-4f);
+    for (std::int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) acc[i] = V::fmadd(acc[i], a, b);
+    }
+    auto sum = acc[0];
+#pragma GCC unroll 32
+    for (int i = 1; i < N; ++i) sum = V::add(sum, acc[i]);
+    float lanes[V::W];
+    V::store_part(lanes, sum, V::tail(V::W));
+    return lanes[0];
+}
+
+template <class V>
 KernelTable make_table(std::string_view isa) {
     KernelTable table;
     table.isa = isa;
@@ -305,5 +326,7 @@ KernelTable make_table(std::string_view isa) {
     table.nadam = nadam<V>;
     table.add = add<V>;
     table.all_finite = all_finite<V>;
+    table.fma_probe = fma_probe<V>;
+    table.fma_probe_flops = 2 * V::W * V::kFmaChains;
     return table;
 }
