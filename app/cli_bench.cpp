@@ -46,6 +46,8 @@ void print_text(const BenchResult& r) {
                 r.fma_peak.all_core_gflops, r.fma_peak.threads, r.fma_peak.one_core_gflops, r.fma_peak.isa.c_str());
     std::printf("  floor           %8.3f s  (work / all-thread peak): the epoch is %.2fx the floor\n", r.floor_seconds,
                 r.floor_ratio);
+    std::printf("  CPU floor       %8.3f s  (work / one thread's peak): CPU s/epoch is %.2fx it\n", r.cpu_floor_seconds,
+                r.cpu_floor_ratio);
     const PhaseTimes& p = run.phases;
     std::printf(
         "  phases ms/step  data %.3f, forward %.3f, backward %.3f, all-reduce %.3f, update %.3f, "

@@ -129,7 +129,8 @@ class TestBenchSmoke : public QObject {
         QVERIFY2(positive(fma.value(QStringLiteral("one_core_gflops"))) && positive(fma.value(QStringLiteral("all_core_gflops"))),
                  qPrintable(shown));
         QVERIFY2(all_cores >= 0.5 * one_core, qPrintable(shown));  // never below a core's share of it
-        for (const char* field : {"epoch_flops", "achieved_gflops", "floor_seconds", "floor_ratio"})
+        for (const char* field :
+             {"epoch_flops", "achieved_gflops", "floor_seconds", "floor_ratio", "cpu_floor_seconds", "cpu_floor_ratio"})
             QVERIFY2(positive(root.value(QString::fromLatin1(field))), qPrintable(QString("%1 in\n%2").arg(field, shown)));
         // model_flops of the tutorial model: 3,335,040 forward and 10,005,120 forward + backward
         // per sample (the formula in bench.h).

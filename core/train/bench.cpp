@@ -467,6 +467,11 @@ BenchResult run_bench(const BenchConfig& config,
         result.floor_seconds = result.epoch_flops / (result.fma_peak.all_core_gflops * 1e9);
         result.floor_ratio = result.floor_seconds > 0 ? result.run.epoch_seconds / result.floor_seconds : 0.0;
     }
+    if (result.fma_peak.one_core_gflops > 0) {
+        result.cpu_floor_seconds = result.epoch_flops / (result.fma_peak.one_core_gflops * 1e9);
+        result.cpu_floor_ratio =
+            result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
+    }
 
     measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
@@ -492,6 +497,8 @@ std::string bench_to_json(const BenchResult& result) {
     root["achieved_gflops"] = result.achieved_gflops;
     root["floor_seconds"] = result.floor_seconds;
     root["floor_ratio"] = result.floor_ratio;
+    root["cpu_floor_seconds"] = result.cpu_floor_seconds;
+    root["cpu_floor_ratio"] = result.cpu_floor_ratio;
     root["data"] = result.data;
     root["train_samples"] = result.train_samples;
     root["validation_samples"] = result.validation_samples;

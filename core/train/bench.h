@@ -128,6 +128,10 @@ struct BenchResult {
     double achieved_gflops = 0.0;  // epoch_flops / run.epoch_seconds
     double floor_seconds = 0.0;
     double floor_ratio = 0.0;  // run.epoch_seconds / floor_seconds (1.0 would be the floor)
+    // The same in CPU time, which a shared machine's neighbours hardly move: the work at one
+    // core's peak, and run.cpu_seconds_per_epoch over it (barrier and pool spinning included).
+    double cpu_floor_seconds = 0.0;
+    double cpu_floor_ratio = 0.0;
     // What a user sees of the process (resident memory, MiB): at the start of the bench (the
     // program, its libraries and whatever the CUDA probe loaded), what loading and encoding the
     // data set added, and the whole process's peak through the main run, never reset.
