@@ -200,15 +200,88 @@ void for_vectors(std::int64_t count, Body&& body) {
     if (i < count) body.template operator()<true>(i, V::tail(static_cast<int>(count - i)));
 }
 
+// Up to NV vectors of columns at once, each summing the rows in order: NV independent chains
+// instead of one (a lone chain waits on the add's latency at every row), and each row of b is
+// read once instead of once per vector.
+template <class V, int NV, bool kPartial>
+void column_sums_block(const float* b, std::int64_t rows, std::int64_t ldb, float* out,
+                       bool accumulate, typename V::M last) {
+    constexpr int W = V::W;
+    typename V::F sum[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+        if (!accumulate) {
+            sum[v] = V::zero();
+        } else {
+            sum[v] =
+                v == NV - 1 ? load_vector<V, kPartial>(out + v * W, last) : V::load(out + v * W);
+        }
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const float* row = b + r * ldb;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            sum[v] = V::add(sum[v], v == NV - 1 ? load_vector<V, kPartial>(row + v * W, last)
+                                                : V::load(row + v * W));
+        }
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+        if (v == NV - 1) {
+            store_vector<V, kPartial>(out + v * W, sum[v], last);
+        } else {
+            V::store(out + v * W, sum[v]);
+        }
+    }
+}
+
+template <class V, int NV>
+void column_sums_vectors(const float* b, std::int64_t rows, std::int64_t ldb, float* out,
+                         bool accumulate, int last_lanes) {
+    if (last_lanes == V::W) {
+        column_sums_block<V, NV, false>(b, rows, ldb, out, accumulate, V::tail(V::W));
+    } else {
+        column_sums_block<V, NV, true>(b, rows, ldb, out, accumulate, V::tail(last_lanes));
+    }
+}
+
 template <class V>
 void column_sums(const float* b, std::int64_t rows, std::int64_t cols, std::int64_t ldb, float* out,
                  bool accumulate) {
-    for_vectors<V>(cols, [&]<bool kPartial>(std::int64_t col0, typename V::M lanes) {
-        auto sum = accumulate ? load_vector<V, kPartial>(out + col0, lanes) : V::zero();
-        for (std::int64_t r = 0; r < rows; ++r)
-            sum = V::add(sum, load_vector<V, kPartial>(b + r * ldb + col0, lanes));
-        store_vector<V, kPartial>(out + col0, sum, lanes);
-    });
+    constexpr int W = V::W, kBlock = 8;
+    for (std::int64_t col0 = 0; col0 < cols; col0 += kBlock * W) {
+        const std::int64_t width = std::min<std::int64_t>(kBlock * W, cols - col0);
+        const int vectors = static_cast<int>((width + W - 1) / W);
+        const int last_lanes = static_cast<int>(width - (vectors - 1) * W);
+        const float* block = b + col0;
+        float* sums = out + col0;
+        switch (vectors) {
+            case 1:
+                column_sums_vectors<V, 1>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 2:
+                column_sums_vectors<V, 2>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 3:
+                column_sums_vectors<V, 3>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 4:
+                column_sums_vectors<V, 4>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 5:
+                column_sums_vectors<V, 5>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 6:
+                column_sums_vectors<V, 6>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            case 7:
+                column_sums_vectors<V, 7>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+            default:
+                column_sums_vectors<V, 8>(block, rows, ldb, sums, accumulate, last_lanes);
+                break;
+        }
+    }
 }
 
 template <class V>
