@@ -20,7 +20,7 @@ struct Scalar {
     static constexpr int W = 1;
     static constexpr int kRows[5] = {0, 4, 4, 2, 2};
     static constexpr int kMaxVectors = 4;
-    static constexpr int kFmaChains = 16;  // a multiply and an add, 4 cycles each, on 2 ports
+    static constexpr int kFmaChains = 32;  // 8 SSE2 vectors of multiply-add chains
 
     static F zero() { return 0.0f; }
     static F set1(float x) { return x; }
