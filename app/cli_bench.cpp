@@ -36,6 +36,18 @@ void print_text(const BenchResult& r) {
     for (double seconds : run.epoch_seconds_each) std::printf(" %.3f", seconds);
     std::printf(")\n");
     std::printf("  CPU s/epoch     %8.3f  (all threads)\n", run.cpu_seconds_per_epoch);
+    // The epoch against what the FMA units allow (bench.h: model_flops, measure_fma_peak).
+    std::printf("  epoch work      %8.2f GFLOP  (Conv1D and Dense GEMMs: forward + backward of the trained samples,\n"
+                "                                 forward of the validated ones)\n",
+                r.epoch_flops / 1e9);
+    std::printf("  achieved        %8.1f GFLOP/s  (work / epoch seconds; kernels %s)\n", r.achieved_gflops,
+                r.kernel_isa.empty() ? "reference" : r.kernel_isa.c_str());
+    std::printf("  FMA peak        %8.1f GFLOP/s on %d thread(s), %.1f on one  (measured, %s)\n",
+                r.fma_peak.all_core_gflops, r.fma_peak.threads, r.fma_peak.one_core_gflops, r.fma_peak.isa.c_str());
+    std::printf("  floor           %8.3f s  (work / all-thread peak): the epoch is %.2fx the floor\n", r.floor_seconds,
+                r.floor_ratio);
+    std::printf("  CPU floor       %8.3f s  (work / one thread's peak): CPU s/epoch is %.2fx it\n", r.cpu_floor_seconds,
+                r.cpu_floor_ratio);
     const PhaseTimes& p = run.phases;
     std::printf(
         "  phases ms/step  data %.3f, forward %.3f, backward %.3f, all-reduce %.3f, update %.3f, "

@@ -3,7 +3,8 @@
 // "samples_per_second", so a crash after printing passed too. Now the program must exit with 0
 // and print one JSON object whose fields a person reads are filled in and agree with what was
 // asked: the devices and replicas, the step counts, the kernels, positive speeds and a finite loss.
-// No timing is judged. CTest runs each case as its own test (bench_smoke, bench_smoke_reference).
+// No timing is judged. CTest runs each case as its own test (bench_smoke, bench_smoke_reference,
+// bench_flops: the epoch's FLOP count, in process).
 #include <QtTest/QtTest>
 
 #include <QJsonArray>
@@ -13,6 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "core/model/model.h"
+#include "core/train/bench.h"
 
 namespace {
 
@@ -111,6 +115,36 @@ class TestBenchSmoke : public QObject {
         QVERIFY2(std::abs(run.value(QStringLiteral("samples_per_second")).toDouble() - per_step) <=
                      1e-6 * per_step + 1e-9,
                  qPrintable("samples_per_second is not batch / ms_per_step:\n" + shown));
+        // The epoch against the FMA units (bench.h): the work, a measured peak for the kernels'
+        // instruction set, and a floor no epoch can beat.
+        const QJsonObject fma = root.value(QStringLiteral("fma_peak")).toObject();
+        const QString isa = fma.value(QStringLiteral("isa")).toString();
+        QVERIFY2(isa == "avx512" || isa == "avx2" || isa == "generic", qPrintable(shown));
+        if (kernels != QStringLiteral("reference"))
+            QCOMPARE(root.value(QStringLiteral("kernel_isa")).toString(), isa);
+        QVERIFY2(backend.contains(root.value(QStringLiteral("kernel_isa")).toString()), qPrintable(shown));
+        QVERIFY2(fma.value(QStringLiteral("threads")).toInt() >= 1, qPrintable(shown));
+        const double one_core = fma.value(QStringLiteral("one_core_gflops")).toDouble();
+        const double all_cores = fma.value(QStringLiteral("all_core_gflops")).toDouble();
+        QVERIFY2(positive(fma.value(QStringLiteral("one_core_gflops"))) && positive(fma.value(QStringLiteral("all_core_gflops"))),
+                 qPrintable(shown));
+        QVERIFY2(all_cores >= 0.5 * one_core, qPrintable(shown));  // never below a core's share of it
+        for (const char* field :
+             {"epoch_flops", "achieved_gflops", "floor_seconds", "floor_ratio", "cpu_floor_seconds", "cpu_floor_ratio"})
+            QVERIFY2(positive(root.value(QString::fromLatin1(field))), qPrintable(QString("%1 in\n%2").arg(field, shown)));
+        // model_flops of the tutorial model: 3,335,040 forward and 10,005,120 forward + backward
+        // per sample (the formula in bench.h).
+        const double trained = std::min(train_samples, steps * 32), validated = validation_samples;
+        QCOMPARE(root.value(QStringLiteral("epoch_flops")).toDouble(), 10005120.0 * trained + 3335040.0 * validated);
+        const double epoch = run.value(QStringLiteral("epoch_seconds")).toDouble();
+        const double floor = root.value(QStringLiteral("floor_seconds")).toDouble();
+        QVERIFY2(floor < epoch, qPrintable(shown));
+        QVERIFY2(std::abs(root.value(QStringLiteral("floor_ratio")).toDouble() - epoch / floor) <= 1e-6 * epoch / floor,
+                 qPrintable(shown));
+        QVERIFY2(std::abs(root.value(QStringLiteral("achieved_gflops")).toDouble() -
+                          root.value(QStringLiteral("epoch_flops")).toDouble() / epoch / 1e9) <= 1e-6 * (1 + all_cores),
+                 qPrintable(shown));
+
         const QJsonObject phases = run.value(QStringLiteral("phases")).toObject();
         QVERIFY2(positive(phases.value(QStringLiteral("forward_ms"))) &&
                      positive(phases.value(QStringLiteral("backward_ms"))) &&
@@ -140,6 +174,15 @@ class TestBenchSmoke : public QObject {
     }
 
   private slots:
+    // The figure: an epoch of the tutorial model on Reuters is about 97 GFLOP.
+    void epochFlops() {
+        const mirrorlab::Model model = mirrorlab::Model::reference();
+        const mirrorlab::ModelFlops flops = mirrorlab::model_flops(model);
+        QCOMPARE(flops.forward_per_sample, 2.0 * (296 * 35 * 64 + 146 * 192 * 32 + 2336 * 46));
+        QCOMPARE(flops.training_per_sample, 3 * flops.forward_per_sample);  // conv1's input feeds the embedding
+        const double epoch = mirrorlab::epoch_flops(model, 8982, 2246);
+        QVERIFY2(epoch > 97.0e9 && epoch < 97.8e9, qPrintable(QString::number(epoch)));
+    }
     void fastKernels() {
         check({"--devices", "cpu:2", "--steps", "5", "--epochs", "1", "--data", "synthetic:256:64",
                "--scaling", "2", "--scaling-steps", "4", "--json"},

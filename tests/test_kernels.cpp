@@ -230,6 +230,8 @@ class TestKernels : public QObject {
     Q_OBJECT
 
   private slots:
+    void gemmShapes_data();
+    void gemmShapes();
     void conv1d_data();
     void conv1d();
     void dense_data();
@@ -251,6 +253,85 @@ class TestKernels : public QObject {
     void threadsShareOnePool();
     void benchmarkKernels();
 };
+
+void TestKernels::gemmShapes_data() {
+    QTest::addColumn<QString>("isa");
+    for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
+}
+
+// The GEMM kernel alone on every row count up to two blocks and column counts around the vector
+// widths: every block shape, row remainder and column split (including a partial last vector)
+// of every instruction set. With FMA (AVX2, AVX-512) each element is the FMA chain over depth
+// in order, bit for bit; the scalar build rounds products separately (within the GEMM bound).
+// Around every C block, the row stride's padding must keep its sentinel: a partial vector's
+// store writes its lanes and nothing else.
+void TestKernels::gemmShapes() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const bool fused = isa != "generic";
+    std::mt19937 rng(5);
+    constexpr float kSentinel = 12345.0f;
+    for (const std::int64_t cols :
+         {1, 3, 7, 8, 9, 15, 16, 17, 24, 25, 33, 35, 40, 46, 64, 65, 70, 129}) {
+        for (std::int64_t rows = 1; rows <= 25; ++rows) {
+            for (const std::int64_t depth : {0, 1, 5, 35}) {
+                for (int mode = 0; mode < 4; ++mode) {  // plain, A transposed, bias, accumulate
+                    const bool transposed = mode == 1;
+                    const std::int64_t lda = transposed ? rows + 2 : depth + 3, ldb = cols + 1,
+                                       ldc = cols + 5;
+                    auto a = random_values(
+                        rng, std::max<std::int64_t>(1, (transposed ? depth : rows) * lda));
+                    auto b = random_values(rng, std::max<std::int64_t>(1, depth * ldb));
+                    auto bias = random_values(rng, cols);
+                    std::vector<float> c(static_cast<std::size_t>(rows * ldc), kSentinel);
+                    for (std::int64_t r = 0; r < rows; ++r)
+                        for (std::int64_t j = 0; j < cols; ++j)
+                            c[r * ldc + j] = 0.25f * static_cast<float>(r - j);
+                    std::vector<float> expected = c;
+                    fast::GemmArgs g;
+                    g.rows = rows;
+                    g.cols = cols;
+                    g.depth = depth;
+                    g.a = a.data();
+                    g.a_row = transposed ? 1 : lda;
+                    g.a_depth = transposed ? lda : 1;
+                    g.b = b.data();
+                    g.ldb = ldb;
+                    g.c = c.data();
+                    g.ldc = ldc;
+                    g.bias = mode == 2 ? bias.data() : nullptr;
+                    g.accumulate = mode == 3;
+                    for (std::int64_t r = 0; r < rows; ++r) {
+                        for (std::int64_t j = 0; j < cols; ++j) {
+                            float sum = g.accumulate ? expected[r * ldc + j]
+                                        : g.bias     ? bias[j]
+                                                     : 0.0f;
+                            for (std::int64_t p = 0; p < depth; ++p) {
+                                const float x = a[r * g.a_row + p * g.a_depth], y = b[p * ldb + j];
+                                sum = fused ? std::fma(x, y, sum) : x * y + sum;
+                            }
+                            expected[r * ldc + j] = sum;
+                        }
+                    }
+                    table->gemm(g);
+                    const QString what =
+                        QString("%1 x %2 x %3, mode %4").arg(rows).arg(cols).arg(depth).arg(mode);
+                    if (fused) {
+                        expect_identical_bits(expected, c, qPrintable(what));
+                    } else {
+                        expect_close(expected, c, kMaxGemmNmse, qPrintable(what));
+                    }
+                    if (QTest::currentTestFailed()) return;
+                    for (std::int64_t r = 0; r < rows; ++r) {
+                        for (std::int64_t j = cols; j < ldc; ++j)
+                            QVERIFY2(c[r * ldc + j] == kSentinel,
+                                     qPrintable(what + ": wrote past its row"));
+                    }
+                }
+            }
+        }
+    }
+}
 
 void TestKernels::conv1d_data() {
     QTest::addColumn<QString>("isa");

@@ -384,12 +384,16 @@ void CpuFastBackend::dense_backward(const TensorView& x, const TensorView& kerne
                                     const TensorView& grad_kernel, const TensorView& grad_bias) {
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
     if (grad_bias) kernels_.column_sums(grad_y.f32(), batch, units, units, grad_bias.f32(), false);
-    // grad_x = grad_y · kernelᵀ reads the kernel transposed, once per step: cheaper than a GEMM
-    // whose B operand is strided.
-    float* transposed = nullptr;
+    // grad_x = grad_y · kernelᵀ is computed as its transpose, kernel · grad_yᵀ: the GEMM then reads
+    // the kernel's rows as they are, and what gets transposed is grad_y (units x batch) and the
+    // result (inputs x batch), not the kernel (inputs x units: 2336 x 46 took a third of the op).
+    // Each element still sums over the units in order, as the reference does.
+    float* grad_y_t = nullptr;
+    float* grad_x_t = nullptr;
     if (grad_x) {
-        transposed = scratch(static_cast<std::size_t>(inputs * units));
-        transpose(kernel.f32(), inputs, units, transposed);
+        grad_y_t = scratch(static_cast<std::size_t>(units * batch + inputs * batch));
+        grad_x_t = grad_y_t + units * batch;
+        transpose(grad_y.f32(), batch, units, grad_y_t);
     }
     // Chunks of kernel rows (grad_kernel) and of input features (grad_x), one parallel loop.
     constexpr std::int64_t kChunk = 256;
@@ -409,19 +413,25 @@ void CpuFastBackend::dense_backward(const TensorView& x, const TensorView& kerne
                 gemm.ldb = units;
                 gemm.c = grad_kernel.f32() + i0 * units;
                 gemm.ldc = units;
-            } else {  // grad_x[b, i] = sum over units of grad_y[b, o] * kernel[i, o]
-                gemm.rows = batch;
-                gemm.cols = i1 - i0;
-                gemm.depth = units;
-                gemm.a = grad_y.f32();
-                gemm.a_row = units;
-                gemm.a_depth = 1;
-                gemm.b = transposed + i0;
-                gemm.ldb = inputs;
-                gemm.c = grad_x.f32() + i0;
-                gemm.ldc = inputs;
+                kernels_.gemm(gemm);
+                return;
             }
+            // grad_x[b, i] = sum over units of kernel[i, o] * grad_y[b, o], as rows i of grad_xᵀ
+            gemm.rows = i1 - i0;
+            gemm.cols = batch;
+            gemm.depth = units;
+            gemm.a = kernel.f32() + i0 * units;
+            gemm.a_row = units;
+            gemm.a_depth = 1;
+            gemm.b = grad_y_t;
+            gemm.ldb = batch;
+            gemm.c = grad_x_t + i0 * batch;
+            gemm.ldc = batch;
             kernels_.gemm(gemm);
+            for (std::int64_t b = 0; b < batch; ++b) {
+                float* dx = grad_x.f32() + b * inputs;
+                for (std::int64_t i = i0; i < i1; ++i) dx[i] = grad_x_t[i * batch + b];
+            }
         });
 }
 

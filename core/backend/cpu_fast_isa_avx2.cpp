@@ -27,8 +27,12 @@ struct V256 {
     using I = __m256i;
     using M = __m256;  // all-ones lanes where true
     static constexpr int W = 8;
-    // GEMM rows per block for 1..4 column vectors: accumulators + operands fit 16 registers.
-    static constexpr int kRows[5] = {0, 8, 6, 4, 2};
+    // GEMM blocks for 1..3 column vectors: 12 x 8, 6 x 16 or 4 x 24 floats, i.e. 12 accumulators
+    // (2 FMA units x 4-5 cycles of latency need at least 10) + the B vectors + one broadcast
+    // within the 16 registers; the AVX-512 shapes (6 x 4 vectors) would spill here.
+    static constexpr int kRows[5] = {0, 12, 6, 4, 2};
+    static constexpr int kMaxVectors = 3;
+    static constexpr int kFmaChains = 12;  // of 16 registers; Zen 2/3 and Intel need >= 10
 
     static F zero() { return _mm256_setzero_ps(); }
     static F set1(float x) { return _mm256_set1_ps(x); }
@@ -37,17 +41,46 @@ struct V256 {
         return _mm256_castsi256_ps(
             _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
     }
+    static F load(const float* p) { return _mm256_loadu_ps(p); }
+    static void store(float* p, F x) { _mm256_storeu_ps(p, x); }
+    static I load_i(const std::int32_t* p) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    static void store_i(std::int32_t* p, I x) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), x);
+    }
+    // Masked loads are one micro-op on AMD and two on Intel.
     static F load_part(const float* p, M m) {
         return _mm256_maskload_ps(p, _mm256_castps_si256(m));
-    }
-    static void store_part(float* p, F x, M m) {
-        _mm256_maskstore_ps(p, _mm256_castps_si256(m), x);
     }
     static I load_i_part(const std::int32_t* p, M m) {
         return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), _mm256_castps_si256(m));
     }
+    // Masked stores (VMASKMOVPS / VPMASKMOVD) are 42 micro-ops, one per 12 cycles, on AMD Zen 2-4
+    // (uops.info), so a tail(n) prefix is stored as 4, 2 and 1 floats with plain SSE stores.
+    static void store_part(float* p, F x, M m) {
+        int n = __builtin_ctz(static_cast<unsigned>(_mm256_movemask_ps(m)) + 1u);
+        if (n == W) {
+            _mm256_storeu_ps(p, x);
+            return;
+        }
+        __m128 part = _mm256_castps256_ps128(x);
+        if (n >= 4) {
+            _mm_storeu_ps(p, part);
+            part = _mm256_extractf128_ps(x, 1);
+            p += 4;
+            n -= 4;
+        }
+        if (n >= 2) {
+            _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+            part = _mm_movehl_ps(part, part);
+            p += 2;
+            n -= 2;
+        }
+        if (n == 1) _mm_store_ss(p, part);
+    }
     static void store_i_part(std::int32_t* p, I x, M m) {
-        _mm256_maskstore_epi32(reinterpret_cast<int*>(p), _mm256_castps_si256(m), x);
+        store_part(reinterpret_cast<float*>(p), _mm256_castsi256_ps(x), m);
     }
     static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
     static F add(F a, F b) { return _mm256_add_ps(a, b); }

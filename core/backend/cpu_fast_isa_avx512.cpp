@@ -32,11 +32,17 @@ struct V512 {
     static constexpr int W = 16;
     // GEMM rows per block for 1..4 column vectors: accumulators + operands fit 32 registers.
     static constexpr int kRows[5] = {0, 12, 12, 8, 6};
+    static constexpr int kMaxVectors = 4;
+    static constexpr int kFmaChains = 24;  // of 32 registers
 
     static F zero() { return _mm512_setzero_ps(); }
     static F set1(float x) { return _mm512_set1_ps(x); }
     static I set1_i(std::int32_t x) { return _mm512_set1_epi32(x); }
     static M tail(int n) { return n >= W ? M(0xFFFF) : M((1u << std::max(n, 0)) - 1u); }
+    static F load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, F x) { _mm512_storeu_ps(p, x); }
+    static I load_i(const std::int32_t* p) { return _mm512_loadu_si512(p); }
+    static void store_i(std::int32_t* p, I x) { _mm512_storeu_si512(p, x); }
     static F load_part(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store_part(float* p, F x, M m) { _mm512_mask_storeu_ps(p, m, x); }
     static I load_i_part(const std::int32_t* p, M m) { return _mm512_maskz_loadu_epi32(m, p); }

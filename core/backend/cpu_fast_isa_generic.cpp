@@ -19,11 +19,17 @@ struct Scalar {
     using M = bool;
     static constexpr int W = 1;
     static constexpr int kRows[5] = {0, 4, 4, 2, 2};
+    static constexpr int kMaxVectors = 4;
+    static constexpr int kFmaChains = 32;  // 8 SSE2 vectors of multiply-add chains
 
     static F zero() { return 0.0f; }
     static F set1(float x) { return x; }
     static I set1_i(std::int32_t x) { return x; }
     static M tail(int n) { return n > 0; }
+    static F load(const float* p) { return *p; }
+    static void store(float* p, F x) { *p = x; }
+    static I load_i(const std::int32_t* p) { return *p; }
+    static void store_i(std::int32_t* p, I x) { *p = x; }
     static F load_part(const float* p, M m) { return m ? *p : 0.0f; }
     static void store_part(float* p, F x, M m) {
         if (m) *p = x;

@@ -71,6 +71,13 @@ struct KernelTable {
                   std::int64_t count);
     void (*add)(float* dst, const float* src, std::int64_t count);
     bool (*all_finite)(const float* x, std::int64_t count);
+
+    // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of
+    // independent multiply-add chains, one vector register each, enough of them to cover the
+    // units' latency (2 units x 4-5 cycles on current x86 cores). Returns a value that depends on
+    // every chain, so that none is optimised away; fma_probe_flops per iteration.
+    float (*fma_probe)(std::int64_t iterations);
+    std::int64_t fma_probe_flops = 0;  // 2 x lanes x chains
 };
 
 const KernelTable& kernels_generic();

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -237,6 +238,43 @@ BenchRun run_independent_copies(const Model& model, const TrainData& data, RunSe
     return total;
 }
 
+// Rounds of the probe that take about `target_seconds` on this thread.
+std::int64_t calibrate_fma_probe(const fast::KernelTable& kernels, double target_seconds, float& sink) {
+    std::int64_t iterations = 1024;
+    for (;;) {
+        const auto start = std::chrono::steady_clock::now();
+        sink += kernels.fma_probe(iterations);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (seconds >= target_seconds / 4 || iterations >= (std::int64_t{1} << 40)) {
+            return std::max<std::int64_t>(
+                1, static_cast<std::int64_t>(static_cast<double>(iterations) * target_seconds /
+                                             std::max(seconds, 1e-9)));
+        }
+        iterations *= 4;
+    }
+}
+
+// Runs slices of the probe for `seconds`; the best slice's FLOP/s.
+double best_fma_rate(const fast::KernelTable& kernels, std::int64_t iterations, double seconds_in_all,
+                     float& sink) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(seconds_in_all));
+    double best = 0.0;
+    do {
+        const auto start = std::chrono::steady_clock::now();
+        sink += kernels.fma_probe(iterations);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (seconds > 0) {
+            best = std::max(best, static_cast<double>(iterations) *
+                                      static_cast<double>(kernels.fma_probe_flops) / seconds);
+        }
+    } while (std::chrono::steady_clock::now() < deadline);
+    return best;
+}
+
 std::string backend_description() {
     const std::unique_ptr<Backend> backend = make_cpu_backend();
     std::string text(backend->name());
@@ -247,6 +285,66 @@ std::string backend_description() {
 }
 
 }  // namespace
+
+ModelFlops model_flops(const Model& model) {
+    ModelFlops flops;
+    for (std::size_t i = 0; i < model.layers().size(); ++i) {
+        const LayerInfo& layer = model.layers()[i];
+        double positions = 1.0, depth = 0.0, outputs = 0.0;
+        if (layer.config.kind == LayerKind::Conv1D) {
+            positions = static_cast<double>(layer.output_shape[0]);
+            depth = static_cast<double>(layer.config.kernel_size) *
+                    static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
+            outputs = static_cast<double>(layer.config.filters);
+        } else if (layer.config.kind == LayerKind::Dense) {
+            for (int axis = 0; axis + 1 < layer.input_shape.rank(); ++axis)
+                positions *= static_cast<double>(layer.input_shape[axis]);
+            depth = static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
+            outputs = static_cast<double>(layer.config.units);
+        }
+        const double forward = 2.0 * positions * depth * outputs;
+        flops.forward_per_sample += forward;
+        // Layer 0's input is the token ids: no input gradient there.
+        flops.training_per_sample += forward + forward + (i > 0 ? forward : 0.0);
+    }
+    return flops;
+}
+
+double epoch_flops(const Model& model, std::int64_t trained_samples, std::int64_t validated_samples) {
+    const ModelFlops flops = model_flops(model);
+    return flops.training_per_sample * static_cast<double>(trained_samples) +
+           flops.forward_per_sample * static_cast<double>(validated_samples);
+}
+
+FmaPeak measure_fma_peak(int threads, double seconds) {
+    const fast::KernelTable& kernels = fast::best_kernels();
+    FmaPeak peak;
+    peak.isa = std::string(kernels.isa);
+    peak.threads = std::max(1, threads);
+    float sink = 0.0f;
+    const std::int64_t iterations = calibrate_fma_probe(kernels, 0.002, sink);
+    peak.one_core_gflops = best_fma_rate(kernels, iterations, seconds / 3, sink) / 1e9;
+
+    // Every thread starts together and runs until the same deadline.
+    std::vector<double> rates(static_cast<std::size_t>(peak.threads), 0.0);
+    std::vector<float> sinks(static_cast<std::size_t>(peak.threads), 0.0f);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < peak.threads; ++t) {
+        workers.emplace_back([&, t] {
+            ++ready;
+            while (ready.load() < peak.threads) std::this_thread::yield();
+            rates[static_cast<std::size_t>(t)] =
+                best_fma_rate(kernels, iterations, seconds * 2 / 3, sinks[static_cast<std::size_t>(t)]);
+        });
+    }
+    for (auto& worker : workers) worker.join();
+    for (double rate : rates) peak.all_core_gflops += rate / 1e9;
+    for (float s : sinks) sink += s;
+    // The chains converge to 0.1 each: anything else means the probe did not run as written.
+    if (!(sink > 0.0f)) throw Error("bench: the FMA probe returned " + std::to_string(sink));
+    return peak;
+}
 
 namespace {
 
@@ -326,6 +424,11 @@ BenchResult run_bench(const BenchConfig& config,
     result.cores = core_count();
     result.cpu = detect_cpu().name;
     result.backend = backend_description();
+    {
+        const std::unique_ptr<Backend> backend = make_cpu_backend();
+        if (const auto* fast_backend = dynamic_cast<const CpuFastBackend*>(backend.get()))
+            result.kernel_isa = std::string(fast_backend->isa());
+    }
     const Model model = Model::reference();
     {
         DeviceRegistry registry;  // the CUDA probe (and plugin, where a GPU is) belong to the start
@@ -351,6 +454,25 @@ BenchResult run_bench(const BenchConfig& config,
     result.run = run_once(model, data, main_run);
     result.process_peak_rss_mib = std::max(peak_before_run_mib, result.run.peak_rss_mib);
 
+    // An epoch trains steps_per_epoch batches (the last one may be short) and validates every
+    // validation sample.
+    say("bench: the FMA units' peak...");
+    result.fma_peak = measure_fma_peak(threads);
+    const std::int64_t trained = std::min<std::int64_t>(
+        result.train_samples, result.run.steps_per_epoch * std::int64_t{config.batch_size});
+    const std::int64_t validated = result.run.validation_steps > 0 ? result.validation_samples : 0;
+    result.epoch_flops = epoch_flops(model, trained, validated);
+    if (result.run.epoch_seconds > 0) result.achieved_gflops = result.epoch_flops / result.run.epoch_seconds / 1e9;
+    if (result.fma_peak.all_core_gflops > 0) {
+        result.floor_seconds = result.epoch_flops / (result.fma_peak.all_core_gflops * 1e9);
+        result.floor_ratio = result.floor_seconds > 0 ? result.run.epoch_seconds / result.floor_seconds : 0.0;
+    }
+    if (result.fma_peak.one_core_gflops > 0) {
+        result.cpu_floor_seconds = result.epoch_flops / (result.fma_peak.one_core_gflops * 1e9);
+        result.cpu_floor_ratio =
+            result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
+    }
+
     measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
     return result;
@@ -364,6 +486,19 @@ std::string bench_to_json(const BenchResult& result) {
     root["parallel_capacity"] = result.parallel_capacity;
     root["parallel_capacity_threads"] = result.parallel_capacity_threads;
     root["backend"] = result.backend;
+    root["kernel_isa"] = result.kernel_isa;
+    Value fma = Value::object();
+    fma["isa"] = result.fma_peak.isa;
+    fma["threads"] = result.fma_peak.threads;
+    fma["one_core_gflops"] = result.fma_peak.one_core_gflops;
+    fma["all_core_gflops"] = result.fma_peak.all_core_gflops;
+    root["fma_peak"] = std::move(fma);
+    root["epoch_flops"] = result.epoch_flops;
+    root["achieved_gflops"] = result.achieved_gflops;
+    root["floor_seconds"] = result.floor_seconds;
+    root["floor_ratio"] = result.floor_ratio;
+    root["cpu_floor_seconds"] = result.cpu_floor_seconds;
+    root["cpu_floor_ratio"] = result.cpu_floor_ratio;
     root["data"] = result.data;
     root["train_samples"] = result.train_samples;
     root["validation_samples"] = result.validation_samples;

@@ -3,8 +3,9 @@
 // the real fit loop (pipeline, mirrored steps, validation) for a device configuration and
 // reports what a person tuning speed needs: ms per step, samples per second, epoch seconds
 // (training + validation, median over epochs), per-phase medians, peak RSS, and a scaling table
-// of 1..N replicas with one thread each (plus one replica on every thread). The CLI only
-// prints the result; scripts read `bench_to_json`.
+// of 1..N replicas with one thread each (plus one replica on every thread), and how far the epoch
+// is from what the FMA units allow: the epoch's floating-point work over a measured FMA peak.
+// The CLI only prints the result; scripts read `bench_to_json`.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,6 +14,8 @@
 #include "core/optim/optimizer.h"
 
 namespace mirrorlab {
+
+class Model;
 
 struct BenchConfig {
     std::string devices = "cpu:2";  // a DeviceConfig spec (`--devices`)
@@ -72,6 +75,37 @@ struct ScalingRow {
     bool independent_copies = false;
 };
 
+// The floating-point work of a model's GEMM-shaped layers (Conv1D and Dense), per sample; the
+// elementwise ops (activations, pooling, softmax, the embedding lookup, the optimizer) are left
+// out. A layer that maps P positions of D inputs to U outputs (Conv1D: P output steps,
+// D = kernel_size x input channels, U = filters; Dense: P = 1 for a flat input, D its width,
+// U = units) does one multiply-add per (position, input, output):
+//   forward  F = 2 P D U
+//   backward F for the weight gradient, + F for the input gradient except in the first layer
+//            (whose input is the token ids); the bias gradients (P U adds) are left out.
+// The tutorial model: conv1 2 x 296 x 35 x 64, conv2 2 x 146 x 192 x 32, dense 2 x 2,336 x 46,
+// 3.34 MFLOP forward and 10.0 MFLOP forward + backward per sample; an epoch of Reuters' 8,982
+// training and 2,246 validation samples is 8,982 x 10.0 M + 2,246 x 3.34 M = 97.4 GFLOP.
+struct ModelFlops {
+    double forward_per_sample = 0.0;
+    double training_per_sample = 0.0;  // forward + backward
+};
+ModelFlops model_flops(const Model& model);
+// training_per_sample x the samples trained + forward_per_sample x the samples validated.
+double epoch_flops(const Model& model, std::int64_t trained_samples, std::int64_t validated_samples);
+
+// What the FMA units of this machine give the instruction set of the fast kernels
+// (fast::KernelTable::fma_probe): one thread alone, and one thread per core all at once (the
+// best ~2 ms slice of each thread while all run, summed; a shared machine's neighbours lower it).
+struct FmaPeak {
+    std::string isa;  // "avx512", "avx2", "generic"
+    int threads = 0;  // of the all-core figure
+    double one_core_gflops = 0.0;
+    double all_core_gflops = 0.0;
+};
+// About `seconds` in all (a third on one thread, the rest on all of them).
+FmaPeak measure_fma_peak(int threads, double seconds = 0.09);
+
 struct BenchResult {
     BenchConfig config;
     std::string cpu;
@@ -82,9 +116,22 @@ struct BenchResult {
     double parallel_capacity = 0.0;
     int parallel_capacity_threads = 0;  // the threads it was measured with (0: not measured)
     std::string backend;                // "cpu-fast (avx512)", "cpu-reference"
+    std::string kernel_isa;             // the fast kernels' instruction set ("" for the reference)
     std::string data;                   // the data set's name
     std::int64_t train_samples = 0, validation_samples = 0;
     BenchRun run;
+    // The epoch against the machine: its GEMM work (model_flops) for the samples one epoch of the
+    // run trains and validates, that over the median epoch, the peak of the FMA units on every
+    // core, and the floor = epoch_flops / all-core peak: no epoch of this work can be shorter.
+    FmaPeak fma_peak;
+    double epoch_flops = 0.0;
+    double achieved_gflops = 0.0;  // epoch_flops / run.epoch_seconds
+    double floor_seconds = 0.0;
+    double floor_ratio = 0.0;  // run.epoch_seconds / floor_seconds (1.0 would be the floor)
+    // The same in CPU time, which a shared machine's neighbours hardly move: the work at one
+    // core's peak, and run.cpu_seconds_per_epoch over it (barrier and pool spinning included).
+    double cpu_floor_seconds = 0.0;
+    double cpu_floor_ratio = 0.0;
     // What a user sees of the process (resident memory, MiB): at the start of the bench (the
     // program, its libraries and whatever the CUDA probe loaded), what loading and encoding the
     // data set added, and the whole process's peak through the main run, never reset.
