@@ -146,10 +146,11 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     layout->addLayout(charts, 1);
 
     refresh_timer_.setSingleShot(true);
-    // Four frames a second: enough to watch a run, and on a software-rendered display (Xvfb, a
-    // remote desktop) the charts' painting then takes a few percent of a core instead of the
-    // quarter of one that ten frames a second took from the replicas (issue #17).
-    refresh_timer_.setInterval(250);
+    // Twice a second: enough to watch a run (TensorBoard refreshes every 30 s), and on a
+    // software-rendered display (Xvfb, a remote desktop) stroking the antialiased curves then takes
+    // a few percent of a core instead of the quarter of one that ten frames a second took from the
+    // replicas (issue #17).
+    refresh_timer_.setInterval(500);
     connect(&refresh_timer_, &QTimer::timeout, this, &TrainingPanel::refresh);
 
     setSmoothing(0.0);
