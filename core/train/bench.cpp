@@ -7,6 +7,8 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/backend/cpu_fast.h"
@@ -36,26 +38,25 @@ void reset_peak_rss() {
     if (clear) clear << "5";
 }
 
-double peak_rss_mib() {
+// A "Vm...:  N kB" line of /proc/self/status in MiB; negative where there is none.
+double proc_status_mib(std::string_view field) {
     std::ifstream status("/proc/self/status");
     std::string line;
     while (std::getline(status, line)) {
-        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+        if (line.rfind(field, 0) == 0 && line.size() > field.size()) return std::stod(line.substr(field.size())) / 1024.0;
     }
+    return -1.0;
+}
+
+double peak_rss_mib() {
+    if (const double peak = proc_status_mib("VmHWM:"); peak >= 0) return peak;
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-// Resident memory now: VmRSS of /proc/self/status (0 where there is none).
-double current_rss_mib() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
-    }
-    return 0.0;
-}
+// Resident memory now (0 where it cannot be read).
+double current_rss_mib() { return std::max(0.0, proc_status_mib("VmRSS:")); }
 
 double process_cpu_seconds() {
     rusage usage{};

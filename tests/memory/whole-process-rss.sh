@@ -34,7 +34,9 @@ trap 'rm -rf "$scratch"' EXIT
 export MIRRORLAB_DATA_DIR=$scratch/store  # the run store of these runs
 
 failed=0
-# peak COMMAND...: prints the whole process's peak RSS in MB (10^6 bytes, as the issue counts).
+# GNU time's %M (KiB) in $1 as MB (10^6 bytes, as the issue counts).
+mb() { awk '{ printf "%.0f MB", $1 * 1024 / 1e6 }' "$1"; }
+# peak COMMAND...: prints the whole process's peak RSS.
 peak() {
   if ! /usr/bin/time -f '%M' -o "$scratch/rss" "$@" >"$scratch/out" 2>&1; then
     echo "FAILED (see below)"
@@ -42,7 +44,7 @@ peak() {
     failed=1
     return
   fi
-  awk '{ printf "%.0f MB", $1 * 1024 / 1e6 }' "$scratch/rss"
+  mb "$scratch/rss"
 }
 
 echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; data: $data_name"
@@ -66,7 +68,7 @@ else
   # GNU time inside xvfb-run, so that the X server's own memory is not counted.
   if xvfb-run -a -s '-screen 0 1920x1080x24' /usr/bin/time -f '%M' -o "$scratch/rss" \
        "$gui" --screenshot "$scratch/gui.png" --epochs 10 >"$scratch/out" 2>&1; then
-    gui_peak=$(awk '{ printf "%.0f MB", $1 * 1024 / 1e6 }' "$scratch/rss")
+    gui_peak=$(mb "$scratch/rss")
   else
     gui_peak="FAILED"
     tail -5 "$scratch/out" >&2
