@@ -33,15 +33,19 @@ int command_export(const ExportCommand& command) {
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
     const std::vector<float>& weights = source.checkpoint.state.weights;
     const OptimizerConfig& optimizer = source.checkpoint.config.optimizer;
+    // The optimizer's moments go along, so model.fit() in Keras continues where this run stopped.
+    const KerasOptimizerState optimizer_state = keras_optimizer_state(source.checkpoint.state);
     const std::string what = (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) +
                              "epoch " + std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
     if (!command.keras_path.empty()) {
-        save_keras_file(command.keras_path, model, weights, optimizer);
-        std::printf("Exported %s to %s: a Keras 3 model, %s parameters.\n", what.c_str(), command.keras_path.c_str(),
-                    format_thousands(model.total_params()).c_str());
+        save_keras_file(command.keras_path, model, weights, optimizer, &optimizer_state);
+        std::printf("Exported %s to %s: a Keras 3 model, %s parameters, compiled with %s at step %lld (its moments "
+                    "included, so fit() goes on from them).\n",
+                    what.c_str(), command.keras_path.c_str(), format_thousands(model.total_params()).c_str(),
+                    std::string(optimizer_name(optimizer.kind)).c_str(), static_cast<long long>(optimizer_state.iterations));
         std::printf("In Python: model = keras.saving.load_model(\"%s\")\n", command.keras_path.c_str());
     } else {
-        save_keras_weights_file(command.weights_path, model, weights, optimizer);
+        save_keras_weights_file(command.weights_path, model, weights, optimizer, &optimizer_state);
         std::printf("Exported the weights of %s to %s (%s parameters).\n", what.c_str(), command.weights_path.c_str(),
                     format_thousands(model.total_params()).c_str());
         std::printf("In Python, for the same model: model.load_weights(\"%s\")\n", command.weights_path.c_str());

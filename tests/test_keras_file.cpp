@@ -14,6 +14,7 @@
 #include "core/export/hdf5_file.h"
 #include "core/export/keras_file.h"
 #include "core/export/zip_writer.h"
+#include "core/train/callbacks.h"
 #include "core/train/inference.h"
 #include "core/train/trainer.h"
 #include "core/util/error.h"
@@ -127,6 +128,13 @@ void verify_contains(const QString& message, const QStringList& parts) {
     }
 }
 
+// The run's whole state at its end, as a checkpoint would keep it.
+struct SnapshotAtEnd final : Callback {
+    std::optional<TrainingState> state;
+    std::string name() const override { return "test_snapshot"; }
+    void on_epoch_end(FitContext& context, const EpochRecord&) override { state = context.snapshot(); }
+};
+
 }  // namespace
 
 class TestKerasFile : public QObject {
@@ -137,6 +145,7 @@ private slots:
     void optimizerFromCompileConfig();
     void configMatchesKeras();
     void exportHasKerasLayout();
+    void exportCarriesOptimizerState();
     void weightsFileRoundTrip();
     void badInputsNameThePart();
     void exportForKeras();
@@ -266,6 +275,50 @@ void TestKerasFile::exportHasKerasLayout() {
     QCOMPARE(again.model.to_json_text(), imported.model.to_json_text());
 }
 
+// A trained model's optimizer goes along in Keras 3's layout: the same optimizer variables, shapes
+// and dtypes as Keras' own file written after fit(), each of our slots where Keras keeps that moment
+// (per variable its momentum, then its velocity; Nadam's u_product last).
+void TestKerasFile::exportCarriesOptimizerState() {
+    const KerasModel imported = load_keras_file(kKerasDir + "/small.keras");
+    const OptimizerConfig nadam = optimizer_of(json::parse(keras_member("config.json")));
+    QCOMPARE(nadam.kind, OptimizerKind::Nadam);
+    const std::size_t total = imported.weights.size();
+    std::vector<float> slot_values(2 * total);  // slot 0 of every weight, then slot 1: each value its index
+    for (std::size_t i = 0; i < slot_values.size(); ++i) slot_values[i] = static_cast<float>(i);
+    const KerasOptimizerState state{17, slot_values, 0.25};
+
+    const ZipReader ours(keras_archive(imported.model, imported.weights, nadam, &state), "ours.keras", ".keras");
+    const ZipReader keras(small_bytes(), "small.keras", ".keras");
+    const hdf5::FileReader our_h5(ours.read("model.weights.h5"), "ours");
+    const hdf5::FileReader keras_h5(keras.read("model.weights.h5"), "Keras'");
+    QCOMPARE(our_h5.datasets().size(), keras_h5.datasets().size());
+    for (std::size_t i = 0; i < keras_h5.datasets().size(); ++i) {
+        QCOMPARE(our_h5.datasets()[i].path, keras_h5.datasets()[i].path);
+        QCOMPARE(our_h5.datasets()[i].shape, keras_h5.datasets()[i].shape);
+        QCOMPARE(our_h5.datasets()[i].dtype, keras_h5.datasets()[i].dtype);
+    }
+    std::size_t offset = 0;
+    int index = 2;  // after iteration and learning_rate
+    for (const VariableInfo& variable : imported.model.variables()) {
+        const auto count = static_cast<std::size_t>(variable.shape.numel());
+        const std::vector<std::int64_t> shape(variable.shape.dims().begin(), variable.shape.dims().end());
+        for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) {
+            const std::vector<float> values = our_h5.read_floats("optimizer/vars/" + std::to_string(index++), shape);
+            const std::vector<float> expected(slot_values.begin() + static_cast<std::ptrdiff_t>(slot * total + offset),
+                                              slot_values.begin() + static_cast<std::ptrdiff_t>(slot * total + offset + count));
+            QCOMPARE(values, expected);
+        }
+        offset += count;
+    }
+    QCOMPARE(our_h5.read_floats("optimizer/vars/" + std::to_string(index), {}), std::vector<float>{0.25f});
+    QCOMPARE(our_h5.find("optimizer/vars/" + std::to_string(index + 1)), nullptr);
+
+    // Slots that do not fit the model and optimizer are refused, naming both.
+    const KerasOptimizerState half{17, std::span<const float>(slot_values).first(total), 1.0};
+    verify_contains(error_of<DataError>([&] { keras_archive(imported.model, imported.weights, nadam, &half); }),
+                    {"optimizer state holds " + QString::number(total), "Nadam", "2 per weight"});
+}
+
 void TestKerasFile::weightsFileRoundTrip() {
     const KerasModel imported = load_keras_file(kKerasDir + "/small.keras");
     // Keras' own model.weights.h5 read as a bare .weights.h5 for the same model.
@@ -349,13 +402,21 @@ void TestKerasFile::exportForKeras() {
     TrainConfig config;
     config.epochs = 1;
     config.seed = 5;
+    config.optimizer.follow_keras(EmbeddingUpdate::Keras3);  // Keras 3's Nadam, as the file will say
     Trainer trainer(model, DeviceConfig::parse("cpu:2"), config, data);
+    auto final_state = std::make_shared<SnapshotAtEnd>();
+    trainer.add_callback(final_state);
     QVERIFY(trainer.run().ok);
+    QVERIFY(final_state->state.has_value());
+    const TrainingState& trained = *final_state->state;
+    QCOMPARE(trained.weights, trainer.weights());
     const Predictions ours = predict(model, trainer.weights(), *data.validation_ids, nullptr);
 
     const QString folder = QString(MIRRORLAB_KERAS_EXPORT_DIR);
     QVERIFY(QDir().mkpath(folder));
-    save_keras_file((folder + "/ours.keras").toStdString(), model, trainer.weights(), config.optimizer);
+    const KerasOptimizerState optimizer_state = keras_optimizer_state(trained);
+    QCOMPARE(optimizer_state.iterations, std::int64_t{4});  // 128 samples, batch 16 x 2 replicas
+    save_keras_file((folder + "/ours.keras").toStdString(), model, trainer.weights(), config.optimizer, &optimizer_state);
     json::Value out = json::Value::object();
     json::Value ids = json::Value::array();
     for (std::int64_t i = 0; i < data.validation_ids->count; ++i) {
@@ -369,6 +430,28 @@ void TestKerasFile::exportForKeras() {
     for (float p : ours.probabilities) probs.push_back(static_cast<double>(p));
     out.set("input_ids", std::move(ids));
     out.set("probs", std::move(probs));
+    // The optimizer Keras should hold: per model variable (in order) its momentum and velocity.
+    json::Value momentum = json::Value::array();
+    json::Value velocity = json::Value::array();
+    const std::size_t total = trained.weights.size();
+    std::size_t offset = 0;
+    for (const VariableInfo& variable : model.variables()) {
+        json::Value m = json::Value::array();
+        json::Value v = json::Value::array();
+        for (std::int64_t i = 0; i < variable.shape.numel(); ++i) {
+            m.push_back(static_cast<double>(trained.optimizer_slots[offset + static_cast<std::size_t>(i)]));
+            v.push_back(static_cast<double>(trained.optimizer_slots[total + offset + static_cast<std::size_t>(i)]));
+        }
+        momentum.push_back(std::move(m));
+        velocity.push_back(std::move(v));
+        offset += static_cast<std::size_t>(variable.shape.numel());
+    }
+    json::Value optimizer = json::Value::object();
+    optimizer.set("iterations", optimizer_state.iterations);
+    optimizer.set("u_product", optimizer_state.nadam_u_product);
+    optimizer.set("momentum", std::move(momentum));
+    optimizer.set("velocity", std::move(velocity));
+    out.set("optimizer", std::move(optimizer));
     out.set("num_classes", std::int64_t{ours.num_classes});
     std::ofstream((folder + "/ours_expected.json").toStdString()) << json::dump(out) << "\n";
     // And it reads back as it was written.

@@ -36,10 +36,58 @@ std::string date_saved() { return now_text("%Y-%m-%d@%H:%M:%S", TimeZone::Local)
 
 std::string text_of(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
+// Keras 3's optimizer variables in the order its optimizer.variables lists them (read off files
+// Keras 3.15 saved after fit()): iteration, learning_rate, then
+//   SGD with momentum  a momentum per model variable
+//   Adam               per model variable: momentum, velocity (amsgrad is never on)
+//   Nadam              per model variable: momentum, velocity; then u_product (a float scalar)
+//   RMSprop            a velocity per model variable, then (with momentum) a momentum per one
+// Each of these is one of our slots (core/optim/optimizer.h): the same quantity, updated by the same
+// formula, so Keras goes on from them as MirrorLab would.
+void write_optimizer_variables(hdf5::FileWriter& file, const Model& model, const OptimizerConfig& optimizer,
+                               const KerasOptimizerState& state) {
+    const std::size_t total = weight_count(model);
+    const OptimizerSlots needed = slots_needed(optimizer.kind, optimizer.momentum > 0.0);
+    if (state.slot_values.size() != total * static_cast<std::size_t>(needed.count())) {
+        throw DataError("[keras] the optimizer state holds " + std::to_string(state.slot_values.size()) + " values; " +
+                        std::string(optimizer_name(optimizer.kind)) + " on model '" + model.name() + "' has " +
+                        std::to_string(total * static_cast<std::size_t>(needed.count())) + " (" +
+                        std::to_string(needed.count()) + " per weight)");
+    }
+    std::size_t next = 0;
+    auto write_slot = [&](int slot, const VariableInfo& variable, std::size_t offset) {
+        const auto count = static_cast<std::size_t>(variable.shape.numel());
+        file.dataset("optimizer/vars/" + std::to_string(next++), dims(variable.shape),
+                     state.slot_values.subspan(static_cast<std::size_t>(slot) * total + offset, count));
+    };
+    file.scalar("optimizer/vars/" + std::to_string(next++), state.iterations);
+    file.scalar("optimizer/vars/" + std::to_string(next++), static_cast<float>(optimizer.learning_rate));
+    const bool interleaved = optimizer.kind == OptimizerKind::Adam || optimizer.kind == OptimizerKind::Nadam;
+    for (int pass = 0; pass < (interleaved ? 1 : needed.count()); ++pass) {
+        std::size_t offset = 0;
+        for (const VariableInfo& variable : model.variables()) {
+            if (interleaved) {
+                write_slot(0, variable, offset);
+                write_slot(1, variable, offset);
+            } else {
+                write_slot(pass, variable, offset);
+            }
+            offset += static_cast<std::size_t>(variable.shape.numel());
+        }
+    }
+    if (optimizer.kind == OptimizerKind::Nadam) {
+        file.scalar("optimizer/vars/" + std::to_string(next++), static_cast<float>(state.nadam_u_product));
+    }
+}
+
 }  // namespace
 
+KerasOptimizerState keras_optimizer_state(const TrainingState& state) {
+    return {state.optimizer_state.iterations, state.optimizer_slots, state.optimizer_state.nadam_u_product};
+}
+
 std::vector<std::uint8_t> keras_weights_h5(const Model& model, std::span<const float> weights,
-                                           const OptimizerConfig& optimizer) {
+                                           const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
     if (weights.size() != weight_count(model)) {
         throw DataError("[keras] model '" + model.name() + "' has " + std::to_string(weight_count(model)) +
                         " weights, given " + std::to_string(weights.size()));
@@ -58,37 +106,41 @@ std::vector<std::uint8_t> keras_weights_h5(const Model& model, std::span<const f
             offset += count;
         }
     }
-    // What a compiled Keras model whose optimizer has not run yet holds: iterations, learning rate.
     file.group("optimizer");
     file.group("optimizer/vars");
     file.string_attribute("optimizer/vars", "name", keras_optimizer_name(optimizer.kind));
-    file.scalar("optimizer/vars/0", std::int64_t{0});
-    file.scalar("optimizer/vars/1", static_cast<float>(optimizer.learning_rate));
+    if (state != nullptr) {
+        write_optimizer_variables(file, model, optimizer, *state);
+    } else {
+        // What a compiled Keras model whose optimizer has not run yet holds: iterations, learning rate.
+        file.scalar("optimizer/vars/0", std::int64_t{0});
+        file.scalar("optimizer/vars/1", static_cast<float>(optimizer.learning_rate));
+    }
     file.group("vars");
     file.string_attribute("vars", "name", model.name());
     return file.finish();
 }
 
 std::vector<std::uint8_t> keras_archive(const Model& model, std::span<const float> weights,
-                                        const OptimizerConfig& optimizer) {
+                                        const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
     json::Value metadata = json::Value::object();
     metadata.set("keras_version", kKerasFormatVersion);
     metadata.set("date_saved", date_saved());
     metadata.set("exported_by", std::string("MirrorLab ") + MIRRORLAB_VERSION);
-    const std::vector<std::uint8_t> h5 = keras_weights_h5(model, weights, optimizer);
+    const std::vector<std::uint8_t> h5 = keras_weights_h5(model, weights, optimizer, state);
     return write_stored_zip({{kMetadataMember, json::dump(metadata)},
                        {kConfigMember, json::dump(keras_config(model, optimizer))},
                        {kWeightsMember, text_of(h5)}});
 }
 
 void save_keras_file(const std::string& path, const Model& model, std::span<const float> weights,
-                     const OptimizerConfig& optimizer) {
-    write_file_atomically(path, text_of(keras_archive(model, weights, optimizer)), "the Keras model");
+                     const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
+    write_file_atomically(path, text_of(keras_archive(model, weights, optimizer, state)), "the Keras model");
 }
 
 void save_keras_weights_file(const std::string& path, const Model& model, std::span<const float> weights,
-                             const OptimizerConfig& optimizer) {
-    write_file_atomically(path, text_of(keras_weights_h5(model, weights, optimizer)), "the Keras weights");
+                             const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
+    write_file_atomically(path, text_of(keras_weights_h5(model, weights, optimizer, state)), "the Keras weights");
 }
 
 std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,

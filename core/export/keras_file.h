@@ -14,10 +14,12 @@
 //   model.weights.h5  layers/<layer name>/vars/0, 1, ... (float32, Keras' shapes: Embedding
 //                     [vocab, dim], Conv1D kernel [k, in, filters], Dense [in, units], biases),
 //                     a vars group per layer and one for the model (attribute "name"), and
-//                     optimizer/vars/0 (iterations, int64) and /1 (learning_rate, float32): the
-//                     state of a freshly compiled Keras optimizer. The optimizer's moments are not
-//                     exported: fine-tuning in Keras starts its optimizer afresh (Keras says so
-//                     with a warning when it loads the file, as it does for its own unfitted files).
+//                     optimizer/vars/0 (iterations, int64), /1 (learning_rate, float32) and, for a
+//                     trained model (KerasOptimizerState given), the optimizer's variables as Keras
+//                     3's optimizer.variables lists them (keras_file.cpp), so model.fit() in Keras
+//                     goes on with the moments MirrorLab reached instead of starting them afresh.
+//                     Without a state: what a freshly compiled Keras optimizer holds (Keras warns
+//                     when it loads such a file for a model it builds, as for its own unfitted files).
 //
 // Reading takes the model from config.json (or a `model.to_json()` string) and the weights from
 // layers/<name>/vars/<i>; anything else in the weight file (the optimizer's state) is left out.
@@ -34,6 +36,7 @@
 
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
+#include "core/train/fit_state.h"
 #include "core/util/json.h"
 
 namespace mirrorlab {
@@ -45,20 +48,36 @@ inline constexpr std::uint64_t kKerasMaxFileBytes = std::uint64_t{2} << 30;
 
 // --- writing ---------------------------------------------------------------------------------
 
+// Where the optimizer stands after training (a checkpoint's TrainingState): exported as Keras 3's
+// optimizer variables.
+struct KerasOptimizerState {
+    std::int64_t iterations = 0;
+    // TrainingState::optimizer_slots: slot 0 of every variable in Model::variables() order, then
+    // slot 1 (the slots per kind: core/optim/optimizer.h).
+    std::span<const float> slot_values;
+    double nadam_u_product = 1.0;
+};
+
+// A checkpoint's optimizer state, as keras_weights_h5 exports it (views into `state`).
+KerasOptimizerState keras_optimizer_state(const TrainingState& state);
+
 json::Value keras_config(const Model& model, const OptimizerConfig& optimizer);
 // The optimizer's default name in Keras 3 ("nadam", "sgd"): the optimizer group's "name".
 std::string keras_optimizer_name(OptimizerKind kind);
-// model.weights.h5's bytes; `weights` is Model::variables() in order, row-major.
+// model.weights.h5's bytes; `weights` is Model::variables() in order, row-major; `state`, where
+// given, the optimizer's (DataError when its slots do not fit the model and optimizer).
 std::vector<std::uint8_t> keras_weights_h5(const Model& model, std::span<const float> weights,
-                                           const OptimizerConfig& optimizer);
+                                           const OptimizerConfig& optimizer,
+                                           const KerasOptimizerState* state = nullptr);
 // The whole .keras archive.
 std::vector<std::uint8_t> keras_archive(const Model& model, std::span<const float> weights,
-                                        const OptimizerConfig& optimizer);
+                                        const OptimizerConfig& optimizer,
+                                        const KerasOptimizerState* state = nullptr);
 // Written atomically (core/util/file.h); DataError naming the file when it cannot be.
 void save_keras_file(const std::string& path, const Model& model, std::span<const float> weights,
-                     const OptimizerConfig& optimizer);
+                     const OptimizerConfig& optimizer, const KerasOptimizerState* state = nullptr);
 void save_keras_weights_file(const std::string& path, const Model& model, std::span<const float> weights,
-                             const OptimizerConfig& optimizer);
+                             const OptimizerConfig& optimizer, const KerasOptimizerState* state = nullptr);
 
 // --- reading ---------------------------------------------------------------------------------
 

@@ -459,8 +459,9 @@ bool RunsPanel::exportKeras(int run_id, const QString& path, QString* error) con
         if (controller_ == nullptr || controller_->store() == nullptr) throw StoreError("the runs are not kept");
         const Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(controller_->store()->get(run_id)));
         const Model model = Model::from_json_text(checkpoint.model_json, "checkpoint");
+        const KerasOptimizerState optimizer_state = keras_optimizer_state(checkpoint.state);
         save_keras_file(QDir::toNativeSeparators(path).toStdString(), model, checkpoint.state.weights,
-                        checkpoint.config.optimizer);
+                        checkpoint.config.optimizer, &optimizer_state);
         return true;
     } catch (const std::exception& failure) {
         if (error != nullptr) *error = tr("Cannot export run %1 as a Keras model: %2").arg(run_id).arg(QString::fromUtf8(failure.what()));
