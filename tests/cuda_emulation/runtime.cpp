@@ -857,6 +857,44 @@ bool run_until_reached(const std::shared_ptr<Event>& event, Stream* waiting) {
     return true;
 }
 
+// Pinned source: the device reads it when the copy runs, as a GPU's DMA does; what it held when
+// queued is kept to catch host code that changed it in between.
+void queue_upload_from_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                              cudaStream_t stream) {
+    auto queued = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                               static_cast<const unsigned char*>(src) + bytes);
+    pinned_in_flight(base, +1);
+    enqueue(
+        stream,
+        [to = device_to_host(dst), src, queued, base] {
+            if (std::memcmp(src, queued->data(), queued->size()) != 0) {
+                report_fatal("pinned-overwritten-in-flight", "host code changed %zu bytes of pinned memory at %p "
+                             "that a queued cudaMemcpyAsync to the device had not read yet: wait for the copy (an "
+                             "event, or the stream) before reusing the buffer", queued->size(), src);
+            }
+            std::memcpy(to, src, queued->size());
+            pinned_in_flight(base, -1);
+        },
+        {Access{dst, true, bytes}});
+    count(Counted::Copy);
+}
+
+// Pinned destination: queued, complete once the stream is waited for; until then it holds all
+// ones, so a host that reads it early sees garbage, as it may on a GPU.
+void queue_download_to_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                              cudaStream_t stream) {
+    std::memset(dst, 0xff, bytes);
+    pinned_in_flight(base, +1);
+    enqueue(
+        stream,
+        [dst, from = device_to_host(src), bytes, base] {
+            std::memcpy(dst, from, bytes);
+            pinned_in_flight(base, -1);
+        },
+        {Access{src, false, bytes}});
+    count(Counted::Copy);
+}
+
 }  // namespace
 }  // namespace mirrorlab_emulation
 
@@ -1025,25 +1063,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     switch (kind) {
         case cudaMemcpyHostToDevice: {
             if (const std::uintptr_t base = pinned_base(src, bytes)) {
-                // Pinned source: the device reads it when the copy runs, as a GPU's DMA does; what it
-                // held when queued is kept to catch host code that changed it in between.
-                auto queued = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
-                                                                           static_cast<const unsigned char*>(src) + bytes);
-                pinned_in_flight(base, +1);
-                enqueue(
-                    stream,
-                    [to = device_to_host(dst), src, queued, base] {
-                        if (std::memcmp(src, queued->data(), queued->size()) != 0) {
-                            report_fatal("pinned-overwritten-in-flight", "host code changed %zu bytes of pinned memory "
-                                         "at %p that a queued cudaMemcpyAsync to the device had not read yet: wait for "
-                                         "the copy (an event, or the stream) before reusing the buffer",
-                                         queued->size(), src);
-                        }
-                        std::memcpy(to, src, queued->size());
-                        pinned_in_flight(base, -1);
-                    },
-                    {Access{dst, true, bytes}});
-                count(Counted::Copy);
+                queue_upload_from_pinned(dst, src, bytes, base, stream);
                 break;
             }
             // Pageable source: copied to staging at once, so the caller may reuse it on return.
@@ -1057,18 +1077,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
         }
         case cudaMemcpyDeviceToHost:
             if (const std::uintptr_t base = pinned_base(dst, bytes)) {
-                // Pinned destination: queued, complete once the stream is waited for; until then it
-                // holds all ones, so a host that reads it early sees garbage, as it may on a GPU.
-                std::memset(dst, 0xff, bytes);
-                pinned_in_flight(base, +1);
-                enqueue(
-                    stream,
-                    [dst, from = device_to_host(src), bytes, base] {
-                        std::memcpy(dst, from, bytes);
-                        pinned_in_flight(base, -1);
-                    },
-                    {Access{src, false, bytes}});
-                count(Counted::Copy);
+                queue_download_to_pinned(dst, src, bytes, base, stream);
                 break;
             }
             // Pageable destination: the copy is complete when the call returns.
