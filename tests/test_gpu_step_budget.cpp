@@ -180,7 +180,7 @@ void report(const std::string& spec, const std::string& all_reduce, int replicas
     row("host synchronisations", c.host_syncs);
     row("event records and waits", c.event_calls);
     row("graph launches (the emulator has none)", c.graph_launches);
-    qInfo("  cudaMalloc in %d steps: %llu calls, %llu bytes (cudaFree: %llu)", kMeasuredSteps,
+    qInfo("  cudaMalloc/cudaHostAlloc in %d steps: %llu calls, %llu bytes (cudaFree/cudaFreeHost: %llu)", kMeasuredSteps,
           static_cast<unsigned long long>(c.malloc_calls),
           static_cast<unsigned long long>(c.malloc_bytes),
           static_cast<unsigned long long>(c.frees));
