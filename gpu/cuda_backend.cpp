@@ -17,8 +17,6 @@ namespace mirrorlab::cuda {
 
 namespace {
 
-constexpr unsigned long long kNoPosition = ~0ull;
-
 int as_int(std::int64_t value, std::string_view op, std::string_view what) {
     if (value < 0 || value > INT_MAX) {
         throw OpError("[" + std::string(op) + "] " + std::string(what) + " of " + std::to_string(value) +
@@ -49,11 +47,16 @@ CudaBackend::CudaBackend(int device)
       staging_(device),
       partials_(device),
       results_(device),
-      step_events_(device) {}
+      step_results_(device),
+      step_events_(device),
+      ready_(device),
+      uploads_(device),
+      step_readback_(device) {}
 
 void CudaBackend::attach_arena(MemoryArena* arena) {
     arena_ = arena;
-    for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_, &results_}) {
+    for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_,
+                                 &results_, &step_results_}) {
         buffer->attach(arena);
     }
 }
@@ -73,47 +76,35 @@ CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(stream_.get());
 }
 
+void CudaBackend::wait_for_stream(std::string_view op) {
+    stream_.synchronize(op);
+    uploads_.stream_drained();
+}
+
 void CudaBackend::synchronize() {
     use_device(device_, "synchronize");
-    stream_.synchronize("synchronize");
+    wait_for_stream("synchronize");
 }
 
 void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (dst.bytes() == 0) return;
     use_device(device_, "upload");
-    check(cudaMemcpyAsync(dst.data, host, static_cast<std::size_t>(dst.bytes()), cudaMemcpyHostToDevice, stream()),
-          "upload", "cudaMemcpyAsync", device_);
-    stream_.synchronize("upload");  // the caller may reuse its host buffer at once
-    forget_checked_ids(dst);
-    if (dst.dtype == DType::I32) {
-        const auto* values = static_cast<const std::int32_t*>(host);
-        const auto [min, max] = std::minmax_element(values, values + dst.numel());
-        checked_ids_.push_back(HostCheckedIds{dst.data, dst.numel(), *min, *max});
-    }
-}
-
-void CudaBackend::forget_checked_ids(const TensorView& written) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(written.data);
-    const auto end = begin + static_cast<std::uintptr_t>(written.bytes());
-    std::erase_if(checked_ids_, [&](const HostCheckedIds& ids) {
-        const auto ids_begin = reinterpret_cast<std::uintptr_t>(ids.data);
-        const auto ids_end = ids_begin + static_cast<std::uintptr_t>(ids.numel) * sizeof(std::int32_t);
-        return ids_begin < end && begin < ids_end;
-    });
-}
-
-bool CudaBackend::ids_known_in_range(const TensorView& ids, std::int64_t vocabulary) const {
-    return std::any_of(checked_ids_.begin(), checked_ids_.end(), [&](const HostCheckedIds& known) {
-        return known.data == ids.data && ids.numel() <= known.numel && known.min >= 0 && known.max < vocabulary;
-    });
+    const auto bytes = static_cast<std::size_t>(dst.bytes());
+    // A batch goes through pinned memory, queued without a wait; the caller may reuse `host` at once.
+    if (uploads_.upload(dst.data, host, bytes, stream(), "upload")) return;
+    check(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, stream()), "upload", "cudaMemcpyAsync",
+          device_);
+    wait_for_stream("upload");  // pageable: the driver's staging may still read `host`
 }
 
 void CudaBackend::download(void* host, const TensorView& src) {
     if (src.bytes() == 0) return;
     use_device(device_, "download");
+    // Into pageable memory: complete when the call returns, so it is the wait; the stream has
+    // run everything queued before it.
     check(cudaMemcpyAsync(host, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyDeviceToHost, stream()),
           "download", "cudaMemcpyAsync", device_);
-    stream_.synchronize("download");
+    uploads_.stream_drained();
 }
 
 void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
@@ -127,15 +118,11 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
     // of this GPU, on another GPU (peer copy) or in host memory.
     check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(src.bytes()), cudaMemcpyDefault, stream()),
           "copy", "cudaMemcpyAsync", device_);
-    forget_checked_ids(dst);
-    // Cross-device ops read the result from other threads right after a barrier.
-    stream_.synchronize("copy");
 }
 
 void CudaBackend::fill(const TensorView& dst, float value) {
     if (dst.numel() == 0) return;
     use_device(device_, "fill");
-    forget_checked_ids(dst);
     if (dst.dtype == DType::I32) {
         fill_i32(stream(), dst.i32(), dst.numel(), static_cast<std::int32_t>(value));
     } else if (std::bit_cast<std::uint32_t>(value) == 0) {
@@ -145,21 +132,6 @@ void CudaBackend::fill(const TensorView& dst, float value) {
         fill_f32(stream(), dst.f32(), dst.numel(), value);
     }
     check_launch("fill", device_);
-}
-
-void CudaBackend::check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
-                                 std::string_view when) {
-    unsigned long long position = kNoPosition;
-    // A copy to pageable host memory (this stack variable) returns once it is complete: it is the
-    // wait (CUDA runtime API, "API synchronization behavior").
-    check(cudaMemcpyAsync(&position, bad_position, sizeof position, cudaMemcpyDeviceToHost, stream()), "embedding",
-          "cudaMemcpyAsync", device_);
-    if (position == kNoPosition) return;
-    std::int32_t id = 0;
-    check(cudaMemcpyAsync(&id, ids.i32() + position, sizeof id, cudaMemcpyDeviceToHost, stream()), "embedding",
-          "cudaMemcpyAsync", device_);
-    throw OpError("[embedding] token id " + std::to_string(id) + " is outside the vocabulary of " +
-                  std::to_string(vocabulary) + " (input_dim)" + std::string(when));
 }
 
 void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
@@ -173,17 +145,9 @@ void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& tab
     }
     if (out.numel() == 0) return;
     use_device(device_, "embedding");
-    if (ids_known_in_range(ids, vocabulary)) {
-        cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32(), nullptr);
-        check_launch("embedding", device_);
-        return;
-    }
-    auto* bad_position = results<unsigned long long>(1, "embedding");
-    check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
-          device_);
-    cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32(), bad_position);
+    // The ids were checked on the host before upload (check_batch): no device check, no read-back.
+    cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32());
     check_launch("embedding", device_);
-    check_position(bad_position, ids, vocabulary, "; enlarge input_dim or map such ids to OOV");
 }
 
 void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) {
@@ -194,19 +158,8 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
               "cudaMemsetAsync", device_);
     }
     if (ids.numel() == 0 || width == 0) return;
-    if (ids_known_in_range(ids, vocabulary)) {
-        cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32(),
-                                 nullptr);
-        check_launch("embedding", device_);
-        return;
-    }
-    auto* bad_position = results<unsigned long long>(1, "embedding");
-    check(cudaMemsetAsync(bad_position, 0xff, sizeof(unsigned long long), stream()), "embedding", "cudaMemsetAsync",
-          device_);
-    cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32(),
-                             bad_position);
+    cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32());
     check_launch("embedding", device_);
-    check_position(bad_position, ids, vocabulary, " in the backward pass");
 }
 
 void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
@@ -220,7 +173,8 @@ void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorVi
     }
     const std::int64_t width = ids.numel() > 0 ? grad_out.numel() / ids.numel() : 0;
     if (width == 0 || (!grad_squares && !row_counts)) return;
-    cuda::embedding_gradient_stats(stream(), ids.i32(), ids.numel(), grad_out.f32(), width,
+    const std::int64_t vocabulary = grad_squares ? grad_squares.shape[0] : row_counts.shape[0];
+    cuda::embedding_gradient_stats(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width,
                                    grad_squares ? grad_squares.f32() : nullptr, row_counts ? row_counts.f32() : nullptr);
     check_launch("embedding", device_);
 }
@@ -232,7 +186,6 @@ void CudaBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, co
     const std::int64_t out_length = y.shape[1];
     if (batch * out_length * channels == 0) return;
     use_device(device_, "max_pooling1d");
-    forget_checked_ids(argmax);
     cuda::maxpool1d_forward(stream(), x.f32(), batch, length, channels, y.f32(), argmax.i32(), out_length,
                             params.pool_size, params.stride, params.pad_left);
     check_launch("max_pooling1d", device_);
@@ -385,14 +338,15 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
     use_device(device_, "sparse_categorical_crossentropy");
     auto* rows = results<RowLoss>(static_cast<std::size_t>(batch), "sparse_categorical_crossentropy");
     cuda::softmax_cross_entropy(stream(), logits.f32(), labels.i32(), batch, classes, probs.f32(),
-                                grad_logits ? grad_logits.f32() : nullptr, grad_scale, top_k, rows);
+                                grad_logits ? grad_logits.f32() : nullptr, grad_scale, top_k, rows, nullptr);
     check_launch("sparse_categorical_crossentropy", device_);
     std::vector<RowLoss>& host = host_row_losses_;  // grows to the largest batch once, then reused
     host.resize(static_cast<std::size_t>(batch));
-    // Into pageable memory (a std::vector): the copy returns once complete, so it is the step's
-    // wait for the forward pass; no stream synchronisation on top.
+    // Into pageable memory (a std::vector): the copy returns once complete, so it is the wait for
+    // the forward pass; no stream synchronisation on top. (A training step uses step_loss.)
     check(cudaMemcpyAsync(host.data(), rows, host.size() * sizeof(RowLoss), cudaMemcpyDeviceToHost, stream()),
           "sparse_categorical_crossentropy", "cudaMemcpyAsync", device_);
+    uploads_.stream_drained();
     // The host adds the samples up in order, exactly as the reference's loop does.
     for (std::int64_t b = 0; b < batch; ++b) {
         const RowLoss& row = host[static_cast<std::size_t>(b)];
@@ -412,6 +366,12 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
 
 void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
+    launch_update(step, weights, grads, slot0, slot1, sparse, nullptr);
+}
+
+void CudaBackend::launch_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                                const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse,
+                                const std::int32_t* non_finite) {
     check_same_shape(weights, grads, "optimizer");
     check_indexed_slices(weights, sparse);
     // The checks of reference_apply_update, in its order and words.
@@ -426,7 +386,7 @@ void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weig
         stats.row_width = weights.shape[1];
     }
     cuda::apply_update(stream(), step, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
-                       slot1 ? slot1.f32() : nullptr, weights.numel(), stats);
+                       slot1 ? slot1.f32() : nullptr, weights.numel(), stats, non_finite);
     check_launch("optimizer", device_);
 }
 
@@ -455,8 +415,6 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
     const auto* source = static_cast<const float*>(readable_source(src, "add"));
     cuda::add_inplace(stream(), dst.f32(), source, dst.numel());
     check_launch("add", device_);
-    // The all-reduce hands dst to the other replicas' threads right after this returns.
-    stream_.synchronize("add");
 }
 
 double CudaBackend::sum_of_squares(const TensorView& x) {
@@ -471,6 +429,7 @@ double CudaBackend::sum_of_squares(const TensorView& x) {
     // Pageable memory: complete when the copy returns.
     check(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream()),
           "sum_of_squares", "cudaMemcpyAsync", device_);
+    uploads_.stream_drained();
     double total = 0.0;
     for (double partial : host) total += partial;
     return total;
@@ -487,6 +446,7 @@ bool CudaBackend::all_finite(const TensorView& x) {
     // Pageable memory: complete when the copy returns.
     check(cudaMemcpyAsync(&host, flag, sizeof host, cudaMemcpyDeviceToHost, stream()), "all_finite", "cudaMemcpyAsync",
           device_);
+    uploads_.stream_drained();
     return host == 0;
 }
 

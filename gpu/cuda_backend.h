@@ -9,7 +9,11 @@
 // pointers, except that add_inplace and copy accept a source on another logical device: virtual
 // devices of one GPU share its address space and are read in place; a source on another GPU is
 // first copied over (peer-to-peer where enabled). Ops that return host values (the loss, sums,
-// finiteness) and the memory movement ops wait for the stream; the others only enqueue.
+// finiteness) and download() wait for the stream; the others only enqueue, uploads included
+// (through pinned memory). A training step waits once (cuda_backend_step.cpp, issue #21): its
+// loss rows and its finiteness verdict stay on the device, the optimizer kernels skip the update
+// themselves when the verdict says so, and finish_step() reads both back in one pinned copy.
+// Replicas order their work on each other's streams with events (mark_ready, wait_for).
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +22,7 @@
 #include "core/backend/backend.h"
 #include "gpu/cuda_handles.h"
 #include "gpu/kernels.h"
+#include "gpu/pinned_memory.h"
 
 namespace mirrorlab::cuda {
 
@@ -70,6 +75,17 @@ public:
     double sum_of_squares(const TensorView& x) override;
     bool all_finite(const TensorView& x) override;
 
+    // The training step with one wait (cuda_backend_step.cpp).
+    void mark_ready() override;
+    void wait_for(Backend& producer) override;
+    void step_loss(const TensorView& logits, const TensorView& labels, const TensorView& probs,
+                   const TensorView& grad_logits, float grad_scale, std::int32_t top_k,
+                   const TensorView& loss_marker) override;
+    void step_check_finite(const TensorView& summed) override;
+    void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                           const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
+    StepReadback finish_step() override;
+
     // How Conv1D runs: cuDNN (the default) or the direct kernels that mirror the reference loop
     // by loop. MIRRORLAB_CUDA_CONV=direct in the environment selects the latter at construction.
     enum class ConvPath { Invalid = 0, Cudnn, Direct };
@@ -101,13 +117,17 @@ private:
     // A pointer to src's data that this device's kernels may read: src itself when it lives on
     // this GPU, else a copy in staging_ (from another GPU or from host memory).
     const void* readable_source(const TensorView& src, std::string_view op);
-    void check_position(unsigned long long* bad_position, const TensorView& ids, std::int64_t vocabulary,
-                        std::string_view when);
-    // Whether every id in `ids` is known to lie in [0, vocabulary) from the host values it was
-    // uploaded from (see HostCheckedIds); false when unknown, and the kernel checks them.
-    bool ids_known_in_range(const TensorView& ids, std::int64_t vocabulary) const;
-    // Device bytes [data, data + bytes) were written by something other than an upload.
-    void forget_checked_ids(const TensorView& written);
+    // Waits for the stream (op names the reason in an error) and tells the upload ring.
+    void wait_for_stream(std::string_view op);
+    // The step's device-side results: a StepHeader, then one RowLoss per sample of step_loss.
+    struct StepHeader {
+        std::int32_t non_finite = 0;  // step_check_finite's verdict: 1 when an element was not
+        std::int32_t unused = 0;
+    };
+    StepHeader* step_header(std::string_view op);
+    void launch_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse,
+                       const std::int32_t* non_finite);
     template <typename T>
     T* results(std::size_t count, std::string_view op) {
         return static_cast<T*>(results_.reserve(count * sizeof(T), op));
@@ -131,19 +151,14 @@ private:
     // attached: cuDNN workspace, the kernel in cuDNN's layout and its gradient, explicitly padded
     // inputs, staging for other GPUs' buffers, partial sums and small results read back by the host.
     DeviceBuffer workspace_, filter_, filter_grad_, padded_, padded_grad_, staging_, partials_, results_;
+    DeviceBuffer step_results_;  // StepHeader + rows, read back once per step
     MemoryArena* arena_ = nullptr;
     StepEvents step_events_;  // CUDA events on stream_ for the phases of a step
-    // The range of the i32 values last uploaded to a device buffer, taken on the host as they
-    // leave it: token ids almost always arrive this way (the replica's input batch), so the
-    // embedding passes need no device-side range check and no read-back of its verdict. Only the
-    // exact view uploaded is known; any other write into it (fill, copy, an i32 kernel output)
-    // forgets it. A handful at most: the replica's ids and labels, the op tests' inputs.
-    struct HostCheckedIds {
-        const void* data = nullptr;
-        std::int64_t numel = 0;
-        std::int32_t min = 0, max = 0;
-    };
-    std::vector<HostCheckedIds> checked_ids_;
+    Event ready_;             // mark_ready(): the work another backend's wait_for() waits for
+    PinnedUploadRing uploads_;
+    PinnedBuffer step_readback_;  // where finish_step() reads the step's results to
+    std::int64_t step_rows_ = 0;  // samples step_loss() queued in this step
+    bool step_checked_ = false;   // step_check_finite() ran in this step
     // Host copies of per-step results, kept so that a steady-state step allocates nothing.
     std::vector<RowLoss> host_row_losses_;
     std::vector<double> host_partials_;

@@ -164,6 +164,16 @@ void* DeviceBuffer::reserve(std::size_t bytes, std::string_view op) {
     return data_;
 }
 
+Event::Event(int device) : device_(device) {
+    use_device(device, "event");
+    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "event", "cudaEventCreateWithFlags", device);
+}
+
+Event::~Event() {
+    cudaSetDevice(device_);
+    if (event_ != nullptr) cudaEventDestroy(event_);
+}
+
 StepEvents::StepEvents(int device) : device_(device) {
     use_device(device, "step timing");
     for (auto& event : events_) {

@@ -54,6 +54,19 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
+// A CUDA event without timing: a point in a stream that another stream can wait for
+// (cudaStreamWaitEvent) without the host waiting for either.
+class Event : NonCopyable {
+public:
+    explicit Event(int device);
+    ~Event();
+    cudaEvent_t get() const { return event_; }
+
+private:
+    int device_ = 0;
+    cudaEvent_t event_ = nullptr;
+};
+
 class CublasHandle : NonCopyable {
 public:
     CublasHandle(int device, cudaStream_t stream);

@@ -50,13 +50,13 @@ __global__ void fill_i32_kernel(int32_t* dst, int64_t count, int32_t value) {
     for (int64_t i = thread_index(); i < count; i += thread_stride()) dst[i] = value;
 }
 
+// Ids were checked on the host (check_batch); one outside the table still never reads outside it.
 __global__ void embedding_forward_kernel(const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
-                                         int64_t width, float* out, unsigned long long* bad_position) {
+                                         int64_t width, float* out) {
     for (int64_t i = thread_index(); i < count * width; i += thread_stride()) {
         const int64_t position = i / width, d = i % width;
         const int32_t id = ids[position];
         if (id < 0 || id >= vocabulary) {
-            if (bad_position != nullptr) atomicMin(bad_position, static_cast<unsigned long long>(position));
             out[i] = 0.0f;
             continue;
         }
@@ -65,24 +65,22 @@ __global__ void embedding_forward_kernel(const int32_t* ids, int64_t count, cons
 }
 
 __global__ void embedding_backward_kernel(const int32_t* ids, int64_t count, const float* grad_out,
-                                          int64_t vocabulary, int64_t width, float* grad_table,
-                                          unsigned long long* bad_position) {
+                                          int64_t vocabulary, int64_t width, float* grad_table) {
     for (int64_t i = thread_index(); i < count * width; i += thread_stride()) {
         const int64_t position = i / width, d = i % width;
         const int32_t id = ids[position];
-        if (id < 0 || id >= vocabulary) {
-            if (bad_position != nullptr) atomicMin(bad_position, static_cast<unsigned long long>(position));
-            continue;
-        }
+        if (id < 0 || id >= vocabulary) continue;
         atomicAdd(grad_table + id * width + d, grad_out[i]);
     }
 }
 
-__global__ void embedding_gradient_stats_kernel(const int32_t* ids, int64_t count, const float* grad_out, int64_t width,
-                                                float* grad_squares, float* row_counts) {
+__global__ void embedding_gradient_stats_kernel(const int32_t* ids, int64_t count, const float* grad_out,
+                                                int64_t vocabulary, int64_t width, float* grad_squares,
+                                                float* row_counts) {
     for (int64_t i = thread_index(); i < count * width; i += thread_stride()) {
         const int64_t position = i / width, d = i % width;
         const int64_t id = ids[position];
+        if (id < 0 || id >= vocabulary) continue;
         if (grad_squares != nullptr) atomicAdd(grad_squares + id * width + d, grad_out[i] * grad_out[i]);
         if (row_counts != nullptr && d == 0) atomicAdd(row_counts + id, 1.0f);
     }
@@ -273,10 +271,11 @@ __global__ void dropout_backward_kernel(const float* grad_y, const float* mask, 
     for (int64_t i = thread_index(); i < count; i += thread_stride()) grad_x[i] = grad_y[i] * mask[i];
 }
 
-// One sample per thread: the reference's row loop verbatim (double for the normaliser).
+// One sample per thread: the reference's row loop verbatim (double for the normaliser). A sample
+// whose loss is not finite sets *loss_marker (zeroed by the caller; null: not wanted) to NaN.
 __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t* labels, int64_t batch, int64_t classes,
                                              float* probs, float* grad_logits, float grad_scale, int32_t top_k,
-                                             RowLoss* rows) {
+                                             RowLoss* rows, float* loss_marker) {
     for (int64_t b = thread_index(); b < batch; b += thread_stride()) {
         const float* z = logits + b * classes;
         float* p = probs + b * classes;
@@ -285,6 +284,7 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
         if (label < 0 || label >= classes) {
             row.bad_label = 1;
             rows[b] = row;
+            if (loss_marker != nullptr) *loss_marker = nanf("");
             continue;
         }
         float max_logit = z[0];
@@ -308,6 +308,7 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
             float* g = grad_logits + b * classes;
             for (int64_t c = 0; c < classes; ++c) g[c] = (p[c] - (c == label ? 1.0f : 0.0f)) * grad_scale;
         }
+        if (loss_marker != nullptr && !isfinite(row.loss)) *loss_marker = nanf("");
         rows[b] = row;
     }
 }
@@ -316,9 +317,12 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
 // An Embedding table's IndexedSlicesStats change it exactly where reference_apply_update's do.
 // The statistics' pointers travel as arguments of their own, not inside IndexedSlicesStats: every
 // pointer a kernel gets is then a visible argument (the host emulator checks and maps each one).
+// `non_finite` (null: always update) is the step's verdict (all_finite_kernel): when set, the
+// update does not happen, so the host need not know the verdict before queueing it.
 __global__ void apply_update_kernel(OptimizerStep s, float* weights, const float* grads, float* slot0, float* slot1,
                                     int64_t count, const float* grad_squares, const float* row_counts,
-                                    int64_t row_width) {
+                                    int64_t row_width, const int32_t* non_finite) {
+    if (non_finite != nullptr && *non_finite != 0) return;
     for (int64_t i = thread_index(); i < count; i += thread_stride()) {
         const bool in_batch = row_counts == nullptr || row_counts[i / row_width] != 0.0f;
         switch (s.kind) {
@@ -418,21 +422,21 @@ void fill_i32(cudaStream_t stream, int32_t* dst, int64_t count, int32_t value) {
 }
 
 void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
-                       int64_t width, float* out, unsigned long long* bad_position) {
+                       int64_t width, float* out) {
     MIRRORLAB_LAUNCH(embedding_forward_kernel, blocks_for(count * width), kThreads, stream)(
-        ids, count, table, vocabulary, width, out, bad_position);
+        ids, count, table, vocabulary, width, out);
 }
 
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
-                        int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position) {
+                        int64_t vocabulary, int64_t width, float* grad_table) {
     MIRRORLAB_LAUNCH(embedding_backward_kernel, blocks_for(count * width), kThreads, stream)(
-        ids, count, grad_out, vocabulary, width, grad_table, bad_position);
+        ids, count, grad_out, vocabulary, width, grad_table);
 }
 
 void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
-                              int64_t width, float* grad_squares, float* row_counts) {
+                              int64_t vocabulary, int64_t width, float* grad_squares, float* row_counts) {
     MIRRORLAB_LAUNCH(embedding_gradient_stats_kernel, blocks_for(count * width), kThreads, stream)(
-        ids, count, grad_out, width, grad_squares, row_counts);
+        ids, count, grad_out, vocabulary, width, grad_squares, row_counts);
 }
 
 void conv1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t in_channels,
@@ -533,18 +537,19 @@ void dropout_backward(cudaStream_t stream, const float* grad_y, const float* mas
 
 void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32_t* labels, int64_t batch,
                            int64_t classes, float* probs, float* grad_logits, float grad_scale, int32_t top_k,
-                           RowLoss* rows) {
+                           RowLoss* rows, float* loss_marker) {
     // Few samples per replica and ~50 classes: a warp of serial rows beats any reduction tree here.
     constexpr int kRowThreads = 32;
     const int64_t blocks = (batch + kRowThreads - 1) / kRowThreads;
     MIRRORLAB_LAUNCH(softmax_cross_entropy_kernel, static_cast<unsigned>(blocks < 1 ? 1 : blocks), kRowThreads, stream)(
-        logits, labels, batch, classes, probs, grad_logits, grad_scale, top_k, rows);
+        logits, labels, batch, classes, probs, grad_logits, grad_scale, top_k, rows, loss_marker);
 }
 
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count, const IndexedSlicesStats& sparse) {
+                  float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite) {
     MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
-        step, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width);
+        step, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width,
+        non_finite);
 }
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count) {

@@ -18,18 +18,18 @@ using std::int64_t;
 void fill_f32(cudaStream_t stream, float* dst, int64_t count, float value);
 void fill_i32(cudaStream_t stream, int32_t* dst, int64_t count, int32_t value);
 
-// out[i, :] = table[ids[i], :]. An id outside [0, vocabulary) writes zeros and records the lowest
-// such position in *bad_position (which the caller initialises to UINT64_MAX; null when the caller
-// knows the ids are in range).
+// out[i, :] = table[ids[i], :]. Ids were checked on the host (check_batch, core/model/batch_check.h):
+// one outside [0, vocabulary) all the same writes zeros, never reading outside the table.
 void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* table, int64_t vocabulary,
-                       int64_t width, float* out, unsigned long long* bad_position);
-// grad_table (zeroed by the caller) += grad_out rows at ids: a scatter-add with atomics.
+                       int64_t width, float* out);
+// grad_table (zeroed by the caller) += grad_out rows at ids: a scatter-add with atomics. An id
+// outside the table adds nothing (as in the other embedding kernels).
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
-                        int64_t vocabulary, int64_t width, float* grad_table, unsigned long long* bad_position);
+                        int64_t vocabulary, int64_t width, float* grad_table);
 // The IndexedSlices statistics (zeroed by the caller; either may be null): grad_squares += the
-// squared grad_out rows at ids, row_counts[id] += 1 per occurrence. Ids already checked.
+// squared grad_out rows at ids, row_counts[id] += 1 per occurrence.
 void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
-                              int64_t width, float* grad_squares, float* row_counts);
+                              int64_t vocabulary, int64_t width, float* grad_squares, float* row_counts);
 
 // Direct 1-D convolution, the reference's loops one output element per thread (same summation
 // order, so the same float result). Used where cuDNN has no algorithm for a shape, or on request.
@@ -84,13 +84,16 @@ struct RowLoss {
     int32_t bad_label = 0;  // 1: the label is outside [0, classes); nothing else was computed
     int32_t unused = 0;
 };
+// *loss_marker (zeroed by the caller; may be null) becomes NaN when a sample's loss is not finite
+// or its label is outside the classes: the training step's all-reduced verdict (Backend::step_loss).
 void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32_t* labels, int64_t batch,
                            int64_t classes, float* probs, float* grad_logits, float grad_scale, int32_t top_k,
-                           RowLoss* rows);
+                           RowLoss* rows, float* loss_marker);
 
-// `sparse` holds device pointers (IndexedSlicesStats, core/optim/optimizer.h).
+// `sparse` holds device pointers (IndexedSlicesStats, core/optim/optimizer.h). Nothing changes
+// when *non_finite (the step's all_finite flag; null: always update) is set.
 void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count, const IndexedSlicesStats& sparse);
+                  float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite);
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count);
 // Per-block partial sums of squares in double; the host adds the kSumOfSquaresBlocks partials.

@@ -2,6 +2,7 @@
 
 #include "core/device/device.h"
 #include "core/util/error.h"
+#include "gpu/cuda_backend.h"
 #include "gpu/cuda_handles.h"
 
 #if MIRRORLAB_HAVE_NCCL
@@ -54,15 +55,23 @@ std::string nccl_version() {
 
 NcclAllReduce::NcclAllReduce(std::vector<int> devices) : devices_(std::move(devices)) {
     communicators_ = std::make_unique<NcclCommunicators>(devices_);
-    for (int device : devices_) streams_.push_back(std::make_unique<Stream>(device));
 }
 
 NcclAllReduce::~NcclAllReduce() = default;
 
-void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers) {
-    if (buffers.size() != devices_.size()) {
+void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends) {
+    if (buffers.size() != devices_.size() || backends.size() != devices_.size()) {
         throw OpError("[all-reduce] NCCL was set up for " + std::to_string(devices_.size()) + " GPUs but got " +
                       std::to_string(buffers.size()) + " buffers");
+    }
+    std::vector<cudaStream_t> streams;
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+        const auto* gpu = dynamic_cast<const CudaBackend*>(backends[i]);
+        if (gpu == nullptr || gpu->device() != devices_[i]) {
+            throw OpError("[all-reduce] NCCL's rank " + std::to_string(i) + " is GPU:" + std::to_string(devices_[i]) +
+                          ", but that replica's backend is " + std::string(backends[i]->name()));
+        }
+        streams.push_back(gpu->stream());
     }
     const std::int64_t count = buffers.front().numel();
     for (const auto& buffer : buffers) check_same_shape(buffer, buffers.front(), "all-reduce");
@@ -73,7 +82,7 @@ void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers) {
         for (std::size_t i = 0; i < buffers.size(); ++i) {
             const ncclResult_t result =
                 ncclAllReduce(buffers[i].data, buffers[i].data, static_cast<std::size_t>(count), ncclFloat, ncclSum,
-                              (*communicators_)[i], streams_[i]->get());
+                              (*communicators_)[i], streams[i]);
             if (result != ncclSuccess && first_error == ncclSuccess) first_error = result;
         }
         const ncclResult_t end = ncclGroupEnd();
@@ -83,10 +92,8 @@ void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers) {
         throw OpError(std::string("[all-reduce] ncclAllReduce failed on ") + gpu_list(devices_) + ": " +
                       ncclGetErrorString(first_error));
     }
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-        use_device(devices_[i], "all-reduce");
-        streams_[i]->synchronize("all-reduce");
-    }
+    // No wait: each replica's next work on its stream (the finiteness check, the update) follows
+    // the collective there.
 }
 
 #else  // built without NCCL: the provider never creates one
@@ -101,7 +108,7 @@ NcclAllReduce::NcclAllReduce(std::vector<int> devices) : devices_(std::move(devi
 
 NcclAllReduce::~NcclAllReduce() = default;
 
-void NcclAllReduce::reduce_all(const std::vector<TensorView>&) {}
+void NcclAllReduce::reduce_all(const std::vector<TensorView>&, const std::vector<Backend*>&) {}
 
 #endif
 
@@ -109,15 +116,16 @@ std::string NcclAllReduce::describe(const std::vector<LogicalDevice*>& devices) 
     std::string names;
     for (std::size_t i = 0; i < devices.size(); ++i) names += (i > 0 ? ", " : "") + devices[i]->name();
     return "NCCL " + nccl_version() + " all-reduce over (" + names +
-           "): one communicator and one stream per GPU, grouped calls.";
+           "): one communicator per GPU, on each replica's stream, grouped calls.";
 }
 
-void NcclAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>&,
-                               StepBarrier& barrier) {
-    // The replicas' streams are idle here (the strategy synchronised them after the backward pass),
-    // so replica 0 can issue the collective for every GPU while the others wait at the barrier. If
-    // it fails, its exception breaks the barrier (the strategy aborts it) and the others leave.
-    if (replica == 0) reduce_all(buffers);
+void NcclAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffers,
+                               const std::vector<Backend*>& backends, StepBarrier& barrier) {
+    // Every replica has queued its backward pass and waits at the barrier, so replica 0 can queue
+    // the collective on every replica's stream, behind that work; after the barrier each replica
+    // queues its update behind the collective. If it fails, its exception breaks the barrier (the
+    // strategy aborts it) and the others leave.
+    if (replica == 0) reduce_all(buffers, backends);
     barrier.arrive_and_wait();
 }
 

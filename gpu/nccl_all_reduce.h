@@ -1,8 +1,10 @@
 #pragma once
 // All-reduce with NCCL when every replica has a GPU of its own: one communicator per GPU (created
-// together with ncclCommInitAll), one stream per GPU, and one thread that issues the calls for all
-// GPUs inside ncclGroupStart/End. NCCL cannot run between virtual devices of one GPU; the
-// strategy falls back to reduce-to-one-device there and logs it as TensorFlow does.
+// together with ncclCommInitAll), and one thread that issues the calls for all GPUs inside
+// ncclGroupStart/End, each on its replica's own stream: the collective follows the backward pass
+// and precedes the update in stream order, with no host wait and no event (issue #21). NCCL cannot
+// run between virtual devices of one GPU; the strategy falls back to reduce-to-one-device there
+// and logs it as TensorFlow does.
 #include <cuda_runtime.h>
 
 #include <exception>
@@ -31,11 +33,10 @@ public:
     std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const override;
 
 private:
-    void reduce_all(const std::vector<TensorView>& buffers);
+    void reduce_all(const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends);
 
     std::vector<int> devices_;
     std::unique_ptr<NcclCommunicators> communicators_;
-    std::vector<std::unique_ptr<Stream>> streams_;
 };
 
 // "2.28.9", or why NCCL is unavailable.

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -431,7 +432,59 @@ void free_while_peer_copy_queued(bool right) {
     print_result(cudaFree(on_gpu0));  // waits for GPU:0's work only
 }
 
+// Cross-stream order by an event (issue #21's all-reduce): the consumer waits for an event the
+// producer records after its write. Recorded before the write, the event orders nothing.
+void wait_for_event_recorded_too_early(bool right) {
+    cudaStream_t producer = new_stream(), consumer = new_stream();
+    cudaEvent_t written = nullptr;
+    require(cudaEventCreateWithFlags(&written, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    float* a = device_buffer<float>(kFloats);
+    float* b = device_buffer<float>(kFloats);
+    if (!right) require(cudaEventRecord(written, producer) == cudaSuccess, "cudaEventRecord");
+    launch_fill(a, kFloats, producer);
+    if (right) require(cudaEventRecord(written, producer) == cudaSuccess, "cudaEventRecord");
+    require(cudaStreamWaitEvent(consumer, written, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    MIRRORLAB_LAUNCH(copy_kernel, 1, kFloats, consumer)(a, b, kFloats);
+    require(cudaStreamSynchronize(consumer) == cudaSuccess, "cudaStreamSynchronize");
+    print_result(download(b, 1).front());
+}
+
+float* pinned_floats(std::size_t count) {
+    void* pointer = nullptr;
+    require(cudaHostAlloc(&pointer, count * sizeof(float), cudaHostAllocDefault) == cudaSuccess, "cudaHostAlloc");
+    return static_cast<float*>(pointer);
+}
+
+// An upload from pinned memory is a DMA that runs later: the host must not change the bytes until
+// the copy has run (the CUDA backend's upload ring waits for its stream first).
+void pinned_upload_overwritten(bool right) {
+    cudaStream_t stream = new_stream();
+    float* host = pinned_floats(kFloats);
+    float* device = device_buffer<float>(kFloats);
+    std::fill(host, host + kFloats, 1.0f);
+    require(cudaMemcpyAsync(device, host, kFloats * sizeof(float), cudaMemcpyHostToDevice, stream) == cudaSuccess,
+            "cudaMemcpyAsync to the device");
+    if (right) require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    std::fill(host, host + kFloats, 3.0f);  // the next batch
+    require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    print_result(download(device, 1, stream).front());
+    require(cudaFreeHost(host) == cudaSuccess, "cudaFreeHost");
+}
+
 // --- mistakes only the results show ---------------------------------------------------------------
+
+// A copy to pinned memory returns at once; the bytes are there once the stream is waited for.
+void pinned_read_before_wait(bool right) {
+    cudaStream_t stream = new_stream();
+    float* device = device_buffer<float>(kFloats);
+    float* host = pinned_floats(kFloats);
+    launch_fill(device, kFloats, stream);
+    require(cudaMemcpyAsync(host, device, kFloats * sizeof(float), cudaMemcpyDeviceToHost, stream) == cudaSuccess,
+            "cudaMemcpyAsync to pinned memory");
+    if (right) require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    print_result(host[0]);
+    require(cudaFreeHost(host) == cudaSuccess, "cudaFreeHost");
+}
 
 void event_time_before_reached(bool right) {
     cudaStream_t stream = new_stream();
@@ -579,6 +632,9 @@ constexpr Program kPrograms[] = {
     {"upload_over_other_streams_input", upload_over_other_streams_input},
     {"copy_of_half_another_stream_writes", copy_of_half_another_stream_writes},
     {"free_while_peer_copy_queued", free_while_peer_copy_queued},
+    {"wait_for_event_recorded_too_early", wait_for_event_recorded_too_early},
+    {"pinned_upload_overwritten", pinned_upload_overwritten},
+    {"pinned_read_before_wait", pinned_read_before_wait},
     {"event_time_before_reached", event_time_before_reached},
     {"accumulate_into_fresh_memory", accumulate_into_fresh_memory},
     {"block_reads_previous_block", block_reads_previous_block},
@@ -763,6 +819,12 @@ private slots:
         QTest::newRow("cudaFree while another GPU's peer copy reads it")
             << "free_while_peer_copy_queued" << QStringLiteral("free-while-in-use")
             << QStringLiteral("still reads it") << QStringLiteral("cudaSuccess");
+        QTest::newRow("wait for an event recorded before the write it should order")
+            << "wait_for_event_recorded_too_early" << QStringLiteral("cross-stream-race")
+            << QStringLiteral("reads through kernel argument") << QStringLiteral("2");
+        QTest::newRow("pinned memory changed before its upload ran")
+            << "pinned_upload_overwritten" << QStringLiteral("pinned-overwritten-in-flight")
+            << QStringLiteral("had not read yet") << QStringLiteral("1");
     }
     void mistakeKillsProgramAndNamesRule() {
         QFETCH(QString, program);
@@ -784,6 +846,8 @@ private slots:
         QTest::addColumn<QString>("right_result");
         QTest::newRow("elapsed time of an event not yet reached")
             << "event_time_before_reached" << QStringLiteral("cudaErrorNotReady") << QStringLiteral("cudaSuccess");
+        QTest::newRow("host reads pinned memory before the copy into it ran")
+            << "pinned_read_before_wait" << QStringLiteral("NaN") << QStringLiteral("2");
         QTest::newRow("kernel adds to memory never written")
             << "accumulate_into_fresh_memory" << QStringLiteral("NaN") << QStringLiteral("1");
         QTest::newRow("block reads what the previous block wrote")

@@ -192,6 +192,9 @@ struct OpCase {
     std::vector<HostTensor> tensors;
     std::function<Scalars(Backend&, const Views&)> run;
     std::string layer_op;  // a layer type's own op (OpDef) that the case runs through run_op, if any
+    // Token ids outside the vocabulary: the CPU reference reports them, a GPU trusts ids that
+    // check_batch passed on the host (issue #21), so the case is the CPU's alone.
+    bool ids_checked_by_caller = false;
 };
 
 Scalars none() { return {}; }
@@ -225,7 +228,8 @@ void add_embedding_cases(std::vector<OpCase>& cases) {
     ids[17] = 50;
     cases.push_back({"embedding_forward_bad_id", 0.0,
                      {i32({4, 12}, ids), f32({50, 7}, uniform(rng, 350)), output({4, 12, 7})},
-                     [](Backend& b, const Views& v) { b.embedding_forward(v[0], v[1], v[2]); return none(); }});
+                     [](Backend& b, const Views& v) { b.embedding_forward(v[0], v[1], v[2]); return none(); },
+                     "", true});
     // Few distinct ids, so rows receive many gradients (the scatter-add's collisions).
     cases.push_back({"embedding_backward", 1e-10,
                      {i32({4, 12}, integers(rng, 48, 0, 9)), f32({4, 12, 7}, uniform(rng, 336)), output({10, 7})},
@@ -246,7 +250,8 @@ void add_embedding_cases(std::vector<OpCase>& cases) {
     bad[3] = -1;
     cases.push_back({"embedding_backward_bad_id", 0.0,
                      {i32({4, 12}, bad), f32({4, 12, 7}, uniform(rng, 336)), output({10, 7})},
-                     [](Backend& b, const Views& v) { b.embedding_backward(v[0], v[1], v[2]); return none(); }});
+                     [](Backend& b, const Views& v) { b.embedding_backward(v[0], v[1], v[2]); return none(); },
+                     "", true});
 }
 
 // x [B, T, Cin], kernel [K, Cin, Cout] with output length To and left padding.
@@ -798,6 +803,10 @@ private slots:
         const auto kind = static_cast<TargetKind>(target_kind);
         if (kind == TargetKind::Cuda || kind == TargetKind::CudaDirect) REQUIRE_GPU();
         const OpCase& op = op_cases()[static_cast<std::size_t>(case_index)];
+        if (op.ids_checked_by_caller && (kind == TargetKind::Cuda || kind == TargetKind::CudaDirect)) {
+            QSKIP("ids outside the vocabulary are stopped on the host before upload (check_batch); the CUDA backend "
+                  "trusts them: badIdOrLabelStopsTheGpuStep checks what a person sees");
+        }
         CpuReferenceBackend reference;
         const Outcome want = execute(op, reference, nullptr);
         Target& under_test = target(kind);
@@ -811,20 +820,117 @@ private slots:
     }
 
     // Cross-device reads: add_inplace and copy with the source in another logical device's
-    // arena on the same GPU, as the reduce-to-one-device all-reduce does on virtual GPUs.
+    // arena on the same GPU, as the reduce-to-one-device all-reduce does on virtual GPUs, each
+    // ordered after the other device's work by an event (mark_ready / wait_for), no host wait.
+    // Without the waits the emulator stops the program (cross-stream-race): the uploads are queued.
     void addAndCopyAcrossVirtualDevices() {
         REQUIRE_GPU();
         auto devices = create_logical_devices(DeviceConfig::parse(gpu_spec(":2x64MB")), gpu().registry);
         std::mt19937 rng(71);
         const std::vector<float> a = uniform(rng, 4097), b = uniform(rng, 4097);
         Tensor ta(devices[0]->arena(), DType::F32, Shape{4097}, "a"), tb(devices[1]->arena(), DType::F32, Shape{4097}, "b");
-        devices[0]->backend().upload(ta, a.data());
-        devices[1]->backend().upload(tb, b.data());
-        devices[0]->backend().add_inplace(ta, tb);
-        devices[1]->backend().copy(tb, ta);
+        Backend &first = devices[0]->backend(), &second = devices[1]->backend();
+        first.upload(ta, a.data());
+        second.upload(tb, b.data());
+        second.mark_ready();
+        first.wait_for(second);
+        first.add_inplace(ta, tb);
+        first.mark_ready();
+        second.wait_for(first);
+        second.copy(tb, ta);
         std::vector<float> result(4097);
         devices[1]->backend().download(result.data(), tb);
         for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(result[i], a[i] + b[i]);
+    }
+
+    // What a person sees of a bad token id or label on GPUs: the CPU reference's message, from the
+    // host check before upload, the step stopped before any variable or the optimizer moved, and
+    // the next good step running on every replica.
+    void badIdOrLabelStopsTheGpuStep_data() {
+        QTest::addColumn<QString>("suffix");
+        QTest::addColumn<bool>("bad_label");
+        QTest::addColumn<QString>("message");
+        const QString id_message = QStringLiteral("[embedding] token id 30982 is outside the vocabulary of 30982 "
+                                                  "(input_dim); enlarge input_dim or map such ids to OOV");
+        const QString label_message = QStringLiteral("[sparse_categorical_crossentropy] label 46 of sample 3 is outside "
+                                                     "[0, 46): the model's last layer has 46 units");
+        QTest::newRow("id, two virtual GPUs") << QStringLiteral(":2x256MB") << false << id_message;
+        QTest::newRow("label, two virtual GPUs") << QStringLiteral(":2x256MB") << true << label_message;
+        QTest::newRow("id, one GPU") << QString() << false << id_message;
+        QTest::newRow("label, one GPU") << QString() << true << label_message;
+    }
+    void badIdOrLabelStopsTheGpuStep() {
+        REQUIRE_GPU();
+        QFETCH(QString, suffix);
+        QFETCH(bool, bad_label);
+        QFETCH(QString, message);
+        const Model model = Model::reference();
+        auto strategy = strategy_on(gpu_spec(suffix.toStdString()), AllReduceAlgorithm::Auto);
+        strategy->build(model, 32, nadam(), initial_weights(model, 7));
+        Batch batch = random_batch(model, 32, 41);
+        const std::int32_t shard = 32 / strategy->replica_count();
+        // In the last replica's shard: sample 3 of it.
+        const std::size_t sample = static_cast<std::size_t>(32 - shard + 3);
+        if (bad_label) {
+            batch.labels[sample] = model.num_classes();
+        } else {
+            batch.ids[sample * static_cast<std::size_t>(model.input_length()) + 5] =
+                static_cast<std::int32_t>(model.vocabulary_size());
+        }
+        const std::vector<float> before = strategy->weights(0);
+        try {
+            strategy->train_step(batch.ids.data(), batch.labels.data(), 32, 1);
+            QFAIL("the bad batch was accepted");
+        } catch (const OpError& error) {
+            QVERIFY2(QString(error.what()).startsWith(message), error.what());
+        }
+        QCOMPARE(strategy->optimizer_state().iterations, std::int64_t{0});
+        for (int r = 0; r < strategy->replica_count(); ++r) QVERIFY(strategy->weights(r) == before);
+        const Batch good = random_batch(model, 32, 42);
+        QVERIFY(strategy->train_step(good.ids.data(), good.labels.data(), 32, 2).finite);
+        QCOMPARE(strategy->optimizer_state().iterations, std::int64_t{1});
+    }
+
+    // A non-finite step on GPUs: the verdict is computed on the device and the optimizer kernels
+    // skip the update there; the host learns it from the step's one read-back. Nothing changes:
+    // variables (identical on every replica), optimizer state.
+    void nonFiniteStepChangesNothingOnGpus_data() {
+        QTest::addColumn<QString>("spec");  // empty: the GPU under test
+        QTest::addColumn<QString>("suffix");
+        QTest::newRow("two virtual GPUs (reduce to one device)") << QString() << QStringLiteral(":2x256MB");
+        QTest::newRow("one GPU") << QString() << QString();
+        QTest::newRow("two GPUs (NCCL where there are two)") << QStringLiteral("gpu:0,gpu:1") << QString();
+    }
+    void nonFiniteStepChangesNothingOnGpus() {
+        REQUIRE_GPU();
+        QFETCH(QString, spec);
+        QFETCH(QString, suffix);
+        if (!spec.isEmpty() && gpu().indices.size() < 2) QSKIP("one GPU only");
+        const Model model = Model::reference();
+        OptimizerConfig sgd = OptimizerConfig::defaults(OptimizerKind::SGD);
+        sgd.learning_rate = 1e30;
+        auto strategy = strategy_on(spec.isEmpty() ? gpu_spec(suffix.toStdString()) : spec.toStdString(),
+                                    AllReduceAlgorithm::Auto);
+        strategy->build(model, 32, sgd, initial_weights(model, 9));
+        bool skipped = false;
+        for (int step = 1; step <= 10 && !skipped; ++step) {
+            const Batch batch = random_batch(model, 32, 500u + static_cast<std::uint32_t>(step));
+            const std::vector<float> before = strategy->weights(0);
+            const auto iterations = strategy->optimizer_state().iterations;
+            const TrainStepResult& result = strategy->train_step(batch.ids.data(), batch.labels.data(), 32, step);
+            if (result.finite) {
+                QCOMPARE(strategy->optimizer_state().iterations, iterations + 1);
+                continue;
+            }
+            skipped = true;
+            QCOMPARE(strategy->optimizer_state().iterations, iterations);
+            for (int r = 0; r < strategy->replica_count(); ++r) {
+                const std::vector<float> now = strategy->weights(r);
+                QVERIFY2(std::memcmp(now.data(), before.data(), now.size() * sizeof(float)) == 0,
+                         qPrintable(QString("step %1: replica %2 changed in a non-finite step").arg(step).arg(r)));
+            }
+        }
+        QVERIFY2(skipped, "a learning rate of 1e30 never produced a non-finite step");
     }
 
     void trainingMatchesTheCpuFor20Steps() {

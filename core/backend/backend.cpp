@@ -1,12 +1,38 @@
 #include "core/backend/backend.h"
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <cstddef>
 #include <vector>
 
 #include "core/util/error.h"
 
 namespace mirrorlab {
+
+void Backend::step_loss(const TensorView& logits, const TensorView& labels, const TensorView& probs,
+                        const TensorView& grad_logits, float grad_scale, std::int32_t top_k,
+                        const TensorView& loss_marker) {
+    step_results_.counts = softmax_cross_entropy(logits, labels, probs, grad_logits, grad_scale, top_k);
+    const bool finite = std::isfinite(step_results_.counts.loss_sum);
+    fill(loss_marker, finite ? 0.0f : std::numeric_limits<float>::quiet_NaN());
+}
+
+void Backend::step_check_finite(const TensorView& summed) { step_update_allowed_ = all_finite(summed); }
+
+void Backend::step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                                const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
+    if (step_update_allowed_) apply_update(step, weights, grads, slot0, slot1, sparse);
+}
+
+StepReadback Backend::finish_step() {
+    synchronize();
+    StepReadback results = step_results_;
+    results.update_applied = step_update_allowed_;
+    step_results_ = StepReadback{};
+    step_update_allowed_ = false;
+    return results;
+}
 
 void Backend::run(const OpCall& call) {
     throw OpError("[" + std::string(call.op) + "] " + std::string(name()) + " has no kernel of its own for this op");

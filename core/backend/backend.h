@@ -55,6 +55,12 @@ struct IndexedSlicesViews {
     TensorView row_counts;    // f32 [V], or empty
 };
 
+// What the host learns of one replica's training step, all at once at its end (Backend::finish_step).
+struct StepReadback {
+    LossCounts counts;            // the step's fused loss on this replica's shard
+    bool update_applied = false;  // the summed gradients were finite, so step_apply_update ran
+};
+
 // An op beyond the Backend's typed set below: one that a layer type brings (core/layers) and
 // names in its descriptor. Its contract is its CPU reference function, which every backend runs
 // unless it says it has a kernel of its own (Backend::supports), as ggml's backends declare
@@ -82,13 +88,43 @@ public:
     virtual ~Backend() = default;
     virtual std::string_view name() const = 0;
 
-    // Memory movement. `host` pointers are ordinary CPU memory. copy() is complete when it returns,
-    // as add_inplace() is: other devices' work may read dst at once (the all-reduces rely on it).
+    // Memory movement. `host` pointers are ordinary CPU memory, free for the caller to reuse once
+    // upload() returns; download() returns with the bytes there. copy() and add_inplace() are
+    // queued in order with the backend's other work: another backend may read dst once this one's
+    // work is done (synchronize()) or ordered before its own (mark_ready() / wait_for()).
     virtual void upload(const TensorView& dst, const void* host) = 0;
     virtual void download(void* host, const TensorView& src) = 0;
     virtual void copy(const TensorView& dst, const TensorView& src) = 0;
     virtual void fill(const TensorView& dst, float value) = 0;
     virtual void synchronize() {}
+
+    // Orders work between backends without the host waiting for either (a GPU's events): after
+    // `producer.mark_ready()` and then `wait_for(producer)` (the caller orders the two calls, e.g.
+    // by a barrier), work queued on this backend runs after everything `producer` had queued at
+    // that mark. No-ops where work is complete once queued (the CPU backends).
+    virtual void mark_ready() {}
+    virtual void wait_for(Backend& producer) { (void)producer; }
+
+    // A training step whose results reach the host once, at its end (issue #21): on a GPU,
+    // finish_step() is the step's only host synchronisation. The defaults below fit backends whose
+    // work is complete once queued; a GPU keeps the counts and the verdict on the device instead.
+    //
+    // softmax_cross_entropy() with its counts kept for finish_step(). `loss_marker` (one f32 of
+    // the buffer the all-reduce sums) becomes 0 when every sample's loss is finite, else NaN, so
+    // that the summed buffer carries every replica's verdict on its loss.
+    virtual void step_loss(const TensorView& logits, const TensorView& labels, const TensorView& probs,
+                           const TensorView& grad_logits, float grad_scale, std::int32_t top_k,
+                           const TensorView& loss_marker);
+    // The guard of this step's update: every element of `summed` (the all-reduced gradient
+    // buffer, loss markers included, bit-identical on every replica, so every replica decides
+    // alike) is finite. Decided where `summed` lives; the host learns it from finish_step().
+    virtual void step_check_finite(const TensorView& summed);
+    // apply_update(), run only when the last step_check_finite() found everything finite.
+    virtual void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
+                                   const TensorView& slot0, const TensorView& slot1,
+                                   const IndexedSlicesViews& sparse);
+    // Waits for the step's work and returns its counts and whether its update ran; starts afresh.
+    virtual StepReadback finish_step();
 
     // The logical device's arena, given once by the device that owns this backend: scratch the
     // backend keeps between ops (cuDNN workspaces, staging) comes from it, so the device's memory
@@ -106,7 +142,10 @@ public:
         return -1.0;
     }
 
-    // ids i32 [B, T], table [V, D] -> out [B, T, D]. Ids outside [0, V) are an OpError.
+    // ids i32 [B, T], table [V, D] -> out [B, T, D]. Ids must lie in [0, V): the caller checks
+    // them on the host before they are uploaded (check_batch, core/model/batch_check.h), once for
+    // every backend. The CPU backends still report one outside as an OpError (it costs them
+    // nothing); a GPU trusts them (an id outside yields zeros, never a read outside the table).
     virtual void embedding_forward(const TensorView& ids, const TensorView& table,
                                    const TensorView& out) = 0;
     // grad_table [V, D] = scatter-add of grad_out rows at ids.
@@ -155,7 +194,9 @@ public:
 
     // logits [B, C], labels i32 [B] -> probs [B, C] (softmax), grad_logits [B, C] =
     // (probs - onehot) * grad_scale (1 / global batch size, so replica gradients add up to the
-    // single-device gradient). Labels outside [0, C) are an OpError. grad_logits may be empty.
+    // single-device gradient). Labels outside [0, C) are an OpError here; a training step's labels
+    // are checked on the host before upload (check_batch), and step_loss() may trust them.
+    // grad_logits may be empty.
     virtual LossCounts softmax_cross_entropy(const TensorView& logits, const TensorView& labels,
                                              const TensorView& probs, const TensorView& grad_logits,
                                              float grad_scale, std::int32_t top_k) = 0;
@@ -166,7 +207,7 @@ public:
                               const TensorView& grads, const TensorView& slot0,
                               const TensorView& slot1, const IndexedSlicesViews& sparse) = 0;
 
-    // dst += src (same shape); the all-reduce's building block. Complete when it returns.
+    // dst += src (same shape); the all-reduce's building block. Queued as copy() is.
     virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;
     // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
     virtual double sum_of_squares(const TensorView& x) = 0;
@@ -183,6 +224,11 @@ public:
     // True where tensors are plain host memory (the CPU backends): the reference then runs on
     // them in place, with no copies.
     virtual bool host_memory() const { return false; }
+
+private:
+    // The step results of the default step_* implementations.
+    StepReadback step_results_;
+    bool step_update_allowed_ = false;
 };
 
 // Runs `op` on `backend`: its own kernel where it supports the op, else the op's CPU reference,

@@ -24,9 +24,15 @@ public:
     virtual AllReduceAlgorithm algorithm() const = 0;
     // The log line that names what runs: "Reduce to /device:CPU:0 then broadcast to (...)".
     virtual std::string describe(const std::vector<LogicalDevice*>& devices) const = 0;
-    // Called from every replica's thread at once with that replica's index, once every buffer is
-    // complete (the caller's barrier); returns when buffers[replica] holds the element-wise sum of
-    // all buffers (bit-identical on every replica) and no replica reads another's buffer any more.
+    // Called from every replica's thread at once with that replica's index, once every replica
+    // has queued the work that writes its buffer and marked it (Backend::mark_ready) and all have
+    // met at the caller's barrier; the buffers may still be being computed on their devices.
+    // Returns when the element-wise sum of all buffers (bit-identical on every replica) is queued
+    // into buffers[replica] on backends[replica], ahead of whatever the caller queues there next,
+    // after everything it reads (ordered by Backend::wait_for, not by the host waiting), and once
+    // no replica will queue anything more that reads another's buffer in this step. Another
+    // replica's later work may still read this replica's buffer until the step's end, so a caller
+    // writes its buffer again only after every replica's Backend::finish_step.
     virtual void all_reduce(int replica, const std::vector<TensorView>& buffers,
                             const std::vector<Backend*>& backends, StepBarrier& barrier) = 0;
     // Bytes one replica sends per all-reduce of `bytes` (for the step view and the benchmark).

@@ -31,7 +31,9 @@ namespace mirrorlab {
 // 5: Backend gained supports(), run() and host_memory() for the layer types' own ops (OpCall).
 // 6: the plugin loads its cuBLAS/cuDNN/NCCL half (libmirrorlab_cuda_compute.so) on first use and
 //    checks it against plugin_abi_fingerprint() too.
-inline constexpr int kPluginAbiVersion = 6;
+// 7: Backend gained mark_ready/wait_for and the step_* calls with finish_step() (one host wait per
+//    step, issue #21); copy() and add_inplace() only queue; CrossDeviceOps::all_reduce orders by them.
+inline constexpr int kPluginAbiVersion = 7;
 
 // Sizes of every structure that crosses the boundary by value or by reference (the classes handed
 // to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built
@@ -43,7 +45,7 @@ constexpr std::uint64_t plugin_abi_fingerprint() {
                                sizeof(Conv1DParams), sizeof(Pool1DParams), sizeof(OpCall), sizeof(OptimizerStep),
                                sizeof(MemoryStats), sizeof(DeviceChoice), sizeof(MemoryArena), sizeof(StepBarrier),
                                sizeof(LogicalDevice), sizeof(IndexedSlicesViews), sizeof(IndexedSlicesStats),
-                               std::uint64_t{kPluginAbiVersion}}) {
+                               sizeof(StepReadback), std::uint64_t{kPluginAbiVersion}}) {
         hash = (hash ^ size) * 1099511628211ull;
     }
     return hash;

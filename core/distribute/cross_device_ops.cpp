@@ -42,18 +42,26 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
         const Shape slice{end - begin};
         const TensorView sum = buffers[0].slice(begin, slice);
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
-        // add_inplace and copy are complete when they return (Backend): no wait on top.
+        // Host memory: add_inplace and copy are complete when they return, no wait on top.
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
         barrier.arrive_and_wait();
         return;
     }
+    // Replica 0 adds each buffer once its producer's work is done (wait_for orders it on the
+    // devices), then marks the sum; every other replica copies the sum out after that mark. The
+    // barrier only orders the host's calls (the mark before the waits), never a device.
     if (replica == 0) {
+        for (std::size_t s = 1; s < buffers.size(); ++s) backends[0]->wait_for(*backends[s]);
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[0]->add_inplace(buffers[0], buffers[s]);
+        backends[0]->mark_ready();
     }
     barrier.arrive_and_wait();
-    if (replica != 0) backends[r]->copy(buffers[r], buffers[0]);
-    // Nobody may touch replica 0's buffer again until every copy of it is done.
-    barrier.arrive_and_wait();
+    if (replica != 0) {
+        backends[r]->wait_for(*backends[0]);
+        backends[r]->copy(buffers[r], buffers[0]);
+    }
+    // From here replica 0's buffer is only read, by the copies and by replica 0's own check and
+    // update, until every replica has finished the step (CrossDeviceOps::all_reduce).
 }
 
 std::int64_t ReduceToOneDevice::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {
@@ -83,15 +91,20 @@ void RingAllReduce::all_reduce(int replica, const std::vector<TensorView>& buffe
         return buffers[owner].slice(begin, Shape{end - begin});
     };
     // Each replica pulls from its left neighbour; in every step the chunk a replica writes is not
-    // the chunk its right neighbour reads, so the steps need only a barrier between them.
+    // the chunk its right neighbour reads, so the steps need only a barrier between them, once each
+    // replica's device has done its part (synchronize: the buffers arrive still being computed).
+    backends[r]->synchronize();
+    barrier.arrive_and_wait();
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - 1 - step) % n + n) % n;
-        backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));  // complete on return
+        backends[r]->add_inplace(chunk_view(r, chunk), chunk_view(left, chunk));
+        backends[r]->synchronize();
         barrier.arrive_and_wait();
     }
     for (int step = 0; step < n - 1; ++step) {
         const int chunk = ((replica - step) % n + n) % n;
-        backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));  // complete on return
+        backends[r]->copy(chunk_view(r, chunk), chunk_view(left, chunk));
+        backends[r]->synchronize();
         barrier.arrive_and_wait();
     }
 }

@@ -24,7 +24,9 @@ std::string describe_ring(const std::vector<std::string>& devices);
 // The element range [begin, end) of chunk `chunk` when `count` elements are split in `parts`.
 std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts, int chunk);
 
-// The sum lands in replica 0's buffer, then every other replica copies it back. When the replicas
+// The sum lands in replica 0's buffer, then every other replica copies it back; on GPUs each
+// ordered after the work it reads by the backends' events (mark_ready / wait_for), so one chip's
+// virtual GPUs hand the gradients over without the host waiting. When the replicas
 // share host memory (CPU devices), each replica's thread sums its own slice of the buffers into
 // replica 0's and copies that slice of the sum out to the others, so the work is spread evenly
 // over all cores and needs one barrier; the additions per element keep the order b0 + b1 + ...
@@ -44,7 +46,9 @@ private:
 };
 
 // Reduce-scatter then all-gather around a ring of replicas: each replica sends 2 (N-1)/N of the
-// buffer, so the traffic per replica stays flat as replicas are added.
+// buffer, so the traffic per replica stays flat as replicas are added. Each of its 2 (N-1) steps
+// waits for the device (Backend::synchronize) before the barrier: the ring is the fallback where
+// neither NCCL nor one shared chip is there, and is not on issue #21's one-wait path.
 class RingAllReduce final : public CrossDeviceOps {
 public:
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::Ring; }

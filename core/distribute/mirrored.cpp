@@ -267,6 +267,15 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
     }
     pending_copy_ms_.clear();
     for (const auto& c : s.counts) s.result.counts += c;
+    // Every replica decided on the same summed buffer; verdicts that differ mean the replicas'
+    // variables now do too.
+    const auto applied = std::count(s.finite.begin(), s.finite.end(), char{1});
+    if (applied != 0 && applied != n) {
+        replicas_may_differ_ = true;
+        throw OpError("[train_step] the replicas disagreed on whether the summed gradients were finite, so only some "
+                      "applied the update; start a new run (the epochs already finished are kept)");
+    }
+    s.result.finite = applied == n;
     if (!s.result.finite) schedule_->restore(schedule_before);
     const auto step_end = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < s.result.replicas.size(); ++i) {
@@ -285,16 +294,15 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     Backend& backend = devices_[i]->backend();
     PhaseTimings& phase = s.result.replicas[i];
 
-    // 1. Local gradients.
+    // 1. Local gradients, queued: nothing here waits for the device (issue #21).
     const auto begin = std::chrono::steady_clock::now();
     ReplicaTimings timings;
     const std::int64_t offset = s.offsets[i];
-    s.counts[i] = replica.forward_backward(ids + offset * input_length_, labels + offset, s.sizes[i], batch,
-                                           step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
+    replica.compute_gradients(ids + offset * input_length_, labels + offset, s.sizes[i], batch,
+                              step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
     phase.shard_size = s.sizes[i];
     phase.forward_ms = timings.forward_ms;
     phase.backward_ms = timings.backward_ms;
-    phase.local_loss = s.sizes[i] > 0 ? s.counts[i].loss_sum / s.sizes[i] : 0.0;
     phase.split_ms = ms_between(step_start, begin);
     if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
     if (detailed_stats_) {
@@ -302,14 +310,13 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
         if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
     }
 
-    // 2. All-reduce: every replica ends with the sum of all gradients.
+    // 2. All-reduce: every replica ends with the sum of all gradients (and of the loss markers).
     if (cross_device_ops_) {
+        backend.mark_ready();  // what the others' reads of this replica's buffer must follow
         const auto grads_done = std::chrono::steady_clock::now();
-        barrier_->arrive_and_wait();  // every replica's gradients (and loss counts) are complete
+        barrier_->arrive_and_wait();  // every replica's gradients are queued and marked
         const auto start = std::chrono::steady_clock::now();
         backend.mark(StepMark::AllReduceBegin);
-        // Every all-reduce returns with its writes to this replica's buffer complete (see
-        // CrossDeviceOps::all_reduce), so only the mark is queued here: no wait for it.
         cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
         backend.mark(StepMark::AllReduceEnd);
         phase.allreduce_ms = elapsed_ms(start);
@@ -318,32 +325,22 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
         if (detailed_stats_) phase.grad_norm_after = std::sqrt(backend.sum_of_squares(replica.variable_gradients()));
     }
 
-    // 3. A non-finite loss or gradient stops here, before any variable changes. Each replica
-    // checks its own slice of the summed gradient (the copies are identical), then all read the
-    // same verdicts. One row suffices: run() joins every replica before the next step writes it.
-    LossCounts total;
-    for (const auto& c : s.counts) total += c;
-    const TensorView gradients = replica.gradient_buffer();
-    const auto [slice_begin, slice_end] = chunk_range(gradients.numel(), n, r);
-    const bool own_finite = std::isfinite(total.loss_sum) &&
-                            backend.all_finite(gradients.slice(slice_begin, Shape{slice_end - slice_begin}));
-    s.finite[i] = own_finite ? 1 : 0;
-    if (n > 1) barrier_->arrive_and_wait();
-    const bool finite = std::all_of(s.finite.begin(), s.finite.end(), [](char f) { return f != 0; });
-    if (r == 0) s.result.finite = finite;
-    if (!finite) {
-        s.updated[i] = std::chrono::steady_clock::now();
-        return;
-    }
-
-    // 4. The same update on every replica keeps the mirrored variables identical.
+    // 3. The same update on every replica keeps the mirrored variables identical. A non-finite
+    // loss or gradient must change no variable: the backend checks the summed buffer (identical on
+    // every replica, each replica's loss marker included) where it lives and skips the update
+    // there, so no replica waits for the verdict, and all reach the same one.
     const auto start = std::chrono::steady_clock::now();
     update_started_.store(true, std::memory_order_relaxed);
     backend.mark(StepMark::UpdateBegin);
-    replica.apply_update(update);
+    replica.apply_update_if_finite(update);
     backend.mark(StepMark::UpdateEnd);
-    backend.synchronize();
+
+    // 4. The step's one wait: the loss counts and the verdict, together.
+    const StepReadback readback = replica.finish_step();
     s.updated[i] = std::chrono::steady_clock::now();
+    s.counts[i] = readback.counts;
+    s.finite[i] = readback.update_applied ? 1 : 0;
+    phase.local_loss = s.sizes[i] > 0 ? s.counts[i].loss_sum / s.sizes[i] : 0.0;
     phase.update_ms = ms_between(start, s.updated[i]);
     phase.update_begin_ms = ms_between(step_start, start);
     take_device_timings(backend, cross_device_ops_ != nullptr, phase);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/backend/cpu_reference.h"
+#include "core/model/batch_check.h"
 #include "core/device/device.h"
 #include "core/layers/layer_type.h"
 #include "core/optim/optimizer.h"
@@ -67,6 +68,11 @@ std::int64_t embedding_stats_elements(const Model& model, const UpdateLayout& la
     return elements;
 }
 
+// The all-reduced buffer: gradients, IndexedSlices statistics and the loss marker.
+std::int64_t gradient_buffer_elements(const Model& model, const UpdateLayout& layout) {
+    return model.total_params() + embedding_stats_elements(model, layout) + 1;
+}
+
 }  // namespace
 
 ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_batch, const UpdateLayout& layout) {
@@ -76,7 +82,7 @@ ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_b
     };
     const std::int64_t params = model.total_params();
     ReplicaMemory memory;
-    memory.state_bytes = bytes(Shape{params}, 4) + bytes(Shape{params + embedding_stats_elements(model, layout)}, 4);
+    memory.state_bytes = bytes(Shape{params}, 4) + bytes(Shape{gradient_buffer_elements(model, layout)}, 4);
     if (layout.optimizer_slots > 0) memory.state_bytes += bytes(Shape{params * layout.optimizer_slots}, 4);
     memory.activation_bytes = bytes(Shape{max_batch, model.input_length()}, 4) + bytes(Shape{max_batch}, 4) +
                               bytes(Shape{max_batch, model.num_classes()}, 4);
@@ -96,7 +102,7 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
     const std::int64_t params = model.total_params();
     weights_ = Tensor(arena, DType::F32, Shape{params}, "the model's variables (" + format_thousands(params) + " parameters)");
     const std::int64_t stats_elements = embedding_stats_elements(model, layout_);
-    gradients_ = Tensor(arena, DType::F32, Shape{params + stats_elements},
+    gradients_ = Tensor(arena, DType::F32, Shape{gradient_buffer_elements(model, layout_)},
                         stats_elements > 0 ? "the gradients and the embedding's IndexedSlices statistics" : "the gradients");
     if (layout_.optimizer_slots > 0) {
         slots_ = Tensor(arena, DType::F32, Shape{params * layout_.optimizer_slots}, "the optimizer's slots");
@@ -200,6 +206,7 @@ void ModelReplica::upload_batch(const std::int32_t* ids, const std::int32_t* lab
         throw OpError("[replica] a shard of " + std::to_string(batch) + " samples exceeds the " +
                       std::to_string(max_batch_) + " this replica was built for");
     }
+    check_batch(model_, ids, labels, batch);  // once, here, for every backend: a GPU trusts them
     backend_.upload(input_ids_.view().slice(0, Shape{batch, model_.input_length()}), ids);
     backend_.upload(labels_.view().slice(0, Shape{batch}), labels);
 }
@@ -247,33 +254,35 @@ LossCounts ModelReplica::run_loss(std::int32_t batch, std::int32_t global_batch,
 LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                           std::int32_t global_batch, std::uint64_t dropout_seed,
                                           ReplicaTimings* timings) {
+    compute_gradients(ids, labels, batch, global_batch, dropout_seed, timings);
+    return finish_step().counts;
+}
+
+void ModelReplica::compute_gradients(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                     std::int32_t global_batch, std::uint64_t dropout_seed, ReplicaTimings* timings) {
     backend_.mark(StepMark::ForwardBegin);
     if (batch == 0) {
+        // Zero gradients and a finite loss marker; the all-reduce orders its reads after them.
         backend_.fill(gradients_, 0.0f);
         backend_.mark(StepMark::ForwardEnd);
         backend_.mark(StepMark::BackwardEnd);
-        // The all-reduce reads this buffer from other replicas' streams right after the barrier:
-        // the zeros must be there, not just queued (a GPU fill only enqueues).
-        backend_.synchronize();
-        return {};
+        return;
     }
     auto start = std::chrono::steady_clock::now();
     upload_batch(ids, labels, batch);
     run_forward(batch, true, dropout_seed);
-    // The loss comes back to the host, so the forward pass is done once run_loss returns: no
-    // separate wait (on a GPU each costs the host microseconds, issue #21).
-    LossCounts counts = run_loss(batch, global_batch, true);
+    const std::size_t last = model_.layers().size() - 1;
+    backend_.step_loss(output_view(last, batch), labels_.view().slice(0, Shape{batch}),
+                       probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad_view(last, batch),
+                       1.0f / static_cast<float>(global_batch), 5, loss_marker());
     backend_.mark(StepMark::ForwardEnd);
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
     start = std::chrono::steady_clock::now();
-
     for (std::size_t i = model_.layers().size(); i-- > 0;) {
         layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
     }
     backend_.mark(StepMark::BackwardEnd);
-    backend_.synchronize();
     if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
-    return counts;
 }
 
 LossCounts ModelReplica::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
@@ -294,6 +303,18 @@ std::vector<float> ModelReplica::layer_output(std::size_t index, std::int32_t ba
     std::vector<float> host(static_cast<std::size_t>(view.numel()));
     backend_.download(host.data(), view);
     return host;
+}
+
+void ModelReplica::apply_update_if_finite(const OptimizerStep& step) {
+    backend_.step_check_finite(gradients_.view());
+    for (auto& buffers : layers_) {
+        for (std::size_t v = 0; v < buffers.variables.size(); ++v) {
+            backend_.step_apply_update(step, buffers.variables[v], buffers.grad_variables[v],
+                                       layout_.optimizer_slots >= 1 ? buffers.slot0[v] : TensorView{},
+                                       layout_.optimizer_slots >= 2 ? buffers.slot1[v] : TensorView{},
+                                       v == 0 ? buffers.embedding_stats : IndexedSlicesViews{});
+        }
+    }
 }
 
 void ModelReplica::apply_update(const OptimizerStep& step) {

@@ -59,18 +59,32 @@ public:
     void set_optimizer_slots(const std::vector<float>& flat);
 
     // The flat buffer that the cross-device all-reduce sums: the variables' gradients, then the
-    // Embedding tables' IndexedSlices statistics where the layout has them (UpdateLayout).
+    // Embedding tables' IndexedSlices statistics where the layout has them (UpdateLayout), then
+    // one loss marker (0, or NaN when a sample's loss was not finite: Backend::step_loss).
     TensorView gradient_buffer() const { return gradients_.view(); }
     // Only the variables' gradients (the first parameter_count() elements): gradient norms.
     TensorView variable_gradients() const { return gradients_.view().slice(0, Shape{weights_.numel()}); }
     TensorView weight_buffer() const { return weights_.view(); }
+    // The gradient buffer's last element (see gradient_buffer()).
+    TensorView loss_marker() const { return gradients_.view().slice(gradients_.numel() - 1, Shape{1}); }
 
     // Runs forward (training mode: dropout on), the fused loss and backward for `batch` samples
     // (host ids [batch, input_length], host labels [batch]). Gradients are scaled by
     // 1 / global_batch so that adding every replica's gradients gives the mean over the global
     // batch. A replica with an empty shard gets zero gradients.
+    // Waits for the results (Backend::finish_step); the ids and labels are checked first (check_batch).
     LossCounts forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                 std::int32_t global_batch, std::uint64_t dropout_seed, ReplicaTimings* timings);
+
+    // A training step in three parts, with one wait (issue #21): compute_gradients() queues what
+    // forward_backward() runs, its loss counts kept on the device; apply_update_if_finite() queues
+    // the update guarded by the device's verdict on the summed gradient buffer; finish_step()
+    // waits for all of it and returns the counts and whether the update ran. `timings` get the
+    // host time spent queueing (the device's own times come from Backend::mark).
+    void compute_gradients(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                           std::int32_t global_batch, std::uint64_t dropout_seed, ReplicaTimings* timings);
+    void apply_update_if_finite(const OptimizerStep& step);
+    StepReadback finish_step() { return backend_.finish_step(); }
     // Inference for evaluation: no dropout, no gradients. Optionally returns the probabilities.
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                         std::vector<float>* probabilities = nullptr);

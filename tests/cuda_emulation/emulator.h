@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 
 namespace mirrorlab_emulation {
 
@@ -14,6 +15,8 @@ Stream* resolve(cudaStream_t stream);
 int stream_device(cudaStream_t stream);
 // Runs everything queued on the stream so far.
 void drain(cudaStream_t stream);
+// Runs the stream's queued work in order until `reached` (asked before each item) says stop.
+void drain_until(cudaStream_t stream, const std::function<bool()>& reached);
 // The device that owns [pointer, pointer + bytes), or -1 when that range is not inside one live
 // device allocation.
 int device_of_range(const void* pointer, std::size_t bytes);
@@ -35,7 +38,7 @@ void report(const char* rule, const char* format, ...) __attribute__((format(pri
 void check_host_read(const void* pointer, std::size_t bytes, const char* what);
 
 // The counters of mirrorlab_emulation_counters.h, bumped by the API calls they name.
-enum class Counted { Invalid = 0, LibraryLaunch, Copy, HostToDevicePageable, HostSync };
+enum class Counted { Invalid = 0, LibraryLaunch, Copy, HostToDevicePageable, HostSync, EventCall };
 void count(Counted what);
 
 }  // namespace mirrorlab_emulation

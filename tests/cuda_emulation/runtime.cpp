@@ -74,6 +74,7 @@ struct Event {
     bool recorded = false;
     bool done = false;
     std::chrono::steady_clock::time_point at;
+    std::shared_ptr<Stream> stream;  // where the last record() was queued
 };
 
 namespace {
@@ -141,6 +142,9 @@ struct State {
     std::vector<Device> devices;
     std::map<std::uintptr_t, Allocation> allocations;  // by base address
     std::deque<Allocation> freed;                      // the most recent last
+    // Pinned host memory (cudaHostAlloc): base -> bytes, and how many queued copies use each.
+    std::map<std::uintptr_t, std::size_t> pinned;
+    std::map<std::uintptr_t, int> pinned_in_flight;
 };
 
 State* signal_state = nullptr;  // for the SIGSEGV handler, which cannot run state()'s initialisation
@@ -325,7 +329,8 @@ void on_segv(int signal, siginfo_t* info, void* context) {
 }
 
 // What queued work touches, per stream, by allocation. Nothing orders two streams here but the host
-// waiting for one (there is no cudaStreamWaitEvent), so work on one stream that touches bytes which
+// waiting for one, or cudaStreamWaitEvent (which runs the recorded stream's work up to its event and
+// so clears those uses), so work on one stream that touches bytes which
 // another stream's queued work writes, or writes bytes it reads, races with it on a GPU: the result
 // depends on which runs first. Touching different bytes of one buffer is fine (a ring all-reduce
 // writes one chunk of a buffer while the next replica reads another).
@@ -473,7 +478,7 @@ namespace {
 // Relaxed atomics: replica threads bump them at once; a reader takes them between steps.
 struct AtomicCounters {
     std::atomic<std::uint64_t> kernel_launches{0}, library_launches{0}, copies{0}, host_to_device_pageable{0},
-        host_syncs{0}, malloc_calls{0}, malloc_bytes{0}, free_calls{0};
+        host_syncs{0}, event_calls{0}, malloc_calls{0}, malloc_bytes{0}, free_calls{0};
 };
 AtomicCounters counters;
 
@@ -489,6 +494,7 @@ void count(Counted what) {
             bump(counters.host_to_device_pageable);
             return;
         case Counted::HostSync: bump(counters.host_syncs); return;
+        case Counted::EventCall: bump(counters.event_calls); return;
         case Counted::Invalid: return;
     }
 }
@@ -521,9 +527,13 @@ Stream* resolve(cudaStream_t stream) {
 int stream_device(cudaStream_t stream) { return resolve(stream)->device; }
 
 void drain(cudaStream_t stream) {
+    drain_until(stream, [] { return false; });
+}
+
+void drain_until(cudaStream_t stream, const std::function<bool()>& reached) {
     Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
-    while (!target->pending.empty()) {
+    while (!target->pending.empty() && !reached()) {
         Work work = std::move(target->pending.front());
         target->pending.pop_front();
         work.run();
@@ -791,6 +801,147 @@ const char* cudaGetErrorString(cudaError_t error) {
     return "unknown error";
 }
 
+namespace mirrorlab_emulation {
+namespace {
+
+// The pinned allocation (cudaHostAlloc) that holds [pointer, pointer + bytes): its base, or 0.
+std::uintptr_t pinned_base(const void* pointer, std::size_t bytes) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    auto it = s.pinned.upper_bound(address);
+    if (it == s.pinned.begin()) return 0;
+    --it;
+    return address + std::max<std::size_t>(bytes, 1) <= it->first + it->second ? it->first : 0;
+}
+
+// Queued copies that use the pinned allocation at `base` (cudaFreeHost waits for them).
+void pinned_in_flight(std::uintptr_t base, int change) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if ((s.pinned_in_flight[base] += change) == 0) s.pinned_in_flight.erase(base);
+}
+
+// The stream as a shared pointer, so that an event can hold on to where it was recorded.
+std::shared_ptr<Stream> shared_stream(Stream* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Device& device = s.devices[static_cast<std::size_t>(stream->device)];
+    if (device.default_stream.get() == stream) return device.default_stream;
+    const auto it = device.streams.find(stream);
+    return it == device.streams.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Event> find_event(cudaEvent_t event) {
+    std::lock_guard lock(events_mutex);
+    const auto it = events.find(event);
+    return it == events.end() ? nullptr : it->second;
+}
+
+// Runs the work queued on the stream where `event` was last recorded, up to that record; false
+// when the event was never recorded or is complete already (nothing to run).
+bool run_until_reached(const std::shared_ptr<Event>& event, Stream* waiting) {
+    std::uint64_t generation = 0;
+    std::shared_ptr<Stream> recorded_on;
+    {
+        std::lock_guard lock(event->mutex);
+        if (!event->recorded || event->done) return false;
+        generation = event->generation;
+        recorded_on = event->stream;
+    }
+    if (recorded_on == nullptr || recorded_on.get() == waiting) return false;  // a stream's own order
+    drain_until(recorded_on.get(), [&] {
+        std::lock_guard lock(event->mutex);
+        return event->done || event->generation != generation;
+    });
+    return true;
+}
+
+// Pinned source: the device reads it when the copy runs, as a GPU's DMA does; what it held when
+// queued is kept to catch host code that changed it in between.
+void queue_upload_from_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                              cudaStream_t stream) {
+    auto queued = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                               static_cast<const unsigned char*>(src) + bytes);
+    pinned_in_flight(base, +1);
+    enqueue(
+        stream,
+        [to = device_to_host(dst), src, queued, base] {
+            if (std::memcmp(src, queued->data(), queued->size()) != 0) {
+                report_fatal("pinned-overwritten-in-flight", "host code changed %zu bytes of pinned memory at %p "
+                             "that a queued cudaMemcpyAsync to the device had not read yet: wait for the copy (an "
+                             "event, or the stream) before reusing the buffer", queued->size(), src);
+            }
+            std::memcpy(to, src, queued->size());
+            pinned_in_flight(base, -1);
+        },
+        {Access{dst, true, bytes}});
+    count(Counted::Copy);
+}
+
+// Pinned destination: queued, complete once the stream is waited for; until then it holds all
+// ones, so a host that reads it early sees garbage, as it may on a GPU.
+void queue_download_to_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                              cudaStream_t stream) {
+    std::memset(dst, 0xff, bytes);
+    pinned_in_flight(base, +1);
+    enqueue(
+        stream,
+        [dst, from = device_to_host(src), bytes, base] {
+            std::memcpy(dst, from, bytes);
+            pinned_in_flight(base, -1);
+        },
+        {Access{src, false, bytes}});
+    count(Counted::Copy);
+}
+
+}  // namespace
+}  // namespace mirrorlab_emulation
+
+cudaError_t cudaHostAlloc(void** pointer, std::size_t bytes, unsigned flags) {
+    *pointer = nullptr;
+    if (flags != cudaHostAllocDefault || bytes == 0) return fail(cudaErrorInvalidValue);
+    if (!state().driver) return fail(cudaErrorInsufficientDriver);
+    const std::size_t page = state().page_bytes;
+    void* memory = std::aligned_alloc(page, round_up(bytes, page));
+    if (memory == nullptr) return fail(cudaErrorMemoryAllocation);
+    {
+        State& s = state();
+        std::lock_guard lock(s.mutex);
+        s.pinned[reinterpret_cast<std::uintptr_t>(memory)] = bytes;
+    }
+    *pointer = memory;
+    bump(counters.malloc_calls);
+    bump(counters.malloc_bytes, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* pointer) {
+    if (pointer == nullptr) return cudaSuccess;
+    const auto base = reinterpret_cast<std::uintptr_t>(pointer);
+    {
+        State& s = state();
+        std::lock_guard lock(s.mutex);
+        if (s.pinned.count(base) == 0) {
+            report("free-unknown-pointer", "cudaFreeHost(%p): not an address cudaHostAlloc returned", pointer);
+            return fail(cudaErrorInvalidValue);
+        }
+    }
+    // Like cudaFree it waits for the device's work, here every device's: a queued copy may use it.
+    for (std::size_t d = 0; d < state().devices.size(); ++d) synchronize_device(static_cast<int>(d));
+    bump(counters.free_calls);
+    count(Counted::HostSync);
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.pinned_in_flight.count(base) != 0) {
+        report_fatal("free-while-in-use", "cudaFreeHost(%p) while a copy queued on a stream of another thread still "
+                     "uses it", pointer);
+    }
+    s.pinned.erase(base);
+    std::free(pointer);
+    return cudaSuccess;
+}
+
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     *pointer = nullptr;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
@@ -876,6 +1027,11 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
         attributes->type = cudaMemoryTypeDevice;
         attributes->device = device;
         attributes->devicePointer = const_cast<void*>(pointer);
+    } else if (pinned_base(pointer, 0) != 0) {
+        attributes->type = cudaMemoryTypeHost;
+        attributes->device = 0;
+        attributes->devicePointer = const_cast<void*>(pointer);  // unified addressing
+        attributes->hostPointer = const_cast<void*>(pointer);
     } else {
         attributes->type = cudaMemoryTypeUnregistered;
         attributes->device = -2;
@@ -906,6 +1062,10 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     }
     switch (kind) {
         case cudaMemcpyHostToDevice: {
+            if (const std::uintptr_t base = pinned_base(src, bytes)) {
+                queue_upload_from_pinned(dst, src, bytes, base, stream);
+                break;
+            }
             // Pageable source: copied to staging at once, so the caller may reuse it on return.
             auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
                                                                        static_cast<const unsigned char*>(src) + bytes);
@@ -916,6 +1076,10 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
             break;
         }
         case cudaMemcpyDeviceToHost:
+            if (const std::uintptr_t base = pinned_base(dst, bytes)) {
+                queue_download_to_pinned(dst, src, bytes, base, stream);
+                break;
+            }
             // Pageable destination: the copy is complete when the call returns.
             drain(stream);
             check_host_read(src, bytes, "cudaMemcpyAsync to the host");
@@ -1028,13 +1192,17 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
         if (it == events.end()) return fail(cudaErrorInvalidResourceHandle);
         shared = it->second;
     }
+    Stream* target = resolve(stream);
     std::uint64_t generation = 0;
     {
+        std::shared_ptr<Stream> recorded_on = shared_stream(target);
         std::lock_guard lock(event->mutex);
         generation = ++event->generation;
         event->recorded = true;
         event->done = false;
+        event->stream = std::move(recorded_on);
     }
+    count(Counted::EventCall);
     auto complete = [shared, generation] {
         std::lock_guard lock(shared->mutex);
         if (shared->generation != generation) return;  // recorded again since
@@ -1043,7 +1211,6 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     };
     // On a GPU an event recorded on an idle stream is reached at once; here too, so that the time
     // between two marks around host-side work (an all-reduce on other streams) is that work's time.
-    Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
     if (target->pending.empty()) {
         complete();
@@ -1067,6 +1234,34 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
     return cudaSuccess;
 }
 
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    const std::shared_ptr<Event> shared = find_event(event);
+    if (shared == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    run_until_reached(shared, nullptr);
+    count(Counted::HostSync);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+    const std::shared_ptr<Event> shared = find_event(event);
+    if (shared == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    // Work here runs only when something waits for it: an event behind queued work stays not
+    // ready until then, which is what a host that polls instead of waiting must be ready for.
+    std::lock_guard lock(shared->mutex);
+    return !shared->recorded || shared->done ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
+    const std::shared_ptr<Event> shared = find_event(event);
+    if (shared == nullptr || flags != 0) return fail(cudaErrorInvalidResourceHandle);
+    count(Counted::EventCall);
+    // Later work on `stream` must follow the recorded stream's work up to the event: running that
+    // work now gives exactly that order (and clears its queued uses, so nothing after the event is
+    // seen as a race; work recorded after the event still is).
+    run_until_reached(shared, resolve(stream));
+    return cudaSuccess;
+}
+
 void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
     const auto read = [](const std::atomic<std::uint64_t>& counter) { return counter.load(std::memory_order_relaxed); };
     *out = MirrorlabEmulationCounters{};
@@ -1076,6 +1271,7 @@ void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
     out->host_to_device_pageable = read(counters.host_to_device_pageable);
     out->host_syncs = read(counters.host_syncs);
     out->graph_launches = 0;
+    out->event_calls = read(counters.event_calls);
     out->malloc_calls = read(counters.malloc_calls);
     out->malloc_bytes = read(counters.malloc_bytes);
     out->free_calls = read(counters.free_calls);
@@ -1083,7 +1279,8 @@ void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
 
 void mirrorlab_emulation_reset_counters() {
     for (auto* counter : {&counters.kernel_launches, &counters.library_launches, &counters.copies,
-                          &counters.host_to_device_pageable, &counters.host_syncs, &counters.malloc_calls,
+                          &counters.host_to_device_pageable, &counters.host_syncs, &counters.event_calls,
+                          &counters.malloc_calls,
                           &counters.malloc_bytes, &counters.free_calls}) {
         counter->store(0, std::memory_order_relaxed);
     }

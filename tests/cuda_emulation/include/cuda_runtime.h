@@ -35,16 +35,25 @@
 //                                reading memory that another stream's queued work writes aborts
 //   cross-stream-race            work touching bytes that another stream's queued work writes (or
 //                                writing bytes it reads): nothing orders two streams here but the
-//                                host waiting for one (every stream acts as non-blocking). A
+//                                host waiting for one, or cudaStreamWaitEvent on an event recorded
+//                                after that work (every stream acts as non-blocking). A
 //                                kernel's extent is unknown: it counts as touching the byte each
 //                                pointer argument points to (the same tensor on two streams is
 //                                seen; a kernel reaching from one slice into another is not)
-//   free-while-in-use            cudaFree waits for its own device only, not another's peer copy
+//   free-while-in-use            cudaFree waits for its own device only, not another's peer copy;
+//                                cudaFreeHost of pinned memory that a queued copy still uses
+//   pinned-overwritten-in-flight host code changed pinned memory that a queued upload had not read
+//                                yet (the device would get the new bytes): the copy compares what
+//                                it reads with what the memory held when it was queued
 // A mistake only the results show must show there: fresh device memory is all ones (NaN as
 // float), an event not yet reached has no time (cudaErrorNotReady), and a kernel's blocks run in a
 // shuffled order, and a block's threads too (seeded: MIRRORLAB_CUDA_EMULATION_SEED, printed at the
 // first launch), so a kernel that depends on an order between them computes garbage. Copies to
-// host memory complete before returning (pageable memory, as on a GPU).
+// pageable host memory complete before returning (as on a GPU); copies to pinned memory
+// (cudaHostAlloc) are queued like any other work, and the destination holds all ones until the
+// stream is waited for, so a host that reads it too early sees garbage. cudaStreamWaitEvent runs
+// the recording stream's work up to the event at once (the emulator's bookkeeping, not a host
+// wait): later work on the waiting stream is then ordered after it, as on a GPU.
 //
 // It does not emulate concurrency inside a block: its threads run one at a time, there is no
 // shared memory or __syncthreads (a kernel that needs them does not compile here), and pointers
@@ -106,6 +115,8 @@ struct cudaDeviceProp {
 
 inline constexpr unsigned cudaStreamNonBlocking = 1;
 inline constexpr unsigned cudaEventDefault = 0;
+inline constexpr unsigned cudaEventDisableTiming = 2;
+inline constexpr unsigned cudaHostAllocDefault = 0;
 
 namespace mirrorlab_emulation {
 struct Stream;
@@ -145,6 +156,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
                                 cudaStream_t stream);
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStream_t stream);
+cudaError_t cudaHostAlloc(void** pointer, std::size_t bytes, unsigned flags);
+cudaError_t cudaFreeHost(void* pointer);
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
@@ -153,6 +166,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags);
 
 #pragma GCC visibility pop
 

@@ -19,16 +19,21 @@ struct MirrorlabEmulationCounters {
     uint64_t kernel_launches;
     uint64_t library_launches;
     // Copies and memsets queued on a stream (cudaMemcpyAsync host-to-device and device-to-device,
-    // cudaMemcpyPeerAsync, cudaMemsetAsync): a launch's host cost each, no wait. A host-to-device
+    // to pinned host memory, cudaMemcpyPeerAsync, cudaMemsetAsync): a launch's host cost each, no
+    // wait. A host-to-device
     // copy from pageable memory is staged by the driver (host_to_device_pageable counts them):
     // fine for a few bytes, a hidden wait for large ones on a GPU.
     uint64_t copies;
     uint64_t host_to_device_pageable;
     // Calls that block the host until device work is done: cudaStreamSynchronize,
-    // cudaDeviceSynchronize, a copy to pageable host memory (cudaMemcpyAsync device-to-host or
-    // host-to-host returns once the copy is complete) and cudaFree (waits for its device).
+    // cudaDeviceSynchronize, cudaEventSynchronize, a copy to pageable host memory (cudaMemcpyAsync
+    // device-to-host or host-to-host returns once the copy is complete) and cudaFree (waits for
+    // its device).
     uint64_t host_syncs;
     uint64_t graph_launches;  // always 0: see above
+    // cudaEventRecord and cudaStreamWaitEvent: no wait, about a launch's host cost each (the
+    // step's phase marks and the cross-replica ordering of the all-reduce).
+    uint64_t event_calls;
     uint64_t malloc_calls;
     uint64_t malloc_bytes;  // as requested; an arena's one big block counts once, at start-up
     uint64_t free_calls;
