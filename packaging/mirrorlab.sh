@@ -40,6 +40,9 @@ packages=(
   # standard folder, so the .deb gets libhdf5-103-1 from dpkg-shlibdeps.
   libhdf5-dev
   zlib1g-dev  # the tests deflate their own .npz archives
+  # Multi-worker training (`mpirun -np K mirrorlab-cli train ...`, core/mpi): Open MPI's headers and
+  # mpirun; the .deb gets libopenmpi3 from dpkg-shlibdeps. Without them the build leaves MPI out.
+  libopenmpi-dev openmpi-bin
 )
 if [ "$mode" = test ]; then
   # numpy for tests/golden/hash_keras_reuters.py, the Python side of the Reuters hash format.
