@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "core/store/checkpoint.h"
+#include "core/util/json.h"
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
@@ -240,6 +241,19 @@ private slots:
         const QString err = QString::fromUtf8(job.readAllStandardError()) + QString::fromUtf8(job.readAllStandardOutput());
         QVERIFY(job.exitCode() != 0);
         QVERIFY2(err.contains(QStringLiteral("process rank 1")) && err.contains(QStringLiteral("signal 9")), qPrintable(err));
+    }
+
+    // `bench` under mpirun: one JSON result for the job (rank 0's), counting every worker's replicas.
+    void benchUnderMpirun() {
+        const Ran ran = run_workers(2, {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",
+                                        "--json"});
+        QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
+        QCOMPARE(ran.out.count(QStringLiteral("\"cpu\":")), 1);  // one result, from rank 0
+        const json::Value result = json::parse(ran.out.toStdString());
+        QCOMPARE(result.at("workers").as_int64(), std::int64_t{2});
+        QCOMPARE(result.at("run").at("replicas").as_int64(), std::int64_t{2});
+        QVERIFY(result.at("run").at("samples_per_second").as_double() > 0.0);
+        QVERIFY2(result.at("scaling").as_array().empty(), "a scaling table under mpirun");
     }
 
     // A run of 2 workers resumed from its checkpoint on 3 workers continues exactly as the same

@@ -135,6 +135,7 @@ MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_pt
 }
 
 AllReduceAlgorithm MirroredStrategy::all_reduce_algorithm() const {
+    if (cross_worker_) return cross_worker_->order();  // the order the workers reproduce
     return cross_device_ops_ ? cross_device_ops_->algorithm() : AllReduceAlgorithm::Invalid;
 }
 
