@@ -69,21 +69,27 @@ ClusterSession ClusterSession::join_if_launched() {
 
 std::string ClusterSession::from_leader(const std::function<std::string()>& make) {
     if (!active()) return make();
+    // What rank 0 sends: the bytes, or its error's text and kind, so that every worker fails alike.
+    enum : std::uint64_t { kMade = 0, kUsageError = 1, kError = 2 };
     std::string bytes;
-    std::uint64_t failed = 0;
+    std::uint64_t outcome = kMade;
     if (leader()) {
         try {
             bytes = make();
+        } catch (const UsageError& error) {
+            bytes = error.what();
+            outcome = kUsageError;
         } catch (const std::exception& error) {
             bytes = error.what();
-            failed = 1;
+            outcome = kError;
         }
     }
-    std::uint64_t header[2] = {failed, bytes.size()};
+    std::uint64_t header[2] = {outcome, bytes.size()};
     communicator_->broadcast(header, sizeof header, 0);
     bytes.resize(header[1]);
     communicator_->broadcast(bytes.data(), static_cast<std::int64_t>(bytes.size()), 0);
-    if (header[0] != 0) throw Error(bytes);
+    if (header[0] == kUsageError) throw UsageError(bytes);
+    if (header[0] == kError) throw Error(bytes);
     return bytes;
 }
 

@@ -30,8 +30,8 @@ public:
     bool leader() const { return rank() == 0; }  // rank 0 prints, records the run, checkpoints
     WorkerCommunicator* communicator() { return communicator_.get(); }
 
-    // Rank 0 runs `make` and every worker gets its bytes; when it throws, every worker throws an
-    // Error with its text (so that all of them fail alike and none waits for the others).
+    // Rank 0 runs `make` and every worker gets its bytes; when it throws, every worker throws the
+    // same kind (UsageError or Error) with its text, so that all fail alike and none waits.
     std::string from_leader(const std::function<std::string()>& make);
     // Throws UsageError when the workers' `value`s differ: "<what> differs between the workers:
     // rank 1 has <text of rank 1> where rank 0 has <...>; <fix>". `text` describes this worker's.
