@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "app/cli_cluster.h"
 #include "app/cli_commands.h"
 #include "core/data/source.h"
 #include "core/model/model.h"
@@ -24,10 +25,12 @@ void print_text(const BenchResult& r) {
     std::printf("Data: %s - %lld training and %lld validation samples\n", r.data.c_str(),
                 static_cast<long long>(r.train_samples),
                 static_cast<long long>(r.validation_samples));
+    const std::string workers = r.workers > 1 ? std::to_string(r.workers) + " workers x " : std::string();
     std::printf(
-        "Run: %s - %d replica(s), %d thread(s), %lld steps + %lld validation steps per epoch, %zu "
+        "Run: %s%s - %d replica(s), %d thread(s)%s, %lld steps + %lld validation steps per epoch, %zu "
         "epoch(s)\n",
-        run.devices.c_str(), run.replicas, run.threads, static_cast<long long>(run.steps_per_epoch),
+        workers.c_str(), run.devices.c_str(), run.replicas, run.threads, r.workers > 1 ? " per worker" : "",
+        static_cast<long long>(run.steps_per_epoch),
         static_cast<long long>(run.validation_steps), run.epoch_seconds_each.size());
     std::printf("  ms/step         %8.2f\n", run.ms_per_step);
     std::printf("  samples/s       %8.0f\n", run.samples_per_second);
@@ -166,16 +169,27 @@ Command add_bench_command(CLI::App& app) {
                       "recorded in the run store, 5 interleaved rounds");
     add_integer(*command, "--run-store-steps", options->store_steps, 10, 1'000'000, "steps per round and variant (default 200)");
     return {command, [options] {
-                const BenchResult result = run_bench(options->config, [](const std::string& line) {
-                    std::fprintf(stderr, "%s\n", line.c_str());
-                });
-                if (options->json) {
-                    std::printf("%s\n", bench_to_json(result).c_str());
-                } else {
-                    print_text(result);
-                }
-                if (options->run_store) print_store_cost(options->config, options->store_steps, options->json);
-                return 0;
+                // Under mpirun: every worker trains its share, rank 0 prints the job's numbers.
+                ClusterSession cluster = ClusterSession::join_if_launched();
+                auto bench = [&] {
+                    if (cluster.active() && options->run_store) {
+                        throw UsageError("--run-store measures one process; run it without mpirun");
+                    }
+                    options->config.workers = cluster.communicator();
+                    const bool speak = cluster.leader();
+                    const BenchResult result = run_bench(options->config, [speak](const std::string& line) {
+                        if (speak) std::fprintf(stderr, "%s\n", line.c_str());
+                    });
+                    if (!speak) return 0;
+                    if (options->json) {
+                        std::printf("%s\n", bench_to_json(result).c_str());
+                    } else {
+                        print_text(result);
+                    }
+                    if (options->run_store) print_store_cost(options->config, options->store_steps, options->json);
+                    return 0;
+                };
+                return cluster.active() ? cluster.run_to_end(bench) : bench();
             }};
 }
 

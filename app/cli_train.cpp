@@ -1,9 +1,11 @@
 // `mirrorlab-cli train`: its options, the run, and how Ctrl-C / SIGTERM end it.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "app/cli_cluster.h"
 #include "app/cli_commands.h"
 #include "app/cli_store.h"
 #include "core/data/source.h"
@@ -35,7 +38,18 @@ namespace {
 std::atomic<int> g_stop_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
+// Under mpirun a SIGTERM comes from mpirun ending the job (a worker was lost, or the job was
+// interrupted): the step in flight cannot finish without the other workers, so a worker leaves at
+// once, saying why. Written before the handlers are installed; empty outside a cluster.
+char g_cluster_term_text[160] = {};
+std::size_t g_cluster_term_length = 0;
+
 void on_stop_signal(int signal_number) {
+    if (signal_number == SIGTERM && g_cluster_term_length > 0) {
+        const ssize_t written = ::write(STDERR_FILENO, g_cluster_term_text, g_cluster_term_length);
+        (void)written;
+        ::_exit(128 + SIGTERM);
+    }
     int none = 0;
     if (g_stop_signal.compare_exchange_strong(none, signal_number)) return;
     static const char kAgainInt[] = "mirrorlab-cli: Ctrl-C again: exiting at once\n";
@@ -45,6 +59,15 @@ void on_stop_signal(int signal_number) {
     const ssize_t written = ::write(STDERR_FILENO, text, length);
     (void)written;  // nothing to do about a failed write on the way out
     ::_exit(128 + signal_number);
+}
+
+void prepare_cluster_stop_text(const ClusterSession& cluster) {
+    if (!cluster.active()) return;
+    const int length = std::snprintf(g_cluster_term_text, sizeof g_cluster_term_text,
+                                     "mirrorlab-cli: worker %d: SIGTERM from mpirun, which ends the job (it names the lost "
+                                     "worker, if one was lost); leaving now\n",
+                                     cluster.rank());
+    g_cluster_term_length = length > 0 ? std::min(static_cast<std::size_t>(length), sizeof g_cluster_term_text - 1) : 0;
 }
 
 void install_stop_handlers() {
@@ -110,6 +133,8 @@ struct TrainOptions {
     // Keras' TensorBoard callback: event files in DIR/train and DIR/validation.
     std::string tensorboard;
     bool tensorboard_batches = false;
+    // Under mpirun: the workers compare their variables every this many steps (0: at epochs' ends).
+    std::int64_t consistency_check_every = 100;
     // Options a resumed run takes from its checkpoint instead; naming one with --resume is a mistake.
     std::vector<const CLI::Option*> fixed_by_checkpoint;
     const CLI::Option* epochs_option = nullptr;
@@ -214,7 +239,23 @@ struct RunStart {
     std::optional<CheckpointSource> resume;
 };
 
-RunStart plan_start(TrainOptions& options, RunStore* store) {
+// The checkpoint --resume names: rank 0 finds it (in its store) and sends it to the other workers,
+// so that only rank 0 needs the store.
+CheckpointSource resume_source(const TrainOptions& options, RunStore* store, ClusterSession& cluster) {
+    std::optional<CheckpointSource> found;
+    const std::string bytes = cluster.from_leader([&] {
+        if (!store) throw UsageError("--resume needs the run store; drop --no-store");
+        found = find_checkpoint(*store, options.resume);
+        return cluster.active() ? serialize_checkpoint(found->checkpoint) : std::string();
+    });
+    if (found) return std::move(*found);
+    CheckpointSource shared;
+    shared.path = "rank 0's checkpoint of " + options.resume;
+    shared.checkpoint = parse_checkpoint(bytes, shared.path);
+    return shared;
+}
+
+RunStart plan_start(TrainOptions& options, RunStore* store, ClusterSession& cluster) {
     if (options.resume.empty()) {
         apply_optimizer(options);
         return {options.model->model(), std::nullopt};
@@ -225,8 +266,7 @@ RunStart plan_start(TrainOptions& options, RunStore* store) {
                              "model and settings (only --epochs, --devices, --data and --steps-per-epoch may be given)");
         }
     }
-    if (!store) throw UsageError("--resume needs the run store; drop --no-store");
-    CheckpointSource source = find_checkpoint(*store, options.resume);
+    CheckpointSource source = resume_source(options, store, cluster);
     const int epochs = options.config.epochs;
     const std::int64_t max_steps = options.config.max_steps_per_epoch;
     options.config = source.checkpoint.config;
@@ -274,8 +314,12 @@ void announce_run(const RunInfo& run, bool resumed, bool json) {
 // the run trains unrecorded; a resumed run must be recorded.
 std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* store, Trainer& trainer, const Model& model,
                                         const DeviceConfig& devices, const DataFingerprint& fingerprint, const RunStart& start,
-                                        const Trainer::EventSink& sink) {
-    if (!store) return nullptr;
+                                        const Trainer::EventSink& sink, int workers) {
+    if (!store) {
+        // Unrecorded (--no-store, or a worker other than rank 0): the checkpoint still sets the start.
+        if (start.resume) trainer.set_resume_state(start.resume->checkpoint.state);
+        return nullptr;
+    }
     RunDescription description;
     description.name = options.name;
     description.model_json = model.to_json_text();
@@ -284,6 +328,8 @@ std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* s
     description.data = fingerprint;
     description.settings.set("data", options.data);
     description.settings.set("oov", options.oov == OovPolicy::Error ? "error" : "map");
+    if (workers > 1) description.settings.set("workers", workers);
+    description.workers = workers;
     description.save_best_only = options.save_best_only;
     description.checkpoint_every_steps = options.checkpoint_every;
     description.parameters = model.total_params();
@@ -301,9 +347,18 @@ std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* s
     }
 }
 
-int command_train(TrainOptions& options) {
+// Nothing from the workers other than rank 0: it speaks for the job.
+Trainer::EventSink quiet_sink() {
+    return [](const Event&) {};
+}
+
+int train_as_worker(TrainOptions& options, ClusterSession& cluster) {
+    if (!cluster.leader()) {
+        options.no_store = true;  // rank 0 keeps the run and its checkpoints
+        options.tensorboard.clear();
+    }
     std::unique_ptr<RunStore> store = open_store(options);
-    RunStart start = plan_start(options, store.get());
+    RunStart start = plan_start(options, store.get(), cluster);
     const Model& model = start.model;
     auto registry = std::make_shared<DeviceRegistry>();
     load_gpu_plugin(*registry);
@@ -315,7 +370,7 @@ int command_train(TrainOptions& options) {
     TrainData data = [&] {
         const DatasetSplit split = load_dataset(options.data);
         TrainData padded = make_train_data(split, model.input_length(), model.vocabulary_size(), options.oov);
-        if (!options.json) {
+        if (!options.json && cluster.leader()) {
             std::printf("Data: %s - %zu training and %zu validation samples, %d classes%s\n", split.train.name.c_str(),
                         split.train.size(), split.validation.size(), split.train.num_classes,
                         split.train.synthetic ? " (synthetic)" : "");
@@ -325,34 +380,54 @@ int command_train(TrainOptions& options) {
     }();
     const DataFingerprint fingerprint = fingerprint_of(data);
     if (start.resume) check_checkpoint_fits(start.resume->checkpoint, model, fingerprint, start.resume->path);
+    if (cluster.active()) {
+        check_workers_train_alike(cluster, static_cast<int>(plan_logical_devices(devices).size()), devices.to_spec(), fingerprint,
+                                  model, options.config);
+    }
 
     Trainer trainer(model, devices, options.config, std::move(data), registry);
+    if (cluster.active()) {
+        ClusterOptions cluster_options;
+        cluster_options.workers = cluster.communicator();
+        cluster_options.consistency_check_every_steps = options.consistency_check_every;
+        cluster_options.perturb_weights_for_test = fault_injection_perturbs_weights(cluster.rank());
+        trainer.set_cluster(cluster_options);
+    }
     std::unique_ptr<TensorBoardLogger> tensorboard = tensorboard_logger(options);
-    const Trainer::EventSink sink = output_sink(options, tensorboard.get());
-    std::unique_ptr<RecordedRun> recorded = record_run(options, store.get(), trainer, model, devices, fingerprint, start, sink);
+    const Trainer::EventSink sink = cluster.leader() ? output_sink(options, tensorboard.get()) : quiet_sink();
+    std::unique_ptr<RecordedRun> recorded =
+        record_run(options, store.get(), trainer, model, devices, fingerprint, start, sink, cluster.size());
     if (recorded) {
         announce_run(recorded->info(), start.resume.has_value(), options.json);
     } else {
         trainer.set_event_sink(sink);
     }
+    prepare_cluster_stop_text(cluster);
     const int stop_signal = run_until_done(trainer);
     recorded.reset();  // every row committed before the process reports its end
     tensorboard.reset();  // the event files closed
     const FitResult result = trainer.result();
     if (result.failed) {
-        std::fprintf(stderr, "mirrorlab-cli: error: %s\n", result.failed->reason.c_str());
+        cluster.report_failure(result.failed->reason);
         return 1;
     }
     if (!result.finished) {
-        std::fprintf(stderr, "mirrorlab-cli: error: training ended without a result\n");
+        cluster.report_failure("training ended without a result");
         return 1;
     }
     // A signal that came after the last epoch was done stopped nothing: that run finished.
     if (stop_signal != 0 && result.finished->reason == FinishReason::StoppedByUser) {
+        if (!cluster.leader()) return 128 + stop_signal;
         return report_stopped(*result.finished, stop_signal, options.json);
     }
-    if (!options.json) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
+    if (!options.json && cluster.leader()) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
     return 0;
+}
+
+int command_train(TrainOptions& options) {
+    ClusterSession cluster = ClusterSession::join_if_launched();
+    if (!cluster.active()) return train_as_worker(options, cluster);
+    return cluster.run_to_end([&] { return train_as_worker(options, cluster); });
 }
 
 void add_optimizer_options(CLI::App& command, TrainOptions& options) {
@@ -394,6 +469,9 @@ void add_run_options(CLI::App& command, TrainOptions& options) {
         },
         "stop when val_loss has not improved for PATIENCE epochs and\nrestore the best epoch's weights")
         ->type_name("PATIENCE");
+    add_integer(command, "--consistency-check-every", options.consistency_check_every, 0, std::numeric_limits<long long>::max(),
+                "under mpirun: the workers compare their variables every N steps\n"
+                "and at each epoch's end; 0: only at epochs' ends (default 100)");
     add_integer(command, "--steps-per-epoch", config.max_steps_per_epoch, 1, std::numeric_limits<long long>::max(),
                 "train on at most N batches per epoch (quick runs)");
 }

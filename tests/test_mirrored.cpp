@@ -245,6 +245,7 @@ class TestMirrored : public QObject {
     // ---- The strategy plan ---------------------------------------------------------------
     void plan_is_what_the_strategy_runs_data();
     void plan_is_what_the_strategy_runs();
+    void plan_across_workers_names_the_cluster();
 
     // ---- Shards and chunks ---------------------------------------------------------------
     void shard_sizes_split_evenly_data();
@@ -1034,6 +1035,34 @@ void TestMirrored::plan_is_what_the_strategy_runs_data() {
     // falls back to a ring and says why (Auto), or refuses (NCCL asked for by name).
     row("NCCL fails to start", failing, "gpu:0,gpu:1", "auto", "All-reduce: nccl (" + own_gpu + ")");
     row("NCCL fails to start, NCCL asked", failing, "gpu:0,gpu:1", "nccl", "All-reduce: nccl (chosen explicitly)");
+}
+
+// mpirun -np K: the plan of one worker names every worker's replicas and the order one process
+// with all of them would reduce in; GPUs across workers are refused with what to do instead.
+void TestMirrored::plan_across_workers_names_the_cluster() {
+    const auto registry = registry_for(Machine::CpuOnly);
+    const StrategyPlan two = plan_across_workers(plan_strategy(DeviceConfig::parse("cpu"), *registry, AllReduceAlgorithm::Auto), 2, 1,
+                                                 "Open MPI v4.1.4");
+    QVERIFY(two.ok());
+    QCOMPARE(two.strategy_name(), std::string("MultiWorkerMirroredStrategy"));
+    QCOMPARE(two.global_replica_count(), 2);
+    QCOMPARE(two.strategy_line(), std::string("Using MultiWorkerMirroredStrategy with 2 workers × 1 device "
+                                              "(/job:worker/task:0/device:CPU:0, /job:worker/task:1/device:CPU:0)"));
+    QCOMPARE(two.all_reduce, AllReduceAlgorithm::ReduceToOneDevice);  // as cpu:2 in one process
+    QVERIFY(two.exchange_line().find("bit for bit, as one process with 2 replicas") != std::string::npos);
+
+    const StrategyPlan ring = plan_across_workers(plan_strategy(DeviceConfig::parse("cpu:2"), *registry, AllReduceAlgorithm::Ring), 3, 0,
+                                                  "Open MPI v4.1.4");
+    QCOMPARE(ring.all_reduce, AllReduceAlgorithm::Ring);
+    QCOMPARE(ring.global_device_names().size(), std::size_t{6});
+    QCOMPARE(ring.global_device_names().back(), std::string("/job:worker/task:2/device:CPU:1"));
+    QVERIFY(ring.strategy_line().find("with 3 workers × 2 devices") != std::string::npos);
+
+    const auto gpus = registry_for(Machine::GpusWithNccl);
+    const StrategyPlan on_gpus =
+        plan_across_workers(plan_strategy(DeviceConfig::parse("gpu:0"), *gpus, AllReduceAlgorithm::Auto), 2, 0, "Open MPI v4.1.4");
+    QVERIFY(!on_gpus.ok());
+    QVERIFY(on_gpus.error.find("multi-worker training runs on CPU devices for now") != std::string::npos);
 }
 
 void TestMirrored::plan_is_what_the_strategy_runs() {

@@ -18,6 +18,8 @@ double ms_between(std::chrono::steady_clock::time_point from, std::chrono::stead
     return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+}  // namespace
+
 // FNV-1a (64-bit) over the variables' 32-bit words: bit-identical replicas give equal sums.
 std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
     thread_local std::vector<std::uint32_t> host;
@@ -30,6 +32,8 @@ std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights) {
     }
     return hash;
 }
+
+namespace {
 
 // A backend with its own clock (CUDA events) times the phases on the device: the wall-clock
 // numbers then also hold the launch and synchronisation overhead, which the device times do not.
@@ -75,14 +79,30 @@ std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas) {
 MirroredStrategy::MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log)
     : MirroredStrategy(plan, checked_devices(plan, registry), log) {}
 
+MirroredStrategy::MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log,
+                                   WorkerCommunicator& workers)
+    : MirroredStrategy(plan, checked_devices(plan, registry), log, &workers) {}
+
 MirroredStrategy::MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
                                    const LogSink& log)
     : MirroredStrategy(plan_strategy(devices, algorithm), std::move(devices), log) {}
 
 MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_ptr<LogicalDevice>>&& devices,
-                                   const LogSink& log)
+                                   const LogSink& log, WorkerCommunicator* workers)
     : plan_(std::move(plan)), devices_(std::move(devices)) {
     plan_.check();
+    if (plan_.workers > 1) {
+        if (workers == nullptr || workers->size() != plan_.workers) {
+            throw DeviceConfigError("device configuration: a plan for " + std::to_string(plan_.workers) +
+                                    " workers needs their communicator");
+        }
+        // Across workers the CrossWorkerAllReduce sums every replica, this worker's included.
+        for (const PlanLogLine& line : plan_.log_lines()) log(line.level, line.text);
+        cross_worker_ = std::make_unique<CrossWorkerAllReduce>(*workers, plan_.all_reduce, replica_count());
+        log(LogLevel::Info, plan_.exchange_line());
+        threads_ = std::make_unique<ReplicaThreads>(replica_count());
+        return;
+    }
     std::vector<LogicalDevice*> raw;
     for (auto& device : devices_) raw.push_back(device.get());
     // NCCL is the GPU provider's (the CUDA plugin's); it may still refuse to start.
@@ -115,6 +135,7 @@ MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_pt
 }
 
 AllReduceAlgorithm MirroredStrategy::all_reduce_algorithm() const {
+    if (cross_worker_) return cross_worker_->order();  // the order the workers reproduce
     return cross_device_ops_ ? cross_device_ops_->algorithm() : AllReduceAlgorithm::Invalid;
 }
 
@@ -128,7 +149,7 @@ void MirroredStrategy::check_memory(const Model& model, std::int32_t global_batc
                                     int host_weight_copies) const {
     const UpdateLayout layout = OptimizerSchedule(optimizer).update_layout();
     const int slots = layout.optimizer_slots;
-    const std::int32_t max_shard = std::max(shard_sizes(global_batch, replica_count())[0], 1);
+    const std::int32_t max_shard = std::max(shard_sizes(global_batch, global_replica_count())[0], 1);
     const ReplicaMemory need = ModelReplica::memory_needed(model, max_shard, layout);
     const std::string params = format_thousands(model.total_params());
     // "4.00 GiB for the weights, gradients and Nadam's 2 slots of 1,000 parameters; 1.0 MiB for a shard of 16 samples"
@@ -179,7 +200,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
     replicas_.clear();
     schedule_ = std::make_unique<OptimizerSchedule>(optimizer);
     input_length_ = model.input_length();
-    const auto sizes = shard_sizes(global_batch, replica_count());
+    const auto sizes = shard_sizes(global_batch, global_replica_count());
     for (int r = 0; r < replica_count(); ++r) {
         // Every replica holds at least one sample's buffers so evaluation can use any shard.
         const std::int32_t max_shard = std::max(sizes[0], 1);
@@ -189,7 +210,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
     // Everything a step needs, sized once: steps reuse it and allocate nothing.
     const auto n = static_cast<std::size_t>(replica_count());
     scratch_ = StepScratch{};
-    scratch_.counts.resize(n);
+    scratch_.counts.resize(static_cast<std::size_t>(global_replica_count()));
     scratch_.finite.resize(n);
     scratch_.updated.resize(n);
     scratch_.result.replicas.resize(n);
@@ -198,6 +219,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
         scratch_.backends.push_back(&devices_[r]->backend());
     }
     barrier_ = std::make_unique<StepBarrier>(replica_count());
+    if (cross_worker_) cross_worker_->prepare(replicas_.front()->gradient_buffer().numel());
     set_weights(weights);
 }
 
@@ -228,10 +250,9 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
                       "finished are kept) to train on");
     }
     const auto step_start = std::chrono::steady_clock::now();
-    const int n = replica_count();
     StepScratch& s = scratch_;
     update_started_.store(false, std::memory_order_relaxed);
-    fill_shard_sizes(batch, n, s.sizes);
+    fill_shard_sizes(batch, global_replica_count(), s.sizes);
     fill_shard_offsets(s.sizes, s.offsets);
     s.result.counts = {};
     s.result.finite = true;
@@ -266,16 +287,20 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
         throw;
     }
     pending_copy_ms_.clear();
+    // Every worker's counts, summed in global replica order as one process with all replicas sums
+    // them (the counts reach the host only with the step's end, so they travel after it).
+    if (cross_worker_) cross_worker_->gather_counts(s.counts);
     for (const auto& c : s.counts) s.result.counts += c;
     // Every replica decided on the same summed buffer; verdicts that differ mean the replicas'
     // variables now do too.
     const auto applied = std::count(s.finite.begin(), s.finite.end(), char{1});
-    if (applied != 0 && applied != n) {
+    const auto local_replicas = static_cast<std::ptrdiff_t>(s.finite.size());
+    if (applied != 0 && applied != local_replicas) {
         replicas_may_differ_ = true;
         throw OpError("[train_step] the replicas disagreed on whether the summed gradients were finite, so only some "
                       "applied the update; start a new run (the epochs already finished are kept)");
     }
-    s.result.finite = applied == n;
+    s.result.finite = applied == local_replicas;
     if (!s.result.finite) schedule_->restore(schedule_before);
     const auto step_end = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < s.result.replicas.size(); ++i) {
@@ -289,6 +314,9 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
                                     const OptimizerStep& update) {
     const auto i = static_cast<std::size_t>(r);
     const int n = replica_count();
+    // Where this replica sits among every worker's: its shard, its counts, its dropout stream.
+    const int global_index = first_global_replica() + r;
+    const auto g = static_cast<std::size_t>(global_index);
     StepScratch& s = scratch_;
     ModelReplica& replica = *replicas_[i];
     Backend& backend = devices_[i]->backend();
@@ -297,27 +325,32 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     // 1. Local gradients, queued: nothing here waits for the device (issue #21).
     const auto begin = std::chrono::steady_clock::now();
     ReplicaTimings timings;
-    const std::int64_t offset = s.offsets[i];
-    replica.compute_gradients(ids + offset * input_length_, labels + offset, s.sizes[i], batch,
-                              step_seed * 1000003ull + static_cast<std::uint64_t>(r), &timings);
-    phase.shard_size = s.sizes[i];
+    const std::int64_t offset = s.offsets[g];
+    replica.compute_gradients(ids + offset * input_length_, labels + offset, s.sizes[g], batch,
+                              step_seed * 1000003ull + static_cast<std::uint64_t>(global_index), &timings);
+    phase.shard_size = s.sizes[g];
     phase.forward_ms = timings.forward_ms;
     phase.backward_ms = timings.backward_ms;
     phase.split_ms = ms_between(step_start, begin);
     if (!pending_copy_ms_.empty()) phase.copy_model_ms = pending_copy_ms_[i];
     if (detailed_stats_) {
         phase.grad_norm_before = std::sqrt(backend.sum_of_squares(replica.variable_gradients()));
-        if (n == 1) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
+        if (n == 1 && !cross_worker_) phase.grad_norm_after = phase.grad_norm_before;  // already the global gradient
     }
 
-    // 2. All-reduce: every replica ends with the sum of all gradients (and of the loss markers).
-    if (cross_device_ops_) {
+    // 2. All-reduce: every replica ends with the sum of all gradients (and of the loss markers),
+    // across every worker's replicas where there are several workers.
+    if (cross_device_ops_ || cross_worker_) {
         backend.mark_ready();  // what the others' reads of this replica's buffer must follow
         const auto grads_done = std::chrono::steady_clock::now();
         barrier_->arrive_and_wait();  // every replica's gradients are queued and marked
         const auto start = std::chrono::steady_clock::now();
         backend.mark(StepMark::AllReduceBegin);
-        cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+        if (cross_worker_) {
+            cross_worker_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+        } else {
+            cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+        }
         backend.mark(StepMark::AllReduceEnd);
         phase.allreduce_ms = elapsed_ms(start);
         phase.allreduce_begin_ms = ms_between(step_start, start);
@@ -338,34 +371,36 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     // 4. The step's one wait: the loss counts and the verdict, together.
     const StepReadback readback = replica.finish_step();
     s.updated[i] = std::chrono::steady_clock::now();
-    s.counts[i] = readback.counts;
+    s.counts[g] = readback.counts;
     s.finite[i] = readback.update_applied ? 1 : 0;
-    phase.local_loss = s.sizes[i] > 0 ? s.counts[i].loss_sum / s.sizes[i] : 0.0;
+    phase.local_loss = s.sizes[g] > 0 ? s.counts[g].loss_sum / s.sizes[g] : 0.0;
     phase.update_ms = ms_between(start, s.updated[i]);
     phase.update_begin_ms = ms_between(step_start, start);
-    take_device_timings(backend, cross_device_ops_ != nullptr, phase);
+    take_device_timings(backend, cross_device_ops_ != nullptr || cross_worker_ != nullptr, phase);
     // After the update's end: with detailed stats the checksum pass counts as waiting.
     if (detailed_stats_) phase.weights_checksum = fnv1a_checksum(backend, replica.weight_buffer());
 }
 
 LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
-    const int n = replica_count();
     StepScratch& s = scratch_;
-    fill_shard_sizes(batch, n, s.sizes);
+    const int first = first_global_replica();
+    fill_shard_sizes(batch, global_replica_count(), s.sizes);
     fill_shard_offsets(s.sizes, s.offsets);
     // Evaluation shards may exceed the training shard (the last partial training batch is
     // smaller), so split into chunks no larger than what the replicas were built for.
     threads_->run([&](int r) {
-        const auto i = static_cast<std::size_t>(r);
-        ModelReplica& replica = *replicas_[i];
-        s.counts[i] = {};
-        for (std::int32_t done = 0; done < s.sizes[i];) {
-            const std::int32_t chunk = std::min(replica.max_batch(), s.sizes[i] - done);
-            const std::int64_t offset = s.offsets[i] + done;
-            s.counts[i] += replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
+        ModelReplica& replica = *replicas_[static_cast<std::size_t>(r)];
+        const auto g = static_cast<std::size_t>(first + r);
+        s.counts[g] = {};
+        for (std::int32_t done = 0; done < s.sizes[g];) {
+            const std::int32_t chunk = std::min(replica.max_batch(), s.sizes[g] - done);
+            const std::int64_t offset = s.offsets[g] + done;
+            s.counts[g] += replica.evaluate(ids + offset * input_length_, labels + offset, chunk);
             done += chunk;
         }
     });
+    // Summed in global replica order on every worker, as one process with all replicas sums them.
+    if (cross_worker_) cross_worker_->gather_counts(s.counts);
     LossCounts total;
     for (const auto& c : s.counts) total += c;
     return total;
@@ -388,10 +423,13 @@ std::int64_t MirroredStrategy::gradient_bytes() const {
 }
 
 std::int64_t MirroredStrategy::allreduce_bytes_total() const {
+    // Across workers every replica's gradient goes to each of the other workers.
+    if (cross_worker_) return static_cast<std::int64_t>(global_replica_count()) * (workers() - 1) * gradient_bytes();
     return cross_device_ops_ ? 2 * static_cast<std::int64_t>(replica_count() - 1) * gradient_bytes() : 0;
 }
 
 std::int64_t MirroredStrategy::allreduce_bytes_per_replica() const {
+    if (cross_worker_) return static_cast<std::int64_t>(workers() - 1) * gradient_bytes();
     if (!cross_device_ops_ || replicas_.empty()) return 0;
     return cross_device_ops_->bytes_sent_per_replica(replicas_.front()->parameter_count() * 4, replica_count());
 }

@@ -13,6 +13,7 @@
 
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
+#include "core/distribute/cross_worker.h"
 #include "core/distribute/replica_stats.h"
 #include "core/distribute/replica_threads.h"
 #include "core/distribute/strategy_plan.h"
@@ -27,6 +28,9 @@ namespace mirrorlab {
 // Shard sizes for a global batch: as even as possible, the first replicas take the remainder
 // (32 over 3 replicas: 11 + 11 + 10; 22 over 2: 11 + 11; 1 over 2: 1 + 0).
 std::vector<std::int32_t> shard_sizes(std::int32_t global_batch, int replicas);
+
+// FNV-1a (64-bit) over a replica's variables' 32-bit words: bit-identical replicas, equal sums.
+std::uint64_t fnv1a_checksum(Backend& backend, const TensorView& weights);
 
 struct TrainStepResult {
     LossCounts counts;                  // summed over replicas
@@ -43,11 +47,17 @@ public:
     // NCCL asked for by name will not start; NCCL chosen by Auto that will not start falls back to
     // a ring with a warning (StrategyPlan::without_nccl).
     MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log);
+    // One of plan.workers workers (plan_across_workers): the global batch is split over every
+    // worker's replicas, and CrossWorkerAllReduce sums them through `workers`.
+    MirroredStrategy(const StrategyPlan& plan, DeviceRegistry& registry, const LogSink& log, WorkerCommunicator& workers);
     // Devices built by the caller (tests), planned by the same rules (plan_strategy(devices, ..)).
     MirroredStrategy(std::vector<std::unique_ptr<LogicalDevice>> devices, AllReduceAlgorithm algorithm,
                      const LogSink& log);
 
-    int replica_count() const { return static_cast<int>(devices_.size()); }
+    int replica_count() const { return static_cast<int>(devices_.size()); }  // on this worker
+    int global_replica_count() const { return cross_worker_ ? cross_worker_->global_replicas() : replica_count(); }
+    int first_global_replica() const { return cross_worker_ ? cross_worker_->first_replica() : 0; }
+    int workers() const { return cross_worker_ ? cross_worker_->workers() : 1; }
     std::string name() const { return plan_.strategy_name(); }
     // The plan the strategy runs (after any NCCL fallback).
     const StrategyPlan& plan() const { return plan_; }
@@ -81,6 +91,16 @@ public:
                                       std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
 
+    // Multi-worker runs; with one worker they return at once (`mine`, nothing to compare).
+    // True on every worker when `mine` is true on any (a stop asked of one worker stops all).
+    bool any_worker(bool mine);
+    // Compares every worker's replicas' variables (an FNV-1a checksum each); throws ClusterError
+    // naming the ranks whose variables differ from rank 0's. `after_step` is for the message.
+    void check_workers_agree(std::int64_t after_step);
+    // Fault injection for tests only: changes one weight of this worker's replicas, so that the
+    // next check_workers_agree() must find them apart.
+    void perturb_weights_for_test();
+
     std::vector<float> weights(int replica = 0) const;
     void set_weights(const std::vector<float>& weights);
     OptimizerSchedule::State optimizer_state() const { return schedule_->state(); }
@@ -96,14 +116,16 @@ public:
 
 private:
     // `devices` by reference: a caller may plan from them in the same call.
-    MirroredStrategy(StrategyPlan plan, std::vector<std::unique_ptr<LogicalDevice>>&& devices, const LogSink& log);
+    MirroredStrategy(StrategyPlan plan, std::vector<std::unique_ptr<LogicalDevice>>&& devices, const LogSink& log,
+                     WorkerCommunicator* workers = nullptr);
 
     // Per-step state, sized by build() so that steps allocate nothing.
+    // Indexed by global replica (first_global_replica() + local index), except where named local.
     struct StepScratch {
         std::vector<std::int32_t> sizes, offsets;  // each replica's shard of the global batch
         std::vector<LossCounts> counts;
-        std::vector<char> finite;  // each replica's verdict on its slice of the summed gradient
-        std::vector<std::chrono::steady_clock::time_point> updated;
+        std::vector<char> finite;  // local: each replica's verdict on its slice of the summed gradient
+        std::vector<std::chrono::steady_clock::time_point> updated;  // local
         std::vector<TensorView> gradient_buffers;
         std::vector<Backend*> backends;
         TrainStepResult result;
@@ -114,7 +136,8 @@ private:
 
     StrategyPlan plan_;
     std::vector<std::unique_ptr<LogicalDevice>> devices_;
-    std::unique_ptr<CrossDeviceOps> cross_device_ops_;  // null for one replica
+    std::unique_ptr<CrossDeviceOps> cross_device_ops_;  // null for one replica and across workers
+    std::unique_ptr<CrossWorkerAllReduce> cross_worker_;  // only across workers
     std::unique_ptr<ReplicaThreads> threads_;
     std::vector<std::unique_ptr<ModelReplica>> replicas_;
     std::unique_ptr<OptimizerSchedule> schedule_;

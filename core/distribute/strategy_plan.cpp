@@ -1,7 +1,9 @@
 #include "core/distribute/strategy_plan.h"
 
+#include <algorithm>
 #include <map>
 
+#include "core/distribute/cross_worker.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -74,7 +76,20 @@ void choose_all_reduce(StrategyPlan& plan, const DeviceProvider* gpu_provider) {
 }  // namespace
 
 std::string StrategyPlan::strategy_name() const {
+    if (workers > 1) return "MultiWorkerMirroredStrategy";
     return replica_count() == 1 ? "OneDeviceStrategy" : "MirroredStrategy";
+}
+
+std::vector<std::string> StrategyPlan::global_device_names() const {
+    if (workers <= 1) return device_names();
+    std::vector<std::string> names;
+    for (int worker = 0; worker < workers; ++worker) {
+        for (const LogicalDevicePlan& device : devices) {
+            // "/device:CPU:1" -> "/job:worker/task:2/device:CPU:1"
+            names.push_back("/job:worker/task:" + std::to_string(worker) + device.name);
+        }
+    }
+    return names;
 }
 
 std::vector<std::string> StrategyPlan::device_names() const {
@@ -85,6 +100,11 @@ std::vector<std::string> StrategyPlan::device_names() const {
 
 std::string StrategyPlan::strategy_line() const {
     if (devices.empty()) return {};
+    if (workers > 1) {
+        return "Using MultiWorkerMirroredStrategy with " + std::to_string(workers) + " workers × " +
+               std::to_string(replica_count()) + (replica_count() == 1 ? " device" : " devices") + " (" +
+               joined(global_device_names()) + ")";
+    }
     if (replica_count() == 1) return "Using OneDeviceStrategy on " + devices.front().name;
     return "Using MirroredStrategy with devices (" + joined(device_names()) + ")";
 }
@@ -104,6 +124,9 @@ std::vector<PlanLogLine> StrategyPlan::log_lines() const {
 }
 
 std::string StrategyPlan::exchange_line() const {
+    if (workers > 1 && all_reduce != AllReduceAlgorithm::Invalid) {
+        return describe_cross_worker(all_reduce, global_device_names(), worker_library, workers);
+    }
     switch (all_reduce) {
         case AllReduceAlgorithm::ReduceToOneDevice: return describe_reduce_to_one_device(device_names());
         case AllReduceAlgorithm::Ring: return describe_ring(device_names());
@@ -158,6 +181,40 @@ StrategyPlan plan_strategy(const std::vector<std::unique_ptr<LogicalDevice>>& de
         plan.devices.push_back(std::move(planned));
     }
     choose_all_reduce(plan, devices.front()->provider());
+    return plan;
+}
+
+StrategyPlan plan_across_workers(StrategyPlan local, int workers, int rank, std::string library) {
+    StrategyPlan plan = std::move(local);
+    plan.workers = workers;
+    plan.worker_rank = rank;
+    plan.worker_library = std::move(library);
+    plan.warnings.clear();
+    if (!plan.ok() || workers <= 1) return plan;
+    const bool cpus = std::all_of(plan.devices.begin(), plan.devices.end(),
+                                  [](const LogicalDevicePlan& device) { return device.type == DeviceType::CPU; });
+    if (!cpus) {
+        plan.error = "device configuration: multi-worker training runs on CPU devices for now (NCCL across workers "
+                     "is not built yet); give every worker --devices cpu or cpu:N";
+        return plan;
+    }
+    const std::string replicas = std::to_string(plan.global_replica_count());
+    switch (plan.requested) {
+        case AllReduceAlgorithm::Ring:
+            plan.all_reduce = AllReduceAlgorithm::Ring;
+            plan.all_reduce_reason = "chosen explicitly; across " + std::to_string(workers) + " workers in the ring's order";
+            break;
+        case AllReduceAlgorithm::Nccl:
+            plan.error = "device configuration: NCCL all-reduce needs GPUs; use ring or reduce on CPU devices";
+            break;
+        default:
+            plan.all_reduce = AllReduceAlgorithm::ReduceToOneDevice;
+            plan.all_reduce_reason = (plan.requested == AllReduceAlgorithm::ReduceToOneDevice ? std::string("chosen explicitly")
+                                                                                                : "as one process with " + replicas +
+                                                                                                      " CPU replicas would choose") +
+                                     "; across " + std::to_string(workers) + " workers in the same order";
+            break;
+    }
     return plan;
 }
 

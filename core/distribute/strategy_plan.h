@@ -32,14 +32,25 @@ struct StrategyPlan {
     AllReduceAlgorithm all_reduce = AllReduceAlgorithm::Invalid;
     std::string all_reduce_reason;      // "chosen explicitly", "each replica has its own device; ..."
     std::vector<std::string> warnings;  // logged first ("NCCL is not supported when using virtual GPUs, ...")
+    // Multi-worker runs (plan_across_workers): how many workers train together, each with these
+    // devices, and which one this is. `all_reduce` is then the order the workers reproduce.
+    int workers = 1;
+    int worker_rank = 0;
+    std::string worker_library;  // what carries the messages ("Open MPI v4.1.4")
 
     bool ok() const { return error.empty(); }
-    int replica_count() const { return static_cast<int>(devices.size()); }
-    std::string strategy_name() const;  // "OneDeviceStrategy" / "MirroredStrategy"
+    int replica_count() const { return static_cast<int>(devices.size()); }  // on this worker
+    int global_replica_count() const { return replica_count() * workers; }  // on all workers
+    // "OneDeviceStrategy" / "MirroredStrategy" / "MultiWorkerMirroredStrategy"
+    std::string strategy_name() const;
     std::vector<std::string> device_names() const;
+    // Every worker's replicas in global replica order, as TensorFlow names a cluster's devices:
+    // "/job:worker/task:1/device:CPU:0"; device_names() with one worker.
+    std::vector<std::string> global_device_names() const;
 
     // The engine's log lines, exactly:
-    // "Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)", "Using OneDeviceStrategy on /device:CPU:0"
+    // "Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)", "Using OneDeviceStrategy on /device:CPU:0",
+    // "Using MultiWorkerMirroredStrategy with 2 workers × 1 device (/job:worker/task:0/device:CPU:0, ...)"
     std::string strategy_line() const;
     // "All-reduce: ring (chosen explicitly)"; empty without an all-reduce.
     std::string all_reduce_line() const;
@@ -65,5 +76,10 @@ struct StrategyPlan {
 StrategyPlan plan_strategy(const DeviceConfig& config, const DeviceRegistry& registry, AllReduceAlgorithm requested);
 // The same rules for logical devices that exist already (built by hand, as tests do).
 StrategyPlan plan_strategy(const std::vector<std::unique_ptr<LogicalDevice>>& devices, AllReduceAlgorithm requested);
+// `local` (this worker's devices) as one of `workers` workers (rank `rank`): the all-reduce is the
+// one a single process with all workers' replicas would run (reduce to one device for CPU
+// replicas under Auto, or the ring asked for), reproduced across the workers. CPU devices only
+// for now: `error` says so for GPUs (NCCL across workers is not built yet).
+StrategyPlan plan_across_workers(StrategyPlan local, int workers, int rank, std::string library);
 
 }  // namespace mirrorlab

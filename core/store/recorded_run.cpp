@@ -38,7 +38,7 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
         run.devices = device_spec;
         run.data_name = description.data.name;
         run.parameters = description.parameters;
-        run.replicas = description.devices.replica_count();
+        run.replicas = description.devices.replica_count() * description.workers;
         run.epochs_planned = description.config.epochs;
         info_ = store.begin_run(run);
         if (description.resume) {

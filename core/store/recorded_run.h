@@ -28,6 +28,7 @@ struct RunDescription {
     bool save_best_only = false;
     std::int64_t checkpoint_every_steps = 0;  // also checkpoint inside epochs (0: at epochs' ends only)
     std::int64_t parameters = 0;
+    int workers = 1;  // processes training together (mpirun -np K), each with `devices`
     // Resuming: the checkpoint to continue from, and the stored run it belongs to (0: a new run
     // that starts with the checkpoint's history).
     std::optional<Checkpoint> resume;

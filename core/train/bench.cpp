@@ -92,6 +92,7 @@ struct RunSettings {
     std::int32_t batch_size = 32;
     std::int64_t warmup_steps = kWarmupSteps;
     EmbeddingUpdate keras_semantics = EmbeddingUpdate::TF2;
+    WorkerCommunicator* workers = nullptr;
 };
 
 BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& settings) {
@@ -117,6 +118,7 @@ BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& 
     std::int64_t warmup_steps = settings.warmup_steps;
     reset_peak_rss();  // where it cannot, the run reports the process's peak so far
     Trainer trainer(model, devices, config, data, registry);
+    if (settings.workers != nullptr) trainer.set_cluster(ClusterOptions{settings.workers, 0, false});
     trainer.set_event_sink([&](const Event& event) {
         if (const auto* begin = std::get_if<TrainBeginEvent>(&event)) {
             run.replicas = begin->replicas;
@@ -439,7 +441,9 @@ BenchResult run_bench(const BenchConfig& config,
     const TrainData data = load_bench_data(config.data, model, result.data, result.train_samples,
                                            result.validation_samples);
     result.data_rss_mib = current_rss_mib() - result.startup_rss_mib;
-    const int threads = config.threads > 0 ? config.threads : result.cores;
+    // Several workers on this host share its cores (the CLI sets each one's pool to its share).
+    const int threads = config.threads > 0 ? config.threads : config.workers != nullptr ? ThreadPool::instance().limit() : result.cores;
+    if (config.workers != nullptr) result.workers = config.workers->size();
     const int saved_limit = ThreadPool::instance().limit();
 
     RunSettings main_run;
@@ -449,6 +453,7 @@ BenchResult run_bench(const BenchConfig& config,
     main_run.steps = config.steps;
     main_run.batch_size = config.batch_size;
     main_run.keras_semantics = config.keras_semantics;
+    main_run.workers = config.workers;
     say("bench: " + config.devices + " on " + std::to_string(threads) + " thread(s), " +
         std::to_string(config.epochs) + " epoch(s)...");
     const double peak_before_run_mib = peak_rss_mib();  // run_once resets the high-water mark
@@ -474,7 +479,7 @@ BenchResult run_bench(const BenchConfig& config,
             result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
     }
 
-    measure_scaling(result, config, model, data, say);
+    if (config.workers == nullptr) measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
     return result;
 }
@@ -484,6 +489,7 @@ std::string bench_to_json(const BenchResult& result) {
     Value root = Value::object();
     root["cpu"] = result.cpu;
     root["cores"] = result.cores;
+    root["workers"] = result.workers;
     root["parallel_capacity"] = result.parallel_capacity;
     root["parallel_capacity_threads"] = result.parallel_capacity_threads;
     root["backend"] = result.backend;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/distribute/worker_communicator.h"
 #include "core/optim/optimizer.h"
 
 namespace mirrorlab {
@@ -30,6 +31,9 @@ struct BenchConfig {
     // Nadam as which Keras (`--keras-semantics`; OptimizerConfig::follow_keras): the Embedding
     // update's cost differs (TF2's row counts, Keras 3's squared slices, none for dense).
     EmbeddingUpdate keras_semantics = EmbeddingUpdate::TF2;
+    // Under mpirun: this process is one worker of several (MultiWorkerMirroredStrategy); `devices`
+    // are its own, the numbers the job's (global batch per step), and there is no scaling table.
+    WorkerCommunicator* workers = nullptr;
 };
 
 // Medians over the timed steps; a step's phase time is its slowest replica's.
@@ -108,6 +112,7 @@ FmaPeak measure_fma_peak(int threads, double seconds = 0.09);
 
 struct BenchResult {
     BenchConfig config;
+    int workers = 1;  // processes training together (mpirun -np K)
     std::string cpu;
     int cores = 0;
     // What the machine gives parallel work right now: the throughput of one copy of the model's

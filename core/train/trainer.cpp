@@ -63,6 +63,8 @@ const char* failure_kind(const std::exception_ptr& error) noexcept {
         return "data";
     } catch (const NanLossError&) {
         return "nan_loss";
+    } catch (const ClusterError&) {
+        return "cluster";
     } catch (...) {
         return "internal";
     }
@@ -241,7 +243,8 @@ std::optional<Metrics> Trainer::evaluate(MirroredStrategy& strategy, std::int64_
     steps_done = 0;
     // A stop is honoured between batches: a large validation set can take minutes, and a person who
     // asks to stop should not wait for it. The epoch then has no validation metrics and is not kept.
-    while (!stop_requested_) {
+    // Across workers every one runs every batch (they meet in each): a stop waits for the epoch's end.
+    while (strategy.workers() > 1 || !stop_requested_) {
         std::optional<Batch> batch = pipeline.next();
         if (!batch) return to_metrics(total);
         total += strategy.evaluate(batch->ids.data(), batch->labels.data(), batch->size);
@@ -327,11 +330,19 @@ void Trainer::check_config() {
 
 // The strategy built with the starting weights (and optimizer state when resuming), the input
 // pipeline, the callbacks; announces the run.
+std::unique_ptr<MirroredStrategy> Trainer::make_strategy() {
+    const MirroredStrategy::LogSink sink = [this](LogLevel level, const std::string& text) { log(level, text); };
+    StrategyPlan plan = plan_strategy(device_config_, *registry_, config_.all_reduce);
+    WorkerCommunicator* workers = cluster_.workers;
+    if (workers == nullptr || workers->size() <= 1) return std::make_unique<MirroredStrategy>(plan, *registry_, sink);
+    plan = plan_across_workers(std::move(plan), workers->size(), workers->rank(), workers->library());
+    return std::make_unique<MirroredStrategy>(plan, *registry_, sink, *workers);
+}
+
 void Trainer::prepare(FitRun& run) {
-    run.strategy = std::make_unique<MirroredStrategy>(plan_strategy(device_config_, *registry_, config_.all_reduce), *registry_,
-                                                      [this](LogLevel level, const std::string& text) { log(level, text); });
+    run.strategy = make_strategy();
     MirroredStrategy& strategy = *run.strategy;
-    const int replicas = strategy.replica_count();
+    const int replicas = strategy.global_replica_count();
     if (replicas > 1 && config_.batch_size % replicas != 0) {
         const auto shards = shard_sizes(config_.batch_size, replicas);
         std::string split;
@@ -360,6 +371,12 @@ void Trainer::prepare(FitRun& run) {
                        initial_weights_.empty() ? initial_weights(model_, config_.seed) : initial_weights_);
     }
     strategy.set_detailed_stats(config_.detailed_step_stats);
+    if (cluster_.perturb_weights_for_test && strategy.workers() > 1) {
+        strategy.perturb_weights_for_test();
+        log(LogLevel::Warning, "fault injection: worker " + std::to_string(cluster_.workers->rank()) +
+                                   " changed one of its weights (MIRRORLAB_FAULT_INJECTION_PERTURB_RANK); the "
+                                   "consistency check must stop this run");
+    }
     log(LogLevel::Info, "Optimizer: " + config_.optimizer.describe());
 
     add_callbacks(run);
@@ -401,7 +418,7 @@ void Trainer::add_callbacks(FitRun& run) {
 // The run's start as Keras' log says it, and where a resumed run picks up.
 void Trainer::announce(FitRun& run) {
     const MirroredStrategy& strategy = *run.strategy;
-    const int replicas = strategy.replica_count();
+    const int replicas = strategy.global_replica_count();
     TrainBeginEvent begin;
     begin.epochs = config_.epochs;
     begin.initial_epoch = run.first_epoch - 1;
@@ -409,7 +426,7 @@ void Trainer::announce(FitRun& run) {
     begin.validation_steps = run.validation_steps;
     begin.replicas = replicas;
     begin.global_batch = config_.batch_size;
-    begin.devices = strategy.device_names();
+    begin.devices = strategy.plan().global_device_names();
     begin.strategy = strategy.name();
     begin.all_reduce = run.all_reduce;
     begin.parameters = model_.total_params();
@@ -453,7 +470,8 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
     const std::int64_t first_step = epoch == run.first_epoch ? continue_checkpointed_epoch(run, pass) + 1 : 1;
     for (run.step = first_step; run.step <= run.steps; ++run.step) {
         bool was_paused = false;
-        if (!wait_if_paused(&was_paused)) {
+        // Across workers a stop is agreed on after each step (after_step_agreed), never here alone.
+        if (!wait_if_paused(&was_paused) && strategy.workers() == 1) {
             pass.stopped = true;
             break;
         }
@@ -483,6 +501,7 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
                                ") or check the data for extreme values.");
         }
         ++run.global_step;
+        check_workers_due(run);  // before a step's checkpoint can keep variables that drifted apart
         ++pass.steps_done;
         pass.running += step_result.counts;
         if (config_.emit_step_events) {
@@ -513,7 +532,7 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             publish(MemoryEvent{strategy.memory()});
             run.last_memory_event = Clock::now();
         }
-        if (stop_requested_) {
+        if (after_step_agreed(run)) {
             pass.stopped = true;
             break;
         }
@@ -569,13 +588,15 @@ bool Trainer::end_epoch(FitRun& run, int epoch, const EpochPass& pass, FinishedE
     publish(MemoryEvent{run.strategy->memory()});
     keep_weights(run.strategy.get());
 
+    // Before any checkpoint keeps them: every worker's variables are still the same.
+    run.strategy->check_workers_agree(run.global_step);
     FitContext context = context_for(run);
     for (auto& callback : run.callbacks) callback->on_epoch_end(context, record);
     if (context.stop_training) {
         finished.reason = context.stop_reason;
         return false;
     }
-    if (stop_requested_) {
+    if (run.strategy->any_worker(stop_requested_)) {
         finished.reason = FinishReason::StoppedByUser;
         finished.stop = StopPoint{StopPhase::BetweenEpochs, epoch, pass.steps_done, run.steps, 0, 0};
         return false;
@@ -598,7 +619,7 @@ FitContext Trainer::context_for(FitRun& run) {
         state.optimizer_state = run.strategy->optimizer_state();
         state.optimizer_slots = run.strategy->optimizer_slots();
         for (const auto& callback : run.callbacks) state.callbacks[callback->name()] = callback->state();
-        state.replicas = run.strategy->replica_count();
+        state.replicas = run.strategy->global_replica_count();
         return state;
     };
     return context;
@@ -682,5 +703,14 @@ FitResult Trainer::fail(FitRun& run, std::string kind, std::string reason) {
     result.failed = FailedEvent{std::move(kind), std::move(reason), run.epoch, run.step};
     return result;
 }
+
+void Trainer::check_workers_due(FitRun& run) {
+    const std::int64_t every = cluster_.consistency_check_every_steps;
+    if (run.strategy->workers() > 1 && every > 0 && run.global_step % every == 0) {
+        run.strategy->check_workers_agree(run.global_step);
+    }
+}
+
+bool Trainer::after_step_agreed(FitRun& run) { return run.strategy->any_worker(stop_requested_); }
 
 }  // namespace mirrorlab

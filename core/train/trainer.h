@@ -19,6 +19,7 @@
 #include "core/data/train_data.h"
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
+#include "core/distribute/worker_communicator.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "core/train/callbacks.h"
@@ -54,6 +55,18 @@ struct TrainConfig {
 };
 
 
+// A multi-worker run (MultiWorkerMirroredStrategy): this process is one of several workers that
+// train one model together, each with the same data, settings and --devices.
+struct ClusterOptions {
+    WorkerCommunicator* workers = nullptr;  // null or one worker: a single-process run
+    // The workers compare their variables' checksums every this many steps (and before every
+    // epoch's callbacks, so no checkpoint keeps variables that drifted apart); 0: only then.
+    std::int64_t consistency_check_every_steps = 100;
+    // Fault injection for tests only: this worker changes one of its weights after building its
+    // replicas, so the first consistency check must stop the run.
+    bool perturb_weights_for_test = false;
+};
+
 struct FitResult {
     bool ok = false;
     std::optional<FinishedEvent> finished;
@@ -79,6 +92,8 @@ public:
     // Run after the built-in callbacks (the overfitting monitor, early stopping) at each epoch's
     // end, in the order added: checkpoints, recorders.
     void add_callback(std::shared_ptr<Callback> callback) { extra_callbacks_.push_back(std::move(callback)); }
+    // Train as one worker of several (before start()/run()).
+    void set_cluster(ClusterOptions cluster) { cluster_ = cluster; }
 
     // Fit on the calling thread. Never throws: every failure, including one while reporting a
     // failure, ends as FitResult::failed.
@@ -125,6 +140,11 @@ private:
     bool wait_if_paused(bool* was_paused = nullptr);  // false when asked to stop
     // The validation metrics, or nothing when a stop was asked for; `steps_done` counts the batches run.
     std::optional<Metrics> evaluate(MirroredStrategy& strategy, std::int64_t& steps_done);
+    std::unique_ptr<MirroredStrategy> make_strategy();
+    // Across workers: compares their variables every ClusterOptions::consistency_check_every_steps.
+    void check_workers_due(FitRun& run);
+    // After a step: stop when a stop was asked of any worker (all workers agree). True to stop.
+    bool after_step_agreed(FitRun& run);
 
     Model model_;
     DeviceConfig device_config_;
@@ -135,6 +155,7 @@ private:
     std::vector<float> initial_weights_;
     std::optional<TrainingState> resume_;
     std::vector<std::shared_ptr<Callback>> extra_callbacks_;
+    ClusterOptions cluster_;
 
     std::thread thread_;
     std::atomic<bool> running_{false};
