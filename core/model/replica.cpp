@@ -305,28 +305,31 @@ std::vector<float> ModelReplica::layer_output(std::size_t index, std::int32_t ba
     return host;
 }
 
-void ModelReplica::apply_update_if_finite(const OptimizerStep& step) {
-    backend_.step_check_finite(gradients_.view());
+template <typename Update>
+void ModelReplica::for_each_variable_update(Update&& update) {
     for (auto& buffers : layers_) {
         for (std::size_t v = 0; v < buffers.variables.size(); ++v) {
-            backend_.step_apply_update(step, buffers.variables[v], buffers.grad_variables[v],
-                                       layout_.optimizer_slots >= 1 ? buffers.slot0[v] : TensorView{},
-                                       layout_.optimizer_slots >= 2 ? buffers.slot1[v] : TensorView{},
-                                       v == 0 ? buffers.embedding_stats : IndexedSlicesViews{});
+            update(buffers.variables[v], buffers.grad_variables[v],
+                   layout_.optimizer_slots >= 1 ? buffers.slot0[v] : TensorView{},
+                   layout_.optimizer_slots >= 2 ? buffers.slot1[v] : TensorView{},
+                   v == 0 ? buffers.embedding_stats : IndexedSlicesViews{});
         }
     }
 }
 
+void ModelReplica::apply_update_if_finite(const OptimizerStep& step) {
+    backend_.step_check_finite(gradients_.view());
+    for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
+                                 const TensorView& slot1, const IndexedSlicesViews& sparse) {
+        backend_.step_apply_update(step, weights, grads, slot0, slot1, sparse);
+    });
+}
+
 void ModelReplica::apply_update(const OptimizerStep& step) {
-    for (auto& buffers : layers_) {
-        for (std::size_t v = 0; v < buffers.variables.size(); ++v) {
-            // Only the Embedding's table (its variable 0) has IndexedSlices statistics.
-            backend_.apply_update(step, buffers.variables[v], buffers.grad_variables[v],
-                                  layout_.optimizer_slots >= 1 ? buffers.slot0[v] : TensorView{},
-                                  layout_.optimizer_slots >= 2 ? buffers.slot1[v] : TensorView{},
-                                  v == 0 ? buffers.embedding_stats : IndexedSlicesViews{});
-        }
-    }
+    for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
+                                 const TensorView& slot1, const IndexedSlicesViews& sparse) {
+        backend_.apply_update(step, weights, grads, slot0, slot1, sparse);
+    });
 }
 
 }  // namespace mirrorlab

@@ -94,6 +94,10 @@ public:
     void apply_update(const OptimizerStep& step);
 
 private:
+    // Calls `update(weights, grads, slot0, slot1, sparse)` for every variable, in order, with the
+    // slots its optimizer has (only the Embedding's table, its variable 0, has IndexedSlices statistics).
+    template <typename Update>
+    void for_each_variable_update(Update&& update);
     struct LayerBuffers {
         Tensor output;       // [max_batch, output_shape...]; empty for Flatten (a view of its input)
         Tensor grad_output;  // same shape
