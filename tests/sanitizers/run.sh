@@ -74,6 +74,9 @@ tsan_flags="-fsanitize=thread -fno-omit-frame-pointer"
 # (fuzz_regressions_fuzz_keras replays such files; the fuzz scripts set the same).
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1:print_summary=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
+# Instrumented code runs several times slower: a Qt Test function (the emulated GPU's mirrored steps
+# in test_gpu_step_budget, for one) may take longer than QtTest's default 5 minutes on 2 loaded cores.
+export QTEST_FUNCTION_TIMEOUT=1200000
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
 # Qt is not built with TSan: ignore_noninstrumented_modules=1 stops TSan from judging what Qt does
 # inside its own libraries, and tsan.supp hides the hand-over of queued calls (see that file).
