@@ -787,6 +787,26 @@ void TestTrainer::detailedStatsAreSampled() {
     QVERIFY(steps_per_epoch > 4);
     QCOMPARE(detailed, (std::vector<std::int64_t>{1, 4, steps_per_epoch, 2 * steps_per_epoch}));
 
+    // A pause resumed before the loop got to wait for it (a quick "next step", or a resume that
+    // beats a slow training thread) still makes the next step the first after a pause.
+    EventLog quick_log;
+    Trainer quick(small_model(), DeviceConfig::parse("cpu:2"), config, data);
+    quick.set_event_sink(quick_log.sink());
+    quick_log.set_hook([&](const Event& event) {
+        if (const auto* step = std::get_if<StepEndEvent>(&event); step != nullptr && step->global_step == 3) {
+            quick.pause();
+            quick.resume();
+        }
+    });
+    quick.start();
+    quick.wait();
+    QVERIFY(quick.result().ok);
+    std::vector<std::int64_t> quick_detailed;
+    for (const StepEndEvent& step : quick_log.of<StepEndEvent>()) {
+        if (step.replicas.front().weights_checksum != 0) quick_detailed.push_back(step.global_step);
+    }
+    QCOMPARE(quick_detailed, detailed);
+
     config.detailed_step_stats_interval_ms = 0.0;
     config.epochs = 1;
     EventLog every_log;

@@ -158,6 +158,7 @@ void Trainer::wait() {
 void Trainer::pause() {
     std::lock_guard lock(mutex_);
     paused_ = true;
+    paused_since_last_step_ = true;
 }
 
 void Trainer::resume() {
@@ -195,7 +196,8 @@ FitResult Trainer::result() const {
 
 bool Trainer::wait_if_paused(bool* was_paused) {
     std::unique_lock lock(mutex_);
-    if (was_paused != nullptr) *was_paused = paused_;
+    if (was_paused != nullptr) *was_paused = paused_ || paused_since_last_step_;
+    paused_since_last_step_ = false;
     pause_cv_.wait(lock, [this] { return !paused_ || stop_requested_; });
     return !stop_requested_;
 }

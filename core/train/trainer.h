@@ -163,6 +163,10 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable pause_cv_;
     bool paused_ = false;
+    // A pause asked for since the last step began, even when resume() came before the loop got to
+    // wait for it: the next step is still "the first after a pause" (its detailed statistics are
+    // taken), however quickly the caller resumed.
+    bool paused_since_last_step_ = false;
     History history_;
     std::vector<float> weights_;
     FitResult result_;
