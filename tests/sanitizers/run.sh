@@ -160,7 +160,7 @@ run_tests() {
   if ((failed > 0)); then
     # The failing suites' output: the sanitizer report and its stack.
     sed -n '/The following tests FAILED/,$p' "$log" >&2
-    grep -n -E 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' "$log" | head -n 20 >&2 || true
+    grep -n -E 'ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer|FAIL!|QFATAL|   Loc: |Timeout|Exception|Subprocess aborted' "$log" | head -n 40 >&2 || true
     echo "  full output: $log" >&2
   fi
 }

@@ -295,6 +295,9 @@ void DataPanel::cancelLoad() {
 void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error,
                          int generation) {
     if (generation != load_generation_) return;  // cancelled: the panel has moved on
+    // This generation's loader posted this call as its last act: joining it costs nothing and
+    // orders its writes to the data set before every read here, where ThreadSanitizer sees it.
+    if (worker_.joinable()) worker_.join();
     loading_ = false;
     load_button_->setText(tr("Load"));
     if (!error.isEmpty()) {
