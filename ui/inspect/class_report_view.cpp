@@ -302,13 +302,14 @@ void ClassReportView::evaluate(std::shared_ptr<const Model> model, std::shared_p
         } catch (const std::exception& error) {
             outcome.error = QString::fromStdString(error.what());
         }
-        // The GUI thread joins this thread before it reads the outcome: posting the call is this
-        // thread's last act, so the join costs nothing, and it orders the worker's writes before the
-        // reads where ThreadSanitizer sees it (Qt's event-queue lock is invisible to it).
+        // The GUI thread joins this thread before it reads a current outcome: posting the call is
+        // this thread's last act, so the join costs nothing, and it orders the worker's writes before
+        // the reads where ThreadSanitizer sees it (Qt's event-queue lock is invisible to it). A
+        // superseded outcome is only dropped: worker_ may be a newer evaluation by then.
         QMetaObject::invokeMethod(
             this,
             [this, outcome = std::move(outcome)] {
-                if (worker_.joinable()) worker_.join();
+                if (outcome.generation == generation_ && worker_.joinable()) worker_.join();
                 showOutcome(outcome);
             },
             Qt::QueuedConnection);
