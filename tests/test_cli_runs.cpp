@@ -77,7 +77,10 @@ void TestCliRuns::killedRunIsInterruptedAndResumes() {
     LiveCli live(with_store(store, {"train", "--data", "synthetic:3000:100", "--devices", "cpu:2", "--epochs", "40", "--json",
                                     "--checkpoint-every", "10"}));
     QVERIFY(live.started());
-    QVERIFY2(live.wait_until([&] { return live.out().count(QStringLiteral("\"type\":\"epoch_end\"")) >= 2; }), qPrintable(live.err()));
+    // Two epochs take seconds in a normal build; under ASan on two loaded cores they took over the
+    // default two minutes, so this wait allows ten (a limit for a hang, not a speed check).
+    QVERIFY2(live.wait_until([&] { return live.out().count(QStringLiteral("\"type\":\"epoch_end\"")) >= 2; }, 600000),
+             qPrintable(live.err()));
     QTest::qWait(700);  // past a commit of the third epoch's first steps
     QVERIFY(live.send(SIGKILL));
     const CliResult killed = live.finish();
