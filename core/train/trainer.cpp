@@ -196,7 +196,7 @@ FitResult Trainer::result() const {
 
 bool Trainer::wait_if_paused(bool* was_paused) {
     std::unique_lock lock(mutex_);
-    if (was_paused != nullptr) *was_paused = paused_ || paused_since_last_step_;
+    if (was_paused != nullptr) *was_paused = paused_since_last_step_;  // set by every pause(), so also while paused_
     paused_since_last_step_ = false;
     pause_cv_.wait(lock, [this] { return !paused_ || stop_requested_; });
     return !stop_requested_;
