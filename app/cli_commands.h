@@ -15,6 +15,7 @@ Command add_layers_command(CLI::App& app);   // the layer types a model file may
 Command add_data_command(CLI::App& app);     // a data set's statistics and a few decoded samples
 Command add_train_command(CLI::App& app);    // cli_train.cpp: train, print Keras progress or JSON events
 Command add_bench_command(CLI::App& app);    // cli_bench.cpp: time the reference workload
+Command add_whatif_command(CLI::App& app);   // cli_whatif.cpp: predict scaling from bench results
 
 // A --model option on `command`; model() is the file it names, or the tutorial's model without it.
 class ModelOption {

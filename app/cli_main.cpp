@@ -11,6 +11,6 @@ int main(int argc, char** argv) {
     const std::vector<Command> commands = {add_devices_command(app), add_summary_command(app), add_layers_command(app),
                                            add_train_command(app),   add_bench_command(app),   add_data_command(app),
                                            add_runs_command(app),    add_evaluate_command(app), add_predict_command(app),
-                                           add_export_command(app),  add_import_command(app)};
+                                           add_export_command(app),  add_import_command(app),   add_whatif_command(app)};
     return run(app, commands, argc, argv);
 }

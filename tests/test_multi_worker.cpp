@@ -262,6 +262,38 @@ private slots:
         QCOMPARE(result.at("run").at("replicas").as_int64(), std::int64_t{2});
         QVERIFY(result.at("run").at("samples_per_second").as_double() > 0.0);
         QVERIFY2(result.at("scaling").as_array().empty(), "a scaling table under mpirun");
+        // The link probe the what-if model calibrates from: six sizes, timings growing with them.
+        const json::Value& probe = result.at("link_probe");
+        const auto& samples = probe.at("samples").as_array();
+        QCOMPARE(samples.size(), std::size_t{6});
+        QVERIFY(samples.back().at("seconds").as_double() > samples.front().at("seconds").as_double());
+        QVERIFY(probe.at("gbytes_per_second").as_double() > 0.0);
+        QVERIFY(probe.at("latency_us").as_double() >= 0.0);
+
+        // `whatif` from it and a one-replica bench predicts the 2- and 3-worker steps over that link.
+        QTemporaryDir folder;
+        QFile two(folder.filePath(QStringLiteral("two.json")));
+        QVERIFY(two.open(QIODevice::WriteOnly));
+        two.write(ran.out.toUtf8());
+        two.close();
+        const Ran one = run(cli(), {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",
+                                    "--scaling", "0", "--json"});
+        QVERIFY2(one.exit_code == 0, qPrintable(describe(one)));
+        QFile single(folder.filePath(QStringLiteral("one.json")));
+        QVERIFY(single.open(QIODevice::WriteOnly));
+        single.write(one.out.toUtf8());
+        single.close();
+        const Ran whatif = run(cli(), {"whatif", "--calibration", single.fileName(), "--calibration", two.fileName(), "--workers",
+                                       "1,2,3", "--json"});
+        QVERIFY2(whatif.exit_code == 0, qPrintable(describe(whatif)));
+        const json::Value prediction = json::parse(whatif.out.toStdString());
+        QCOMPARE(prediction.at("inter_link").at("name").as_string(), std::string("shared memory (measured)"));
+        const auto& rows = prediction.at("predictions").as_array();
+        QCOMPARE(rows.size(), std::size_t{3});
+        QCOMPARE(rows[0].at("inter_all_reduce_ms").as_double(), 0.0);
+        QVERIFY(rows[1].at("inter_all_reduce_ms").as_double() > 0.0);
+        QVERIFY(rows[2].at("inter_all_reduce_ms").as_double() > rows[1].at("inter_all_reduce_ms").as_double());
+        QCOMPARE(rows[2].at("per_device_batch").as_int64(), std::int64_t{11});  // 32 over 3: 11 + 11 + 10
     }
 
     // A run of 2 workers resumed from its checkpoint on 3 workers continues exactly as the same

@@ -136,6 +136,7 @@ BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& 
                 slowest.allreduce_ms = std::max(slowest.allreduce_ms, replica.allreduce_ms);
                 slowest.update_ms = std::max(slowest.update_ms, replica.update_ms);
             }
+            run.gradient_bytes = step->gradient_bytes;
             step_ms.push_back(step->step_time_ms);
             data_ms.push_back(slowest.data_wait_ms);
             forward_ms.push_back(slowest.forward_ms);
@@ -446,6 +447,15 @@ BenchResult run_bench(const BenchConfig& config,
     if (config.workers != nullptr) result.workers = config.workers->size();
     const int saved_limit = ThreadPool::instance().limit();
 
+    // The what-if model's calibration: before training, while every worker is at the same point.
+    result.add_gbytes_per_second = measure_add_gbytes_per_second();
+    if (config.workers != nullptr && config.workers->size() > 1) {
+        say("bench: timing the link between the workers...");
+        result.link_samples = probe_worker_link(*config.workers);
+        result.link = fit_link(result.link_samples, "between these " + std::to_string(config.workers->size()) +
+                                                        " workers (measured)");
+    }
+
     RunSettings main_run;
     main_run.devices = config.devices;
     main_run.threads = threads;
@@ -539,6 +549,7 @@ std::string bench_to_json(const BenchResult& result) {
     phases["other_ms"] = r.phases.other_ms;
     run["phases"] = std::move(phases);
     run["peak_rss_mib"] = r.peak_rss_mib;
+    run["gradient_bytes"] = r.gradient_bytes;
     run["final_loss"] = r.final_loss;
     root["run"] = std::move(run);
     Value scaling = Value::array();
@@ -554,6 +565,22 @@ std::string bench_to_json(const BenchResult& result) {
     }
     root["scaling"] = std::move(scaling);
     root["scaling_rounds"] = result.scaling_rounds;
+    root["add_gbytes_per_second"] = result.add_gbytes_per_second;
+    if (!result.link_samples.empty()) {
+        Value probe = Value::object();
+        Value samples = Value::array();
+        for (const LinkSample& sample : result.link_samples) {
+            Value entry = Value::object();
+            entry["bytes_per_worker"] = sample.bytes_per_worker;
+            entry["participants"] = sample.participants;
+            entry["seconds"] = sample.seconds;
+            samples.push_back(std::move(entry));
+        }
+        probe["samples"] = std::move(samples);
+        probe["latency_us"] = result.link.latency_us;
+        probe["gbytes_per_second"] = result.link.gbytes_per_second;
+        root["link_probe"] = std::move(probe);
+    }
     return json::dump(root, 2);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/distribute/step_cost_model.h"
 #include "core/distribute/worker_communicator.h"
 #include "core/optim/optimizer.h"
 
@@ -63,6 +64,7 @@ struct BenchRun {
     std::vector<double> epoch_seconds_each;
     PhaseTimes phases;
     double peak_rss_mib = 0.0;  // of this run alone where the kernel can reset the peak
+    std::int64_t gradient_bytes = 0;  // one replica's all-reduced buffer
     double final_loss = 0.0;    // training loss of the last epoch (a sanity check)
 };
 
@@ -144,7 +146,13 @@ struct BenchResult {
     double data_rss_mib = 0.0;
     double process_peak_rss_mib = 0.0;
     std::vector<ScalingRow> scaling;
-    int scaling_rounds = 0;  // each row was measured once per round, interleaved with the others
+    int scaling_rounds = 0;
+    // For the what-if scaling model (mirrorlab-cli whatif): how fast this thread adds gradients
+    // (GB/s of one operand), and under mpirun the link probe between the workers (timed
+    // all-gathers before training) with the α-β line fitted to it.
+    double add_gbytes_per_second = 0.0;
+    std::vector<LinkSample> link_samples;
+    LinkModel link;  // empty name: no probe (one worker)  // each row was measured once per round, interleaved with the others
 };
 
 // Runs the benchmark; `progress` gets a line per finished part. Throws mirrorlab::Error for

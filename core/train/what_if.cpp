@@ -1,0 +1,188 @@
+#include "core/train/what_if.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/util/error.h"
+#include "core/util/json.h"
+
+namespace mirrorlab {
+
+namespace {
+
+double number_or(const json::Value& object, std::string_view key, double fallback) {
+    const json::Value* value = object.find(key);
+    return value != nullptr && value->is_number() ? value->as_double() : fallback;
+}
+
+// The host's figures, from whichever run measured them (the first that did wins).
+void take_host(ComputeProfile& profile, const std::string& device, int cores, double parallel_capacity,
+               double add_gbytes_per_second, double gradient_bytes, bool& have_host) {
+    if (gradient_bytes > 0.0 && !(profile.gradient_bytes > 0.0)) profile.gradient_bytes = gradient_bytes;
+    if (add_gbytes_per_second > 0.0 && !have_host) profile.add_gbytes_per_second = add_gbytes_per_second;
+    if (have_host) return;
+    profile.device = device;
+    profile.cores_per_host = std::max(1, cores);
+    // Not measured (a bench without its scaling table): assume every core is a whole core.
+    profile.parallel_capacity = parallel_capacity > 0.0 ? parallel_capacity : profile.cores_per_host;
+    have_host = true;
+}
+
+// The bench's independent one-thread trainings on every core at once (its scaling table's last
+// row): each trained a shard of the global batch, together at this many samples/s.
+std::optional<WhatIfCalibration::IndependentRun> independent_run(const json::Value& root) {
+    if (const json::Value* rows = root.find("scaling"); rows != nullptr && rows->is_array()) {
+        for (const json::Value& row : rows->as_array()) {
+            const json::Value* independent = row.find("independent_copies");
+            const int copies = static_cast<int>(number_or(row, "replicas", 0));
+            if (independent != nullptr && independent->is_bool() && independent->as_bool() && copies > 1 &&
+                copies == static_cast<int>(number_or(root, "cores", -1))) {
+                const double shard = std::max(1.0, std::floor(number_or(root, "batch_size", 32) / copies));
+                return WhatIfCalibration::IndependentRun{copies, shard, number_or(row, "samples_per_second", 0)};
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// The bandwidth that makes `algorithm` over `participants` take `seconds` for `bytes`, with the
+// latency and add speed given; 0 when the latency alone already explains the time.
+double bandwidth_from(CollectiveAlgorithm algorithm, int participants, double bytes, double seconds,
+                      double latency_us, double add_gbytes_per_second) {
+    LinkModel instant{"", latency_us, 1e12, ""};
+    const double fixed = all_reduce_seconds(algorithm, participants, bytes, instant, add_gbytes_per_second);
+    LinkModel unit{"", 0.0, 1.0, ""};  // 1 GB/s, no latency, no adding: the bandwidth term's weight
+    const double per_gbps = all_reduce_seconds(algorithm, participants, bytes, unit, 1e12);
+    return seconds > fixed ? per_gbps / (seconds - fixed) : 0.0;
+}
+
+}  // namespace
+
+void add_bench_result(WhatIfCalibration& calibration, const BenchResult& result, const std::string& name) {
+    add_bench_json(calibration, bench_to_json(result), name);
+}
+
+void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text, const std::string& name) {
+    const json::Value root = json::parse(json_text, name);
+    if (!root.is_object() || !root.contains("run") || !root.contains("workers"))
+        throw Error(name + ": not a bench result (run `mirrorlab-cli bench --json` and save what it prints)");
+    const json::Value& run = root.at("run");
+    const int workers = static_cast<int>(number_or(root, "workers", 1));
+    const int replicas = static_cast<int>(number_or(run, "replicas", 0));
+    bool used = false;
+    if (workers == 1 && replicas == 1) {
+        const json::Value& phases = run.at("phases");
+        ComputeSample sample;
+        sample.per_replica_batch = number_or(root, "batch_size", 32);
+        sample.compute_ms = number_or(phases, "forward_ms", 0) + number_or(phases, "backward_ms", 0);
+        sample.update_ms = number_or(phases, "update_ms", 0);
+        sample.other_ms = number_or(phases, "data_wait_ms", 0) + number_or(phases, "other_ms", 0) +
+                          number_or(phases, "allreduce_ms", 0);
+        if (!(sample.compute_ms > 0.0)) throw Error(name + ": the bench result has no forward and backward times");
+        sample.samples_per_second = number_or(run, "samples_per_second", 0);
+        calibration.compute_samples.push_back(sample);
+        std::string device = "CPU";
+        if (const json::Value* cpu = root.find("cpu"); cpu != nullptr && cpu->is_string()) device = cpu->as_string();
+        if (const json::Value* isa = root.find("kernel_isa"); isa != nullptr && isa->is_string() && !isa->as_string().empty())
+            device += " (" + isa->as_string() + ")";
+        if (auto independent = independent_run(root)) calibration.independent = independent;
+        take_host(calibration.profile, device, static_cast<int>(number_or(root, "cores", 1)),
+                  number_or(root, "parallel_capacity", 0), number_or(root, "add_gbytes_per_second", 0),
+                  number_or(run, "gradient_bytes", 0), calibration.host_known);
+        used = true;
+    }
+    if (const json::Value* probe = root.find("link_probe"); probe != nullptr && probe->is_object()) {
+        std::vector<LinkSample> samples;
+        for (const json::Value& entry : probe->at("samples").as_array()) {
+            samples.push_back({number_or(entry, "bytes_per_worker", 0), static_cast<int>(number_or(entry, "participants", 2)),
+                               number_or(entry, "seconds", 0)});
+        }
+        calibration.measured_link = fit_link(samples, "shared memory (measured)");
+        calibration.measured_link->source = "probe of " + std::to_string(workers) + " workers in " + name;
+        if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = number_or(run, "gradient_bytes", 0);
+        used = true;
+    }
+    if (!used)
+        throw Error(name + ": a bench of " + std::to_string(workers) + " worker(s) x " + std::to_string(replicas) +
+                    " replica(s) without a link probe calibrates nothing: give a one-replica run "
+                    "(`bench --devices cpu`) or a multi-worker one (`mpirun -np 2 ... bench`)");
+    calibration.sources.push_back(name);
+}
+
+void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment,
+                            std::int64_t gradient_bytes, int cores, double parallel_capacity) {
+    const ScalingPoint* single = nullptr;
+    for (const ScalingPoint& point : experiment.points) {
+        if (point.replicas == 1) single = &point;
+    }
+    if (single == nullptr || !(single->compute_ms > 0.0))
+        throw Error("the scaling experiment has no measured one-replica row to calibrate from");
+    const bool cpu = experiment.devices.rfind("cpu", 0) == 0;
+    take_host(calibration.profile, cpu ? "CPU" : "GPU", cores, parallel_capacity, measure_add_gbytes_per_second(),
+              static_cast<double>(gradient_bytes), calibration.host_known);
+    calibration.profile.shares_host_cores = cpu;
+    calibration.profile.intra_link = *find_standard_link("shared memory");
+    for (const ScalingPoint& point : experiment.points) {
+        if (point.shards.empty() || !(point.compute_ms > 0.0)) continue;
+        const double slowdown = cpu ? core_sharing_slowdown(point.replicas, calibration.profile.cores_per_host,
+                                                            calibration.profile.parallel_capacity)
+                                    : 1.0;
+        ComputeSample sample;
+        sample.per_replica_batch = *std::max_element(point.shards.begin(), point.shards.end());
+        sample.compute_ms = point.compute_ms / slowdown;
+        sample.other_ms = single->other_ms;  // the update is in `other` here
+        calibration.compute_samples.push_back(sample);
+        if (point.replicas > 1 && point.communication_ms > 0.0 && gradient_bytes > 0) {
+            const CollectiveAlgorithm algorithm =
+                point.all_reduce == "ring" ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::ReduceToOne;
+            const double gbps = bandwidth_from(algorithm, point.replicas, static_cast<double>(gradient_bytes),
+                                               point.communication_ms * 1e-3, calibration.profile.intra_link.latency_us,
+                                               calibration.profile.add_gbytes_per_second);
+            if (gbps > 0.0) {
+                calibration.profile.intra_link.name = "one process's replicas (measured)";
+                calibration.profile.intra_link.gbytes_per_second = gbps;
+                calibration.profile.intra_link.source =
+                    "the " + std::to_string(point.replicas) + "-replica row's all-reduce of experiment " +
+                    std::to_string(experiment.id);
+            }
+        }
+    }
+    calibration.sources.push_back("scaling experiment " + std::to_string(experiment.id));
+}
+
+void finish_calibration(WhatIfCalibration& calibration) {
+    if (calibration.profile.intra_link.name.empty()) calibration.profile.intra_link = *find_standard_link("shared memory");
+    fit_compute(calibration.profile, calibration.compute_samples);
+    // The host's capacity for this very work, where a run measured it: the independent trainings'
+    // throughput over one training alone at the same shard size. Better than the kernel probe's,
+    // which runs in cache and misses the memory traffic parallel trainings share.
+    if (calibration.independent && calibration.independent->copies == calibration.profile.cores_per_host) {
+        for (const ComputeSample& sample : calibration.compute_samples) {
+            if (sample.per_replica_batch == calibration.independent->shard && sample.samples_per_second > 0.0) {
+                calibration.profile.parallel_capacity = calibration.independent->samples_per_second / sample.samples_per_second;
+                calibration.capacity_source = "independent trainings at batch " +
+                                              std::to_string(static_cast<int>(sample.per_replica_batch));
+            }
+        }
+    }
+    if (!(calibration.profile.gradient_bytes > 0.0))
+        throw Error("the calibration does not say how many bytes a gradient has: use a bench result of this version");
+}
+
+std::vector<StepPrediction> predict_range(const ComputeProfile& profile, ClusterShape shape,
+                                          const std::vector<int>& worker_counts,
+                                          const std::vector<std::int64_t>& global_batches, bool all_on_one_host) {
+    std::vector<StepPrediction> rows;
+    for (int workers : worker_counts) {
+        for (std::int64_t batch : global_batches) {
+            shape.workers = workers;
+            shape.global_batch = batch;
+            shape.workers_per_host = all_on_one_host ? workers : 1;
+            rows.push_back(predict_step(profile, shape));
+        }
+    }
+    return rows;
+}
+
+}  // namespace mirrorlab
