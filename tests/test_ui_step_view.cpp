@@ -11,6 +11,7 @@
 #include <QDockWidget>
 #include <QPushButton>
 #include <QSettings>
+#include <QTabWidget>
 #include <QTemporaryDir>
 
 #include <functional>
@@ -22,6 +23,7 @@
 #include "ui/common/translation.h"
 #include "ui/main_window.h"
 #include "ui/teaching/scaling_panel.h"
+#include "ui/teaching/what_if_panel.h"
 #include "ui/teaching/step_view.h"
 #include "ui/teaching/timeline_view.h"
 #include "ui/training/training_controller.h"
@@ -299,6 +301,79 @@ private slots:
         QCOMPARE(view.stepsSeen(), std::int64_t{4});
     }
 
+    // The "What if" tab: calibrated by the experiment, it predicts clusters that are not here, and
+    // the efficiency chart draws the model beside the measured points.
+    void scalingPanelPredictsClustersNotHere() {
+        ScalingPanel panel;
+        panel.resize(1400, 800);
+        panel.show();
+        WhatIfPanel* what_if = panel.whatIf();
+        QVERIFY(!what_if->calibrated());
+        QVERIFY2(what_if->statusText().contains(QStringLiteral("Run a scaling experiment")), qPrintable(what_if->statusText()));
+        QCOMPARE(what_if->tableRowCount(), 0);
+
+        ScalingSetup s;
+        s.model = *small_model();
+        s.data = make_train_data(*small_data(), 60);
+        s.devices = DeviceConfig::parse("cpu:2");
+        s.config.batch_size = 32;
+        s.config.seed = 9;
+        s.config.prefetch_batches = 1;
+        s.warmup_steps = 1;
+        panel.setMaxReplicas(2);
+        panel.setSteps(4);
+        QVERIFY(panel.start(s));
+        QVERIFY(panel.waitForFinished(60000));
+        QVERIFY2(what_if->calibrated(), qPrintable(what_if->statusText()));
+        QVERIFY2(what_if->statusText().contains(QStringLiteral("scaling experiment 1")), qPrintable(what_if->statusText()));
+        // Up to 8 workers of one device, global batch 32: 1, 2, 3, 4, 6, 8 workers.
+        QCOMPARE(what_if->tableRowCount(), 6);
+        const auto& rows = what_if->predictions();
+        QCOMPARE(rows.front().shape.workers, 1);
+        QVERIFY(std::abs(rows.front().efficiency - 1.0) < 1e-9);
+        QCOMPARE(rows.back().shape.workers, 8);
+        QCOMPARE(rows.back().per_device_batch, std::int64_t{4});
+        QVERIFY(rows.back().inter_all_reduce_ms > 0.0);
+        QStringList names;
+        for (QAbstractSeries* series : panel.efficiencyChart()->series()) names << series->name();
+        QVERIFY2(names.contains(QStringLiteral("model, one process")), qPrintable(names.join(", ")));
+        QVERIFY2(names.filter(QStringLiteral("what if")).size() == 1, qPrintable(names.join(", ")));
+
+        // A slower link between the workers: the 8-worker row scales worse.
+        QVERIFY(what_if->setLink(QStringLiteral("NVLink 4")));
+        const double fast = what_if->predictions().back().efficiency;
+        QVERIFY(what_if->setLink(QStringLiteral("1 GbE")));
+        QVERIFY(what_if->predictions().back().efficiency < fast);
+        QVERIFY(!what_if->setLink(QStringLiteral("carrier pigeon")));
+        // Workers that would get no sample are not offered: 4 devices each, global batch 8.
+        what_if->setDevicesPerWorker(4);
+        what_if->setGlobalBatch(8);
+        QCOMPARE(what_if->tableRowCount(), 2);
+
+        // Bench results: a wrong file is named and changes nothing; a multi-worker result adds the
+        // measured link and selects it.
+        QTemporaryDir dir;
+        const QString wrong = dir.filePath(QStringLiteral("model.json"));
+        QFile wrong_file(wrong);
+        QVERIFY(wrong_file.open(QIODevice::WriteOnly));
+        wrong_file.write(R"({"name": "a model"})");
+        wrong_file.close();
+        QString error;
+        QVERIFY(!what_if->addBenchResults({wrong}, &error));
+        QVERIFY2(error.contains(QStringLiteral("model.json")) && error.contains(QStringLiteral("not a bench result")), qPrintable(error));
+        QVERIFY(what_if->calibrated());
+        const QString probe = dir.filePath(QStringLiteral("two.json"));
+        QFile probe_file(probe);
+        QVERIFY(probe_file.open(QIODevice::WriteOnly));
+        probe_file.write(R"({"workers": 2, "run": {"replicas": 2, "gradient_bytes": 1331424}, "link_probe": {"samples": [)"
+                         R"({"bytes_per_worker": 8, "participants": 2, "seconds": 0.000003},)"
+                         R"({"bytes_per_worker": 1048576, "participants": 2, "seconds": 0.000213}]}})");
+        probe_file.close();
+        QVERIFY2(what_if->addBenchResults({probe}, &error), qPrintable(error));
+        QCOMPARE(what_if->linkName(), QStringLiteral("measured"));
+        QVERIFY(what_if->calibration().measured_link.has_value());
+    }
+
     void scalingPanelRunsAndComparesExperiments() {
         ScalingPanel panel;
         panel.resize(1400, 800);
@@ -420,6 +495,14 @@ private slots:
         QVERIFY(panel.waitForFinished(600000));
         QTest::qWait(300);
         QVERIFY(panel.grab().save(dir + QStringLiteral("/scaling.png")));
+        // The What-if tab on the same experiments: 16 workers of one replica over 10 GbE.
+        auto* tabs = panel.findChild<QTabWidget*>(QStringLiteral("scalingTabs"));
+        QVERIFY(tabs != nullptr);
+        tabs->setCurrentIndex(1);
+        panel.whatIf()->setWorkers(16);
+        QVERIFY(panel.whatIf()->setLink(QStringLiteral("10 GbE")));
+        QTest::qWait(300);
+        QVERIFY(panel.grab().save(dir + QStringLiteral("/scaling_what_if.png")));
     }
 };
 

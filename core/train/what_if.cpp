@@ -110,8 +110,9 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
     calibration.sources.push_back(name);
 }
 
-void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment,
-                            std::int64_t gradient_bytes, int cores, double parallel_capacity) {
+void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment, int cores,
+                            double parallel_capacity) {
+    const std::int64_t gradient_bytes = experiment.gradient_bytes;
     const ScalingPoint* single = nullptr;
     for (const ScalingPoint& point : experiment.points) {
         if (point.replicas == 1) single = &point;

@@ -37,8 +37,9 @@ void add_bench_result(WhatIfCalibration& calibration, const BenchResult& result,
 // From a scaling experiment: each row's slowest replica's compute at its largest shard, the rest of
 // the step from the one-replica row, the intra-worker link from the multi-replica rows'
 // communication. Throws mirrorlab::Error without a completed one-replica row.
-void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment,
-                            std::int64_t gradient_bytes, int cores, double parallel_capacity);
+// `parallel_capacity` 0: not measured (every core counted whole).
+void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment, int cores,
+                            double parallel_capacity = 0.0);
 
 // Fits the compute line; throws as fit_compute does. Call after the last add_*.
 void finish_calibration(WhatIfCalibration& calibration);

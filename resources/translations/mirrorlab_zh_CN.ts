@@ -2320,6 +2320,26 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>One row per run of every experiment</source>
         <translation>每个实验的每次运行占一行</translation>
     </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>What if</source>
+        <translation>假如</translation>
+    </message>
+    <message>
+        <source>Predict more workers, other links and batch sizes from what was measured here</source>
+        <translation>根据本机的实测结果，预测更多工作进程、其他链路和批量大小下的表现</translation>
+    </message>
+    <message>
+        <source>model, one process</source>
+        <translation>模型（单进程）</translation>
+    </message>
+    <message>
+        <source>what if: workers × %1 on %2</source>
+        <translation>假如：工作进程 × %1，经由 %2</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::StepView</name>
@@ -2882,6 +2902,165 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Words: %1; not in the vocabulary: %2 (struck through).</source>
         <translation>词数：%1；不在词表中：%2（带删除线）。</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::WhatIfPanel</name>
+    <message>
+        <source>Link between workers</source>
+        <translation>工作进程之间的链路</translation>
+    </message>
+    <message>
+        <source>What connects the workers: latency and bandwidth of each all-reduce message</source>
+        <translation>连接各工作进程的链路：每条 all-reduce 消息的延迟和带宽</translation>
+    </message>
+    <message>
+        <source>up to </source>
+        <translation>最多 </translation>
+    </message>
+    <message>
+        <source> workers</source>
+        <translation> 个工作进程</translation>
+    </message>
+    <message>
+        <source>Most workers</source>
+        <translation>最多工作进程数</translation>
+    </message>
+    <message>
+        <source> device(s) each</source>
+        <translation> 个设备/进程</translation>
+    </message>
+    <message>
+        <source>Devices per worker</source>
+        <translation>每个工作进程的设备数</translation>
+    </message>
+    <message>
+        <source>global batch </source>
+        <translation>全局批量 </translation>
+    </message>
+    <message>
+        <source>Global batch</source>
+        <translation>全局批量</translation>
+    </message>
+    <message>
+        <source>All-reduce across workers</source>
+        <translation>跨工作进程的 all-reduce</translation>
+    </message>
+    <message>
+        <source>gather, then fold (bit-identical)</source>
+        <translation>先收集，再累加（逐位一致）</translation>
+    </message>
+    <message>
+        <source>ring</source>
+        <translation>环形</translation>
+    </message>
+    <message>
+        <source>tree</source>
+        <translation>树形</translation>
+    </message>
+    <message>
+        <source>reduce to one, broadcast</source>
+        <translation>归约到一个设备，再广播</translation>
+    </message>
+    <message>
+        <source>How the workers sum their gradients: MirrorLab&apos;s CPU workers gather every replica&apos;s gradient and fold them in one process&apos;s order; NCCL and MPI use rings and trees</source>
+        <translation>各工作进程如何对梯度求和：MirrorLab 的 CPU 工作进程收集每个副本的梯度，并按单进程的顺序累加；NCCL 和 MPI 使用环形和树形算法</translation>
+    </message>
+    <message>
+        <source>all workers on this host</source>
+        <translation>所有工作进程都在本机</translation>
+    </message>
+    <message>
+        <source>Workers share this host&apos;s cores (loopback), or each has a host of its own</source>
+        <translation>工作进程共享本机的核心（回环），或各自拥有一台主机</translation>
+    </message>
+    <message>
+        <source>Load bench results…</source>
+        <translation>加载基准测试结果…</translation>
+    </message>
+    <message>
+        <source>Calibrate from saved `mirrorlab-cli bench --json` results: one-replica runs at several batch sizes, and a run under mpirun for the measured link between workers</source>
+        <translation>用保存的 `mirrorlab-cli bench --json` 结果进行校准：几种批量大小下的单副本运行，以及在 mpirun 下运行以实测工作进程之间的链路</translation>
+    </message>
+    <message>
+        <source>Predicted steps</source>
+        <translation>预测的步骤</translation>
+    </message>
+    <message>
+        <source>Workers × devices</source>
+        <translation>工作进程 × 设备</translation>
+    </message>
+    <message>
+        <source>Batch / device</source>
+        <translation>批量/设备</translation>
+    </message>
+    <message>
+        <source>Compute ms</source>
+        <translation>计算毫秒</translation>
+    </message>
+    <message>
+        <source>All-reduce in worker ms</source>
+        <translation>进程内 all-reduce 毫秒</translation>
+    </message>
+    <message>
+        <source>Across workers ms</source>
+        <translation>跨进程毫秒</translation>
+    </message>
+    <message>
+        <source>Update + rest ms</source>
+        <translation>更新及其余毫秒</translation>
+    </message>
+    <message>
+        <source>Step ms</source>
+        <translation>每步毫秒</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>Efficiency</source>
+        <translation>效率</translation>
+    </message>
+    <message>
+        <source>Link:</source>
+        <translation>链路：</translation>
+    </message>
+    <message>
+        <source>Across workers:</source>
+        <translation>跨工作进程：</translation>
+    </message>
+    <message>
+        <source>Cannot open %1: %2</source>
+        <translation>无法打开 %1：%2</translation>
+    </message>
+    <message>
+        <source>Cannot calibrate the model: %1</source>
+        <translation>无法校准模型：%1</translation>
+    </message>
+    <message>
+        <source>Run a scaling experiment (or load bench results) to calibrate the model: the prediction starts from what this machine measured.</source>
+        <translation>请先运行一次扩展实验（或加载基准测试结果）来校准模型：预测以本机的实测结果为起点。</translation>
+    </message>
+    <message>
+        <source>measured: %1 us + bytes / %2 GB/s</source>
+        <translation>实测：%1 微秒 + 字节数 / %2 GB/s</translation>
+    </message>
+    <message>
+        <source>Calibrated from %1: compute %2 ms + %3 ms per sample, update %4 ms, gradient %5 MB. Step = compute + all-reduce in each worker + across workers + update + rest; each all-reduce costs latency × messages + bytes ÷ bandwidth.</source>
+        <translation>校准来源：%1。计算 %2 毫秒 + 每样本 %3 毫秒，更新 %4 毫秒，梯度 %5 MB。每步 = 计算 + 工作进程内 all-reduce + 跨工作进程 all-reduce + 更新 + 其余；每次 all-reduce 的代价为 延迟 × 消息数 + 字节数 ÷ 带宽。</translation>
+    </message>
+    <message>
+        <source>Load bench results</source>
+        <translation>加载基准测试结果</translation>
+    </message>
+    <message>
+        <source>Bench results (*.json);;All files (*)</source>
+        <translation>基准测试结果 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Not loaded: %1</source>
+        <translation>未加载：%1</translation>
     </message>
 </context>
 </TS>

@@ -19,6 +19,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedBarSeries>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QThread>
 #include <QVBoxLayout>
@@ -31,6 +32,7 @@
 #include "core/backend/arena.h"
 #include "core/distribute/mirrored.h"
 #include "ui/common/theme.h"
+#include "ui/teaching/what_if_panel.h"
 
 namespace mirrorlab::ui {
 
@@ -41,6 +43,8 @@ const std::array<QColor, 6> kExperimentColours = {QColor(0x4e, 0x79, 0xa7), QCol
 const QColor kCompute(0x4e, 0x79, 0xa7);
 const QColor kCommunication(0xe1, 0x57, 0x59);
 const QColor kOther(0xba, 0xb0, 0xac);
+const QColor kModel(0x59, 0x4f, 0x99);   // the what-if model's line for one process
+const QColor kWhatIf(0xc4, 0x3c, 0x3c);  // its prediction for the chosen cluster
 
 enum Column {
     ExperimentColumn,
@@ -108,7 +112,7 @@ QValueAxis* replica_axis(int max_replicas, const QString& title) {
     axis->setRange(0.8, max_replicas + 0.2);
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(1.0);
-    axis->setTickInterval(max_replicas > 8 ? 2.0 : 1.0);
+    axis->setTickInterval(max_replicas > 32 ? 8.0 : max_replicas > 16 ? 4.0 : max_replicas > 8 ? 2.0 : 1.0);
     axis->setLabelFormat(QStringLiteral("%.0f"));
     axis->setTitleText(title);
     return axis;
@@ -223,8 +227,15 @@ QWidget* ScalingPanel::buildResults() {
     auto* left = new QWidget(this);
     auto* left_layout = new QVBoxLayout(left);
     left_layout->setContentsMargins(0, 0, 0, 0);
+    what_if_ = new WhatIfPanel(this);
+    connect(what_if_, &WhatIfPanel::predictionsChanged, this, [this] { refreshCharts(); });
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("scalingTabs"));
+    tabs->addTab(table_, tr("Measured"));
+    tabs->addTab(what_if_, tr("What if"));
+    tabs->setTabToolTip(1, tr("Predict more workers, other links and batch sizes from what was measured here"));
     left_layout->addLayout(charts, 3);
-    left_layout->addWidget(table_, 2);
+    left_layout->addWidget(tabs, 2);
     return left;
 }
 
@@ -335,7 +346,10 @@ void ScalingPanel::finish(ScalingExperiment experiment) {
         status_->setText(tr("Experiment %1 cancelled; the runs so far are kept.").arg(id));
     }
     progress_->setValue(static_cast<int>(experiment.points.size()));
-    if (!experiment.points.empty()) experiments_.push_back(std::move(experiment));
+    if (!experiment.points.empty()) {
+        experiments_.push_back(std::move(experiment));
+        what_if_->calibrateFrom(experiments_.back());
+    }
     refresh();
     updateButtons();
 }
@@ -507,15 +521,45 @@ void ScalingPanel::refreshStepTimeChart(const ScalingExperiment* latest) {
 
 void ScalingPanel::refreshEfficiencyChart(const std::vector<const ScalingExperiment*>& all, const ScalingExperiment* latest,
                                           int max_replicas) {
-    // Efficiency against the ideal 100 %.
+    // Efficiency against the ideal 100 %, with the what-if model: its line for one worker of 1..N
+    // replicas (what was measured, so a person sees how well it fits) and its prediction for the
+    // chosen cluster, at its total device count (the axis widens to show it, up to 64).
     QChart* chart = efficiency_view_->chart();
     double efficiency_top = 100.0;
-    QValueAxis* y = plotPerReplica(chart, all, latest, max_replicas, tr("efficiency (%)"),
+    const std::vector<StepPrediction>& predicted = what_if_->predictions();
+    int axis_max = max_replicas;
+    for (const StepPrediction& p : predicted) {
+        const int devices = p.shape.workers * p.shape.devices_per_worker;
+        if (devices <= 64) axis_max = std::max(axis_max, devices);
+    }
+    QValueAxis* y = plotPerReplica(chart, all, latest, axis_max, tr("efficiency (%)"),
                                    [](const ScalingPoint& p) { return p.efficiency * 100.0; }, efficiency_top);
     auto* ideal = new QLineSeries;
     ideal->append(1, 100.0);
-    ideal->append(max_replicas, 100.0);
+    ideal->append(axis_max, 100.0);
     add_ideal_line(chart, ideal, tr("ideal (100%)"));
+    auto add_model_line = [&](const std::vector<StepPrediction>& rows, const QString& name, const QColor& colour,
+                              Qt::PenStyle style) {
+        if (rows.empty()) return;
+        auto* series = new QLineSeries;
+        series->setName(name);
+        series->setPen(QPen(colour, 1.8, style));
+        series->setPointsVisible(true);
+        for (const StepPrediction& p : rows) {
+            const int devices = p.shape.workers * p.shape.devices_per_worker;
+            if (devices > axis_max) continue;
+            series->append(devices, 100.0 * p.efficiency);
+            efficiency_top = std::max(efficiency_top, 100.0 * p.efficiency);
+        }
+        chart->addSeries(series);
+        for (QAbstractAxis* axis : chart->axes()) series->attachAxis(axis);
+    };
+    add_model_line(what_if_->modelForOneWorker(max_replicas), tr("model, one process"), kModel, Qt::DotLine);
+    if (!predicted.empty()) {
+        add_model_line(predicted,
+                       tr("what if: workers × %1 on %2").arg(predicted.front().shape.devices_per_worker).arg(what_if_->linkName()),
+                       kWhatIf, Qt::DashDotDotLine);
+    }
     y->setRange(0, efficiency_top > 100.0 ? nice_top(efficiency_top) : 120.0);
     y->setTickCount(7);
 }

@@ -3,7 +3,9 @@
 // 1, 2, ... N replicas of the current device configuration (same global batch, same seed) in the
 // background, and plots throughput against the ideal line, time per step split into compute and
 // communication, and scaling efficiency. Every experiment stays in the table (and the charts) for
-// comparison and can be exported as CSV. Beside the charts: what the effective batch is, why
+// comparison and can be exported as CSV. The "What if" tab predicts clusters that are not here from
+// the latest experiment (ui/teaching/what_if_panel.h); the efficiency chart draws its model and
+// prediction beside the measured points. Beside the charts: what the effective batch is, why
 // efficiency drops, and the learning-rate rule of thumb for larger global batches.
 #include <QString>
 #include <QWidget>
@@ -30,6 +32,8 @@ class QTableWidget;
 class QValueAxis;
 
 namespace mirrorlab::ui {
+
+class WhatIfPanel;
 
 class ScalingPanel : public QWidget {
     Q_OBJECT
@@ -61,6 +65,7 @@ public:
     QChart* stepTimeChart() const;
     QChart* efficiencyChart() const;
     bool exportCsv(const QString& path, QString* error) const;
+    WhatIfPanel* whatIf() const { return what_if_; }  // the prediction for clusters not here
 
 private:
     void addPoint(const ScalingPoint& point, int done, int total);
@@ -107,6 +112,7 @@ private:
     QChartView* time_view_ = nullptr;
     QChartView* efficiency_view_ = nullptr;
     QTableWidget* table_ = nullptr;
+    WhatIfPanel* what_if_ = nullptr;
 };
 
 }  // namespace mirrorlab::ui
