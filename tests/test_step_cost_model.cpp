@@ -48,7 +48,7 @@ std::string one_replica_bench(int batch, double forward_ms, double backward_ms, 
     return "{\"cpu\": \"Test CPU\", \"cores\": 2, \"workers\": 1, \"parallel_capacity\": 1.8, \"kernel_isa\": \"avx2\","
            " \"add_gbytes_per_second\": 8.0, \"batch_size\": " +
            std::to_string(batch) + ", \"scaling\": [" + scaling_rows + "]" +
-           ", \"run\": {\"replicas\": 1, \"gradient_bytes\": 1331424, \"samples_per_second\": " +
+           ", \"run\": {\"replicas\": 1, \"allreduce_buffer_bytes\": 1455356, \"samples_per_second\": " +
            std::to_string(samples_per_second) + ", \"phases\": {\"data_wait_ms\": 0.01,"
            " \"forward_ms\": " +
            std::to_string(forward_ms) + ", \"backward_ms\": " + std::to_string(backward_ms) +
@@ -217,7 +217,7 @@ private slots:
         add_bench_json(calibration, one_replica_bench(32, 2.0, 3.0), "b32.json");  // 5.0 ms at 32
         add_bench_json(calibration, one_replica_bench(16, 1.2, 1.8), "b16.json");  // 3.0 ms at 16
         const std::string probe =
-            "{\"workers\": 2, \"run\": {\"replicas\": 2, \"gradient_bytes\": 1331424}, \"link_probe\": {\"samples\": ["
+            "{\"workers\": 2, \"run\": {\"replicas\": 2, \"allreduce_buffer_bytes\": 1455356}, \"link_probe\": {\"samples\": ["
             "{\"bytes_per_worker\": 8, \"participants\": 2, \"seconds\": 0.000003},"
             "{\"bytes_per_worker\": 1048576, \"participants\": 2, \"seconds\": 0.000213}]}}";
         add_bench_json(calibration, probe, "two.json");
@@ -228,7 +228,7 @@ private slots:
         QCOMPARE(p.cores_per_host, 2);
         QCOMPARE(p.parallel_capacity, 1.8);
         QCOMPARE(p.add_gbytes_per_second, 8.0);
-        QCOMPARE(p.gradient_bytes, 1331424.0);
+        QCOMPARE(p.gradient_bytes, 1455356.0);
         QVERIFY(p.device.find("Test CPU (avx2)") != std::string::npos);
         QVERIFY(calibration.measured_link.has_value());
         QVERIFY(std::abs(calibration.measured_link->gbytes_per_second - 1048568.0 / 210e-6 / 1e9) < 1e-3);

@@ -365,7 +365,7 @@ private slots:
         const QString probe = dir.filePath(QStringLiteral("two.json"));
         QFile probe_file(probe);
         QVERIFY(probe_file.open(QIODevice::WriteOnly));
-        probe_file.write(R"({"workers": 2, "run": {"replicas": 2, "gradient_bytes": 1331424}, "link_probe": {"samples": [)"
+        probe_file.write(R"({"workers": 2, "run": {"replicas": 2, "allreduce_buffer_bytes": 1455356}, "link_probe": {"samples": [)"
                          R"({"bytes_per_worker": 8, "participants": 2, "seconds": 0.000003},)"
                          R"({"bytes_per_worker": 1048576, "participants": 2, "seconds": 0.000213}]}})");
         probe_file.close();

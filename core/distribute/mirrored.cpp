@@ -422,6 +422,10 @@ std::int64_t MirroredStrategy::gradient_bytes() const {
     return replicas_.empty() ? 0 : replicas_.front()->parameter_count() * static_cast<std::int64_t>(sizeof(float));
 }
 
+std::int64_t MirroredStrategy::allreduce_buffer_bytes() const {
+    return replicas_.empty() ? 0 : replicas_.front()->gradient_buffer().numel() * static_cast<std::int64_t>(sizeof(float));
+}
+
 std::int64_t MirroredStrategy::allreduce_bytes_total() const {
     // Across workers every replica's gradient goes to each of the other workers.
     if (cross_worker_) return static_cast<std::int64_t>(global_replica_count()) * (workers() - 1) * gradient_bytes();

@@ -112,6 +112,9 @@ public:
     // reduce-to-one-device (N-1 in, N-1 back out) and NCCL's ring alike.
     std::int64_t allreduce_bytes_total() const;
     std::int64_t gradient_bytes() const;
+    // What the all-reduce sums per replica: the gradients, then the Embedding's row statistics and
+    // the loss marker (ModelReplica::gradient_buffer()).
+    std::int64_t allreduce_buffer_bytes() const;
     ModelReplica& replica(int index) { return *replicas_[static_cast<std::size_t>(index)]; }
 
 private:

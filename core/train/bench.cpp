@@ -136,7 +136,7 @@ BenchRun run_once(const Model& model, const TrainData& data, const RunSettings& 
                 slowest.allreduce_ms = std::max(slowest.allreduce_ms, replica.allreduce_ms);
                 slowest.update_ms = std::max(slowest.update_ms, replica.update_ms);
             }
-            run.gradient_bytes = step->gradient_bytes;
+            run.allreduce_buffer_bytes = step->allreduce_buffer_bytes;
             step_ms.push_back(step->step_time_ms);
             data_ms.push_back(slowest.data_wait_ms);
             forward_ms.push_back(slowest.forward_ms);
@@ -549,7 +549,7 @@ std::string bench_to_json(const BenchResult& result) {
     phases["other_ms"] = r.phases.other_ms;
     run["phases"] = std::move(phases);
     run["peak_rss_mib"] = r.peak_rss_mib;
-    run["gradient_bytes"] = r.gradient_bytes;
+    run["allreduce_buffer_bytes"] = r.allreduce_buffer_bytes;
     run["final_loss"] = r.final_loss;
     root["run"] = std::move(run);
     Value scaling = Value::array();

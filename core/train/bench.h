@@ -64,7 +64,7 @@ struct BenchRun {
     std::vector<double> epoch_seconds_each;
     PhaseTimes phases;
     double peak_rss_mib = 0.0;  // of this run alone where the kernel can reset the peak
-    std::int64_t gradient_bytes = 0;  // one replica's all-reduced buffer
+    std::int64_t allreduce_buffer_bytes = 0;  // what one replica's all-reduce sums
     double final_loss = 0.0;    // training loss of the last epoch (a sanity check)
 };
 

@@ -95,6 +95,7 @@ struct ToJson {
         o.set("all_reduce", e.all_reduce);
         o.set("allreduce_bytes_total", e.allreduce_bytes_total);
         o.set("gradient_bytes", e.gradient_bytes);
+        o.set("allreduce_buffer_bytes", e.allreduce_buffer_bytes);
         json::Value replicas = json::Value::array();
         for (const auto& r : e.replicas) {
             json::Value t = json::Value::object();

@@ -58,7 +58,8 @@ struct StepEndEvent {
     std::int64_t allreduce_bytes_per_replica = 0;
     std::string all_reduce;                  // "reduce_to_one_device", "ring", "nccl", "none"
     std::int64_t allreduce_bytes_total = 0;  // sent by all replicas together in this step's all-reduce
-    std::int64_t gradient_bytes = 0;         // one replica's gradient buffer
+    std::int64_t gradient_bytes = 0;         // one replica's gradients (4 bytes per parameter)
+    std::int64_t allreduce_buffer_bytes = 0;  // what the all-reduce sums per replica: + Embedding row statistics, loss marker
     std::vector<PhaseTimings> replicas;
 };
 

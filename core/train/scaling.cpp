@@ -125,7 +125,7 @@ ScalingExperiment ScalingRunner::run(const ScalingSetup& setup, int id, const Pr
                 point.all_reduce = begin->all_reduce;
             } else if (const auto* step = std::get_if<StepEndEvent>(&event)) {
                 point.final_loss = step->running.loss;
-                experiment.gradient_bytes = step->gradient_bytes;
+                experiment.allreduce_buffer_bytes = step->allreduce_buffer_bytes;
                 // Data sets too small for warm-up plus timed steps still time their second half.
                 const std::int64_t warmup = std::min(setup.warmup_steps, step->steps / 2);
                 if (++seen <= warmup) return;

@@ -64,7 +64,7 @@ struct ScalingExperiment {
     std::int64_t steps = 0;
     double learning_rate = 0.0;
     std::vector<ScalingPoint> points;
-    std::int64_t gradient_bytes = 0;  // one replica's all-reduced buffer (the what-if model's n)
+    std::int64_t allreduce_buffer_bytes = 0;  // what one replica's all-reduce sums (the what-if model's n)
     bool completed = false;  // false: cancelled or failed part-way (the rows so far are kept)
     std::string error;       // why it stopped early; empty when completed or cancelled
 };

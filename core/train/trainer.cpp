@@ -519,6 +519,7 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             event.all_reduce = run.all_reduce;
             event.allreduce_bytes_total = strategy.allreduce_bytes_total();
             event.gradient_bytes = strategy.gradient_bytes();
+            event.allreduce_buffer_bytes = strategy.allreduce_buffer_bytes();
             event.replicas = step_result.replicas;
             for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
             publish(event);

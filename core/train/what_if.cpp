@@ -89,7 +89,7 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
         if (auto independent = independent_run(root)) calibration.independent = independent;
         take_host(calibration.profile, device, static_cast<int>(number_or(root, "cores", 1)),
                   number_or(root, "parallel_capacity", 0), number_or(root, "add_gbytes_per_second", 0),
-                  number_or(run, "gradient_bytes", 0), calibration.host_known);
+                  number_or(run, "allreduce_buffer_bytes", 0), calibration.host_known);
         used = true;
     }
     if (const json::Value* probe = root.find("link_probe"); probe != nullptr && probe->is_object()) {
@@ -100,7 +100,7 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
         }
         calibration.measured_link = fit_link(samples, "shared memory (measured)");
         calibration.measured_link->source = "probe of " + std::to_string(workers) + " workers in " + name;
-        if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = number_or(run, "gradient_bytes", 0);
+        if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = number_or(run, "allreduce_buffer_bytes", 0);
         used = true;
     }
     if (!used)
@@ -112,7 +112,7 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
 
 void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperiment& experiment, int cores,
                             double parallel_capacity) {
-    const std::int64_t gradient_bytes = experiment.gradient_bytes;
+    const std::int64_t gradient_bytes = experiment.allreduce_buffer_bytes;
     const ScalingPoint* single = nullptr;
     for (const ScalingPoint& point : experiment.points) {
         if (point.replicas == 1) single = &point;
