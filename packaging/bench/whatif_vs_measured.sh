@@ -27,22 +27,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bench=(bench --epochs "$epochs" --steps "$steps" --data "$data" --json)
 
-idle_percent() {
-  local _ u n s i w x y z t1 i1
-  read -r _ u n s i w x y z _ </proc/stat
-  t1=$((u + n + s + i + w + x + y + z)) i1=$((i + w))
-  sleep 3
-  read -r _ u n s i w x y z _ </proc/stat
-  echo $((100 * (i + w - i1) / (u + n + s + i + w + x + y + z - t1)))
-}
-wait_until_idle() {
-  [ -n "${WAIT_IDLE:-}" ] || return 0
-  while ((SECONDS < 1800)); do
-    (($(idle_percent) >= WAIT_IDLE)) && return 0
-  done
-  echo "the CPUs were not $WAIT_IDLE % idle within 30 minutes" >&2
-  exit 2
-}
+# shellcheck source=packaging/bench/wait_idle.sh
+source "$root/packaging/bench/wait_idle.sh"
 field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; $(mpirun --version | head -1)"

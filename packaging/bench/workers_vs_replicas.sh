@@ -28,25 +28,8 @@ bench=(bench --epochs "$epochs" --scaling 0 --data "$data" --json)
 # samples/s and ms/step of one bench's JSON line
 rate_of() { python3 -c 'import json,sys; r=json.loads(sys.stdin.read())["run"]; print("%.1f %.3f" % (r["samples_per_second"], r["ms_per_step"]))'; }
 
-# Percent of the CPUs' time idle over the next 3 s (from /proc/stat).
-idle_percent() {
-  local _ u n s i w x y z t1 i1
-  read -r _ u n s i w x y z _ </proc/stat
-  t1=$((u + n + s + i + w + x + y + z)) i1=$((i + w))
-  sleep 3
-  read -r _ u n s i w x y z _ </proc/stat
-  echo $((100 * (i + w - i1) / (u + n + s + i + w + x + y + z - t1)))
-}
-wait_until_idle() {
-  [ -n "${WAIT_IDLE:-}" ] || return 0
-  while ((SECONDS < 1800)); do
-    local idle
-    idle=$(idle_percent)
-    ((idle >= WAIT_IDLE)) && { echo "($idle % idle)"; return 0; }
-  done
-  echo "the CPUs were not $WAIT_IDLE % idle within 30 minutes" >&2
-  exit 2
-}
+# shellcheck source=packaging/bench/wait_idle.sh
+source "$root/packaging/bench/wait_idle.sh"
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; $(mpirun --version | head -1)"
 replicas=() workers=()
