@@ -110,7 +110,7 @@ Command add_whatif_command(CLI::App& app) {
     command->footer(
         "Calibrates a cost model of the mirrored step from saved bench results and predicts the step\n"
         "time, throughput and scaling efficiency of N workers x G devices on a chosen link:\n"
-        "  mirrorlab-cli bench --devices cpu --json > one.json            # compute (one replica)\n"
+        "  mirrorlab-cli bench --devices cpu --threads 1 --json > one.json  # compute (one replica)\n"
         "  mpirun -np 2 mirrorlab-cli bench --devices cpu --json > two.json  # the link between workers\n"
         "  mirrorlab-cli whatif --calibration one.json --calibration two.json --workers 1,2,3,8 --link 10gbe\n"
         "Step = compute x core sharing + all-reduce inside each worker + across workers + update + rest;\n"
@@ -153,7 +153,7 @@ Command add_whatif_command(CLI::App& app) {
                     return 0;
                 }
                 if (options->calibration_files.empty())
-                    throw UsageError("whatif needs --calibration FILE: save `mirrorlab-cli bench --devices cpu --json` first");
+                    throw UsageError("whatif needs --calibration FILE: save `mirrorlab-cli bench --devices cpu --threads 1 --json` first");
                 WhatIfCalibration calibration;
                 for (const std::string& path : options->calibration_files) add_bench_json(calibration,
                                    read_file_text(path, 64u << 20, "bench result '" + path + "'", "bench results"), path);

@@ -276,7 +276,7 @@ private slots:
         QVERIFY(two.open(QIODevice::WriteOnly));
         two.write(ran.out.toUtf8());
         two.close();
-        const Ran one = run(cli(), {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",
+        const Ran one = run(cli(), {"bench", "--devices", "cpu", "--threads", "1", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",
                                     "--scaling", "0", "--json"});
         QVERIFY2(one.exit_code == 0, qPrintable(describe(one)));
         QFile single(folder.filePath(QStringLiteral("one.json")));

@@ -48,7 +48,7 @@ std::string one_replica_bench(int batch, double forward_ms, double backward_ms, 
     return "{\"cpu\": \"Test CPU\", \"cores\": 2, \"workers\": 1, \"parallel_capacity\": 1.8, \"kernel_isa\": \"avx2\","
            " \"add_gbytes_per_second\": 8.0, \"batch_size\": " +
            std::to_string(batch) + ", \"scaling\": [" + scaling_rows + "]" +
-           ", \"run\": {\"replicas\": 1, \"allreduce_buffer_bytes\": 1455356, \"samples_per_second\": " +
+           ", \"run\": {\"devices\": \"cpu\", \"threads\": 1, \"replicas\": 1, \"allreduce_buffer_bytes\": 1455356, \"samples_per_second\": " +
            std::to_string(samples_per_second) + ", \"phases\": {\"data_wait_ms\": 0.01,"
            " \"forward_ms\": " +
            std::to_string(forward_ms) + ", \"backward_ms\": " + std::to_string(backward_ms) +
@@ -272,6 +272,12 @@ private slots:
         QVERIFY2(two_replicas.contains("calibrates nothing") && two_replicas.contains("bench --devices cpu"),
                  qPrintable(two_replicas));
         QVERIFY(error_of([&] { finish_calibration(calibration); }).contains("one-replica bench"));
+        // A one-replica CPU run on two threads would make every prediction too fast.
+        std::string two_threads = one_replica_bench(32, 2.0, 3.0);
+        const std::string one_thread = "\"threads\": 1";
+        two_threads.replace(two_threads.find(one_thread), one_thread.size(), "\"threads\": 2");
+        const QString threads = error_of([&] { add_bench_json(calibration, two_threads, "b32.json"); });
+        QVERIFY2(threads.contains("b32.json") && threads.contains("--threads 1"), qPrintable(threads));
     }
 };
 

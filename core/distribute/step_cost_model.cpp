@@ -183,7 +183,7 @@ void fit_compute(ComputeProfile& profile, const std::vector<ComputeSample>& samp
     }
     if (batch.empty())
         throw Error("no measured step to calibrate the compute from: run a one-replica bench first "
-                    "(mirrorlab-cli bench --devices cpu --json)");
+                    "(mirrorlab-cli bench --devices cpu --threads 1 --json)");
     double fixed = 0.0, per_sample = 0.0;
     if (!fit_line(batch, compute, fixed, per_sample) || fixed < 0.0 || per_sample <= 0.0) {
         fixed = 0.0;

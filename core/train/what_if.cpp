@@ -72,6 +72,13 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
     const int replicas = static_cast<int>(number_or(run, "replicas", 0));
     bool used = false;
     if (workers == 1 && replicas == 1) {
+        // The model's devices are one-thread CPU replicas (a worker or replica gets one core): a
+        // replica timed on several threads would predict every cluster too fast.
+        const json::Value* devices = run.find("devices");
+        const bool on_cpu = devices != nullptr && devices->is_string() && devices->as_string().rfind("cpu", 0) == 0;
+        if (on_cpu && number_or(run, "threads", 1) > 1)
+            throw Error(name + ": this one-replica run used " + std::to_string(static_cast<int>(number_or(run, "threads", 1))) +
+                        " threads, but the model's CPU replicas have one core each: run it with `bench --devices cpu --threads 1`");
         const json::Value& phases = run.at("phases");
         ComputeSample sample;
         sample.per_replica_batch = number_or(root, "batch_size", 32);
@@ -106,7 +113,7 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
     if (!used)
         throw Error(name + ": a bench of " + std::to_string(workers) + " worker(s) x " + std::to_string(replicas) +
                     " replica(s) without a link probe calibrates nothing: give a one-replica run "
-                    "(`bench --devices cpu`) or a multi-worker one (`mpirun -np 2 ... bench`)");
+                    "(`bench --devices cpu --threads 1`) or a multi-worker one (`mpirun -np 2 ... bench`)");
     calibration.sources.push_back(name);
 }
 

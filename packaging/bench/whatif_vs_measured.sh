@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The what-if scaling model against measurement on this host's loopback (issue #18: the prediction
 # for 2 and 3 workers within 20 % of the measured step). In ROUNDS interleaved rounds:
-#   calibration  `bench --devices cpu` at global batch 32 and at 16 (the compute line of one replica,
+#   calibration  `bench --devices cpu --threads 1` at global batch 32, 16 and 11 (the compute line of one replica,
 #                the host's parallel capacity), and `mpirun -np 2 bench` (its link probe: α and β
 #                of the link between two workers, measured before it trains);
 #   prediction   `whatif --workers 2,3` from them (3 workers use the 2-worker link: a real prediction);
@@ -37,9 +37,9 @@ for ((round = 1; round <= rounds; ++round)); do
   wait_until_idle
   # Calibration: one replica at the shards the workers will run (32 over 2 = 16, over 3 = 11),
   # with the scaling table (its independent trainings on both cores measure what the host gives).
-  "$cli" "${bench[@]}" --devices cpu --batch-size 32 --scaling "$(nproc)" --scaling-steps 200 >"$work/c32.json" 2>/dev/null &&
-    "$cli" "${bench[@]}" --devices cpu --batch-size 11 --scaling 0 >"$work/c11.json" 2>/dev/null &&
-    "$cli" "${bench[@]}" --devices cpu --batch-size 16 --scaling 0 >"$work/c16.json" 2>/dev/null ||
+  "$cli" "${bench[@]}" --devices cpu --threads 1 --batch-size 32 --scaling "$(nproc)" --scaling-steps 200 >"$work/c32.json" 2>/dev/null &&
+    "$cli" "${bench[@]}" --devices cpu --threads 1 --batch-size 11 --scaling 0 >"$work/c11.json" 2>/dev/null &&
+    "$cli" "${bench[@]}" --devices cpu --threads 1 --batch-size 16 --scaling 0 >"$work/c16.json" 2>/dev/null ||
     { echo "the one-replica bench failed" >&2; exit 2; }
   mpirun --oversubscribe -np 2 "$cli" "${bench[@]}" --devices cpu >"$work/w2.json" 2>/dev/null ||
     { echo "mpirun -np 2 bench failed" >&2; exit 2; }
