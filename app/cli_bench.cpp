@@ -60,6 +60,11 @@ void print_text(const BenchResult& r) {
     std::printf("  process RSS     %8.1f MiB  (whole process, peak through this run; %.1f at start, data set +%.1f)\n",
                 r.process_peak_rss_mib, r.startup_rss_mib, r.data_rss_mib);
     std::printf("  final loss      %8.4f\n", run.final_loss);
+    if (!r.link.name.empty()) {
+        // What `mirrorlab-cli whatif` calibrates the link between workers from (--json keeps the samples).
+        std::printf("  link probe      %8.1f us + bytes / %.2f GB/s between the workers (all-gathers of 8 B to 2 MiB each)\n",
+                    r.link.latency_us, r.link.gbytes_per_second);
+    }
     if (r.scaling.empty()) return;
     std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",
                 static_cast<long long>(r.config.scaling_steps), r.scaling_rounds);

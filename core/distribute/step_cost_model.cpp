@@ -42,17 +42,21 @@ std::string squeeze(std::string_view text) {
     return out;
 }
 
-// Least squares y = a + b x; false without two different x.
-bool fit_line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b) {
-    const double n = static_cast<double>(x.size());
-    double mean_x = 0.0, mean_y = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) mean_x += x[i] / n, mean_y += y[i] / n;
-    double covariance = 0.0, variance = 0.0;
+// Weighted least squares y = a + b x (weights 1 when none are given); false without two different x.
+bool fit_line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b,
+              const std::vector<double>& weights = {}) {
+    auto weight = [&](std::size_t i) { return weights.empty() ? 1.0 : weights[i]; };
+    double total = 0.0, mean_x = 0.0, mean_y = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) total += weight(i);
+    if (x.size() < 2 || !(total > 0.0)) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) mean_x += weight(i) * x[i] / total, mean_y += weight(i) * y[i] / total;
+    double covariance = 0.0, variance = 0.0, spread = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
-        covariance += (x[i] - mean_x) * (y[i] - mean_y);
-        variance += (x[i] - mean_x) * (x[i] - mean_x);
+        covariance += weight(i) * (x[i] - mean_x) * (y[i] - mean_y);
+        variance += weight(i) * (x[i] - mean_x) * (x[i] - mean_x);
+        spread = std::max(spread, std::abs(x[i] - x.front()));
     }
-    if (x.size() < 2 || variance <= 1e-12 * std::max(1.0, mean_x * mean_x)) return false;
+    if (!(spread > 1e-9 * std::max(1.0, std::abs(mean_x))) || !(variance > 0.0)) return false;
     b = covariance / variance;
     a = mean_y - b * mean_x;
     return true;
@@ -88,8 +92,12 @@ LinkModel fit_link(const std::vector<LinkSample>& samples, std::string name) {
         bytes.push_back(sample.bytes_per_worker);
         seconds_per_message.push_back(sample.seconds / (sample.participants - 1));
     }
+    // Relative errors count (weights 1/t²): the 8-byte all-gather, a thousand times faster than the
+    // 2 MiB one, then decides the latency as the large ones decide the bandwidth.
+    std::vector<double> weights;
+    for (double t : seconds_per_message) weights.push_back(1.0 / (t * t));
     double alpha = 0.0, beta = 0.0;
-    if (!fit_line(bytes, seconds_per_message, alpha, beta))
+    if (!fit_line(bytes, seconds_per_message, alpha, beta, weights))
         throw Error("the link probe needs all-gathers of at least two different sizes between two or more workers");
     if (alpha < 0.0) {  // noise on the small messages: keep the bandwidth honest, latency 0
         alpha = 0.0;

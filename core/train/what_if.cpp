@@ -168,7 +168,10 @@ void finish_calibration(WhatIfCalibration& calibration) {
     if (calibration.independent && calibration.independent->copies == calibration.profile.cores_per_host) {
         for (const ComputeSample& sample : calibration.compute_samples) {
             if (sample.per_replica_batch == calibration.independent->shard && sample.samples_per_second > 0.0) {
-                calibration.profile.parallel_capacity = calibration.independent->samples_per_second / sample.samples_per_second;
+                // Above the core count is noise between the two runs (a core cannot do more than one).
+                calibration.profile.parallel_capacity =
+                    std::clamp(calibration.independent->samples_per_second / sample.samples_per_second, 1.0,
+                               static_cast<double>(calibration.profile.cores_per_host));
                 calibration.capacity_source = "independent trainings at batch " +
                                               std::to_string(static_cast<int>(sample.per_replica_batch));
             }
