@@ -185,8 +185,12 @@ Command add_whatif_command(CLI::App& app) {
                 const bool one_host = options->one_host == "yes" || (options->one_host == "auto" && shared_memory);
                 const auto workers = parse_list<int>("--workers", options->workers, 1, 1 << 16);
                 const auto batches = parse_list<std::int64_t>("--global-batch", options->batches, 1, 1LL << 30);
+                std::vector<std::string> left_out;
                 const std::vector<StepPrediction> rows =
-                    predict_range(calibration.profile, shape, workers, batches, one_host);
+                    predict_range(calibration.profile, shape, workers, batches, one_host, &left_out);
+                for (const std::string& combination : left_out)
+                    std::fprintf(stderr, "whatif: %s left out: fewer samples than devices\n", combination.c_str());
+                if (rows.empty()) throw UsageError("no combination of --workers and --global-batch gives every device a sample");
                 if (options->json) {
                     json::Value root = json::Value::object();
                     json::Value sources = json::Value::array();

@@ -250,6 +250,11 @@ private slots:
         QCOMPARE(rows[4].shape.global_batch, std::int64_t{32});
         QCOMPARE(rows[4].shape.workers_per_host, 3);
         QVERIFY(rows[4].slowdown > 1.5);  // three workers on two cores of capacity 1.8
+        // A combination that leaves devices without a sample is left out, and named.
+        std::vector<std::string> left_out;
+        QCOMPARE(predict_range(p, shape, {2, 64}, {32, 128}, false, &left_out).size(), std::size_t{3});
+        QCOMPARE(left_out.size(), std::size_t{1});
+        QCOMPARE(left_out.front(), std::string("64 workers x 1 at global batch 32"));
     }
 
     // The host's capacity for training itself: the bench's independent trainings on both cores

@@ -183,10 +183,17 @@ void finish_calibration(WhatIfCalibration& calibration) {
 
 std::vector<StepPrediction> predict_range(const ComputeProfile& profile, ClusterShape shape,
                                           const std::vector<int>& worker_counts,
-                                          const std::vector<std::int64_t>& global_batches, bool all_on_one_host) {
+                                          const std::vector<std::int64_t>& global_batches, bool all_on_one_host,
+                                          std::vector<std::string>* left_out) {
     std::vector<StepPrediction> rows;
     for (int workers : worker_counts) {
         for (std::int64_t batch : global_batches) {
+            if (batch < static_cast<std::int64_t>(workers) * shape.devices_per_worker) {
+                if (left_out != nullptr)
+                    left_out->push_back(std::to_string(workers) + " workers x " + std::to_string(shape.devices_per_worker) +
+                                        " at global batch " + std::to_string(batch));
+                continue;
+            }
             shape.workers = workers;
             shape.global_batch = batch;
             shape.workers_per_host = all_on_one_host ? workers : 1;

@@ -44,9 +44,11 @@ void add_scaling_experiment(WhatIfCalibration& calibration, const ScalingExperim
 // Fits the compute line; throws as fit_compute does. Call after the last add_*.
 void finish_calibration(WhatIfCalibration& calibration);
 
-// One row per worker count × global batch, in that order.
+// One row per worker count × global batch, in that order; a combination with fewer samples than
+// devices is left out, and said in `left_out` where given ("64 workers x 1 at global batch 32").
 std::vector<StepPrediction> predict_range(const ComputeProfile& profile, ClusterShape shape,
                                           const std::vector<int>& worker_counts,
-                                          const std::vector<std::int64_t>& global_batches, bool all_on_one_host);
+                                          const std::vector<std::int64_t>& global_batches, bool all_on_one_host,
+                                          std::vector<std::string>* left_out = nullptr);
 
 }  // namespace mirrorlab

@@ -259,13 +259,10 @@ void WhatIfPanel::repredict() {
         } else if (const LinkModel* standard = find_standard_link(link.toStdString())) {
             shape.inter_link = *standard;
         }
-        std::vector<int> counts;
-        const int devices = devices_->value();
-        for (int workers : worker_counts(workers_->value())) {
-            if (static_cast<std::int64_t>(workers) * devices <= batch_->value()) counts.push_back(workers);
-        }
         try {
-            predictions_ = predict_range(calibration_.profile, shape, counts, {batch_->value()}, one_host_->isChecked());
+            // Worker counts that would leave a device without a sample are left out of the table.
+            predictions_ = predict_range(calibration_.profile, shape, worker_counts(workers_->value()), {batch_->value()},
+                                         one_host_->isChecked());
             const ComputeProfile& p = calibration_.profile;
             status_->setText(tr("Calibrated from %1: compute %2 ms + %3 ms per sample, update %4 ms, gradient %5 MB. "
                                 "Step = compute + all-reduce in each worker + across workers + update + rest; "
