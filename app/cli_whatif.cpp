@@ -103,6 +103,125 @@ void print_table(const WhatIfCalibration& calibration, const ClusterShape& shape
     }
 }
 
+struct WhatIfOptions {
+    std::vector<std::string> calibration_files;
+    std::string link;
+    std::string workers = "1,2,3,4,8";
+    std::string batches = "32";
+    int devices_per_worker = 1;
+    std::string one_host = "auto";
+    std::string intra = "reduce";
+    std::string inter = "gather-fold";
+    bool list_links = false;
+    bool json = false;
+};
+
+void add_whatif_options(CLI::App& command, WhatIfOptions& options) {
+    command.add_option("--calibration", options.calibration_files,
+                       "a `bench --json` result (repeat: one-replica runs at several batch sizes, a multi-worker run)")
+        ->type_name("FILE");
+    command.add_option("--link", options.link,
+                       "between workers: measured (the probe's; default where given), or a standard link (--links)")
+        ->type_name("NAME");
+    command.add_option("--workers", options.workers, "worker counts (default 1,2,3,4,8)")->type_name("LIST");
+    command.add_option("--global-batch", options.batches, "global batch sizes (default 32)")->type_name("LIST");
+    add_integer(command, "--devices-per-worker", options.devices_per_worker, 1, 1024, "devices (replicas) per worker (default 1)");
+    command.add_option("--one-host", options.one_host,
+                       "yes: all workers share one host's cores (loopback); no: a host each; auto (default): yes\n"
+                       "for a shared-memory link")
+        ->type_name("yes|no|auto");
+    command.add_option("--intra", options.intra, "all-reduce inside a worker: reduce (default), ring, tree")->type_name("ALG");
+    command.add_option("--inter", options.inter,
+                       "across workers: gather-fold (MirrorLab's bit-identical CPU workers, default), ring, tree, reduce")
+        ->type_name("ALG");
+    command.add_flag("--links", options.list_links, "list the standard links and their figures, then exit");
+    command.add_flag("--json", options.json, "print the calibration and the predictions as one JSON object");
+}
+
+// The cluster the options describe, less the worker count and batch (the table's rows).
+ClusterShape cluster_shape(const WhatIfOptions& options, const WhatIfCalibration& calibration, bool& one_host) {
+    ClusterShape shape;
+    shape.devices_per_worker = options.devices_per_worker;
+    try {
+        shape.intra_algorithm = collective_algorithm_from_name(options.intra);
+        shape.inter_algorithm = collective_algorithm_from_name(options.inter);
+    } catch (const Error& error) {
+        throw UsageError(error.what());
+    }
+    const std::string link =
+        options.link.empty() ? (calibration.measured_link ? "measured" : "shared memory") : options.link;
+    if (link == "measured") {
+        if (!calibration.measured_link)
+            throw UsageError("--link measured needs a multi-worker bench result (mpirun -np 2 mirrorlab-cli "
+                             "bench --json) among the --calibration files");
+        shape.inter_link = *calibration.measured_link;
+    } else if (const LinkModel* standard = find_standard_link(link)) {
+        shape.inter_link = *standard;
+    } else {
+        throw UsageError("unknown link '" + link + "': `mirrorlab-cli whatif --links` lists them");
+    }
+    if (options.one_host != "auto" && options.one_host != "yes" && options.one_host != "no")
+        throw UsageError("--one-host takes yes, no or auto, got '" + options.one_host + "'");
+    const bool shared_memory = shape.inter_link.name.find("shared memory") != std::string::npos;
+    one_host = options.one_host == "yes" || (options.one_host == "auto" && shared_memory);
+    return shape;
+}
+
+json::Value whatif_json(const WhatIfCalibration& calibration, const ClusterShape& shape,
+                        const std::vector<StepPrediction>& rows) {
+    json::Value root = json::Value::object();
+    json::Value sources = json::Value::array();
+    for (const std::string& source : calibration.sources) sources.push_back(source);
+    root["calibration"] = std::move(sources);
+    const ComputeProfile& p = calibration.profile;
+    root["compute_fixed_ms"] = p.fixed_ms;
+    root["compute_per_sample_ms"] = p.per_sample_ms;
+    root["update_ms"] = p.update_ms;
+    root["other_ms"] = p.other_ms;
+    root["gradient_bytes"] = p.gradient_bytes;
+    root["add_gbytes_per_second"] = p.add_gbytes_per_second;
+    root["cores_per_host"] = p.cores_per_host;
+    root["parallel_capacity"] = p.parallel_capacity;
+    root["intra_link"] = link_json(p.intra_link);
+    root["inter_link"] = link_json(shape.inter_link);
+    root["intra_algorithm"] = std::string(collective_algorithm_name(shape.intra_algorithm));
+    root["inter_algorithm"] = std::string(collective_algorithm_name(shape.inter_algorithm));
+    json::Value predictions = json::Value::array();
+    for (const StepPrediction& row : rows) predictions.push_back(prediction_json(row));
+    root["predictions"] = std::move(predictions);
+    return root;
+}
+
+int run_whatif(const WhatIfOptions& options) {
+    if (options.list_links) {
+        print_links();
+        return 0;
+    }
+    if (options.calibration_files.empty())
+        throw UsageError("whatif needs --calibration FILE: save `mirrorlab-cli bench --devices cpu --threads 1 --json` first");
+    WhatIfCalibration calibration;
+    for (const std::string& path : options.calibration_files) {
+        add_bench_json(calibration, read_file_text(path, 64u << 20, "bench result '" + path + "'", "bench results"), path);
+    }
+    finish_calibration(calibration);
+    bool one_host = false;
+    const ClusterShape shape = cluster_shape(options, calibration, one_host);
+    const auto workers = parse_list<int>("--workers", options.workers, 1, 1 << 16);
+    const auto batches = parse_list<std::int64_t>("--global-batch", options.batches, 1, 1LL << 30);
+    std::vector<std::string> left_out;
+    const std::vector<StepPrediction> rows =
+        predict_range(calibration.profile, shape, workers, batches, one_host, &left_out);
+    for (const std::string& combination : left_out)
+        std::fprintf(stderr, "whatif: %s left out: fewer samples than devices\n", combination.c_str());
+    if (rows.empty()) throw UsageError("no combination of --workers and --global-batch gives every device a sample");
+    if (options.json) {
+        std::printf("%s\n", json::dump(whatif_json(calibration, shape, rows), 2).c_str());
+    } else {
+        print_table(calibration, shape, rows);
+    }
+    return 0;
+}
+
 }  // namespace
 
 Command add_whatif_command(CLI::App& app) {
@@ -115,109 +234,9 @@ Command add_whatif_command(CLI::App& app) {
         "  mirrorlab-cli whatif --calibration one.json --calibration two.json --workers 1,2,3,8 --link 10gbe\n"
         "Step = compute x core sharing + all-reduce inside each worker + across workers + update + rest;\n"
         "each all-reduce by the alpha-beta model of its algorithm (docs/PERFORMANCE.md, What-if).");
-    struct Options {
-        std::vector<std::string> calibration_files;
-        std::string link;
-        std::string workers = "1,2,3,4,8";
-        std::string batches = "32";
-        int devices_per_worker = 1;
-        std::string one_host = "auto";
-        std::string intra = "reduce";
-        std::string inter = "gather-fold";
-        bool list_links = false;
-        bool json = false;
-    };
-    auto options = std::make_shared<Options>();
-    command->add_option("--calibration", options->calibration_files,
-                        "a `bench --json` result (repeat: one-replica runs at several batch sizes, a multi-worker run)")
-        ->type_name("FILE");
-    command->add_option("--link", options->link,
-                        "between workers: measured (the probe's; default where given), or a standard link (--links)")
-        ->type_name("NAME");
-    command->add_option("--workers", options->workers, "worker counts (default 1,2,3,4,8)")->type_name("LIST");
-    command->add_option("--global-batch", options->batches, "global batch sizes (default 32)")->type_name("LIST");
-    add_integer(*command, "--devices-per-worker", options->devices_per_worker, 1, 1024, "devices (replicas) per worker (default 1)");
-    command->add_option("--one-host", options->one_host,
-                        "yes: all workers share one host's cores (loopback); no: a host each; auto (default): yes\n"
-                        "for a shared-memory link")
-        ->type_name("yes|no|auto");
-    command->add_option("--intra", options->intra, "all-reduce inside a worker: reduce (default), ring, tree")->type_name("ALG");
-    command->add_option("--inter", options->inter,
-                        "across workers: gather-fold (MirrorLab's bit-identical CPU workers, default), ring, tree, reduce")
-        ->type_name("ALG");
-    command->add_flag("--links", options->list_links, "list the standard links and their figures, then exit");
-    command->add_flag("--json", options->json, "print the calibration and the predictions as one JSON object");
-    return {command, [options] {
-                if (options->list_links) {
-                    print_links();
-                    return 0;
-                }
-                if (options->calibration_files.empty())
-                    throw UsageError("whatif needs --calibration FILE: save `mirrorlab-cli bench --devices cpu --threads 1 --json` first");
-                WhatIfCalibration calibration;
-                for (const std::string& path : options->calibration_files) add_bench_json(calibration,
-                                   read_file_text(path, 64u << 20, "bench result '" + path + "'", "bench results"), path);
-                finish_calibration(calibration);
-
-                ClusterShape shape;
-                shape.devices_per_worker = options->devices_per_worker;
-                try {
-                    shape.intra_algorithm = collective_algorithm_from_name(options->intra);
-                    shape.inter_algorithm = collective_algorithm_from_name(options->inter);
-                } catch (const Error& error) {
-                    throw UsageError(error.what());
-                }
-                const std::string link = options->link.empty() ? (calibration.measured_link ? "measured" : "shared memory")
-                                                               : options->link;
-                if (link == "measured") {
-                    if (!calibration.measured_link)
-                        throw UsageError("--link measured needs a multi-worker bench result (mpirun -np 2 mirrorlab-cli "
-                                         "bench --json) among the --calibration files");
-                    shape.inter_link = *calibration.measured_link;
-                } else if (const LinkModel* standard = find_standard_link(link)) {
-                    shape.inter_link = *standard;
-                } else {
-                    throw UsageError("unknown link '" + link + "': `mirrorlab-cli whatif --links` lists them");
-                }
-                const bool shared_memory = shape.inter_link.name.find("shared memory") != std::string::npos;
-                if (options->one_host != "auto" && options->one_host != "yes" && options->one_host != "no")
-                    throw UsageError("--one-host takes yes, no or auto, got '" + options->one_host + "'");
-                const bool one_host = options->one_host == "yes" || (options->one_host == "auto" && shared_memory);
-                const auto workers = parse_list<int>("--workers", options->workers, 1, 1 << 16);
-                const auto batches = parse_list<std::int64_t>("--global-batch", options->batches, 1, 1LL << 30);
-                std::vector<std::string> left_out;
-                const std::vector<StepPrediction> rows =
-                    predict_range(calibration.profile, shape, workers, batches, one_host, &left_out);
-                for (const std::string& combination : left_out)
-                    std::fprintf(stderr, "whatif: %s left out: fewer samples than devices\n", combination.c_str());
-                if (rows.empty()) throw UsageError("no combination of --workers and --global-batch gives every device a sample");
-                if (options->json) {
-                    json::Value root = json::Value::object();
-                    json::Value sources = json::Value::array();
-                    for (const std::string& source : calibration.sources) sources.push_back(source);
-                    root["calibration"] = std::move(sources);
-                    const ComputeProfile& p = calibration.profile;
-                    root["compute_fixed_ms"] = p.fixed_ms;
-                    root["compute_per_sample_ms"] = p.per_sample_ms;
-                    root["update_ms"] = p.update_ms;
-                    root["other_ms"] = p.other_ms;
-                    root["gradient_bytes"] = p.gradient_bytes;
-                    root["add_gbytes_per_second"] = p.add_gbytes_per_second;
-                    root["cores_per_host"] = p.cores_per_host;
-                    root["parallel_capacity"] = p.parallel_capacity;
-                    root["intra_link"] = link_json(p.intra_link);
-                    root["inter_link"] = link_json(shape.inter_link);
-                    root["intra_algorithm"] = std::string(collective_algorithm_name(shape.intra_algorithm));
-                    root["inter_algorithm"] = std::string(collective_algorithm_name(shape.inter_algorithm));
-                    json::Value predictions = json::Value::array();
-                    for (const StepPrediction& row : rows) predictions.push_back(prediction_json(row));
-                    root["predictions"] = std::move(predictions);
-                    std::printf("%s\n", json::dump(root, 2).c_str());
-                } else {
-                    print_table(calibration, shape, rows);
-                }
-                return 0;
-            }};
+    auto options = std::make_shared<WhatIfOptions>();
+    add_whatif_options(*command, *options);
+    return {command, [options] { return run_whatif(*options); }};
 }
 
 }  // namespace mirrorlab::cli

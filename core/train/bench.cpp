@@ -494,6 +494,27 @@ BenchResult run_bench(const BenchConfig& config,
     return result;
 }
 
+namespace {
+
+// The link probe's timed all-gathers and the α-β line fitted to them (mirrorlab-cli whatif reads it).
+json::Value link_probe_json(const BenchResult& result) {
+    json::Value probe = json::Value::object();
+    json::Value samples = json::Value::array();
+    for (const LinkSample& sample : result.link_samples) {
+        json::Value entry = json::Value::object();
+        entry["bytes_per_worker"] = sample.bytes_per_worker;
+        entry["participants"] = sample.participants;
+        entry["seconds"] = sample.seconds;
+        samples.push_back(std::move(entry));
+    }
+    probe["samples"] = std::move(samples);
+    probe["latency_us"] = result.link.latency_us;
+    probe["gbytes_per_second"] = result.link.gbytes_per_second;
+    return probe;
+}
+
+}  // namespace
+
 std::string bench_to_json(const BenchResult& result) {
     using json::Value;
     Value root = Value::object();
@@ -566,21 +587,7 @@ std::string bench_to_json(const BenchResult& result) {
     root["scaling"] = std::move(scaling);
     root["scaling_rounds"] = result.scaling_rounds;
     root["add_gbytes_per_second"] = result.add_gbytes_per_second;
-    if (!result.link_samples.empty()) {
-        Value probe = Value::object();
-        Value samples = Value::array();
-        for (const LinkSample& sample : result.link_samples) {
-            Value entry = Value::object();
-            entry["bytes_per_worker"] = sample.bytes_per_worker;
-            entry["participants"] = sample.participants;
-            entry["seconds"] = sample.seconds;
-            samples.push_back(std::move(entry));
-        }
-        probe["samples"] = std::move(samples);
-        probe["latency_us"] = result.link.latency_us;
-        probe["gbytes_per_second"] = result.link.gbytes_per_second;
-        root["link_probe"] = std::move(probe);
-    }
+    if (!result.link_samples.empty()) root["link_probe"] = link_probe_json(result);
     return json::dump(root, 2);
 }
 

@@ -57,6 +57,40 @@ QTableWidgetItem* number_item(double value, int decimals) {
 }  // namespace
 
 WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
+    buildControls();
+    buildTable();
+    auto* controls = new QGridLayout;
+    controls->addWidget(new QLabel(tr("Link:"), this), 0, 0);
+    controls->addWidget(link_, 0, 1);
+    controls->addWidget(workers_, 0, 2);
+    controls->addWidget(devices_, 0, 3);
+    controls->addWidget(batch_, 0, 4);
+    controls->addWidget(new QLabel(tr("Across workers:"), this), 1, 0);
+    controls->addWidget(inter_, 1, 1);
+    controls->addWidget(one_host_, 1, 2, 1, 2);
+    controls->addWidget(load_, 1, 4);
+    controls->setColumnStretch(5, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(table_, 1);
+
+    refreshLinks();
+    connect(link_, &QComboBox::currentIndexChanged, this, [this] {
+        one_host_->setChecked(linkName().contains(QStringLiteral("shared memory")) || linkName() == QLatin1String(kMeasured));
+        repredict();
+    });
+    for (QSpinBox* box : {workers_, devices_, batch_}) connect(box, &QSpinBox::valueChanged, this, [this] { repredict(); });
+    connect(inter_, &QComboBox::currentIndexChanged, this, [this] { repredict(); });
+    connect(one_host_, &QCheckBox::toggled, this, [this] { repredict(); });
+    connect(load_, &QPushButton::clicked, this, &WhatIfPanel::loadInteractively);
+    setLink(QStringLiteral("10 GbE"));
+    recalibrate();  // says what it needs
+}
+
+// The link, cluster and batch choices, and the button that loads bench results.
+void WhatIfPanel::buildControls() {
     link_ = new QComboBox(this);
     link_->setObjectName(QStringLiteral("whatIfLink"));
     link_->setAccessibleName(tr("Link between workers"));
@@ -97,6 +131,10 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
     load_->setToolTip(tr("Calibrate from saved `mirrorlab-cli bench --json` results: one-replica runs at several "
                          "batch sizes, and a run under mpirun for the measured link between workers"));
 
+}
+
+// The status line and the table of predicted steps.
+void WhatIfPanel::buildTable() {
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("whatIfStatus"));
     status_->setWordWrap(true);
@@ -113,34 +151,6 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(true);
 
-    auto* controls = new QGridLayout;
-    controls->addWidget(new QLabel(tr("Link:"), this), 0, 0);
-    controls->addWidget(link_, 0, 1);
-    controls->addWidget(workers_, 0, 2);
-    controls->addWidget(devices_, 0, 3);
-    controls->addWidget(batch_, 0, 4);
-    controls->addWidget(new QLabel(tr("Across workers:"), this), 1, 0);
-    controls->addWidget(inter_, 1, 1);
-    controls->addWidget(one_host_, 1, 2, 1, 2);
-    controls->addWidget(load_, 1, 4);
-    controls->setColumnStretch(5, 1);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(controls);
-    layout->addWidget(status_);
-    layout->addWidget(table_, 1);
-
-    refreshLinks();
-    connect(link_, &QComboBox::currentIndexChanged, this, [this] {
-        one_host_->setChecked(linkName().contains(QStringLiteral("shared memory")) || linkName() == QLatin1String(kMeasured));
-        repredict();
-    });
-    for (QSpinBox* box : {workers_, devices_, batch_}) connect(box, &QSpinBox::valueChanged, this, [this] { repredict(); });
-    connect(inter_, &QComboBox::currentIndexChanged, this, [this] { repredict(); });
-    connect(one_host_, &QCheckBox::toggled, this, [this] { repredict(); });
-    connect(load_, &QPushButton::clicked, this, &WhatIfPanel::loadInteractively);
-    setLink(QStringLiteral("10 GbE"));
-    recalibrate();  // says what it needs
 }
 
 bool WhatIfPanel::calibrateFrom(const ScalingExperiment& experiment) {

@@ -58,6 +58,8 @@ signals:
     void predictionsChanged();
 
 private:
+    void buildControls();
+    void buildTable();
     void recalibrate();
     void repredict();
     void refreshTable();
