@@ -205,6 +205,16 @@ for path in sorted(glob.glob(os.path.join(root, "tests/data/tensorboard/*/*/even
     with open(path, "rb") as f:
         seed("fuzz_tensorboard_events", path.split(os.sep)[-3] + "_" + path.split(os.sep)[-2] + ".tfevents", f.read())
 
+# fuzz_event_reader: byte 0 = piece size, then `train --json` lines mixed with other output.
+seed("fuzz_event_reader", "events.jsonl", b"\x07" +
+     b'{"type":"train_begin","epochs":2,"steps_per_epoch":5,"validation_steps":2,"replicas":2,"global_batch":32,'
+     b'"devices":["/device:CPU:0","/device:CPU:1"],"strategy":"MirroredStrategy","all_reduce":"ring","parameters":9}\n'
+     b'{"type":"step_end","epoch":1,"step":1,"steps":5,"global_step":1,"loss":3.8,"accuracy":null,"top5":0.5,'
+     b'"replicas":[{"shard_size":16,"forward_ms":0.5,"timing":"wall_clock","weights_checksum":"00000000deadbeef"}]}\r\n'
+     b'mpirun noticed that process rank 1 exited on signal 9 (Killed).\n'
+     b'{"type":"memory","devices":[{"device":"/device:CPU:0","bytes_in_use":7,"peak_bytes":8,"limit_bytes":0}]}\n'
+     b'{"type":"finished","reason":"stopped","stop":{"phase":"validation","epoch":2,"validation_step":1},"text":"x"}')
+
 # fuzz_trainer: byte 0 = options (see fuzz_trainer.cpp), the model JSON, a NUL byte, the data.
 def small_model(input_length, layers):
     return ('{"name": "tiny", "input_length": %d, "layers": [%s]}' % (input_length, ", ".join(
