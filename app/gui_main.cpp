@@ -52,6 +52,7 @@ struct ScreenshotRequest {
     std::optional<QString> size_text;  // "WIDTHxHEIGHT"
     std::optional<QString> try_text;   // classified in the Try it panel before the picture
     QStringList panels;                // docks brought forward (object names)
+    QString follow;                    // --follow: the run shown is this file's, not one trained here
 };
 
 // After the run: the per-class report evaluated, the Try it text classified, the asked-for docks in
@@ -93,7 +94,13 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
     mirrorlab::ui::MainWindow window(nullptr, scope);
     if (window_size.isValid()) window.resize(window_size);
     window.show();
-    if (!window.dataPanel()->waitUntilLoaded(120000) || !window.startTraining(epochs)) {
+    if (!request.follow.isEmpty()) {
+        QString error;
+        if (window.controller()->follow(request.follow, &error) == 0) {
+            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
+            return 1;
+        }
+    } else if (!window.dataPanel()->waitUntilLoaded(120000) || !window.startTraining(epochs)) {
         std::fprintf(stderr, "mirrorlab: error: cannot start training: %s\n", qPrintable(window.startBlocker()));
         return 1;
     }
@@ -159,13 +166,23 @@ int main(int argc, char** argv) {
     parser.addOption(try_text);
     parser.addOption(screenshot);
     parser.addOption(epochs);
+    QCommandLineOption follow(QStringLiteral("follow"),
+                              QApplication::translate("main", "Show the run whose `mirrorlab-cli train --json` output goes to FILE, live "
+                                                              "(e.g. rank 0 of an mpirun job); with --screenshot, once it ends."),
+                              QStringLiteral("FILE"));
     parser.addOption(size);
+    parser.addOption(follow);
     parser.process(app);
     if (parser.isSet(no_gpu)) qputenv("MIRRORLAB_NO_GPU", "1");  // read where the devices are first listed
 
     if (!parser.isSet(screenshot)) {
         mirrorlab::ui::MainWindow window;
         window.show();
+        QString error;
+        if (parser.isSet(follow) && window.controller()->follow(parser.value(follow), &error) == 0) {
+            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
+            return 1;
+        }
         return QApplication::exec();
     }
     ScreenshotRequest request;
@@ -174,5 +191,6 @@ int main(int argc, char** argv) {
     if (parser.isSet(size)) request.size_text = parser.value(size);
     if (parser.isSet(try_text)) request.try_text = parser.value(try_text);
     request.panels = parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    request.follow = parser.value(follow);
     return take_screenshot(app, request);
 }

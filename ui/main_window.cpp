@@ -271,6 +271,16 @@ void MainWindow::buildActions() {
         if (!path.isEmpty() && !runs_->exportChartsPng(path, &error)) showMessage(error, true);
     });
     file->addSeparator();
+    QAction* follow = file->addAction(tr("Follow a run in another process…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Follow a run"), QString(),
+                                                          tr("Training events (*.jsonl *.json *.log);;All files (*)"));
+        QString error;
+        if (!path.isEmpty() && controller_->follow(path, &error) == 0) showMessage(error, true);
+    });
+    follow->setObjectName(QStringLiteral("followAction"));
+    follow->setToolTip(tr("Show a run of mirrorlab-cli live, from the file its `train --json` output goes to: "
+                          "mpirun -np 2 mirrorlab-cli train --json … > job.jsonl"));
+    file->addSeparator();
     QAction* quit = file->addAction(tr("Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
@@ -401,13 +411,16 @@ void MainWindow::updateActions() {
     const bool active = state == TrainingController::State::Running || state == TrainingController::State::Paused;
     start_->setEnabled(idle && blocker.isEmpty());
     start_->setToolTip(with_shortcut(blocker.isEmpty() ? tr("Start training") : blocker, start_->shortcut()));
-    pause_->setEnabled(active);
+    const bool here = !controller_->following();  // a followed run trains in its own process
+    pause_->setEnabled(active && here);
     pause_->setText(state == TrainingController::State::Paused ? tr("Resume") : tr("Pause"));
     pause_->setToolTip(with_shortcut(state == TrainingController::State::Paused ? tr("Resume training") : tr("Pause training after the step in flight"),
                                      pause_->shortcut()));
     stop_->setEnabled(active);
-    stop_->setToolTip(with_shortcut(tr("Stop training; the epochs finished so far are kept"), stop_->shortcut()));
-    next_step_->setEnabled(active);
+    stop_->setToolTip(with_shortcut(here ? tr("Stop training; the epochs finished so far are kept")
+                                         : tr("Stop following the other process's run (it goes on)"),
+                                    stop_->shortcut()));
+    next_step_->setEnabled(active && here);
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {

@@ -175,6 +175,10 @@
         <source>Use the CPUs only: do not look for GPUs or load CUDA (as MIRRORLAB_NO_GPU=1).</source>
         <translation>只使用 CPU：不查找 GPU，也不加载 CUDA（同 MIRRORLAB_NO_GPU=1）。</translation>
     </message>
+    <message>
+        <source>Show the run whose `mirrorlab-cli train --json` output goes to FILE, live (e.g. rank 0 of an mpirun job); with --screenshot, once it ends.</source>
+        <translation>实时显示 `mirrorlab-cli train --json` 输出到 FILE 的那次运行（例如 mpirun 作业的 0 号进程）；与 --screenshot 一起使用时，在其结束后截图。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ClassReportView</name>
@@ -1390,6 +1394,26 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Kept runs also write TensorBoard event files while they train (in the run&apos;s folder, as Keras&apos; TensorBoard callback does), so Runs → Export → Open in TensorBoard follows them live</source>
         <translation>保存的运行在训练时也写入 TensorBoard 事件文件（在运行的文件夹中，与 Keras 的 TensorBoard 回调相同），因此“运行 → 导出 → 在 TensorBoard 中打开”可实时跟踪它们</translation>
     </message>
+    <message>
+        <source>Follow a run in another process…</source>
+        <translation>跟随另一个进程中的运行…</translation>
+    </message>
+    <message>
+        <source>Follow a run</source>
+        <translation>跟随运行</translation>
+    </message>
+    <message>
+        <source>Training events (*.jsonl *.json *.log);;All files (*)</source>
+        <translation>训练事件 (*.jsonl *.json *.log);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Show a run of mirrorlab-cli live, from the file its `train --json` output goes to: mpirun -np 2 mirrorlab-cli train --json … &gt; job.jsonl</source>
+        <translation>从 `train --json` 输出所写入的文件中实时显示 mirrorlab-cli 的运行：mpirun -np 2 mirrorlab-cli train --json … &gt; job.jsonl</translation>
+    </message>
+    <message>
+        <source>Stop following the other process&apos;s run (it goes on)</source>
+        <translation>停止跟随另一个进程的运行（该运行继续进行）</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -2340,6 +2364,14 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>what if: workers × %1 on %2</source>
         <translation>假如：工作进程 × %1，经由 %2</translation>
     </message>
+    <message>
+        <source>Measured runs and what-if predictions</source>
+        <translation>实测运行与假设预测</translation>
+    </message>
+    <message>
+        <source>The runs measured here, and predictions for clusters that are not here</source>
+        <translation>本机实测的运行，以及对本机之外集群的预测</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::StepView</name>
@@ -2644,6 +2676,46 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Run %1 is training; stop it before deleting it.</source>
         <translation>运行 %1 正在训练；请先停止再删除。</translation>
+    </message>
+    <message>
+        <source>Stopped following the other process&apos;s run to train here.</source>
+        <translation>已停止跟随另一个进程的运行，以便在此训练。</translation>
+    </message>
+    <message>
+        <source>Stopped following this run; it goes on in its own process.</source>
+        <translation>已停止跟随此运行；它在自己的进程中继续进行。</translation>
+    </message>
+    <message>
+        <source>A run is in progress: stop it before following another.</source>
+        <translation>有运行正在进行：请先停止它，再跟随另一个运行。</translation>
+    </message>
+    <message>
+        <source>Cannot follow %1: %2</source>
+        <translation>无法跟随 %1：%2</translation>
+    </message>
+    <message>
+        <source>Cannot follow %1: give the file a job&apos;s `train --json` output goes to.</source>
+        <translation>无法跟随 %1：请指定作业的 `train --json` 输出所写入的文件。</translation>
+    </message>
+    <message>
+        <source>another process</source>
+        <translation>另一个进程</translation>
+    </message>
+    <message>
+        <source>Run %1 - followed: %2</source>
+        <translation>运行 %1 - 跟随：%2</translation>
+    </message>
+    <message>
+        <source>Following %1: the events of a run in another process, read as they are written. Stop stops following; the run goes on.</source>
+        <translation>正在跟随 %1：另一个进程中运行的事件，随写随读。“停止”只停止跟随；该运行继续进行。</translation>
+    </message>
+    <message>
+        <source>No new events from %1 for %2 s: the run may have ended without saying so (killed), or be paused. Stop stops following.</source>
+        <translation>%1 已有 %2 秒没有新事件：该运行可能已在未告知的情况下结束（被终止），或已暂停。“停止”将停止跟随。</translation>
+    </message>
+    <message>
+        <source>followed until stopped</source>
+        <translation>跟随至停止</translation>
     </message>
 </context>
 <context>
@@ -3061,6 +3133,22 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Not loaded: %1</source>
         <translation>未加载：%1</translation>
+    </message>
+    <message>
+        <source>Predict 1, 2, 3, 4, 6, 8, … up to this many workers</source>
+        <translation>预测 1、2、3、4、6、8……直到这么多个工作进程</translation>
+    </message>
+    <message>
+        <source>Replicas (CPU cores or GPUs) in each worker: their gradients are summed inside the worker first</source>
+        <translation>每个工作进程中的副本（CPU 核心或 GPU）：它们的梯度先在进程内求和</translation>
+    </message>
+    <message>
+        <source>Samples per step over all devices of all workers</source>
+        <translation>所有工作进程的所有设备每步合计的样本数</translation>
+    </message>
+    <message>
+        <source>One row per worker count: the predicted step split into its phases, throughput and efficiency</source>
+        <translation>每种工作进程数一行：预测的每步按阶段拆分，以及吞吐量和效率</translation>
     </message>
 </context>
 </TS>

@@ -231,6 +231,8 @@ QWidget* ScalingPanel::buildResults() {
     connect(what_if_, &WhatIfPanel::predictionsChanged, this, [this] { refreshCharts(); });
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("scalingTabs"));
+    tabs->setAccessibleName(tr("Measured runs and what-if predictions"));
+    tabs->setToolTip(tr("The runs measured here, and predictions for clusters that are not here"));
     tabs->addTab(table_, tr("Measured"));
     tabs->addTab(what_if_, tr("What if"));
     tabs->setTabToolTip(1, tr("Predict more workers, other links and batch sizes from what was measured here"));

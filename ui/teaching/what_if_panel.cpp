@@ -102,18 +102,21 @@ void WhatIfPanel::buildControls() {
     workers_->setPrefix(tr("up to "));
     workers_->setSuffix(tr(" workers"));
     workers_->setAccessibleName(tr("Most workers"));
+    workers_->setToolTip(tr("Predict 1, 2, 3, 4, 6, 8, … up to this many workers"));
     devices_ = new QSpinBox(this);
     devices_->setObjectName(QStringLiteral("whatIfDevices"));
     devices_->setRange(1, 64);
     devices_->setValue(1);
     devices_->setSuffix(tr(" device(s) each"));
     devices_->setAccessibleName(tr("Devices per worker"));
+    devices_->setToolTip(tr("Replicas (CPU cores or GPUs) in each worker: their gradients are summed inside the worker first"));
     batch_ = new QSpinBox(this);
     batch_->setObjectName(QStringLiteral("whatIfBatch"));
     batch_->setRange(1, 1 << 20);
     batch_->setValue(32);
     batch_->setPrefix(tr("global batch "));
     batch_->setAccessibleName(tr("Global batch"));
+    batch_->setToolTip(tr("Samples per step over all devices of all workers"));
     inter_ = new QComboBox(this);
     inter_->setObjectName(QStringLiteral("whatIfAlgorithm"));
     inter_->setAccessibleName(tr("All-reduce across workers"));
@@ -143,6 +146,7 @@ void WhatIfPanel::buildTable() {
     table_ = new QTableWidget(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("whatIfTable"));
     table_->setAccessibleName(tr("Predicted steps"));
+    table_->setToolTip(tr("One row per worker count: the predicted step split into its phases, throughput and efficiency"));
     table_->setHorizontalHeaderLabels({tr("Workers × devices"), tr("Batch / device"), tr("Compute ms"),
                                        tr("All-reduce in worker ms"), tr("Across workers ms"), tr("Update + rest ms"),
                                        tr("Step ms"), tr("Samples/s"), tr("Efficiency")});

@@ -20,6 +20,8 @@ TrainingController::TrainingController(QObject* parent)
     load_gpu_plugin(*registry_);
     drain_timer_.setInterval(50);
     connect(&drain_timer_, &QTimer::timeout, this, &TrainingController::drainEvents);
+    follow_timer_.setInterval(100);
+    connect(&follow_timer_, &QTimer::timeout, this, &TrainingController::readFollowed);
     openStore();
 }
 
@@ -106,6 +108,7 @@ void TrainingController::endRecording() {
 }
 
 int TrainingController::start(const RunSettings& settings) {
+    if (followed_) stopFollowing(tr("Stopped following the other process's run to train here."));
     if (trainer_) {
         trainer_->request_stop();
         trainer_->wait();
@@ -323,12 +326,14 @@ bool TrainingController::deleteRun(int id, QString* error) {
 }
 
 void TrainingController::pause() {
+    if (followed_) return;  // another process's run
     if (!trainer_ || state_ != State::Running) return;
     trainer_->pause();
     setState(State::Paused);
 }
 
 void TrainingController::resume() {
+    if (followed_) return;  // another process's run
     if (!trainer_ || state_ != State::Paused) return;
     step_once_ = false;
     trainer_->resume();
@@ -336,6 +341,7 @@ void TrainingController::resume() {
 }
 
 void TrainingController::stepOnce() {
+    if (followed_) return;  // another process's run
     if (!trainer_ || (state_ != State::Paused && state_ != State::Running)) return;
     step_once_ = true;
     trainer_->resume();
@@ -343,6 +349,10 @@ void TrainingController::stepOnce() {
 }
 
 void TrainingController::stop() {
+    if (followed_) {
+        stopFollowing(tr("Stopped following this run; it goes on in its own process."));
+        return;
+    }
     if (!trainer_ || state_ == State::Idle) return;
     step_once_ = false;
     trainer_->request_stop();

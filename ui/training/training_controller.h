@@ -3,6 +3,8 @@
 // and hands events to a locked queue; a timer on the GUI thread drains the queue every 50 ms and
 // re-emits the events as typed signals (steps in batches), so charts update in batches and no
 // widget is touched from the training thread. Every run is kept as a RunRecord after it ends.
+#include <QElapsedTimer>
+#include <QFile>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -20,6 +22,7 @@
 #include "core/store/recorded_run.h"
 #include "core/store/run_store.h"
 #include "core/export/tensorboard.h"
+#include "core/train/event_reader.h"
 #include "core/train/events.h"
 #include "core/train/trainer.h"
 
@@ -115,6 +118,14 @@ public:
     bool renameRun(int id, const QString& name, QString* error);
     bool annotateRun(int id, const QString& note, QString* error);
     bool deleteRun(int id, QString* error);
+    // Follows a run in another process through the events it prints as `mirrorlab-cli train --json`
+    // lines, from the file its output goes to (`mpirun -np 2 mirrorlab-cli train --json ... >
+    // job.jsonl`: rank 0's events; or a single process's), read as it grows, and shows it like a run
+    // of its own (training_controller_follow.cpp). It cannot be paused from here; stop() stops
+    // following and leaves the job running. Returns the run id, or 0 with *error saying why.
+    int follow(const QString& path, QString* error);
+    bool following() const { return followed_ != nullptr; }
+
     void pause();
     void resume();
     void stop();
@@ -160,6 +171,8 @@ private:
     void endRecording();
     bool editRun(int id, const QString& text, bool is_name, QString* error);
     void onEvent(const Event& event, std::vector<StepEndEvent>& steps);
+    void readFollowed();
+    void stopFollowing(const QString& why);
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::unique_ptr<Trainer> trainer_;
@@ -178,6 +191,12 @@ private:
     State state_ = State::Idle;
     // Written on the GUI thread, read by the training thread's event sink after every step.
     std::atomic<bool> step_once_{false};
+    // The followed run's event file, its reader and the timer that reads what it has grown by.
+    std::unique_ptr<QFile> followed_;
+    EventLineReader follow_reader_;
+    QTimer follow_timer_;
+    QElapsedTimer follow_quiet_;  // since the file last grew
+    bool follow_quiet_warned_ = false;
 };
 
 }  // namespace mirrorlab::ui
