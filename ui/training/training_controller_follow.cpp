@@ -12,6 +12,7 @@ namespace {
 
 // A file that stops growing while its run has not said it ended: say so once, after this long.
 constexpr qint64 kQuietWarningMs = 30000;
+constexpr qint64 kMostBytesPerRead = 4 << 20;
 
 }  // namespace
 
@@ -62,7 +63,9 @@ int TrainingController::follow(const QString& path, QString* error) {
 
 void TrainingController::readFollowed() {
     if (!followed_) return;
-    const QByteArray bytes = followed_->readAll();
+    // At most this much per tick, so that following a long run's file from its start does not
+    // hold the GUI thread: the rest comes on the next ticks (40 MB/s).
+    const QByteArray bytes = followed_->read(kMostBytesPerRead);
     std::vector<Event> events = follow_reader_.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
     if (!bytes.isEmpty()) {
         follow_quiet_.restart();
