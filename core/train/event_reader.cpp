@@ -137,10 +137,9 @@ MemoryEvent memory(const json::Value& o) {
 StopPoint stop_point(const json::Value& o) {
     StopPoint stop;
     const std::string phase = text(o, "phase");
-    stop.phase = phase == "training"         ? StopPhase::Training
-                 : phase == "validation"     ? StopPhase::Validation
-                 : phase == "between_epochs" ? StopPhase::BetweenEpochs
-                                             : StopPhase::Invalid;
+    for (StopPhase known : {StopPhase::Training, StopPhase::Validation, StopPhase::BetweenEpochs}) {
+        if (stop_phase_name(known) == phase) stop.phase = known;
+    }
     stop.epoch = small_integer(o, "epoch");
     stop.step = integer(o, "step");
     stop.steps = integer(o, "steps");
@@ -152,10 +151,10 @@ StopPoint stop_point(const json::Value& o) {
 FinishedEvent finished(const json::Value& o) {
     FinishedEvent e;
     const std::string reason = text(o, "reason");
-    e.reason = reason == "completed"        ? FinishReason::Completed
-               : reason == "early_stopping" ? FinishReason::EarlyStopping
-               : reason == "stopped"        ? FinishReason::StoppedByUser
-                                            : FinishReason::Invalid;
+    e.reason = FinishReason::Invalid;
+    for (FinishReason known : {FinishReason::Completed, FinishReason::EarlyStopping, FinishReason::StoppedByUser}) {
+        if (finish_reason_name(known) == reason) e.reason = known;
+    }
     e.epochs_completed = small_integer(o, "epochs_completed");
     e.best_epoch = small_integer(o, "best_epoch");
     e.restored_epoch = small_integer(o, "restored_epoch");
