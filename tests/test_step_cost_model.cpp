@@ -285,6 +285,15 @@ private slots:
         QVERIFY2(two_replicas.contains("calibrates nothing") && two_replicas.contains("bench --devices cpu"),
                  qPrintable(two_replicas));
         QVERIFY(error_of([&] { finish_calibration(calibration); }).contains("one-replica bench"));
+        // A link probe spoilt by load (the larger message faster) is refused, naming the file.
+        const QString spoilt = error_of([&] {
+            add_bench_json(calibration,
+                           "{\"workers\": 2, \"run\": {\"replicas\": 2}, \"link_probe\": {\"samples\": ["
+                           "{\"bytes_per_worker\": 8, \"participants\": 2, \"seconds\": 0.002},"
+                           "{\"bytes_per_worker\": 1048576, \"participants\": 2, \"seconds\": 0.0001}]}}",
+                           "two.json");
+        });
+        QVERIFY2(spoilt.startsWith("two.json: ") && spoilt.contains("do not grow"), qPrintable(spoilt));
         // A one-replica CPU run on two threads would make every prediction too fast.
         std::string two_threads = one_replica_bench(32, 2.0, 3.0);
         const std::string one_thread = "\"threads\": 1";

@@ -105,7 +105,11 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
             samples.push_back({number_or(entry, "bytes_per_worker", 0), static_cast<int>(number_or(entry, "participants", 2)),
                                number_or(entry, "seconds", 0)});
         }
-        calibration.measured_link = fit_link(samples, "shared memory (measured)");
+        try {
+            calibration.measured_link = fit_link(samples, "shared memory (measured)");
+        } catch (const Error& error) {
+            throw Error(name + ": " + error.what());
+        }
         calibration.measured_link->source = "probe of " + std::to_string(workers) + " workers in " + name;
         if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = number_or(run, "allreduce_buffer_bytes", 0);
         used = true;
