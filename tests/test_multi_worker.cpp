@@ -251,6 +251,32 @@ private slots:
         QVERIFY2(err.contains(QStringLiteral("process rank 1")) && err.contains(QStringLiteral("signal 9")), qPrintable(err));
     }
 
+    // Rank 0's step events carry every worker's replicas (what the GUI shows when it follows the
+    // job): 3 workers of one replica each, in global order, every one with its shard and times.
+    void stepEventsShowEveryWorker() {
+        const Ran ran = run_workers(3, QStringList{"train", "--devices", "cpu", "--epochs", "1", "--steps-per-epoch", "6",
+                                                   "--no-store", "--json"} +
+                                           kData);
+        QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
+        int steps = 0;
+        for (const QString& line : ran.out.split(QLatin1Char('\n'))) {
+            if (!line.contains(QStringLiteral("\"step_end\""))) continue;
+            ++steps;
+            const json::Value step = json::parse(line.toStdString());
+            const auto& replicas = step.at("replicas").as_array();
+            QCOMPARE(replicas.size(), std::size_t{3});
+            std::int64_t samples = 0;
+            for (const json::Value& replica : replicas) {
+                samples += replica.at("shard_size").as_int64();
+                QVERIFY(replica.at("forward_ms").as_double() > 0.0);
+                QVERIFY(replica.at("backward_ms").as_double() > 0.0);
+            }
+            QCOMPARE(samples, std::int64_t{32});  // 11 + 11 + 10: the global batch
+            QCOMPARE(replicas[2].at("shard_size").as_int64(), std::int64_t{10});
+        }
+        QCOMPARE(steps, 6);  // one worker speaks
+    }
+
     // `bench` under mpirun: one JSON result for the job (rank 0's), counting every worker's replicas.
     void benchUnderMpirun() {
         const Ran ran = run_workers(2, {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",

@@ -8,6 +8,7 @@
 namespace mirrorlab {
 
 static_assert(std::is_trivially_copyable_v<LossCounts>, "loss counts travel between workers as bytes");
+static_assert(std::is_trivially_copyable_v<PhaseTimings>, "phase times travel between workers as bytes");
 
 std::string describe_cross_worker(AllReduceAlgorithm order, const std::vector<std::string>& global_devices,
                                   const std::string& library, int workers) {
@@ -84,6 +85,10 @@ void CrossWorkerAllReduce::all_reduce(int replica, const std::vector<TensorView>
 
 void CrossWorkerAllReduce::gather_counts(std::vector<LossCounts>& counts) {
     communicator_.all_gather_in_place(counts.data(), static_cast<std::int64_t>(sizeof(LossCounts)) * local_replicas_);
+}
+
+void CrossWorkerAllReduce::gather_timings(std::vector<PhaseTimings>& timings) {
+    communicator_.all_gather_in_place(timings.data(), static_cast<std::int64_t>(sizeof(PhaseTimings)) * local_replicas_);
 }
 
 bool CrossWorkerAllReduce::any(bool mine) {

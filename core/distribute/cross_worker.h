@@ -18,6 +18,7 @@
 
 #include "core/backend/backend.h"
 #include "core/device/collectives.h"
+#include "core/distribute/replica_stats.h"
 #include "core/distribute/worker_communicator.h"
 #include "core/util/step_barrier.h"
 
@@ -49,6 +50,8 @@ public:
                     StepBarrier& barrier);
     // Fills every worker's entries of `counts` (one per global replica) from their owners.
     void gather_counts(std::vector<LossCounts>& counts);
+    // The same for a step's phase times (one per global replica), so rank 0's events show the job.
+    void gather_timings(std::vector<PhaseTimings>& timings);
     // True on every worker when `mine` is true on any.
     bool any(bool mine);
     // Every worker's `value` in rank order.

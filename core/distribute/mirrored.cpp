@@ -214,6 +214,7 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
     scratch_.finite.resize(n);
     scratch_.updated.resize(n);
     scratch_.result.replicas.resize(n);
+    scratch_.job_timings.resize(static_cast<std::size_t>(global_replica_count()));
     for (std::size_t r = 0; r < n; ++r) {
         scratch_.gradient_buffers.push_back(replicas_[r]->gradient_buffer());
         scratch_.backends.push_back(&devices_[r]->backend());
@@ -420,6 +421,17 @@ std::vector<DeviceMemory> MirroredStrategy::memory() const {
 
 std::int64_t MirroredStrategy::gradient_bytes() const {
     return replicas_.empty() ? 0 : replicas_.front()->parameter_count() * static_cast<std::int64_t>(sizeof(float));
+}
+
+const std::vector<PhaseTimings>& MirroredStrategy::gather_job_timings(double data_wait_ms) {
+    StepScratch& s = scratch_;
+    const auto first = static_cast<std::size_t>(first_global_replica());
+    for (std::size_t r = 0; r < s.result.replicas.size(); ++r) {
+        s.job_timings[first + r] = s.result.replicas[r];
+        s.job_timings[first + r].data_wait_ms = data_wait_ms;
+    }
+    if (cross_worker_) cross_worker_->gather_timings(s.job_timings);
+    return s.job_timings;
 }
 
 std::int64_t MirroredStrategy::allreduce_buffer_bytes() const {

@@ -91,6 +91,11 @@ public:
                                       std::uint64_t step_seed);
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
 
+    // Under mpirun: the phase times of the step just taken on every worker's replicas, in global
+    // replica order, each with its worker's `data_wait_ms` (a collective: every worker calls it
+    // after every step, so that rank 0's step events show the whole job). Sized once, no allocation.
+    const std::vector<PhaseTimings>& gather_job_timings(double data_wait_ms);
+
     // Multi-worker runs; with one worker they return at once (`mine`, nothing to compare).
     // True on every worker when `mine` is true on any (a stop asked of one worker stops all).
     bool any_worker(bool mine);
@@ -132,6 +137,7 @@ private:
         std::vector<TensorView> gradient_buffers;
         std::vector<Backend*> backends;
         TrainStepResult result;
+        std::vector<PhaseTimings> job_timings;  // across workers: every global replica's
     };
     void replica_step(int replica, const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                       std::uint64_t step_seed, std::chrono::steady_clock::time_point step_start,

@@ -506,6 +506,10 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
         check_workers_due(run);  // before a step's checkpoint can keep variables that drifted apart
         ++pass.steps_done;
         pass.running += step_result.counts;
+        // Under mpirun every worker's replicas, so that rank 0's events (the GUI following a job)
+        // show the whole job: a collective, so every worker gathers after every step.
+        const std::vector<PhaseTimings>* job_timings =
+            strategy.workers() > 1 ? &strategy.gather_job_timings(data_wait_ms) : nullptr;
         if (config_.emit_step_events) {
             StepEndEvent event;
             event.epoch = epoch;
@@ -520,8 +524,12 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             event.allreduce_bytes_total = strategy.allreduce_bytes_total();
             event.gradient_bytes = strategy.gradient_bytes();
             event.allreduce_buffer_bytes = strategy.allreduce_buffer_bytes();
-            event.replicas = step_result.replicas;
-            for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
+            if (job_timings != nullptr) {
+                event.replicas = *job_timings;
+            } else {
+                event.replicas = step_result.replicas;
+                for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
+            }
             publish(event);
         }
         run.pipeline->recycle(std::move(*batch));
