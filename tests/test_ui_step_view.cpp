@@ -22,7 +22,9 @@
 #include "core/model/model.h"
 #include "ui/common/translation.h"
 #include "ui/main_window.h"
+#include "ui/common/format.h"
 #include "ui/teaching/scaling_panel.h"
+#include "ui/teaching/step_diagram.h"
 #include "ui/teaching/what_if_panel.h"
 #include "ui/teaching/step_view.h"
 #include "ui/teaching/timeline_view.h"
@@ -247,6 +249,53 @@ private slots:
         const QImage image = view.grab().toImage();
         QVERIFY(!image.isNull());
         if (!screenshot_dir().isEmpty()) image.save(screenshot_dir() + QStringLiteral("/step_view_nccl.png"));
+    }
+
+    // A multi-worker job (followed from rank 0's events): the exchange is drawn in two levels and
+    // its caption says what each level moves.
+    void workersExchangeInTwoLevels() {
+        StepView view(nullptr);
+        view.resize(1100, 700);
+        TrainBeginEvent begin;
+        begin.replicas = 4;
+        begin.global_batch = 32;
+        begin.parameters = 332856;
+        begin.devices = {"/job:worker/task:0/device:CPU:0", "/job:worker/task:0/device:CPU:1",
+                         "/job:worker/task:1/device:CPU:0", "/job:worker/task:1/device:CPU:1"};
+        begin.all_reduce = "reduce_to_one_device";
+        view.setRunInfo(begin);
+        const std::vector<int> workers = StepDiagram::workerOfReplicas(begin);
+        QCOMPARE(workers, (std::vector<int>{0, 0, 1, 1}));
+        StepEndEvent step;
+        step.epoch = 1;
+        step.step = step.global_step = 1;
+        step.steps = 10;
+        step.all_reduce = "reduce_to_one_device";
+        step.gradient_bytes = 332856 * 4;
+        step.allreduce_buffer_bytes = 1455356;
+        step.allreduce_bytes_total = 4 * 1 * step.gradient_bytes;
+        for (int r = 0; r < 4; ++r) {
+            PhaseTimings t;
+            t.shard_size = 8;
+            t.forward_ms = 1.0;
+            t.backward_ms = 2.0;
+            t.allreduce_ms = 0.5;
+            step.replicas.push_back(t);
+        }
+        const QString caption = StepDiagram::workersCaption(step, workers);
+        QVERIFY2(caption.contains(QStringLiteral("2 workers")) && caption.contains(QStringLiteral("MPI_Allgather")) &&
+                     caption.contains(bytes_text(1455356)) && caption.contains(bytes_text(2 * 1455356)) &&
+                     caption.contains(QStringLiteral("all 4")),
+                 qPrintable(caption));
+        view.addSteps({step});
+        view.showStage(Stage::AllReduce);
+        QVERIFY(!view.grab().isNull());
+        if (!screenshot_dir().isEmpty()) view.grab().save(screenshot_dir() + QStringLiteral("/step_view_workers.png"));
+        // One process (or one worker): the usual picture.
+        begin.devices = {"/device:CPU:0", "/device:CPU:1"};
+        QVERIFY(StepDiagram::workerOfReplicas(begin).empty());
+        begin.devices = {"/job:worker/task:0/device:CPU:0", "/job:worker/task:0/device:CPU:1"};
+        QVERIFY(StepDiagram::workerOfReplicas(begin).empty());
     }
 
     void slowMotionRunsOneStepAtATime() {

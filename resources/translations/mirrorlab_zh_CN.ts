@@ -2575,6 +2575,16 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>Ring all-reduce: %1 reduce-scatter + %1 all-gather steps around the ring; each replica sends %2 per training step, %3 in all</source>
         <translation>环形全归约：沿环进行 %1 步归约-散射 + %1 步全收集；每个副本每个训练步发送 %2，总计 %3</translation>
     </message>
+    <message numerus="yes">
+        <source>Two levels: inside each worker its %n replica gradient(s) go into one buffer (%1 each, shared memory); across the %2 workers MPI_Allgather brings every worker the others&apos; (%3 received per worker, %4 in all); each worker then adds all %5 in one process&apos;s replica order: the same sums, bit for bit.</source>
+        <translation>
+            <numerusform>两个层级：每个工作进程内，它的 %n 个副本梯度先汇入一个缓冲区（每个 %1，共享内存）；在 %2 个工作进程之间，MPI_Allgather 把其他进程的梯度带给每个工作进程（每个进程接收 %3，合计 %4）；随后每个工作进程按单进程的副本顺序把全部 %5 个相加：和逐位相同。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>worker %1: Σ in replica order</source>
+        <translation>工作进程 %1：按副本顺序求和 Σ</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::TimelineView</name>

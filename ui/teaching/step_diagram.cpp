@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/model/model.h"
 #include "ui/common/format.h"
@@ -133,7 +134,10 @@ void StepDiagram::drawExchange(QPainter& painter, const std::vector<QRectF>& box
     const double line = fontMetrics().height();
     painter.setFont(font());
     QString caption;
-    if (step.all_reduce == "ring") {
+    const std::vector<int> workers = workerOfReplicas(view_->runInfo());
+    if (!workers.empty() && workers.size() == step.replicas.size()) {
+        caption = drawWorkers(painter, boxes, region, pen, step, workers);
+    } else if (step.all_reduce == "ring") {
         caption = drawRing(painter, boxes, region, pen, step);
     } else if (step.all_reduce == "reduce_to_one_device" || step.all_reduce == "nccl") {
         caption = drawGather(painter, boxes, region, pen, step);
@@ -179,6 +183,80 @@ QString StepDiagram::drawRing(QPainter& painter, const std::vector<QRectF>& boxe
                         "sends %2 per training step, %3 in all")
         .arg(n - 1)
         .arg(per_replica, total);
+}
+
+std::vector<int> StepDiagram::workerOfReplicas(const TrainBeginEvent& begin) {
+    static const std::string prefix = "/job:worker/task:";
+    std::vector<int> workers;
+    for (const std::string& device : begin.devices) {
+        if (device.rfind(prefix, 0) != 0) return {};
+        workers.push_back(std::atoi(device.c_str() + prefix.size()));
+    }
+    if (workers.empty() || workers.front() == workers.back()) return {};  // one worker: the usual picture
+    return workers;
+}
+
+QString StepDiagram::workersCaption(const StepEndEvent& step, const std::vector<int>& workers) {
+    const int worker_count = workers.empty() ? 1 : workers.back() + 1;
+    const int replicas = static_cast<int>(workers.size());
+    const int per_worker = std::max(1, replicas / std::max(1, worker_count));
+    const std::int64_t buffer = step.allreduce_buffer_bytes > 0 ? step.allreduce_buffer_bytes : step.gradient_bytes;
+    const std::int64_t received = static_cast<std::int64_t>(worker_count - 1) * per_worker * buffer;
+    return StepView::tr("Two levels: inside each worker its %n replica gradient(s) go into one buffer (%1 each, shared "
+                        "memory); across the %2 workers MPI_Allgather brings every worker the others' (%3 received per "
+                        "worker, %4 in all); each worker then adds all %5 in one process's replica order: the same "
+                        "sums, bit for bit.",
+                        nullptr, per_worker)
+        .arg(bytes_text(buffer))
+        .arg(worker_count)
+        .arg(bytes_text(received), bytes_text(received * worker_count))
+        .arg(replicas);
+}
+
+// Level 1: each replica's gradient down into its worker's buffer; level 2: the buffers exchanged
+// between neighbouring workers (an all-gather); then the folded sum back up (dashed).
+QString StepDiagram::drawWorkers(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                                 const StepEndEvent& step, const std::vector<int>& workers) const {
+    const QFontMetrics metrics = fontMetrics();
+    const double line = metrics.height();
+    const double box_height = 1.8 * line;
+    const double top = region.top() + std::max(28.0, (region.height() - 2 * line - box_height) * 0.45);
+    std::vector<QRectF> buffers;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+        const auto worker = static_cast<std::size_t>(workers[i]);
+        if (worker >= buffers.size()) buffers.resize(worker + 1);
+        const QRectF under(boxes[i].left(), top, boxes[i].width(), box_height);
+        buffers[worker] = buffers[worker].isNull() ? under : buffers[worker].united(under);
+        const QPointF in_start(boxes[i].center().x() - 8, boxes[i].bottom() + 2);
+        const QPointF out_end(boxes[i].center().x() + 8, boxes[i].bottom() + 2);
+        draw_arrow(painter, line_path(in_start, QPointF(in_start.x(), top - 1)), pen.colour, pen.width, false);
+        draw_arrow(painter, line_path(QPointF(out_end.x(), top - 1), out_end), pen.colour, pen.width, true);
+    }
+    // Room between neighbouring workers' boxes for the exchange's arrows.
+    for (std::size_t w = 0; w < buffers.size(); ++w) {
+        if (w > 0) buffers[w].setLeft(buffers[w].left() + 24);
+        if (w + 1 < buffers.size()) buffers[w].setRight(buffers[w].right() - 24);
+    }
+    for (std::size_t w = 0; w < buffers.size(); ++w) {
+        painter.setPen(QPen(pen.colour, pen.active ? 2 : 1));
+        painter.setBrush(pen.active ? ink(QColor(0xfb, 0xe3, 0xe3)) : ink(QColor(0xfa, 0xf4, 0xf4)));
+        painter.drawRoundedRect(buffers[w], 5, 5);
+        painter.setPen(ink(QColor(0x20, 0x20, 0x20)));
+        painter.drawText(buffers[w].adjusted(6, 0, -6, 0), Qt::AlignCenter,
+                         metrics.elidedText(StepView::tr("worker %1: Σ in replica order").arg(w), Qt::ElideRight,
+                                            static_cast<int>(buffers[w].width() - 12)));
+        if (w + 1 < buffers.size()) {  // the all-gather between neighbouring workers, both ways
+            const double y = buffers[w].center().y();
+            draw_arrow(painter, line_path(QPointF(buffers[w].right() + 2, y - 4), QPointF(buffers[w + 1].left() - 2, y - 4)),
+                       pen.colour, pen.width, false);
+            draw_arrow(painter, line_path(QPointF(buffers[w + 1].left() - 2, y + 4), QPointF(buffers[w].right() + 2, y + 4)),
+                       pen.colour, pen.width, false);
+            painter.setPen(ink(QColor(0x40, 0x40, 0x40)));
+            painter.drawText(QRectF(buffers[w].right() - 60, y - 4 - line * 1.4, buffers[w + 1].left() - buffers[w].right() + 120, line),
+                             Qt::AlignCenter, QStringLiteral("MPI"));
+        }
+    }
+    return workersCaption(step, workers);
 }
 
 // Reduce to one device then broadcast (arrows into a box under replica 0 and back out), or NCCL

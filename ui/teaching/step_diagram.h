@@ -66,6 +66,17 @@ private:
                      const StepEndEvent& step) const;
     QString drawGather(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
                        const StepEndEvent& step) const;
+    // Several workers (mpirun): into each worker's buffer, across the workers, back to the replicas.
+    QString drawWorkers(QPainter& painter, const std::vector<QRectF>& boxes, QRectF region, const Pen& pen,
+                        const StepEndEvent& step, const std::vector<int>& workers) const;
+
+public:
+    // Each replica's worker (its device's /job:worker/task:K), or empty for one process.
+    static std::vector<int> workerOfReplicas(const TrainBeginEvent& begin);
+    // What the two-level exchange of a multi-worker step moves, in words (the diagram's caption).
+    static QString workersCaption(const StepEndEvent& step, const std::vector<int>& workers);
+
+private:
     double drawUpdates(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const;
     void drawBarrier(QPainter& painter, const Layout& layout, const StepEndEvent& step, double y) const;
 
