@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -25,6 +26,7 @@
 #include "core/store/recorded_run.h"
 #include "core/train/events.h"
 #include "core/train/progress.h"
+#include "core/train/train_config_json.h"
 #include "core/train/trainer.h"
 #include "core/util/json.h"
 
@@ -130,6 +132,8 @@ struct TrainOptions {
     bool save_best_only = false;
     std::int64_t checkpoint_every = 0;
     std::string resume;
+    // --config: every training setting from a file (train_config_to_json's, as a kept run holds them).
+    std::string config_file;
     // Keras' TensorBoard callback: event files in DIR/train and DIR/validation.
     std::string tensorboard;
     bool tensorboard_batches = false;
@@ -255,11 +259,42 @@ CheckpointSource resume_source(const TrainOptions& options, RunStore* store, Clu
     return shared;
 }
 
+// --config FILE: the settings of the file, then --epochs and --steps-per-epoch where given; the
+// other options that set what the file holds are refused (the file would silently win or lose).
+void apply_config_file(TrainOptions& options) {
+    static const std::set<std::string> kAllowedBeside = {"--model", "--oov", "--name", "--save-best-only"};
+    for (const CLI::Option* option : options.fixed_by_checkpoint) {
+        if (option->count() > 0 && kAllowedBeside.count(option->get_name()) == 0) {
+            throw UsageError(option->get_name() + " cannot be given with --config: the file holds the training settings " +
+                             "(--epochs and --steps-per-epoch may override it)");
+        }
+    }
+    const int epochs = options.config.epochs;
+    const std::int64_t max_steps = options.config.max_steps_per_epoch;
+    try {
+        options.config = train_config_from_json(json::parse_file(options.config_file));
+        options.config.optimizer.validate();
+    } catch (const json::ParseError&) {
+        throw;  // names the file, line and column already
+    } catch (const DataError&) {
+        throw;  // a file that cannot be read: named already
+    } catch (const Error& error) {
+        throw ModelError(options.config_file + ": " + error.what());
+    }
+    if (options.epochs_option->count() > 0) options.config.epochs = epochs;
+    if (max_steps > 0) options.config.max_steps_per_epoch = max_steps;
+}
+
 RunStart plan_start(TrainOptions& options, RunStore* store, ClusterSession& cluster) {
+    if (options.resume.empty() && !options.config_file.empty()) {
+        apply_config_file(options);
+        return {options.model->model(), std::nullopt};
+    }
     if (options.resume.empty()) {
         apply_optimizer(options);
         return {options.model->model(), std::nullopt};
     }
+    if (!options.config_file.empty()) throw UsageError("--config cannot be given with --resume: the checkpoint keeps the settings");
     for (const CLI::Option* option : options.fixed_by_checkpoint) {
         if (option->count() > 0) {
             throw UsageError(option->get_name() + " cannot be changed when resuming: the checkpoint keeps the run's " +
@@ -488,6 +523,11 @@ void add_store_options(CLI::App& command, TrainOptions& options) {
     add_integer(command, "--checkpoint-every", options.checkpoint_every, 1, std::numeric_limits<long long>::max(),
                 "also checkpoint every N training steps inside epochs, so a killed\n"
                 "run loses at most N steps (default: at each epoch's end only)");
+    command.add_option("--config", options.config_file,
+                       "every training setting from a JSON file (as the GUI and the run store keep\n"
+                       "them: optimizer and its hyper-parameters, batch, seed, callbacks, ...);\n"
+                       "--epochs and --steps-per-epoch may override it")
+        ->type_name("FILE");
     command.add_option("--resume", options.resume,
                        "continue a stored run (its id) or a checkpoint file from its last\n"
                        "finished epoch; --epochs is the total, as Keras' initial_epoch")

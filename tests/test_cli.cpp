@@ -124,6 +124,7 @@ private slots:
     void versionMatchesTheProject();
     void trainPrintsKerasProgress();
     void trainJsonStreamsEvents();
+    void trainTakesAConfigFile();
     void errors_data();
     void errors();
     void helpPerCommand();
@@ -266,6 +267,44 @@ void TestCli::trainPrintsKerasProgress() {
     QVERIFY2(keras3.err.contains(QStringLiteral("Optimizer: Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, "
                                                 "epsilon=1e-07, schedule_decay=1.0, embedding_update='keras3')")),
              qPrintable(describe(keras3)));
+}
+
+// --config: every training setting from a file (what the GUI hands the workers it launches);
+// --epochs may override it, an option that sets what the file holds is refused, a bad file named.
+void TestCli::trainTakesAConfigFile() {
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("config.json"));
+    QFile file(config);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"epochs": 3, "batch_size": 16, "seed": 7, "max_steps_per_epoch": 4,
+                   "optimizer": {"class_name": "Adam", "learning_rate": 0.002, "beta_1": 0.8}})");
+    file.close();
+    const QStringList common = {QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("synthetic:300:100"),
+                                QStringLiteral("--model"), small_model_, QStringLiteral("--no-store"), QStringLiteral("--json"),
+                                QStringLiteral("--config"), config};
+    const CliResult r = run_cli(common + QStringList{QStringLiteral("--epochs"), QStringLiteral("1")});
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
+    int epochs = 0;
+    for (const QString& line : r.out_lines) {
+        const mirrorlab::json::Value value = mirrorlab::json::parse(line.toStdString(), "stdout");
+        const std::string type = value.at("type").as_string();
+        if (type == "train_begin") {
+            QCOMPARE(value.at("global_batch").as_int64(), std::int64_t{16});  // the file's
+            QCOMPARE(value.at("steps_per_epoch").as_int64(), std::int64_t{4});
+            QCOMPARE(value.at("epochs").as_int64(), std::int64_t{1});  // --epochs over the file's 3
+        }
+        if (type == "epoch_end") ++epochs;
+    }
+    QCOMPARE(epochs, 1);
+    const CliResult both = run_cli(common + QStringList{QStringLiteral("--batch-size"), QStringLiteral("8")});
+    QCOMPARE(both.exit_code, 2);
+    QVERIFY2(both.err.contains(QStringLiteral("--batch-size cannot be given with --config")), qPrintable(describe(both)));
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(R"({"optimizer": {"class_name": "AdamW"}})");
+    file.close();
+    const CliResult bad = run_cli(common);
+    QCOMPARE(bad.exit_code, 1);
+    QVERIFY2(bad.err.contains(config) && bad.err.contains(QStringLiteral("AdamW")), qPrintable(describe(bad)));
 }
 
 void TestCli::trainJsonStreamsEvents() {
