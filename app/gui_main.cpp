@@ -53,6 +53,7 @@ struct ScreenshotRequest {
     std::optional<QString> try_text;   // classified in the Try it panel before the picture
     QStringList panels;                // docks brought forward (object names)
     QString follow;                    // --follow: the run shown is this file's, not one trained here
+    int workers = 0;                   // --workers: trained by this many mpirun workers
 };
 
 // After the run: the per-class report evaluated, the Try it text classified, the asked-for docks in
@@ -97,6 +98,14 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
     if (!request.follow.isEmpty()) {
         QString error;
         if (window.controller()->follow(request.follow, &error) == 0) {
+            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
+            return 1;
+        }
+    } else if (request.workers > 0) {
+        if (!window.dataPanel()->waitUntilLoaded(120000)) return 1;
+        const mirrorlab::ui::RunSettings settings = window.runSettings(epochs);
+        QString error;
+        if (window.controller()->launchWorkers(settings, request.workers, &error) == 0) {
             std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
             return 1;
         }
@@ -170,8 +179,13 @@ int main(int argc, char** argv) {
                               QApplication::translate("main", "Show the run whose `mirrorlab-cli train --json` output goes to FILE, live "
                                                               "(e.g. rank 0 of an mpirun job); with --screenshot, once it ends."),
                               QStringLiteral("FILE"));
+    QCommandLineOption workers(QStringLiteral("workers"),
+                               QApplication::translate("main", "For --screenshot: train on N workers started by mpirun "
+                                                               "(Training > Train on several workers)."),
+                               QStringLiteral("N"));
     parser.addOption(size);
     parser.addOption(follow);
+    parser.addOption(workers);
     parser.process(app);
     if (parser.isSet(no_gpu)) qputenv("MIRRORLAB_NO_GPU", "1");  // read where the devices are first listed
 
@@ -192,5 +206,6 @@ int main(int argc, char** argv) {
     if (parser.isSet(try_text)) request.try_text = parser.value(try_text);
     request.panels = parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts);
     request.follow = parser.value(follow);
+    request.workers = std::max(0, parser.value(workers).toInt());
     return take_screenshot(app, request);
 }

@@ -4,6 +4,7 @@
 // job goes on; a file that is not there or a run in progress is refused with the reason.
 #include <QProcess>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -134,7 +135,80 @@ private slots:
         QVERIFY(!controller.following());
     }
 
+    // Training > "Train on several workers": mpirun starts the workers with this window's model,
+    // settings and data; rank 0's events show here, every worker's replica in them.
+    void launchesWorkersAndShowsThem() {
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("mpirun not found (install openmpi-bin)");
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        QSignalSpy began(&controller, &TrainingController::trainBegan);
+        QSignalSpy steps(&controller, &TrainingController::stepsEnded);
+        QSignalSpy finished(&controller, &TrainingController::runFinished);
+        QString error;
+        const int id = controller.launchWorkers(worker_settings(2), 2, &error);
+        QVERIFY2(id > 0, qPrintable(error));
+        QVERIFY(controller.jobRunning());
+        QVERIFY(controller.waitForFinished(120000));
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.jobRunning(), 30000);
+        QCOMPARE(finished.count(), 1);
+        const TrainBeginEvent begin = began.first().first().value<TrainBeginEvent>();
+        QCOMPARE(begin.replicas, 2);
+        QCOMPARE(begin.devices.front(), std::string("/job:worker/task:0/device:CPU:0"));
+        QCOMPARE(begin.global_batch, 32);
+        const auto last = steps.last().first().value<std::vector<StepEndEvent>>();
+        QCOMPARE(last.back().replicas.size(), std::size_t{2});  // both workers' replicas
+        const RunRecord* run = controller.run(id);
+        QCOMPARE(run->epochs.size(), std::size_t{2});
+        QVERIFY(run->title.contains(QStringLiteral("2 workers")));
+    }
+
+    void stopEndsTheWorkers() {
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("mpirun not found (install openmpi-bin)");
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        QSignalSpy steps(&controller, &TrainingController::stepsEnded);
+        QString error;
+        QVERIFY2(controller.launchWorkers(worker_settings(1000), 2, &error) > 0, qPrintable(error));
+        QTRY_VERIFY_WITH_TIMEOUT(steps.count() > 0, 60000);
+        controller.stop();
+        QVERIFY(controller.waitForFinished(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.jobRunning(), 30000);
+        QVERIFY(!controller.currentRun()->running);
+        QVERIFY(!controller.currentRun()->failed.has_value());  // stopped, not failed
+    }
+
+    void workersNeedMpirunAndNamedData() {
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        QString error;
+        RunSettings no_spec = worker_settings(1);
+        no_spec.data_spec.clear();
+        if (!QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) {
+            QCOMPARE(controller.launchWorkers(no_spec, 2, &error), 0);
+            QVERIFY2(error.contains(QStringLiteral("load the data themselves")), qPrintable(error));
+        }
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", "/nonexistent");
+        const int id = controller.launchWorkers(worker_settings(1), 2, &error);
+        qputenv("PATH", path);
+        QCOMPARE(id, 0);
+        QVERIFY2(error.contains(QStringLiteral("mpirun was not found")) && error.contains(QStringLiteral("openmpi-bin")),
+                 qPrintable(error));
+        QCOMPARE(controller.state(), TrainingController::State::Idle);
+    }
+
 private:
+    static RunSettings worker_settings(int epochs) {
+        RunSettings settings;
+        settings.model = std::make_shared<const Model>(Model::reference());
+        settings.devices = DeviceConfig::parse("cpu");
+        settings.config.epochs = epochs;
+        settings.config.max_steps_per_epoch = 5;
+        settings.data_spec = QStringLiteral("synthetic:640:64");
+        settings.data_name = QStringLiteral("synthetic");
+        return settings;
+    }
+
     QTemporaryDir store_dir_;
 };
 

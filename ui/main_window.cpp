@@ -4,6 +4,7 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QInputDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -288,6 +289,19 @@ void MainWindow::buildActions() {
     training->addAction(start_);
     training->addAction(pause_);
     training->addAction(stop_);
+    QAction* on_workers = training->addAction(tr("Train on several workers (MPI)…"), this, [this] {
+        bool ok = false;
+        const int workers = QInputDialog::getInt(
+            this, tr("Train on several workers"),
+            tr("Workers (processes started by mpirun on this host; each uses the Devices panel's configuration, "
+               "now %1):")
+                .arg(QString::fromStdString(devices_->config().to_spec())),
+            2, 1, 64, 1, &ok);
+        if (ok) trainOnWorkers(workers);
+    });
+    on_workers->setObjectName(QStringLiteral("trainOnWorkersAction"));
+    on_workers->setToolTip(tr("MultiWorkerMirroredStrategy: the same model, data and settings trained by several "
+                              "mirrorlab-cli processes started with mpirun, shown here live"));
     training->addSeparator();
     training->addAction(next_step_);
     training->addSeparator();
@@ -351,6 +365,12 @@ bool MainWindow::startTraining(int epochs_override) {
         showMessage(blocker, true);
         return false;
     }
+    message_->setVisible(false);
+    controller_->start(runSettings(epochs_override));
+    return true;
+}
+
+RunSettings MainWindow::runSettings(int epochs_override) const {
     RunSettings settings;
     settings.model = model_->model();
     settings.initial_weights = model_->initialWeights();
@@ -363,8 +383,20 @@ bool MainWindow::startTraining(int epochs_override) {
     settings.data = data_->dataset();
     settings.data_name = data_->dataName();
     settings.data_spec = data_->spec();
+    return settings;
+}
+
+bool MainWindow::trainOnWorkers(int workers) {
+    if (const QString blocker = startBlocker(); !blocker.isEmpty()) {
+        showMessage(blocker, true);
+        return false;
+    }
+    QString error;
+    if (controller_->launchWorkers(runSettings(), workers, &error) == 0) {
+        showMessage(error, true);
+        return false;
+    }
     message_->setVisible(false);
-    controller_->start(settings);
     return true;
 }
 

@@ -49,6 +49,10 @@ public:
     QString startBlocker() const;
     // Starts a run with the panels' settings; returns false (and shows why) when blocked.
     bool startTraining(int epochs_override = 0);
+    // The same run on `workers` mpirun processes on this host, followed live (TrainingController::launchWorkers).
+    bool trainOnWorkers(int workers);
+    // The run the forms describe now.
+    RunSettings runSettings(int epochs_override = 0) const;
     // A kept run's model, settings, devices and data back in the forms; false (and the message bar
     // says why) when the run's settings cannot be read.
     bool trainAgain(int run_id);

@@ -179,6 +179,10 @@
         <source>Show the run whose `mirrorlab-cli train --json` output goes to FILE, live (e.g. rank 0 of an mpirun job); with --screenshot, once it ends.</source>
         <translation>实时显示 `mirrorlab-cli train --json` 输出到 FILE 的那次运行（例如 mpirun 作业的 0 号进程）；与 --screenshot 一起使用时，在其结束后截图。</translation>
     </message>
+    <message>
+        <source>For --screenshot: train on N workers started by mpirun (Training &gt; Train on several workers).</source>
+        <translation>用于 --screenshot：在 mpirun 启动的 N 个工作进程上训练（训练 &gt; 在多个工作进程上训练）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ClassReportView</name>
@@ -1413,6 +1417,22 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>Stop following the other process&apos;s run (it goes on)</source>
         <translation>停止跟随另一个进程的运行（该运行继续进行）</translation>
+    </message>
+    <message>
+        <source>Train on several workers (MPI)…</source>
+        <translation>在多个工作进程上训练 (MPI)…</translation>
+    </message>
+    <message>
+        <source>Train on several workers</source>
+        <translation>在多个工作进程上训练</translation>
+    </message>
+    <message>
+        <source>Workers (processes started by mpirun on this host; each uses the Devices panel&apos;s configuration, now %1):</source>
+        <translation>工作进程数（由 mpirun 在本机启动的进程；每个都使用“设备”面板的配置，当前为 %1）：</translation>
+    </message>
+    <message>
+        <source>MultiWorkerMirroredStrategy: the same model, data and settings trained by several mirrorlab-cli processes started with mpirun, shown here live</source>
+        <translation>MultiWorkerMirroredStrategy：由 mpirun 启动的多个 mirrorlab-cli 进程训练同一模型、数据和设置，并在此实时显示</translation>
     </message>
 </context>
 <context>
@@ -2726,6 +2746,58 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>followed until stopped</source>
         <translation>跟随至停止</translation>
+    </message>
+    <message>
+        <source>A run is in progress: stop it before starting another.</source>
+        <translation>有运行正在进行：请先停止它，再开始另一个。</translation>
+    </message>
+    <message>
+        <source>A job needs at least one worker.</source>
+        <translation>作业至少需要一个工作进程。</translation>
+    </message>
+    <message>
+        <source>mpirun was not found: install Open MPI (apt-get install openmpi-bin; the set-up script packaging/mirrorlab.sh installs it) to train on several workers.</source>
+        <translation>未找到 mpirun：要在多个工作进程上训练，请安装 Open MPI（apt-get install openmpi-bin；安装脚本 packaging/mirrorlab.sh 会安装它）。</translation>
+    </message>
+    <message>
+        <source>mirrorlab-cli was not found next to this program or on PATH: the workers run it.</source>
+        <translation>在本程序旁边或 PATH 中未找到 mirrorlab-cli：工作进程需要运行它。</translation>
+    </message>
+    <message>
+        <source>The workers load the data themselves, by name: load it from a file or a built-in set in the Data panel.</source>
+        <translation>工作进程按名称自行加载数据：请在“数据”面板中从文件或内置数据集加载。</translation>
+    </message>
+    <message>
+        <source>This model&apos;s weights were imported into this window; the workers would start from fresh weights. Train it here, or export it and train it with mirrorlab-cli.</source>
+        <translation>此模型的权重是导入到本窗口的；工作进程会从新的权重开始。请在此训练，或将其导出后用 mirrorlab-cli 训练。</translation>
+    </message>
+    <message>
+        <source>Cannot write the job&apos;s files to %1.</source>
+        <translation>无法将作业文件写入 %1。</translation>
+    </message>
+    <message>
+        <source>Run %1 - %2 workers x %3 - %4</source>
+        <translation>运行 %1 - %2 个工作进程 x %3 - %4</translation>
+    </message>
+    <message>
+        <source>%1 workers x %2</source>
+        <translation>%1 个工作进程 x %2</translation>
+    </message>
+    <message>
+        <source>mpirun did not start: %1</source>
+        <translation>mpirun 未能启动：%1</translation>
+    </message>
+    <message>
+        <source>Stopped: mpirun ended the workers after their step; the epochs finished so far are kept in the run store.</source>
+        <translation>已停止：mpirun 在各工作进程完成当前步骤后将其结束；已完成的轮次保存在运行存储中。</translation>
+    </message>
+    <message>
+        <source>the job ended (mpirun exit status %1) before its run finished%2</source>
+        <translation>作业在运行完成前就结束了（mpirun 退出状态 %1）%2</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
     </message>
 </context>
 <context>

@@ -26,6 +26,12 @@ TrainingController::TrainingController(QObject* parent)
 }
 
 TrainingController::~TrainingController() {
+    if (job_) {  // the workers end with this window: after their step, or at once when they hang
+        job_->disconnect(this);
+        job_->terminate();
+        if (!job_->waitForFinished(15000)) job_->kill();
+        job_->waitForFinished(5000);
+    }
     if (trainer_) {
         trainer_->request_stop();
         trainer_->wait();
@@ -349,6 +355,12 @@ void TrainingController::stepOnce() {
 }
 
 void TrainingController::stop() {
+    if (job_) {  // mpirun passes SIGTERM to every worker: each ends after its step, rank 0 says so
+        job_stopped_ = true;
+        job_->terminate();
+        setState(State::Stopping);
+        return;
+    }
     if (followed_) {
         stopFollowing(tr("Stopped following this run; it goes on in its own process."));
         return;

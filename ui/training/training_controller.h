@@ -6,6 +6,8 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QObject>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QString>
 #include <QTimer>
 
@@ -125,6 +127,16 @@ public:
     // following and leaves the job running. Returns the run id, or 0 with *error saying why.
     int follow(const QString& path, QString* error);
     bool following() const { return followed_ != nullptr; }
+    // Trains `settings` on `workers` processes started by mpirun on this host
+    // (MultiWorkerMirroredStrategy; each worker uses `settings.devices`): the model and every
+    // training setting handed to `mirrorlab-cli train --json` in files, rank 0's events followed
+    // as follow() does, the run kept in this store by rank 0. stop() ends the job (mpirun sends
+    // every worker SIGTERM). Returns the run id, or 0 with *error (no mpirun, no mirrorlab-cli, data
+    // the workers cannot load by name, weights imported into this window).
+    int launchWorkers(const RunSettings& settings, int workers, QString* error);
+    bool jobRunning() const { return job_ != nullptr; }
+    // The mirrorlab-cli the workers run (default: next to this program, else on PATH).
+    void setCliPath(const QString& path) { cli_path_ = path; }
 
     void pause();
     void resume();
@@ -173,6 +185,7 @@ private:
     void onEvent(const Event& event, std::vector<StepEndEvent>& steps);
     void readFollowed();
     void stopFollowing(const QString& why);
+    void jobEnded(int exit_code);
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::unique_ptr<Trainer> trainer_;
@@ -197,6 +210,11 @@ private:
     QTimer follow_timer_;
     QElapsedTimer follow_quiet_;  // since the file last grew
     bool follow_quiet_warned_ = false;
+    // launchWorkers(): mpirun, the folder of the files it was handed, whether Stop ended it.
+    std::unique_ptr<QProcess> job_;
+    std::unique_ptr<QTemporaryDir> job_dir_;
+    bool job_stopped_ = false;
+    QString cli_path_;
 };
 
 }  // namespace mirrorlab::ui

@@ -1,8 +1,16 @@
 // TrainingController::follow(): a run in another process, seen through the `train --json` events
-// it writes to a file (rank 0 of an mpirun job, or a job started from a terminal).
+// it writes to a file (rank 0 of an mpirun job, or a job started from a terminal); and
+// launchWorkers(): such a job started from here with mpirun, then followed.
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <QStringList>
+
+#include <unistd.h>
+
+#include "core/train/train_config_json.h"
+#include "core/util/json.h"
 
 #include "ui/training/training_controller.h"
 
@@ -101,6 +109,125 @@ void TrainingController::stopFollowing(const QString& why) {
     runs_.back().status_text = tr("followed until stopped");
     setState(State::Idle);
     drain_timer_.stop();
+}
+
+namespace {
+
+bool write_file(const QString& path, const std::string& text) {
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
+           file.write(text.data(), static_cast<qint64>(text.size())) == static_cast<qint64>(text.size());
+}
+
+}  // namespace
+
+int TrainingController::launchWorkers(const RunSettings& settings, int workers, QString* error) {
+    auto fail = [&](const QString& why) {
+        if (error) *error = why;
+        return 0;
+    };
+    if (state_ != State::Idle) return fail(tr("A run is in progress: stop it before starting another."));
+    if (workers < 1) return fail(tr("A job needs at least one worker."));
+    const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+    if (mpirun.isEmpty()) {
+        return fail(tr("mpirun was not found: install Open MPI (apt-get install openmpi-bin; the set-up script "
+                       "packaging/mirrorlab.sh installs it) to train on several workers."));
+    }
+    QString cli = cli_path_;
+    if (cli.isEmpty()) {
+        const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/mirrorlab-cli");
+        cli = QFileInfo(beside).isExecutable() ? beside : QStandardPaths::findExecutable(QStringLiteral("mirrorlab-cli"));
+    }
+    if (cli.isEmpty() || !QFileInfo(cli).isExecutable())
+        return fail(tr("mirrorlab-cli was not found next to this program or on PATH: the workers run it."));
+    if (settings.data_spec.isEmpty())
+        return fail(tr("The workers load the data themselves, by name: load it from a file or a built-in set in the Data panel."));
+    if (!settings.initial_weights.empty())
+        return fail(tr("This model's weights were imported into this window; the workers would start from fresh "
+                       "weights. Train it here, or export it and train it with mirrorlab-cli."));
+
+    job_dir_ = std::make_unique<QTemporaryDir>();
+    const QString model = job_dir_->filePath(QStringLiteral("model.json"));
+    const QString config = job_dir_->filePath(QStringLiteral("config.json"));
+    const QString events = job_dir_->filePath(QStringLiteral("job.jsonl"));
+    if (!job_dir_->isValid() || !write_file(model, settings.model->to_json_text()) ||
+        !write_file(config, json::dump(train_config_to_json(settings.config), 2)) || !write_file(events, std::string())) {
+        return fail(tr("Cannot write the job's files to %1.").arg(QDir::tempPath()));
+    }
+    QStringList arguments = {QStringLiteral("--oversubscribe"), QStringLiteral("-np"), QString::number(workers)};
+    if (::geteuid() == 0) arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
+    arguments << cli << QStringLiteral("train") << QStringLiteral("--json") << QStringLiteral("--model") << model
+              << QStringLiteral("--config") << config << QStringLiteral("--data") << settings.data_spec
+              << QStringLiteral("--devices") << QString::fromStdString(settings.devices.to_spec());
+    if (store_) {
+        arguments << QStringLiteral("--store") << QString::fromStdString(store_->folder());
+    } else {
+        arguments << QStringLiteral("--no-store");
+    }
+
+    const int id = follow(events, error);
+    if (id == 0) return 0;
+    last_settings_ = settings;  // the model and data it trains (its weights stay in the workers)
+    runs_.back().title = tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(
+        QString::fromStdString(settings.devices.to_spec()), QString::fromStdString(settings.model->name()));
+    runs_.back().devices_spec = tr("%1 workers x %2").arg(workers).arg(QString::fromStdString(settings.devices.to_spec()));
+    runs_.back().model_name = QString::fromStdString(settings.model->name());
+    runs_.back().data_name = settings.data_name;
+    runs_.back().config = settings.config;
+    job_stopped_ = false;
+    job_ = std::make_unique<QProcess>();
+    job_->setStandardOutputFile(events);
+    job_->setStandardErrorFile(job_dir_->filePath(QStringLiteral("job.err")));
+    connect(job_.get(), &QProcess::finished, this, [this](int exit_code) { jobEnded(exit_code); });
+    {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back(LogEvent{LogLevel::Info, (QStringLiteral("mpirun ") + arguments.join(QLatin1Char(' '))).toStdString()});
+    }
+    job_->start(mpirun, arguments);
+    if (!job_->waitForStarted(10000)) {
+        const QString why = job_->errorString();
+        job_.reset();
+        stopFollowing(tr("mpirun did not start: %1").arg(why));
+        return fail(tr("mpirun did not start: %1").arg(why));
+    }
+    return id;
+}
+
+void TrainingController::jobEnded(int exit_code) {
+    readFollowed();  // what rank 0 wrote last; its finished or failed event ends the run
+    if (followed_) {
+        std::vector<Event> rest = follow_reader_.finish();
+        if (job_stopped_) {
+            rest.push_back(LogEvent{LogLevel::Info, tr("Stopped: mpirun ended the workers after their step; the "
+                                                       "epochs finished so far are kept in the run store.")
+                                                        .toStdString()});
+        } else {
+            QFile err(job_dir_->filePath(QStringLiteral("job.err")));
+            QString said;
+            if (err.open(QIODevice::ReadOnly)) said = QString::fromUtf8(err.readAll()).trimmed().right(1200);
+            rest.push_back(FailedEvent{"cluster",
+                                       tr("the job ended (mpirun exit status %1) before its run finished%2")
+                                           .arg(exit_code)
+                                           .arg(said.isEmpty() ? QString() : QStringLiteral(":\n") + said)
+                                           .toStdString(),
+                                       0, 0});
+        }
+        {
+            std::lock_guard lock(queue_mutex_);
+            for (Event& event : rest) queue_.push_back(std::move(event));
+        }
+        drainEvents();
+        if (job_stopped_ && state_ != State::Idle) {
+            runs_.back().running = false;
+            runs_.back().status_text = tr("stopped");
+            setState(State::Idle);
+            drain_timer_.stop();
+        }
+        stopFollowing(QString());
+    }
+    // Not deleted inside its own signal.
+    if (job_) job_.release()->deleteLater();
+    emit runsChanged();  // rank 0 kept the run in the store
 }
 
 }  // namespace mirrorlab::ui
