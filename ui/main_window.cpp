@@ -272,6 +272,32 @@ void MainWindow::buildActions() {
         if (!path.isEmpty() && !runs_->exportChartsPng(path, &error)) showMessage(error, true);
     });
     file->addSeparator();
+    addFollowAction(file);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* training = menuBar()->addMenu(tr("&Training"));
+    training->addAction(start_);
+    training->addAction(pause_);
+    training->addAction(stop_);
+    addWorkersAction(training);
+    training->addSeparator();
+    training->addAction(next_step_);
+    training->addSeparator();
+    live_tensorboard_ = training->addAction(tr("Write TensorBoard event files"));
+    live_tensorboard_->setCheckable(true);
+    live_tensorboard_->setChecked(controller_->liveTensorBoard());
+    live_tensorboard_->setToolTip(tr("Kept runs also write TensorBoard event files while they train (in the run's folder, "
+                                     "as Keras' TensorBoard callback does), so Runs → Export → Open in TensorBoard follows them live"));
+    connect(live_tensorboard_, &QAction::toggled, this, [this](bool on) { controller_->setLiveTensorBoard(on); });
+
+    buildViewMenu();
+    for (QMenu* menu : {file, training}) menu->setToolTipsVisible(true);
+}
+
+// A run of another process, followed from the file its events go to.
+void MainWindow::addFollowAction(QMenu* file) {
     QAction* follow = file->addAction(tr("Follow a run in another process…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Follow a run"), QString(),
                                                           tr("Training events (*.jsonl *.json *.log);;All files (*)"));
@@ -281,14 +307,10 @@ void MainWindow::buildActions() {
     follow->setObjectName(QStringLiteral("followAction"));
     follow->setToolTip(tr("Show a run of mirrorlab-cli live, from the file its `train --json` output goes to: "
                           "mpirun -np 2 mirrorlab-cli train --json … > job.jsonl"));
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+}
 
-    QMenu* training = menuBar()->addMenu(tr("&Training"));
-    training->addAction(start_);
-    training->addAction(pause_);
-    training->addAction(stop_);
+// The forms' run on several workers started with mpirun, shown here live.
+void MainWindow::addWorkersAction(QMenu* training) {
     QAction* on_workers = training->addAction(tr("Train on several workers (MPI)…"), this, [this] {
         bool ok = false;
         const int workers = QInputDialog::getInt(
@@ -302,18 +324,6 @@ void MainWindow::buildActions() {
     on_workers->setObjectName(QStringLiteral("trainOnWorkersAction"));
     on_workers->setToolTip(tr("MultiWorkerMirroredStrategy: the same model, data and settings trained by several "
                               "mirrorlab-cli processes started with mpirun, shown here live"));
-    training->addSeparator();
-    training->addAction(next_step_);
-    training->addSeparator();
-    live_tensorboard_ = training->addAction(tr("Write TensorBoard event files"));
-    live_tensorboard_->setCheckable(true);
-    live_tensorboard_->setChecked(controller_->liveTensorBoard());
-    live_tensorboard_->setToolTip(tr("Kept runs also write TensorBoard event files while they train (in the run's folder, "
-                                     "as Keras' TensorBoard callback does), so Runs → Export → Open in TensorBoard follows them live"));
-    connect(live_tensorboard_, &QAction::toggled, this, [this](bool on) { controller_->setLiveTensorBoard(on); });
-
-    buildViewMenu();
-    for (QMenu* menu : {file, training}) menu->setToolTipsVisible(true);
 }
 
 // Ctrl+1 ... Ctrl+9 bring a panel forward (shown, its tab raised, the keyboard in it), in the

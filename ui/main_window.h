@@ -13,6 +13,8 @@ class QAction;
 class QDockWidget;
 class QLabel;
 
+class QMenu;
+
 namespace mirrorlab::ui {
 
 class DataPanel;
@@ -80,6 +82,8 @@ private:
     std::optional<ScalingSetup> scalingSetup(QString* why) const;
     void buildActions();
     void buildViewMenu();
+    void addFollowAction(QMenu* file);
+    void addWorkersAction(QMenu* training);
     void updateActions();
     void showMessage(const QString& text, bool error);
     void saveSettings() const;

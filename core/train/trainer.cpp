@@ -465,6 +465,26 @@ std::int64_t Trainer::continue_checkpointed_epoch(FitRun& run, EpochPass& pass) 
     return resume_->steps_into_epoch;
 }
 
+namespace {
+
+// A step event's exchange: the bytes the all-reduce moved and every replica's phase times (across
+// workers `job_timings`, else this process's, each with the step's data wait).
+void add_exchange(StepEndEvent& event, const MirroredStrategy& strategy, const TrainStepResult& step_result,
+                  const std::vector<PhaseTimings>* job_timings, double data_wait_ms) {
+    event.allreduce_bytes_per_replica = strategy.allreduce_bytes_per_replica();
+    event.allreduce_bytes_total = strategy.allreduce_bytes_total();
+    event.gradient_bytes = strategy.gradient_bytes();
+    event.allreduce_buffer_bytes = strategy.allreduce_buffer_bytes();
+    if (job_timings != nullptr) {
+        event.replicas = *job_timings;
+        return;
+    }
+    event.replicas = step_result.replicas;
+    for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
+}
+
+}  // namespace
+
 Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
     MirroredStrategy& strategy = *run.strategy;
     EpochPass pass;
@@ -519,17 +539,8 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             event.running = to_metrics(pass.running);
             event.step_time_ms = seconds_since(step_start) * 1000.0;
             event.samples_per_second = event.step_time_ms > 0 ? batch->size * 1000.0 / event.step_time_ms : 0.0;
-            event.allreduce_bytes_per_replica = strategy.allreduce_bytes_per_replica();
             event.all_reduce = run.all_reduce;
-            event.allreduce_bytes_total = strategy.allreduce_bytes_total();
-            event.gradient_bytes = strategy.gradient_bytes();
-            event.allreduce_buffer_bytes = strategy.allreduce_buffer_bytes();
-            if (job_timings != nullptr) {
-                event.replicas = *job_timings;
-            } else {
-                event.replicas = step_result.replicas;
-                for (auto& phase : event.replicas) phase.data_wait_ms = data_wait_ms;
-            }
+            add_exchange(event, strategy, step_result, job_timings, data_wait_ms);
             publish(event);
         }
         run.pipeline->recycle(std::move(*batch));
