@@ -2799,6 +2799,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
+    <message>
+        <source>Training on %1 workers: %2 (Stop ends them after their step)</source>
+        <translation>在 %1 个工作进程上训练：%2（“停止”会在各进程完成当前步骤后将其结束）</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::TrainingPanel</name>

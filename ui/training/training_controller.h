@@ -214,6 +214,7 @@ private:
     std::unique_ptr<QProcess> job_;
     std::unique_ptr<QTemporaryDir> job_dir_;
     bool job_stopped_ = false;
+    bool launching_job_ = false;  // follow() called by launchWorkers()
     QString cli_path_;
 };
 

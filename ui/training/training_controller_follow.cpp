@@ -56,7 +56,7 @@ int TrainingController::follow(const QString& path, QString* error) {
     runs_.push_back(std::move(record));
     setState(State::Running);
     emit runStarted(runs_.back().id);
-    {
+    if (!launching_job_) {  // a job started here says what it runs instead (launchWorkers)
         std::lock_guard lock(queue_mutex_);
         queue_.push_back(LogEvent{LogLevel::Info, tr("Following %1: the events of a run in another process, read as "
                                                      "they are written. Stop stops following; the run goes on.")
@@ -165,7 +165,9 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
         arguments << QStringLiteral("--no-store");
     }
 
+    launching_job_ = true;
     const int id = follow(events, error);
+    launching_job_ = false;
     if (id == 0) return 0;
     last_settings_ = settings;  // the model and data it trains (its weights stay in the workers)
     runs_.back().title = tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(
@@ -181,7 +183,10 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     connect(job_.get(), &QProcess::finished, this, [this](int exit_code) { jobEnded(exit_code); });
     {
         std::lock_guard lock(queue_mutex_);
-        queue_.push_back(LogEvent{LogLevel::Info, (QStringLiteral("mpirun ") + arguments.join(QLatin1Char(' '))).toStdString()});
+        queue_.push_back(LogEvent{LogLevel::Info, tr("Training on %1 workers: %2 (Stop ends them after their step)")
+                                                      .arg(workers)
+                                                      .arg(QStringLiteral("mpirun ") + arguments.join(QLatin1Char(' ')))
+                                                      .toStdString()});
     }
     job_->start(mpirun, arguments);
     if (!job_->waitForStarted(10000)) {
