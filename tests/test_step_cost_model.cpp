@@ -294,6 +294,10 @@ private slots:
                            "two.json");
         });
         QVERIFY2(spoilt.startsWith("two.json: ") && spoilt.contains("do not grow"), qPrintable(spoilt));
+        const QString no_samples = error_of([&] {
+            add_bench_json(calibration, "{\"workers\": 2, \"run\": {\"replicas\": 2}, \"link_probe\": {}}", "two.json");
+        });
+        QVERIFY2(no_samples.startsWith("two.json: ") && no_samples.contains("no samples"), qPrintable(no_samples));
         // A one-replica CPU run on two threads would make every prediction too fast.
         std::string two_threads = one_replica_bench(32, 2.0, 3.0);
         const std::string one_thread = "\"threads\": 1";

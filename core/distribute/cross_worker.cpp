@@ -7,8 +7,6 @@
 
 namespace mirrorlab {
 
-static_assert(std::is_trivially_copyable_v<LossCounts>, "loss counts travel between workers as bytes");
-static_assert(std::is_trivially_copyable_v<PhaseTimings>, "phase times travel between workers as bytes");
 
 std::string describe_cross_worker(AllReduceAlgorithm order, const std::vector<std::string>& global_devices,
                                   const std::string& library, int workers) {
@@ -83,13 +81,15 @@ void CrossWorkerAllReduce::all_reduce(int replica, const std::vector<TensorView>
     barrier.arrive_and_wait();
 }
 
-void CrossWorkerAllReduce::gather_counts(std::vector<LossCounts>& counts) {
-    communicator_.all_gather_in_place(counts.data(), static_cast<std::int64_t>(sizeof(LossCounts)) * local_replicas_);
+template <typename T>
+void CrossWorkerAllReduce::gather_entries(std::vector<T>& entries) {
+    static_assert(std::is_trivially_copyable_v<T>, "entries travel between workers as bytes");
+    communicator_.all_gather_in_place(entries.data(), static_cast<std::int64_t>(sizeof(T)) * local_replicas_);
 }
 
-void CrossWorkerAllReduce::gather_timings(std::vector<PhaseTimings>& timings) {
-    communicator_.all_gather_in_place(timings.data(), static_cast<std::int64_t>(sizeof(PhaseTimings)) * local_replicas_);
-}
+void CrossWorkerAllReduce::gather_counts(std::vector<LossCounts>& counts) { gather_entries(counts); }
+
+void CrossWorkerAllReduce::gather_timings(std::vector<PhaseTimings>& timings) { gather_entries(timings); }
 
 bool CrossWorkerAllReduce::any(bool mine) {
     const std::vector<std::uint64_t> all = gather(mine ? 1 : 0);

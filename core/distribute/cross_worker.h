@@ -58,6 +58,10 @@ public:
     std::vector<std::uint64_t> gather(std::uint64_t value);
 
 private:
+    // Every worker's entries of `entries` (one per global replica, this worker's R at
+    // first_replica()) filled from their owners; T travels as bytes.
+    template <typename T>
+    void gather_entries(std::vector<T>& entries);
     // Sums elements [begin, end) of every global replica's gradient (in gathered_) into `sum`.
     void fold(std::int64_t begin, std::int64_t end, const TensorView& sum, Backend& backend) const;
     TensorView gathered_view(int global_replica, std::int64_t begin, std::int64_t end) const;

@@ -527,9 +527,11 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
         ++pass.steps_done;
         pass.running += step_result.counts;
         // Under mpirun every worker's replicas, so that rank 0's events (the GUI following a job)
-        // show the whole job: a collective, so every worker gathers after every step.
-        const std::vector<PhaseTimings>* job_timings =
-            strategy.workers() > 1 ? &strategy.gather_job_timings(data_wait_ms) : nullptr;
+        // show the whole job: a collective, so every worker gathers after every step (the workers
+        // run one configuration, so all of them emit step events or none does).
+        const std::vector<PhaseTimings>* job_timings = strategy.workers() > 1 && config_.emit_step_events
+                                                           ? &strategy.gather_job_timings(data_wait_ms)
+                                                           : nullptr;
         if (config_.emit_step_events) {
             StepEndEvent event;
             event.epoch = epoch;

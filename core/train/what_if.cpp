@@ -100,8 +100,10 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
         used = true;
     }
     if (const json::Value* probe = root.find("link_probe"); probe != nullptr && probe->is_object()) {
+        const json::Value* listed = probe->find("samples");
+        if (listed == nullptr || !listed->is_array()) throw Error(name + ": its link probe lists no samples");
         std::vector<LinkSample> samples;
-        for (const json::Value& entry : probe->at("samples").as_array()) {
+        for (const json::Value& entry : listed->as_array()) {
             samples.push_back({number_or(entry, "bytes_per_worker", 0), static_cast<int>(number_or(entry, "participants", 2)),
                                number_or(entry, "seconds", 0)});
         }

@@ -122,7 +122,7 @@ int TrainingController::start(const RunSettings& settings) {
     }
     endRecording();
     RunRecord record;
-    record.id = runs_.empty() ? 1 : runs_.back().id + 1;
+    record.id = nextRunId();
     record.devices_spec = QString::fromStdString(settings.devices.to_spec());
     record.data_name = settings.data_name;
     record.model_name = QString::fromStdString(settings.model->name());
@@ -370,6 +370,9 @@ void TrainingController::stop() {
     trainer_->request_stop();
     setState(State::Stopping);
 }
+
+// A run this window does not keep (the store numbers kept ones): after the last listed.
+int TrainingController::nextRunId() const { return runs_.empty() ? 1 : runs_.back().id + 1; }
 
 const RunRecord* TrainingController::run(int id) const {
     for (const auto& record : runs_) {

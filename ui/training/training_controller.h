@@ -175,6 +175,7 @@ signals:
 
 private:
     void setState(State state);
+    int nextRunId() const;
     void openStore();
     void loadStoredRuns();
     // `known_fingerprint`: the data's fingerprint when the caller has taken it already (resume).

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "core/train/train_config_json.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
 #include "core/util/json.h"
 
 #include "ui/training/training_controller.h"
@@ -48,7 +50,7 @@ int TrainingController::follow(const QString& path, QString* error) {
     follow_quiet_warned_ = false;
 
     RunRecord record;
-    record.id = runs_.empty() ? 1 : runs_.back().id + 1;
+    record.id = nextRunId();
     record.devices_spec = tr("another process");
     record.data_name = QFileInfo(path).fileName();
     record.running = true;
@@ -111,16 +113,6 @@ void TrainingController::stopFollowing(const QString& why) {
     drain_timer_.stop();
 }
 
-namespace {
-
-bool write_file(const QString& path, const std::string& text) {
-    QFile file(path);
-    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
-           file.write(text.data(), static_cast<qint64>(text.size())) == static_cast<qint64>(text.size());
-}
-
-}  // namespace
-
 int TrainingController::launchWorkers(const RunSettings& settings, int workers, QString* error) {
     auto fail = [&](const QString& why) {
         if (error) *error = why;
@@ -150,9 +142,14 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     const QString model = job_dir_->filePath(QStringLiteral("model.json"));
     const QString config = job_dir_->filePath(QStringLiteral("config.json"));
     const QString events = job_dir_->filePath(QStringLiteral("job.jsonl"));
-    if (!job_dir_->isValid() || !write_file(model, settings.model->to_json_text()) ||
-        !write_file(config, json::dump(train_config_to_json(settings.config), 2)) || !write_file(events, std::string())) {
-        return fail(tr("Cannot write the job's files to %1.").arg(QDir::tempPath()));
+    if (!job_dir_->isValid()) return fail(tr("Cannot write the job's files to %1.").arg(QDir::tempPath()));
+    try {
+        write_file_atomically(model.toStdString(), settings.model->to_json_text(), "the job's model file");
+        write_file_atomically(config.toStdString(), json::dump(train_config_to_json(settings.config), 2),
+                              "the job's settings file");
+        write_file_atomically(events.toStdString(), std::string_view(), "the job's events file");
+    } catch (const Error& e) {
+        return fail(QString::fromStdString(e.what()));
     }
     QStringList arguments = {QStringLiteral("--oversubscribe"), QStringLiteral("-np"), QString::number(workers)};
     if (::geteuid() == 0) arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
