@@ -81,6 +81,22 @@ enum cudaError_t {
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorPeerAccessAlreadyEnabled = 704,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnjoined = 904,
+    cudaErrorCapturedEvent = 907,
+};
+
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
+
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2,
 };
 
 enum cudaMemcpyKind {
@@ -117,14 +133,22 @@ inline constexpr unsigned cudaStreamNonBlocking = 1;
 inline constexpr unsigned cudaEventDefault = 0;
 inline constexpr unsigned cudaEventDisableTiming = 2;
 inline constexpr unsigned cudaHostAllocDefault = 0;
+inline constexpr unsigned cudaEventRecordDefault = 0;
+inline constexpr unsigned cudaEventRecordExternal = 1;  // captured as an event record node
 
 namespace mirrorlab_emulation {
 struct Stream;
 struct Event;
+struct Graph;
+struct GraphExec;
+struct GraphNode;
 }  // namespace mirrorlab_emulation
 
 using cudaStream_t = mirrorlab_emulation::Stream*;
 using cudaEvent_t = mirrorlab_emulation::Event*;
+using cudaGraph_t = mirrorlab_emulation::Graph*;
+using cudaGraphExec_t = mirrorlab_emulation::GraphExec*;
+using cudaGraphNode_t = mirrorlab_emulation::GraphNode*;
 
 struct dim3 {
     unsigned x, y, z;
@@ -169,6 +193,17 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned flags);
+
+// CUDA Graphs through stream capture (see "Graphs" above).
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status);
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, std::size_t* count);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 #pragma GCC visibility pop
 

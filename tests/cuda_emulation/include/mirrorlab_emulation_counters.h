@@ -4,8 +4,9 @@
 // time). The emulator's own bookkeeping (NCCL draining the ranks' streams, a destroyed stream
 // finishing its work) is not counted; only the calls gpu/ makes.
 //
-// The emulator has no CUDA Graphs (no cudaGraph*, cudaStreamBeginCapture): graph_launches stays 0
-// until it emulates them and gpu/ captures its step.
+// Work issued to a capturing stream (cudaStreamBeginCapture) is not counted as a launch, copy or
+// event call: it becomes a node of the captured graph (captured_nodes), and each cudaGraphLaunch
+// costs the host one graph launch (graph_launches) however many nodes it runs (graph_nodes_launched).
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -30,7 +31,9 @@ struct MirrorlabEmulationCounters {
     // device-to-host or host-to-host returns once the copy is complete) and cudaFree (waits for
     // its device).
     uint64_t host_syncs;
-    uint64_t graph_launches;  // always 0: see above
+    uint64_t graph_launches;        // cudaGraphLaunch calls
+    uint64_t graph_nodes_launched;  // the nodes those launches ran
+    uint64_t captured_nodes;        // work issued to a capturing stream (host cost paid once, at capture)
     // cudaEventRecord and cudaStreamWaitEvent: no wait, about a launch's host cost each (the
     // step's phase marks and the cross-replica ordering of the all-reduce).
     uint64_t event_calls;
