@@ -780,6 +780,10 @@ const char* cudaGetErrorName(cudaError_t error) {
         case cudaErrorNotReady: return "cudaErrorNotReady";
         case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
         case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+        case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+        case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+        case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
+        case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     }
     return "cudaErrorUnknown";
 }
@@ -797,6 +801,10 @@ const char* cudaGetErrorString(cudaError_t error) {
         case cudaErrorNotReady: return "device not ready";
         case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
         case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+        case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+        case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+        case cudaErrorStreamCaptureUnjoined: return "capture was not joined back to the origin stream";
+        case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
     }
     return "unknown error";
 }
