@@ -98,7 +98,7 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
         accesses.push_back(Access{a, false, extent(a_rows, a_cols, lda)});
         accesses.push_back(Access{b, false, extent(b_rows, b_cols, ldb)});
     }
-    enqueue(handle->stream, [=, a = a_bytes, b = b_bytes, c = c_bytes] {
+    const Issued issued = enqueue(handle->stream, [=, a = a_bytes, b = b_bytes, c = c_bytes] {
         for (int j = 0; j < n; ++j) {
             for (int i = 0; i < m; ++i) {
                 float sum = 0.0f;
@@ -116,6 +116,5 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
             }
         }
     }, std::move(accesses));
-    count(Counted::LibraryLaunch);
-    return CUBLAS_STATUS_SUCCESS;
+    return count_issued(issued, Counted::LibraryLaunch) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -204,7 +204,7 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
     if (pass != Pass::Forward) accesses.push_back(Access{y, false, bytes_of(yd.elements())});
     if (pass != Pass::BackwardData) accesses.push_back(Access{x, false, bytes_of(xd.elements())});
     if (pass != Pass::BackwardFilter) accesses.push_back(Access{w, false, bytes_of(wd.elements())});
-    enqueue(handle->stream, [=] {
+    const Issued issued = enqueue(handle->stream, [=] {
         scribble(scratch, workspace_bytes);
         const std::int64_t out_elements = pass == Pass::Forward        ? yd.n * yd.sn
                                           : pass == Pass::BackwardData ? xd.n * xd.sn
@@ -220,8 +220,7 @@ cudnnStatus_t convolve(Pass pass, const DnnHandle* handle, const void* alpha, co
         });
         for (std::size_t i = 0; i < sums.size(); ++i) out[i] = b == 0.0f ? a * sums[i] : a * sums[i] + b * out[i];
     }, std::move(accesses));
-    count(Counted::LibraryLaunch);
-    return CUDNN_STATUS_SUCCESS;
+    return count_issued(issued, Counted::LibraryLaunch) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
 }
 
 

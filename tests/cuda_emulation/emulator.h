@@ -3,10 +3,94 @@
 // include/cuda_runtime.h for what the emulator is and how strict it is).
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace mirrorlab_emulation {
+
+// Device bytes [begin, end) of the allocation at `allocation` that queued work touches, and whether
+// it may write them.
+struct Use {
+    std::uintptr_t allocation = 0, begin = 0, end = 0;
+    bool writes = false;
+    bool kernel_argument = false;  // extent unknown: [begin, end) is the byte it points to
+
+    bool overlaps(const Use& other) const { return begin < other.end && other.begin < end; }
+    bool conflicts(const Use& other) const {
+        return allocation == other.allocation && (writes || other.writes) && overlaps(other);
+    }
+    bool operator==(const Use&) const = default;
+};
+
+struct Work {
+    std::function<void()> run;
+    std::vector<Use> uses;
+};
+
+struct Capture;  // graphs.cpp
+
+struct Stream {
+    int device = 0;
+    std::mutex mutex;  // held while the stream's work runs
+    std::deque<Work> pending;
+    std::shared_ptr<Capture> capture;  // the capture it is in (graphs.cpp's mutex guards it)
+};
+
+struct Event {
+    std::mutex mutex;
+    std::uint64_t generation = 0;  // which record() the pending completion belongs to
+    bool recorded = false;
+    bool done = false;
+    std::chrono::steady_clock::time_point at;
+    std::shared_ptr<Stream> stream;  // where the last record() was queued
+    // Non-null: the last record was in this capture (cudaEventRecord on a capturing stream), at a
+    // point after what `capture_follows` says of each of its streams (see graphs.cpp).
+    std::shared_ptr<Capture> capture;
+    std::map<Stream*, std::uint64_t> capture_follows;
+};
+
+// Work whose host side happens when it is issued on `stream`: at once for a stream, at each
+// cudaGraphLaunch for captured work (a copy from pinned memory snapshots the bytes then); it
+// returns what runs on the device.
+using MakeWork = std::function<std::function<void()>(Stream* stream)>;
+// enqueue() (cuda_runtime.h) for work with such a host side.
+Issued enqueue_made(cudaStream_t stream, MakeWork make, std::vector<Access> accesses);
+// Queues work that touches `uses` on the stream, aborting on a cross-stream race.
+void enqueue_uses(Stream* stream, std::function<void()> work, std::vector<Use> uses);
+// The device bytes `accesses` touch.
+std::vector<Use> uses_of(const std::vector<Access>& accesses);
+// The default stream and the created streams of `device`.
+std::vector<std::shared_ptr<Stream>> device_streams(int device);
+std::string describe_stream(const Stream* stream);
+std::string describe_use(const Use& use);
+std::shared_ptr<Event> find_event(cudaEvent_t event);
+// Marks `event` as recorded on `stream` (no longer captured) and returns the work that completes it.
+std::function<void()> mark_recorded(const std::shared_ptr<Event>& event, Stream* stream);
+
+// Stream capture (graphs.cpp). Work issued to a capturing stream becomes a node of its capture
+// (taking `make` and `uses`), or is dropped when the capture is invalidated; nullopt when the
+// stream does not capture.
+std::optional<Issued> capture_work(Stream* stream, MakeWork& make, std::vector<Use>& uses);
+// A call that is illegal while `stream` captures (`why` says why): reports capture-unsupported,
+// invalidates the capture and returns cudaErrorStreamCaptureUnsupported; cudaSuccess otherwise.
+cudaError_t refuse_if_capturing(cudaStream_t stream, const char* call, const char* why);
+// The same while any stream of `device` (-1: of any device) captures.
+cudaError_t refuse_if_device_captures(int device, const char* call, const char* why);
+// cudaEventRecord on a capturing stream (an event record node when `external`); nullopt when the
+// stream does not capture.
+std::optional<cudaError_t> record_in_capture(const std::shared_ptr<Event>& event, Stream* stream, bool external);
+// cudaStreamWaitEvent where the event was last recorded in a capture or `stream` captures: joins
+// `stream` to the event's capture, or orders it inside its own; nullopt for an ordinary wait.
+std::optional<cudaError_t> wait_in_capture(const std::shared_ptr<Event>& event, Stream* stream, bool legacy);
 
 int current_device();
 bool valid_device(int device);
@@ -38,7 +122,20 @@ void report(const char* rule, const char* format, ...) __attribute__((format(pri
 void check_host_read(const void* pointer, std::size_t bytes, const char* what);
 
 // The counters of mirrorlab_emulation_counters.h, bumped by the API calls they name.
-enum class Counted { Invalid = 0, LibraryLaunch, Copy, HostToDevicePageable, HostSync, EventCall };
-void count(Counted what);
+enum class Counted {
+    Invalid = 0,
+    LibraryLaunch,
+    Copy,
+    HostToDevicePageable,
+    HostSync,
+    EventCall,
+    CapturedNode,
+    GraphLaunch,
+    GraphNodeLaunched,
+};
+void count(Counted what, std::uint64_t by = 1);
+// Counts work enqueue() queued as `what` (captured work was counted as a node when captured);
+// false when it was dropped (issued to an invalidated capture; the error is recorded).
+bool count_issued(Issued issued, Counted what);
 
 }  // namespace mirrorlab_emulation

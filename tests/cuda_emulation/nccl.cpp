@@ -144,6 +144,9 @@ ncclResult_t ncclAllReduce(const void* send, void* receive, std::size_t count, n
                comm->rank, comm->device);
         return ncclInvalidArgument;
     }
+    if (refuse_if_capturing(stream, "ncclAllReduce", "NCCL calls are not emulated in a capture") != cudaSuccess) {
+        return ncclInvalidUsage;
+    }
     // The stream as it is now: null means the default stream of the device current at this call.
     PendingAllReduce call{static_cast<const float*>(send), static_cast<float*>(receive), count, comm, resolve(stream)};
     if (tls_group_depth > 0) {

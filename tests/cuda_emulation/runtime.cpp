@@ -46,37 +46,6 @@ thread_local dim3 gridDim;
 
 namespace mirrorlab_emulation {
 
-// Device bytes [begin, end) of the allocation at `allocation` that queued work touches, and whether
-// it may write them.
-struct Use {
-    std::uintptr_t allocation = 0, begin = 0, end = 0;
-    bool writes = false;
-    bool kernel_argument = false;  // extent unknown: [begin, end) is the byte it points to
-
-    bool overlaps(const Use& other) const { return begin < other.end && other.begin < end; }
-    bool operator==(const Use&) const = default;
-};
-
-struct Work {
-    std::function<void()> run;
-    std::vector<Use> uses;
-};
-
-struct Stream {
-    int device = 0;
-    std::mutex mutex;  // held while the stream's work runs
-    std::deque<Work> pending;
-};
-
-struct Event {
-    std::mutex mutex;
-    std::uint64_t generation = 0;  // which record() the pending completion belongs to
-    bool recorded = false;
-    bool done = false;
-    std::chrono::steady_clock::time_point at;
-    std::shared_ptr<Stream> stream;  // where the last record() was queued
-};
-
 namespace {
 
 constexpr std::size_t kAlignment = 256;  // of device addresses, and the granule memory limits count in
@@ -354,6 +323,8 @@ const std::pair<Stream* const, std::multimap<std::uintptr_t, Use>>* find_conflic
     return nullptr;
 }
 
+}  // namespace
+
 std::string describe_stream(const Stream* stream) {
     char text[96];
     if (stream == state().devices[static_cast<std::size_t>(stream->device)].default_stream.get()) {
@@ -393,6 +364,8 @@ std::vector<Use> uses_of(const std::vector<Access>& accesses) {
     }
     return uses;
 }
+
+namespace {
 
 // The device that owns the allocation at `base` (-1 when none), for messages.
 int allocation_device(std::uintptr_t base) {
@@ -449,15 +422,7 @@ dim3 unflatten(std::uint64_t index, dim3 extent) {
 }
 
 void synchronize_device(int device) {
-    std::vector<std::shared_ptr<Stream>> streams;
-    {
-        State& s = state();
-        std::lock_guard lock(s.mutex);
-        Device& d = s.devices[static_cast<std::size_t>(device)];
-        for (const auto& entry : d.streams) streams.push_back(entry.second);
-        streams.push_back(d.default_stream);
-    }
-    for (const auto& stream : streams) drain(stream.get());
+    for (const auto& stream : device_streams(device)) drain(stream.get());
 }
 
 bool overlapping(const void* a, const void* b, std::size_t bytes) {
@@ -467,6 +432,9 @@ bool overlapping(const void* a, const void* b, std::size_t bytes) {
 
 cudaError_t no_driver_or(cudaError_t otherwise) { return state().driver ? otherwise : fail(cudaErrorInsufficientDriver); }
 
+// Why a call is refused during a capture.
+constexpr const char* kHostWaits = "it makes the host wait for the device";
+
 }  // namespace
 
 cudaError_t fail(cudaError_t error) {
@@ -474,29 +442,48 @@ cudaError_t fail(cudaError_t error) {
     return error;
 }
 
+std::vector<std::shared_ptr<Stream>> device_streams(int device) {
+    std::vector<std::shared_ptr<Stream>> streams;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Device& d = s.devices[static_cast<std::size_t>(device)];
+    for (const auto& entry : d.streams) streams.push_back(entry.second);
+    streams.push_back(d.default_stream);
+    return streams;
+}
+
 namespace {
 // Relaxed atomics: replica threads bump them at once; a reader takes them between steps.
 struct AtomicCounters {
     std::atomic<std::uint64_t> kernel_launches{0}, library_launches{0}, copies{0}, host_to_device_pageable{0},
-        host_syncs{0}, event_calls{0}, malloc_calls{0}, malloc_bytes{0}, free_calls{0};
+        host_syncs{0}, graph_launches{0}, graph_nodes_launched{0}, captured_nodes{0}, event_calls{0}, malloc_calls{0},
+        malloc_bytes{0}, free_calls{0};
 };
 AtomicCounters counters;
 
 void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) { counter.fetch_add(by, std::memory_order_relaxed); }
 }  // namespace
 
-void count(Counted what) {
+void count(Counted what, std::uint64_t by) {
     switch (what) {
-        case Counted::LibraryLaunch: bump(counters.library_launches); return;
-        case Counted::Copy: bump(counters.copies); return;
+        case Counted::LibraryLaunch: bump(counters.library_launches, by); return;
+        case Counted::Copy: bump(counters.copies, by); return;
         case Counted::HostToDevicePageable:
-            bump(counters.copies);
-            bump(counters.host_to_device_pageable);
+            bump(counters.copies, by);
+            bump(counters.host_to_device_pageable, by);
             return;
-        case Counted::HostSync: bump(counters.host_syncs); return;
-        case Counted::EventCall: bump(counters.event_calls); return;
+        case Counted::HostSync: bump(counters.host_syncs, by); return;
+        case Counted::EventCall: bump(counters.event_calls, by); return;
+        case Counted::CapturedNode: bump(counters.captured_nodes, by); return;
+        case Counted::GraphLaunch: bump(counters.graph_launches, by); return;
+        case Counted::GraphNodeLaunched: bump(counters.graph_nodes_launched, by); return;
         case Counted::Invalid: return;
     }
+}
+
+bool count_issued(Issued issued, Counted what) {
+    if (issued == Issued::Queued) count(what);
+    return issued != Issued::Dropped;
 }
 
 void count_kernel_launch() { bump(counters.kernel_launches); }
@@ -549,9 +536,19 @@ void drain_until(cudaStream_t stream, const std::function<bool()>& reached) {
     }
 }
 
-void enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses) {
+Issued enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses) {
+    return enqueue_made(stream, [work = std::move(work)](Stream*) { return work; }, std::move(accesses));
+}
+
+Issued enqueue_made(cudaStream_t stream, MakeWork make, std::vector<Access> accesses) {
     std::vector<Use> uses = uses_of(accesses);
     Stream* target = resolve(stream);
+    if (const std::optional<Issued> captured = capture_work(target, make, uses)) return *captured;
+    enqueue_uses(target, make(target), std::move(uses));
+    return Issued::Queued;
+}
+
+void enqueue_uses(Stream* target, std::function<void()> work, std::vector<Use> uses) {
     std::lock_guard lock(target->mutex);
     if (!uses.empty()) {
         std::lock_guard queued(queued_mutex);
@@ -746,6 +743,9 @@ cudaError_t cudaSetDevice(int device) {
 
 cudaError_t cudaDeviceSynchronize() {
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    if (const cudaError_t refused = refuse_if_device_captures(tls_device, "cudaDeviceSynchronize", kHostWaits)) {
+        return refused;
+    }
     synchronize_device(tls_device);
     count(Counted::HostSync);
     return cudaSuccess;
@@ -840,10 +840,47 @@ std::shared_ptr<Stream> shared_stream(Stream* stream) {
     return it == device.streams.end() ? nullptr : it->second;
 }
 
+}  // namespace
+
 std::shared_ptr<Event> find_event(cudaEvent_t event) {
     std::lock_guard lock(events_mutex);
     const auto it = events.find(event);
     return it == events.end() ? nullptr : it->second;
+}
+
+std::function<void()> mark_recorded(const std::shared_ptr<Event>& event, Stream* stream) {
+    std::shared_ptr<Stream> recorded_on = shared_stream(stream);
+    std::uint64_t generation = 0;
+    {
+        std::lock_guard lock(event->mutex);
+        generation = ++event->generation;
+        event->recorded = true;
+        event->done = false;
+        event->stream = std::move(recorded_on);
+        event->capture = nullptr;
+        event->capture_follows.clear();
+    }
+    return [event, generation] {
+        std::lock_guard lock(event->mutex);
+        if (event->generation != generation) return;  // recorded again since
+        event->done = true;
+        event->at = std::chrono::steady_clock::now();
+    };
+}
+
+namespace {
+
+// cudaErrorCapturedEvent, reported, for an event whose last record was in a capture: it has no
+// completion or time of its own (a graph's event record node gives it one: cudaEventRecordWithFlags).
+cudaError_t refuse_captured_event(const std::shared_ptr<Event>& event, const char* call) {
+    {
+        std::lock_guard lock(event->mutex);
+        if (event->capture == nullptr) return cudaSuccess;
+    }
+    report("captured-event", "%s of an event last recorded on a capturing stream (cudaEventRecord during "
+           "cudaStreamBeginCapture): it orders the capture's work, it is never reached itself; record it with "
+           "cudaEventRecordWithFlags(..., cudaEventRecordExternal) to time a graph's work", call);
+    return fail(cudaErrorCapturedEvent);
 }
 
 // Runs the work queued on the stream where `event` was last recorded, up to that record; false
@@ -865,42 +902,50 @@ bool run_until_reached(const std::shared_ptr<Event>& event, Stream* waiting) {
     return true;
 }
 
+// A graph's copy node may outlive the pinned memory it was captured with.
+void check_pinned_alive(const void* pointer, std::size_t bytes, std::uintptr_t base) {
+    if (pinned_base(pointer, bytes) == base) return;
+    report_fatal("use-after-free", "a launched graph copies %zu bytes of pinned memory at %p, which cudaFreeHost freed "
+                 "after the copy was captured", bytes, pointer);
+}
+
 // Pinned source: the device reads it when the copy runs, as a GPU's DMA does; what it held when
-// queued is kept to catch host code that changed it in between.
-void queue_upload_from_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
-                              cudaStream_t stream) {
-    auto queued = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
-                                                               static_cast<const unsigned char*>(src) + bytes);
-    pinned_in_flight(base, +1);
-    enqueue(
-        stream,
-        [to = device_to_host(dst), src, queued, base] {
+// queued (for a graph: launched) is kept to catch host code that changed it in between.
+Issued queue_upload_from_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                                cudaStream_t stream) {
+    auto make = [to = device_to_host(dst), src, bytes, base](Stream*) -> std::function<void()> {
+        check_pinned_alive(src, bytes, base);
+        auto queued = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                                   static_cast<const unsigned char*>(src) + bytes);
+        pinned_in_flight(base, +1);
+        return [to, src, queued, base] {
             if (std::memcmp(src, queued->data(), queued->size()) != 0) {
                 report_fatal("pinned-overwritten-in-flight", "host code changed %zu bytes of pinned memory at %p "
-                             "that a queued cudaMemcpyAsync to the device had not read yet: wait for the copy (an "
-                             "event, or the stream) before reusing the buffer", queued->size(), src);
+                             "that a queued cudaMemcpyAsync to the device (or a launched graph's copy) had not read "
+                             "yet: wait for the copy (an event, or the stream) before reusing the buffer",
+                             queued->size(), src);
             }
             std::memcpy(to, src, queued->size());
             pinned_in_flight(base, -1);
-        },
-        {Access{dst, true, bytes}});
-    count(Counted::Copy);
+        };
+    };
+    return enqueue_made(stream, std::move(make), {Access{dst, true, bytes}});
 }
 
 // Pinned destination: queued, complete once the stream is waited for; until then it holds all
 // ones, so a host that reads it early sees garbage, as it may on a GPU.
-void queue_download_to_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
-                              cudaStream_t stream) {
-    std::memset(dst, 0xff, bytes);
-    pinned_in_flight(base, +1);
-    enqueue(
-        stream,
-        [dst, from = device_to_host(src), bytes, base] {
+Issued queue_download_to_pinned(void* dst, const void* src, std::size_t bytes, std::uintptr_t base,
+                                cudaStream_t stream) {
+    auto make = [dst, from = device_to_host(src), bytes, base](Stream*) -> std::function<void()> {
+        check_pinned_alive(dst, bytes, base);
+        std::memset(dst, 0xff, bytes);
+        pinned_in_flight(base, +1);
+        return [dst, from, bytes, base] {
             std::memcpy(dst, from, bytes);
             pinned_in_flight(base, -1);
-        },
-        {Access{src, false, bytes}});
-    count(Counted::Copy);
+        };
+    };
+    return enqueue_made(stream, std::move(make), {Access{src, false, bytes}});
 }
 
 }  // namespace
@@ -935,6 +980,7 @@ cudaError_t cudaFreeHost(void* pointer) {
             return fail(cudaErrorInvalidValue);
         }
     }
+    if (const cudaError_t refused = refuse_if_device_captures(-1, "cudaFreeHost", kHostWaits)) return refused;
     // Like cudaFree it waits for the device's work, here every device's: a queued copy may use it.
     for (std::size_t d = 0; d < state().devices.size(); ++d) synchronize_device(static_cast<int>(d));
     bump(counters.free_calls);
@@ -953,6 +999,10 @@ cudaError_t cudaFreeHost(void* pointer) {
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     *pointer = nullptr;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    if (const cudaError_t refused = refuse_if_device_captures(tls_device, "cudaMalloc", "it may make the host wait for "
+                                                             "the device, and a step allocates from its arenas only")) {
+        return refused;
+    }
     const std::size_t counted = counted_bytes(bytes), padded = padded_bytes(bytes);
     State& s = state();
     std::lock_guard lock(s.mutex);
@@ -999,6 +1049,7 @@ cudaError_t cudaFree(void* pointer) {
         }
         device = it->second.device;
     }
+    if (const cudaError_t refused = refuse_if_device_captures(device, "cudaFree", kHostWaits)) return refused;
     synchronize_device(device);  // cudaFree waits for the device's work
     bump(counters.free_calls);
     count(Counted::HostSync);
@@ -1048,8 +1099,12 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
-    if (bytes == 0) return cudaSuccess;
+namespace mirrorlab_emulation {
+namespace {
+
+// The copy's kind (cudaMemcpyDefault resolved), or cudaMemcpyDefault after reporting a copy that
+// does not match where its pointers are or reaches outside an allocation.
+cudaMemcpyKind checked_copy_kind(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
     const bool dst_device = device_of_range(dst, 0) >= 0, src_device = device_of_range(src, 0) >= 0;
     if (kind == cudaMemcpyDefault) {
         kind = dst_device ? (src_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
@@ -1061,55 +1116,83 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     if (dst_wants_device != dst_device || src_wants_device != src_device) {
         report("copy-kind-mismatch", "cudaMemcpyAsync (kind %d) from %s %p to %s %p", static_cast<int>(kind),
                src_device ? "device memory" : "host memory", src, dst_device ? "device memory" : "host memory", dst);
-        return fail(cudaErrorInvalidValue);
+        return cudaMemcpyDefault;
     }
     if ((dst_device && device_of_range(dst, bytes) < 0) || (src_device && device_of_range(src, bytes) < 0)) {
         report("copy-outside-allocation", "cudaMemcpyAsync of %zu bytes from %p to %p reaches past the end of an "
                "allocation", bytes, src, dst);
-        return fail(cudaErrorInvalidValue);
+        return cudaMemcpyDefault;
     }
+    return kind;
+}
+
+// A copy to or from pageable host memory during a capture: the driver stages it through the host
+// (and a copy to the host returns once it is complete), which a graph cannot replay.
+cudaError_t refuse_pageable_in_capture(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                                       cudaStream_t stream) {
+    const bool pageable = kind == cudaMemcpyHostToHost ||
+                          (kind == cudaMemcpyHostToDevice && pinned_base(src, bytes) == 0) ||
+                          (kind == cudaMemcpyDeviceToHost && pinned_base(dst, bytes) == 0);
+    if (!pageable) return cudaSuccess;
+    return refuse_if_capturing(stream, "cudaMemcpyAsync to or from pageable host memory",
+                               "a graph can copy to and from pinned memory (cudaHostAlloc) only");
+}
+
+cudaError_t issued_copy(Issued issued) {
+    return count_issued(issued, Counted::Copy) ? cudaSuccess : cudaErrorStreamCaptureInvalidated;
+}
+
+cudaError_t copy_from_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+    if (const std::uintptr_t base = pinned_base(src, bytes)) {
+        return issued_copy(queue_upload_from_pinned(dst, src, bytes, base, stream));
+    }
+    // Pageable source: copied to staging at once, so the caller may reuse it on return.
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                               static_cast<const unsigned char*>(src) + bytes);
+    enqueue(
+        stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); },
+        {Access{dst, true, bytes}});
+    count(Counted::HostToDevicePageable);
+    return cudaSuccess;
+}
+
+cudaError_t copy_to_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+    if (const std::uintptr_t base = pinned_base(dst, bytes)) {
+        return issued_copy(queue_download_to_pinned(dst, src, bytes, base, stream));
+    }
+    // Pageable destination: the copy is complete when the call returns.
+    drain(stream);
+    check_host_read(src, bytes, "cudaMemcpyAsync to the host");
+    std::memcpy(dst, device_to_host(src), bytes);
+    count(Counted::HostSync);
+    return cudaSuccess;
+}
+
+}  // namespace
+}  // namespace mirrorlab_emulation
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+    if (bytes == 0) return cudaSuccess;
+    kind = checked_copy_kind(dst, src, bytes, kind);
+    if (kind == cudaMemcpyDefault) return fail(cudaErrorInvalidValue);
+    if (const cudaError_t refused = refuse_pageable_in_capture(dst, src, bytes, kind, stream)) return refused;
     switch (kind) {
-        case cudaMemcpyHostToDevice: {
-            if (const std::uintptr_t base = pinned_base(src, bytes)) {
-                queue_upload_from_pinned(dst, src, bytes, base, stream);
-                break;
-            }
-            // Pageable source: copied to staging at once, so the caller may reuse it on return.
-            auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
-                                                                       static_cast<const unsigned char*>(src) + bytes);
-            enqueue(
-                stream, [to = device_to_host(dst), staged] { std::memcpy(to, staged->data(), staged->size()); },
-                {Access{dst, true, bytes}});
-            count(Counted::HostToDevicePageable);
-            break;
-        }
-        case cudaMemcpyDeviceToHost:
-            if (const std::uintptr_t base = pinned_base(dst, bytes)) {
-                queue_download_to_pinned(dst, src, bytes, base, stream);
-                break;
-            }
-            // Pageable destination: the copy is complete when the call returns.
-            drain(stream);
-            check_host_read(src, bytes, "cudaMemcpyAsync to the host");
-            std::memcpy(dst, device_to_host(src), bytes);
-            count(Counted::HostSync);
-            break;
+        case cudaMemcpyHostToDevice: return copy_from_host(dst, src, bytes, stream);
+        case cudaMemcpyDeviceToHost: return copy_to_host(dst, src, bytes, stream);
         case cudaMemcpyDeviceToDevice:
             if (overlapping(dst, src, bytes)) {  // undefined on a GPU
                 report("overlapping-copy", "cudaMemcpyAsync of %zu bytes from %p to %p: the ranges overlap", bytes, src,
                        dst);
                 return fail(cudaErrorInvalidValue);
             }
-            enqueue(
+            return issued_copy(enqueue(
                 stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
-                {Access{src, false, bytes}, Access{dst, true, bytes}});
-            count(Counted::Copy);
-            break;
+                {Access{src, false, bytes}, Access{dst, true, bytes}}));
         case cudaMemcpyHostToHost:
             drain(stream);
             std::memcpy(dst, src, bytes);
             count(Counted::HostSync);
-            break;
+            return cudaSuccess;
         case cudaMemcpyDefault: break;
     }
     return cudaSuccess;
@@ -1128,11 +1211,9 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
                dst);
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(
+    return issued_copy(enqueue(
         stream, [to = device_to_host(dst), from = device_to_host(src), bytes] { std::memcpy(to, from, bytes); },
-        {Access{src, false, bytes}, Access{dst, true, bytes}});
-    count(Counted::Copy);
-    return cudaSuccess;
+        {Access{src, false, bytes}, Access{dst, true, bytes}}));
 }
 
 cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStream_t stream) {
@@ -1142,11 +1223,9 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStr
                pointer);
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(
+    return issued_copy(enqueue(
         stream, [to = device_to_host(pointer), value, bytes] { std::memset(to, value, bytes); },
-        {Access{pointer, true, bytes}});
-    count(Counted::Copy);
-    return cudaSuccess;
+        {Access{pointer, true, bytes}}));
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
@@ -1164,6 +1243,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (stream == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t refused = refuse_if_capturing(stream, "cudaStreamDestroy", kHostWaits)) return refused;
     drain(stream);  // queued work still completes
     State& s = state();
     std::lock_guard lock(s.mutex);
@@ -1173,6 +1253,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    if (const cudaError_t refused = refuse_if_capturing(stream, "cudaStreamSynchronize", kHostWaits)) return refused;
     drain(stream);
     count(Counted::HostSync);
     return cudaSuccess;
@@ -1192,31 +1273,16 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
     return events.erase(event) == 1 ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-    std::shared_ptr<Event> shared;
-    {
-        std::lock_guard lock(events_mutex);
-        const auto it = events.find(event);
-        if (it == events.end()) return fail(cudaErrorInvalidResourceHandle);
-        shared = it->second;
-    }
+namespace mirrorlab_emulation {
+namespace {
+
+cudaError_t record_event(cudaEvent_t event, cudaStream_t stream, bool external) {
+    const std::shared_ptr<Event> shared = find_event(event);
+    if (shared == nullptr) return fail(cudaErrorInvalidResourceHandle);
     Stream* target = resolve(stream);
-    std::uint64_t generation = 0;
-    {
-        std::shared_ptr<Stream> recorded_on = shared_stream(target);
-        std::lock_guard lock(event->mutex);
-        generation = ++event->generation;
-        event->recorded = true;
-        event->done = false;
-        event->stream = std::move(recorded_on);
-    }
+    if (const std::optional<cudaError_t> captured = record_in_capture(shared, target, external)) return *captured;
     count(Counted::EventCall);
-    auto complete = [shared, generation] {
-        std::lock_guard lock(shared->mutex);
-        if (shared->generation != generation) return;  // recorded again since
-        shared->done = true;
-        shared->at = std::chrono::steady_clock::now();
-    };
+    std::function<void()> complete = mark_recorded(shared, target);
     // On a GPU an event recorded on an idle stream is reached at once; here too, so that the time
     // between two marks around host-side work (an all-reduce on other streams) is that work's time.
     std::lock_guard lock(target->mutex);
@@ -1228,8 +1294,22 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     return cudaSuccess;
 }
 
+}  // namespace
+}  // namespace mirrorlab_emulation
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { return record_event(event, stream, false); }
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned flags) {
+    if (flags != cudaEventRecordDefault && flags != cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
+    return record_event(event, stream, flags == cudaEventRecordExternal);
+}
+
 cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end) {
-    if (start == nullptr || end == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    const std::shared_ptr<Event> start_event = find_event(start), end_event = find_event(end);
+    if (start_event == nullptr || end_event == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    for (const auto& event : {start_event, end_event}) {
+        if (const cudaError_t refused = refuse_captured_event(event, "cudaEventElapsedTime")) return refused;
+    }
     auto snapshot = [](Event* event) {
         std::lock_guard lock(event->mutex);
         return std::tuple(event->recorded, event->done, event->at);
@@ -1245,6 +1325,7 @@ cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEve
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
     const std::shared_ptr<Event> shared = find_event(event);
     if (shared == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t refused = refuse_captured_event(shared, "cudaEventSynchronize")) return refused;
     run_until_reached(shared, nullptr);
     count(Counted::HostSync);
     return cudaSuccess;
@@ -1253,6 +1334,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 cudaError_t cudaEventQuery(cudaEvent_t event) {
     const std::shared_ptr<Event> shared = find_event(event);
     if (shared == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (const cudaError_t refused = refuse_captured_event(shared, "cudaEventQuery")) return refused;
     // Work here runs only when something waits for it: an event behind queued work stays not
     // ready until then, which is what a host that polls instead of waiting must be ready for.
     std::lock_guard lock(shared->mutex);
@@ -1263,6 +1345,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     const std::shared_ptr<Event> shared = find_event(event);
     if (shared == nullptr || flags != 0) return fail(cudaErrorInvalidResourceHandle);
     count(Counted::EventCall);
+    if (const auto captured = wait_in_capture(shared, resolve(stream), stream == nullptr)) return *captured;
     // Later work on `stream` must follow the recorded stream's work up to the event: running that
     // work now gives exactly that order (and clears its queued uses, so nothing after the event is
     // seen as a race; work recorded after the event still is).
@@ -1278,7 +1361,9 @@ void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
     out->copies = read(counters.copies);
     out->host_to_device_pageable = read(counters.host_to_device_pageable);
     out->host_syncs = read(counters.host_syncs);
-    out->graph_launches = 0;
+    out->graph_launches = read(counters.graph_launches);
+    out->graph_nodes_launched = read(counters.graph_nodes_launched);
+    out->captured_nodes = read(counters.captured_nodes);
     out->event_calls = read(counters.event_calls);
     out->malloc_calls = read(counters.malloc_calls);
     out->malloc_bytes = read(counters.malloc_bytes);
@@ -1287,9 +1372,9 @@ void mirrorlab_emulation_counters(MirrorlabEmulationCounters* out) {
 
 void mirrorlab_emulation_reset_counters() {
     for (auto* counter : {&counters.kernel_launches, &counters.library_launches, &counters.copies,
-                          &counters.host_to_device_pageable, &counters.host_syncs, &counters.event_calls,
-                          &counters.malloc_calls,
-                          &counters.malloc_bytes, &counters.free_calls}) {
+                          &counters.host_to_device_pageable, &counters.host_syncs, &counters.graph_launches,
+                          &counters.graph_nodes_launched, &counters.captured_nodes, &counters.event_calls,
+                          &counters.malloc_calls, &counters.malloc_bytes, &counters.free_calls}) {
         counter->store(0, std::memory_order_relaxed);
     }
 }

@@ -246,11 +246,16 @@ struct Access {
     bool writes = false;
     std::size_t bytes = 0;
 };
+// What became of work issued to a stream: queued, captured as a node of the stream's capture
+// (cudaStreamBeginCapture), or dropped because that capture was invalidated (the error,
+// cudaErrorStreamCaptureInvalidated, is recorded for cudaGetLastError).
+enum class Issued { Queued, Captured, Dropped };
 // Work for a stream; it runs when something waits for the stream (or a copy to the host does).
 // `accesses` are what it touches: work that touches bytes another stream's queued work writes (or
 // writes bytes it reads) is a cross-stream race and aborts the program.
-void enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses = {});
-// One kernel launch, for mirrorlab_emulation_counters (a refused launch is not counted).
+Issued enqueue(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses = {});
+// One kernel launch queued, for mirrorlab_emulation_counters (a refused or captured launch is not
+// counted here).
 void count_kernel_launch();
 // A launch a GPU would refuse: records the error for cudaGetLastError and returns false.
 bool check_launch_configuration(cudaStream_t stream, dim3 grid, dim3 block);
@@ -310,13 +315,13 @@ struct Launch {
                 (translate(value), ...);
             },
             values);
-        count_kernel_launch();
-        enqueue(
+        const Issued issued = enqueue(
             stream,
             [run = kernel, g = grid, b = block, values, key = next_launch_key()]() {
                 run_grid(g, b, key, [&] { std::apply(run, values); });
             },
             std::move(accesses));
+        if (issued == Issued::Queued) count_kernel_launch();
     }
 };
 
