@@ -16,6 +16,8 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "mirrorlab_emulation_counters.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -97,6 +99,11 @@ __global__ void copy_kernel(const float* in, float* out, int count) {
 __global__ void accumulate_kernel(float* out, int count, float value) {
     const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     if (i < count) out[i] += value;
+}
+
+__global__ void add_kernel(const float* x, const float* y, float* out, int count) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i < count) out[i] = x[i] + y[i];
 }
 
 struct DeviceSpan {
@@ -471,6 +478,227 @@ void pinned_upload_overwritten(bool right) {
     require(cudaFreeHost(host) == cudaSuccess, "cudaFreeHost");
 }
 
+// --- CUDA Graphs (stream capture) ---------------------------------------------------------------
+
+cudaGraphExec_t instantiate(cudaGraph_t graph) {
+    cudaGraphExec_t exec = nullptr;
+    require(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "cudaGraphInstantiate");
+    return exec;
+}
+
+std::size_t node_count(cudaGraph_t graph) {
+    std::size_t count = 0;
+    require(cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess, "cudaGraphGetNodes");
+    return count;
+}
+
+void fill(float* out, float value, cudaStream_t stream) {
+    MIRRORLAB_LAUNCH(fill_kernel, 1, kFloats, stream)(out, kFloats, value);
+}
+
+// A step captured once and replayed with new inputs written into the same pinned buffer: pinned
+// input -> device -> a kernel (+1) -> pinned output. No mistake: the right program only.
+void graph_replays_pinned_input(bool) {
+    mirrorlab_emulation_reset_counters();
+    cudaStream_t stream = new_stream();
+    float* input = pinned_floats(kFloats);
+    float* output = pinned_floats(kFloats);
+    float* device = device_buffer<float>(kFloats);
+    const std::size_t bytes = kFloats * sizeof(float);
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    require(cudaMemcpyAsync(device, input, bytes, cudaMemcpyHostToDevice, stream) == cudaSuccess, "the upload");
+    MIRRORLAB_LAUNCH(accumulate_kernel, 1, kFloats, stream)(device, kFloats, 1.0f);
+    require(cudaMemcpyAsync(output, device, bytes, cudaMemcpyDeviceToHost, stream) == cudaSuccess, "the download");
+    cudaGraph_t graph = nullptr;
+    require(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "cudaStreamEndCapture");
+    const std::size_t nodes = node_count(graph);
+    cudaGraphExec_t exec = instantiate(graph);
+    require(cudaGraphDestroy(graph) == cudaSuccess, "cudaGraphDestroy");  // the exec keeps its own copy
+    MirrorlabEmulationCounters before{};
+    mirrorlab_emulation_counters(&before);
+    std::string results;
+    for (const float value : {10.0f, 20.0f}) {
+        std::fill(input, input + kFloats, value);
+        require(cudaGraphLaunch(exec, stream) == cudaSuccess, "cudaGraphLaunch");
+        // The download has not run: its destination holds garbage until the stream is waited for.
+        if (!std::isnan(output[0])) results += "early ";
+        // Destroyed with a launch still queued: the launch runs all the same.
+        if (value == 20.0f) require(cudaGraphExecDestroy(exec) == cudaSuccess, "cudaGraphExecDestroy");
+        require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+        for (const float got : {output[0], output[kFloats - 1]}) results += std::to_string(static_cast<int>(got)) + " ";
+    }
+    MirrorlabEmulationCounters after{};
+    mirrorlab_emulation_counters(&after);
+    std::printf("result: %snodes=%zu captured=%llu launches=%llu launched=%llu kernels=%llu copies=%llu\n",
+                results.c_str(), nodes, static_cast<unsigned long long>(after.captured_nodes),
+                static_cast<unsigned long long>(after.graph_launches),
+                static_cast<unsigned long long>(after.graph_nodes_launched),
+                static_cast<unsigned long long>(after.kernel_launches - before.kernel_launches),
+                static_cast<unsigned long long>(after.copies - before.copies));
+    require(cudaFreeHost(input) == cudaSuccess && cudaFreeHost(output) == cudaSuccess, "cudaFreeHost");
+}
+
+// Two streams in one capture: B joins by waiting for an event A records, and must be joined back
+// by A waiting for an event B records after its last work. The wrong program records that event
+// before B's last work.
+void graph_fork_join(bool right) {
+    cudaStream_t a = new_stream(), b = new_stream();
+    cudaEvent_t forked = nullptr, joined = nullptr;
+    require(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    require(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    float* x = device_buffer<float>(kFloats);
+    float* y = device_buffer<float>(kFloats);
+    float* z = device_buffer<float>(kFloats);
+    float* sum = device_buffer<float>(kFloats);
+    require(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    fill(x, 2.0f, a);
+    require(cudaEventRecord(forked, a) == cudaSuccess, "cudaEventRecord");
+    require(cudaStreamWaitEvent(b, forked, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    fill(y, 3.0f, b);
+    if (!right) require(cudaEventRecord(joined, b) == cudaSuccess, "cudaEventRecord");
+    fill(z, 4.0f, b);
+    if (right) require(cudaEventRecord(joined, b) == cudaSuccess, "cudaEventRecord");
+    require(cudaStreamWaitEvent(a, joined, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    MIRRORLAB_LAUNCH(add_kernel, 1, kFloats, a)(x, y, sum, kFloats);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(a, &graph);
+    if (ended != cudaSuccess) {
+        std::printf("result: %s graph=%s\n", cudaGetErrorName(ended), graph == nullptr ? "null" : "made");
+        return;
+    }
+    cudaGraphExec_t exec = instantiate(graph);
+    require(cudaGraphLaunch(exec, a) == cudaSuccess, "cudaGraphLaunch");
+    require(cudaStreamSynchronize(a) == cudaSuccess, "cudaStreamSynchronize");
+    std::printf("result: cudaSuccess nodes=%zu sum=%g z=%g\n", node_count(graph),
+                static_cast<double>(download(sum, 1, a).front()), static_cast<double>(download(z, 1, a).front()));
+}
+
+// Inside a capture, as outside: B's write and A's read of one buffer need an event between them.
+void graph_branch_race(bool right) {
+    cudaStream_t a = new_stream(), b = new_stream();
+    cudaEvent_t forked = nullptr, written = nullptr;
+    require(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    require(cudaEventCreateWithFlags(&written, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    float* x = device_buffer<float>(kFloats);
+    float* y = device_buffer<float>(kFloats);
+    require(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    require(cudaEventRecord(forked, a) == cudaSuccess, "cudaEventRecord");
+    require(cudaStreamWaitEvent(b, forked, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    fill(x, 2.0f, b);
+    require(cudaEventRecord(written, b) == cudaSuccess, "cudaEventRecord");
+    if (right) require(cudaStreamWaitEvent(a, written, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    MIRRORLAB_LAUNCH(copy_kernel, 1, kFloats, a)(x, y, kFloats);
+    if (!right) require(cudaStreamWaitEvent(a, written, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    cudaGraph_t graph = nullptr;
+    require(cudaStreamEndCapture(a, &graph) == cudaSuccess, "cudaStreamEndCapture");
+    require(cudaGraphLaunch(instantiate(graph), a) == cudaSuccess, "cudaGraphLaunch");
+    require(cudaStreamSynchronize(a) == cudaSuccess, "cudaStreamSynchronize");
+    print_result(download(y, 1, a).front());
+}
+
+// A graph's work is timed by event record nodes (cudaEventRecordExternal), which the launch
+// reaches; an event recorded plainly in a capture only orders the capture and is never reached.
+void graph_event_timing(bool right) {
+    cudaStream_t stream = new_stream();
+    cudaEvent_t start = nullptr, end = nullptr;
+    require(cudaEventCreateWithFlags(&start, cudaEventDefault) == cudaSuccess, "cudaEventCreateWithFlags");
+    require(cudaEventCreateWithFlags(&end, cudaEventDefault) == cudaSuccess, "cudaEventCreateWithFlags");
+    float* device = device_buffer<float>(kFloats);
+    const unsigned flags = right ? cudaEventRecordExternal : cudaEventRecordDefault;
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    require(cudaEventRecordWithFlags(start, stream, flags) == cudaSuccess, "cudaEventRecordWithFlags");
+    fill(device, 2.0f, stream);
+    require(cudaEventRecordWithFlags(end, stream, flags) == cudaSuccess, "cudaEventRecordWithFlags");
+    cudaGraph_t graph = nullptr;
+    require(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "cudaStreamEndCapture");
+    require(cudaGraphLaunch(instantiate(graph), stream) == cudaSuccess, "cudaGraphLaunch");
+    require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    float milliseconds = -1.0f;
+    const cudaError_t timed = cudaEventElapsedTime(&milliseconds, start, end);
+    if (timed != cudaSuccess) {
+        print_result(timed);
+        return;
+    }
+    std::printf("result: cudaSuccess nodes=%zu %s\n", node_count(graph),
+                milliseconds >= 0.0f ? "elapsed>=0" : "elapsed<0");
+}
+
+// Waiting for the stream inside its capture: refused, and the capture is invalidated; the stream
+// works as usual once the capture has ended. The right program waits after the capture.
+void synchronize_during_capture(bool right) {
+    cudaStream_t stream = new_stream();
+    float* device = device_buffer<float>(kFloats);
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    fill(device, 2.0f, stream);
+    cudaError_t synchronized = cudaSuccess;
+    if (!right) synchronized = cudaStreamSynchronize(stream);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    require(cudaStreamIsCapturing(stream, &status) == cudaSuccess, "cudaStreamIsCapturing");
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    if (right) synchronized = cudaStreamSynchronize(stream);
+    float* after = device_buffer<float>(kFloats);
+    (void)cudaGetLastError();  // the errors above, as CUDA keeps them
+    launch_fill(after, kFloats, stream);
+    require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize after the capture");
+    std::printf("result: %s status=%d %s graph=%s after=%g\n", cudaGetErrorName(synchronized), static_cast<int>(status),
+                cudaGetErrorName(ended), graph == nullptr ? "null" : "made",
+                static_cast<double>(download(after, 1, stream).front()));
+}
+
+// A copy to pageable host memory cannot be captured (it completes before returning); pinned can.
+void pageable_copy_during_capture(bool right) {
+    cudaStream_t stream = new_stream();
+    float* device = device_buffer<float>(kFloats);
+    float* pinned = pinned_floats(kFloats);
+    std::vector<float> pageable(kFloats);
+    float* host = right ? pinned : pageable.data();
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    fill(device, 2.0f, stream);
+    const cudaError_t copied = cudaMemcpyAsync(host, device, kFloats * sizeof(float), cudaMemcpyDeviceToHost, stream);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    if (ended == cudaSuccess) {
+        require(cudaGraphLaunch(instantiate(graph), stream) == cudaSuccess, "cudaGraphLaunch");
+        require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    }
+    std::printf("result: %s %s host=%g\n", cudaGetErrorName(copied), cudaGetErrorName(ended),
+                static_cast<double>(host[0]));
+}
+
+// NCCL calls are not emulated in a capture: refused (the right program all-reduces outside it).
+void all_reduce_during_capture(bool right) {
+    ncclComm_t comm = nullptr;
+    const int devices[1] = {0};
+    require(ncclCommInitAll(&comm, 1, devices) == ncclSuccess, "ncclCommInitAll");
+    cudaStream_t stream = new_stream();
+    float* buffer = device_buffer<float>(kFloats);
+    if (!right) require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture");
+    print_result(ncclGetErrorString(ncclAllReduce(buffer, buffer, kFloats, ncclFloat, ncclSum, comm, stream)));
+    ncclCommDestroy(comm);
+}
+
+// A launched graph's upload reads the pinned bytes when it runs, like any queued upload: the host
+// must wait before writing the next input.
+void graph_pinned_input_overwritten(bool right) {
+    cudaStream_t stream = new_stream();
+    float* input = pinned_floats(kFloats);
+    float* device = device_buffer<float>(kFloats);
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    require(cudaMemcpyAsync(device, input, kFloats * sizeof(float), cudaMemcpyHostToDevice, stream) == cudaSuccess,
+            "the upload");
+    cudaGraph_t graph = nullptr;
+    require(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "cudaStreamEndCapture");
+    cudaGraphExec_t exec = instantiate(graph);
+    std::fill(input, input + kFloats, 1.0f);
+    require(cudaGraphLaunch(exec, stream) == cudaSuccess, "cudaGraphLaunch");
+    if (right) require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    std::fill(input, input + kFloats, 3.0f);  // the next step's input
+    require(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize");
+    print_result(download(device, 1, stream).front());
+    require(cudaFreeHost(input) == cudaSuccess, "cudaFreeHost");
+}
+
 // --- mistakes only the results show ---------------------------------------------------------------
 
 // A copy to pinned memory returns at once; the bytes are there once the stream is waited for.
@@ -643,6 +871,14 @@ constexpr Program kPrograms[] = {
     {"blocks_on_workers", blocks_on_workers},
     {"allocation_churn", allocation_churn},
     {"host_null_dereference", host_null_dereference},
+    {"graph_replays_pinned_input", graph_replays_pinned_input},
+    {"graph_fork_join", graph_fork_join},
+    {"graph_branch_race", graph_branch_race},
+    {"graph_event_timing", graph_event_timing},
+    {"synchronize_during_capture", synchronize_during_capture},
+    {"pageable_copy_during_capture", pageable_copy_during_capture},
+    {"all_reduce_during_capture", all_reduce_during_capture},
+    {"graph_pinned_input_overwritten", graph_pinned_input_overwritten},
 };
 
 int run_program(std::string_view name, std::string_view variant) {
@@ -766,6 +1002,27 @@ private slots:
         QTest::newRow("all-reduce with a rank missing")
             << "all_reduce_missing_rank" << QStringLiteral("all-reduce-missing-ranks") << QStringLiteral("invalid usage")
             << QStringLiteral("no error");
+        // CUDA Graphs: calls that are illegal while a stream captures, and a capture not joined back.
+        const QString unsupported = QStringLiteral("capture-unsupported");
+        QTest::newRow("cudaStreamSynchronize during a capture")
+            << "synchronize_during_capture" << unsupported
+            << QStringLiteral("cudaErrorStreamCaptureUnsupported status=2 cudaErrorStreamCaptureInvalidated graph=null "
+                              "after=2")
+            << QStringLiteral("cudaSuccess status=1 cudaSuccess graph=made after=2");
+        QTest::newRow("copy to pageable host memory during a capture")
+            << "pageable_copy_during_capture" << unsupported
+            << QStringLiteral("cudaErrorStreamCaptureUnsupported cudaErrorStreamCaptureInvalidated host=0")
+            << QStringLiteral("cudaSuccess cudaSuccess host=2");
+        QTest::newRow("ncclAllReduce during a capture")
+            << "all_reduce_during_capture" << unsupported << QStringLiteral("invalid usage")
+            << QStringLiteral("no error");
+        QTest::newRow("capture ended with a stream not joined back")
+            << "graph_fork_join" << QStringLiteral("capture-unjoined")
+            << QStringLiteral("cudaErrorStreamCaptureUnjoined graph=null")
+            << QStringLiteral("cudaSuccess nodes=4 sum=5 z=4");
+        QTest::newRow("graph timed by events recorded plainly in the capture")
+            << "graph_event_timing" << QStringLiteral("captured-event") << QStringLiteral("cudaErrorCapturedEvent")
+            << QStringLiteral("cudaSuccess nodes=3 elapsed>=0");
     }
     void mistakeReturnsErrorAndNamesRule() {
         QFETCH(QString, program);
@@ -825,6 +1082,12 @@ private slots:
         QTest::newRow("pinned memory changed before its upload ran")
             << "pinned_upload_overwritten" << QStringLiteral("pinned-overwritten-in-flight")
             << QStringLiteral("had not read yet") << QStringLiteral("1");
+        QTest::newRow("pinned input changed after cudaGraphLaunch, before the wait")
+            << "graph_pinned_input_overwritten" << QStringLiteral("pinned-overwritten-in-flight")
+            << QStringLiteral("a launched graph's copy) had not read yet") << QStringLiteral("1");
+        QTest::newRow("a captured kernel reads what another stream of the capture writes, unordered")
+            << "graph_branch_race" << QStringLiteral("cross-stream-race")
+            << QStringLiteral("nothing orders the two in the graph") << QStringLiteral("2");
     }
     void mistakeKillsProgramAndNamesRule() {
         QFETCH(QString, program);
@@ -900,6 +1163,16 @@ private slots:
         // sanitizer's allocator may add a few dozen of its own).
         const int more = churn.result().section(QLatin1Char(' '), 0, 0).toInt();
         QVERIFY2(!churn.result().isEmpty() && more < 200, qPrintable(churn.describe()));
+    }
+
+    // A captured step replayed with new inputs in the same pinned buffer: each launch reads them
+    // anew; the launches count as graph launches, not as kernels or copies.
+    void graphReplaysWithNewInputs() {
+        const Run replay = run_child(QStringLiteral("graph_replays_pinned_input"), QStringLiteral("right"));
+        QVERIFY2(replay.finished && !replay.crashed && replay.exit_code == 0, qPrintable(replay.describe()));
+        QVERIFY2(!replay.reported(), qPrintable(replay.describe()));
+        QCOMPARE(replay.result(), QStringLiteral("11 11 21 21 nodes=3 captured=3 launches=2 launched=6 kernels=0 "
+                                                 "copies=0"));
     }
 
     // The emulator's SIGSEGV handler claims only its own addresses: a null pointer goes to the
