@@ -1,4 +1,5 @@
-// The emulated CUDA runtime: devices, memory, streams, events (see include/cuda_runtime.h).
+// The emulated CUDA runtime: devices, memory, streams, events (see include/cuda_runtime.h); stream
+// capture and graphs are in graphs.cpp.
 //
 // Configuration, read once from the environment:
 //   MIRRORLAB_CUDA_EMULATION_GPUS        number of GPUs (default 2; 0: "no CUDA-capable device")
@@ -1344,8 +1345,11 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
     const std::shared_ptr<Event> shared = find_event(event);
     if (shared == nullptr || flags != 0) return fail(cudaErrorInvalidResourceHandle);
+    if (const auto captured = wait_in_capture(shared, resolve(stream), stream == nullptr)) {
+        if (*captured == cudaSuccess) count(Counted::EventCall);
+        return *captured;
+    }
     count(Counted::EventCall);
-    if (const auto captured = wait_in_capture(shared, resolve(stream), stream == nullptr)) return *captured;
     // Later work on `stream` must follow the recorded stream's work up to the event: running that
     // work now gives exactly that order (and clears its queued uses, so nothing after the event is
     // seen as a race; work recorded after the event still is).

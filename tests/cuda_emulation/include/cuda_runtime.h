@@ -22,6 +22,12 @@
 //   handle-of-other-device, library-outside-allocation, workspace-too-small,
 //   all-reduce-missing-ranks, all-reduce-other-device
 //                                the same for cuBLAS, cuDNN and NCCL calls
+//   capture-unsupported          a call illegal while a stream captures (see Graphs below):
+//                                cudaErrorStreamCaptureUnsupported, and the capture is invalidated
+//   capture-unjoined             cudaStreamEndCapture while a stream that joined the capture did
+//                                work after the origin stream's last wait for it
+//   captured-event               cudaEventQuery, cudaEventSynchronize or cudaEventElapsedTime of an
+//                                event last recorded by cudaEventRecord on a capturing stream
 // and, fatal:
 //   host-touches-device-address  device addresses lie in a reserved, inaccessible range, so host
 //                                code that reads or writes one faults (SIGSEGV), as with a GPU
@@ -39,12 +45,14 @@
 //                                after that work (every stream acts as non-blocking). A
 //                                kernel's extent is unknown: it counts as touching the byte each
 //                                pointer argument points to (the same tensor on two streams is
-//                                seen; a kernel reaching from one slice into another is not)
+//                                seen; a kernel reaching from one slice into another is not).
+//                                Inside a capture the same between the branches of the graph
 //   free-while-in-use            cudaFree waits for its own device only, not another's peer copy;
 //                                cudaFreeHost of pinned memory that a queued copy still uses
 //   pinned-overwritten-in-flight host code changed pinned memory that a queued upload had not read
 //                                yet (the device would get the new bytes): the copy compares what
-//                                it reads with what the memory held when it was queued
+//                                it reads with what the memory held when it was queued (for a
+//                                graph's copy: when the graph was launched)
 // A mistake only the results show must show there: fresh device memory is all ones (NaN as
 // float), an event not yet reached has no time (cudaErrorNotReady), and a kernel's blocks run in a
 // shuffled order, and a block's threads too (seeded: MIRRORLAB_CUDA_EMULATION_SEED, printed at the
@@ -54,6 +62,29 @@
 // stream is waited for, so a host that reads it too early sees garbage. cudaStreamWaitEvent runs
 // the recording stream's work up to the event at once (the emulator's bookkeeping, not a host
 // wait): later work on the waiting stream is then ordered after it, as on a GPU.
+//
+// Graphs: CUDA Graphs made by stream capture (cudaStreamBeginCapture .. cudaStreamEndCapture),
+// instantiated and launched. Work issued to a capturing stream (kernels, cudaMemcpyAsync to and
+// from device or pinned memory, cudaMemcpyPeerAsync, cudaMemsetAsync, cuBLAS and cuDNN calls,
+// cudaEventRecordWithFlags with cudaEventRecordExternal) neither runs nor queues: it becomes a node
+// of the capture, in issue order; work queued on the stream before the capture began stays queued.
+// Another stream joins the capture by cudaStreamWaitEvent on an event recorded in it, and must be
+// joined back before cudaStreamEndCapture (the origin stream waits for an event recorded on it after
+// its last work: else capture-unjoined, cudaErrorStreamCaptureUnjoined and no graph); only the
+// origin ends the capture. cudaGraphLaunch queues the whole graph on its stream as one piece of
+// work that touches what its nodes touch, run like any other work when the stream is waited for,
+// nodes in order; each launch reads the device and pinned memory as they are then (a copy node
+// takes its pinned-overwritten-in-flight snapshot at the launch, a copy node into pinned memory
+// fills it with all ones until the stream is waited for, an event record node records its event on
+// the launch stream). An exec (cudaGraphInstantiate) copies the graph; destroying either leaves
+// queued launches to run. Illegal while a stream captures, since they make the host wait or cannot
+// be replayed (capture-unsupported; the capture is invalidated: every stream in it stays in capture,
+// its work is dropped with cudaErrorStreamCaptureInvalidated, until the origin's
+// cudaStreamEndCapture returns that error and no graph): cudaStreamSynchronize or cudaStreamDestroy
+// of a capturing stream; cudaDeviceSynchronize, cudaMalloc or cudaFree on a device with one;
+// cudaFreeHost while any stream captures; a copy to or from pageable host memory; ncclAllReduce
+// (NCCL is not emulated in a capture); cudaGraphLaunch into a capture (no child graphs); and the
+// legacy default stream cannot capture or join one. A capture's mode is accepted and ignored.
 //
 // It does not emulate concurrency inside a block: its threads run one at a time, there is no
 // shared memory or __syncthreads (a kernel that needs them does not compile here), and pointers

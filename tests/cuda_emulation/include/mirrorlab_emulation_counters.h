@@ -5,8 +5,13 @@
 // finishing its work) is not counted; only the calls gpu/ makes.
 //
 // Work issued to a capturing stream (cudaStreamBeginCapture) is not counted as a launch, copy or
-// event call: it becomes a node of the captured graph (captured_nodes), and each cudaGraphLaunch
-// costs the host one graph launch (graph_launches) however many nodes it runs (graph_nodes_launched).
+// event call: it becomes a node of the captured graph (captured_nodes: kernels, copies, memsets,
+// library calls and event record nodes, cudaEventRecordWithFlags with cudaEventRecordExternal), and
+// each cudaGraphLaunch costs the host one graph launch (graph_launches) however many nodes it runs
+// (graph_nodes_launched), and no kernel launch, library launch or copy. cudaEventRecord and
+// cudaStreamWaitEvent in a capture add no node, only an order between its streams: they stay
+// event calls. Refused calls (capture-unsupported) and work dropped by an invalidated capture count
+// nowhere.
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,8 +37,8 @@ struct MirrorlabEmulationCounters {
     // its device).
     uint64_t host_syncs;
     uint64_t graph_launches;        // cudaGraphLaunch calls
-    uint64_t graph_nodes_launched;  // the nodes those launches ran
-    uint64_t captured_nodes;        // work issued to a capturing stream (host cost paid once, at capture)
+    uint64_t graph_nodes_launched;  // the nodes those launches queued (counted at the launch)
+    uint64_t captured_nodes;        // nodes made by capture (host cost paid once, at capture)
     // cudaEventRecord and cudaStreamWaitEvent: no wait, about a launch's host cost each (the
     // step's phase marks and the cross-replica ordering of the all-reduce).
     uint64_t event_calls;
