@@ -666,6 +666,19 @@ void pageable_copy_during_capture(bool right) {
                 static_cast<double>(host[0]));
 }
 
+// cudaMalloc may wait for the device: a step captured into a graph allocates from its arenas only.
+void malloc_during_capture(bool right) {
+    cudaStream_t stream = new_stream();
+    void* buffer = nullptr;
+    if (right) require(cudaMalloc(&buffer, kFloats * sizeof(float)) == cudaSuccess, "cudaMalloc");
+    require(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    const cudaError_t allocated = right ? cudaSuccess : cudaMalloc(&buffer, kFloats * sizeof(float));
+    if (buffer != nullptr) fill(static_cast<float*>(buffer), 2.0f, stream);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    std::printf("result: %s %s\n", cudaGetErrorName(allocated), cudaGetErrorName(ended));
+}
+
 // NCCL calls are not emulated in a capture: refused (the right program all-reduces outside it).
 void all_reduce_during_capture(bool right) {
     ncclComm_t comm = nullptr;
@@ -878,6 +891,7 @@ constexpr Program kPrograms[] = {
     {"synchronize_during_capture", synchronize_during_capture},
     {"pageable_copy_during_capture", pageable_copy_during_capture},
     {"all_reduce_during_capture", all_reduce_during_capture},
+    {"malloc_during_capture", malloc_during_capture},
     {"graph_pinned_input_overwritten", graph_pinned_input_overwritten},
 };
 
@@ -1013,6 +1027,10 @@ private slots:
             << "pageable_copy_during_capture" << unsupported
             << QStringLiteral("cudaErrorStreamCaptureUnsupported cudaErrorStreamCaptureInvalidated host=0")
             << QStringLiteral("cudaSuccess cudaSuccess host=2");
+        QTest::newRow("cudaMalloc during a capture")
+            << "malloc_during_capture" << unsupported
+            << QStringLiteral("cudaErrorStreamCaptureUnsupported cudaErrorStreamCaptureInvalidated")
+            << QStringLiteral("cudaSuccess cudaSuccess");
         QTest::newRow("ncclAllReduce during a capture")
             << "all_reduce_during_capture" << unsupported << QStringLiteral("invalid usage")
             << QStringLiteral("no error");

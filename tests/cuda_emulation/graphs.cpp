@@ -136,9 +136,13 @@ cudaError_t check_joined(const Capture& capture) {
     return cudaSuccess;
 }
 
+// Every stream leaves the capture; what is left of it is what the events recorded in it need.
 void end_capture(Capture& capture) {
     for (auto& [stream, member] : capture.members) stream->capture = nullptr;
     capture.ended = true;
+    capture.members.clear();
+    capture.nodes.clear();
+    capture.placed.clear();
 }
 
 // A wait by `stream` for an event recorded in `from` (after `follows`): `stream` joins `from`, or
@@ -274,10 +278,10 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
         return fail(cudaErrorStreamCaptureUnjoined);
     }
     const cudaError_t error = capture->invalidated ? cudaErrorStreamCaptureInvalidated : check_joined(*capture);
-    end_capture(*capture);
-    if (error != cudaSuccess) return fail(error);
     auto made = std::make_unique<Graph>();
     made->nodes = std::move(capture->nodes);
+    end_capture(*capture);
+    if (error != cudaSuccess) return fail(error);
     *graph = made.get();
     graphs[made.get()] = std::move(made);
     return cudaSuccess;
