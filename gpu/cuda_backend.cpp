@@ -51,19 +51,26 @@ CudaBackend::CudaBackend(int device)
       step_events_(device),
       ready_(device),
       uploads_(device),
-      step_readback_(device) {}
+      step_readback_(device),
+      graph_fork_(device),
+      graph_join_(device),
+      step_values_(device) {}
 
 void CudaBackend::attach_arena(MemoryArena* arena) {
     arena_ = arena;
     for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_,
-                                 &results_, &step_results_}) {
+                                 &results_, &step_results_, &step_values_}) {
         buffer->attach(arena);
     }
 }
 
 void CudaBackend::mark(StepMark point) {
+    const DeferredOp deferred = graph_op(op_fingerprint("mark", static_cast<int>(point)), "step timing");
     use_device(device_, "step timing");
-    step_events_.record(static_cast<int>(point), stream());
+    const auto how = deferred.skip                          ? StepEvents::Record::ByGraph
+                     : graph_mode_ == GraphMode::Capture ? StepEvents::Record::Captured
+                                                          : StepEvents::Record::Queued;
+    step_events_.record(static_cast<int>(point), stream(), how);
 }
 
 double CudaBackend::mark_elapsed_ms(StepMark from, StepMark to) {
@@ -82,16 +89,30 @@ void CudaBackend::wait_for_stream(std::string_view op) {
 }
 
 void CudaBackend::synchronize() {
+    graph_host_wait("synchronize");
     use_device(device_, "synchronize");
     wait_for_stream("synchronize");
 }
 
 void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (dst.bytes() == 0) return;
-    use_device(device_, "upload");
+    const DeferredOp deferred = graph_op(op_fingerprint("upload", dst), "upload");
     const auto bytes = static_cast<std::size_t>(dst.bytes());
+    if (graph_mode_ == GraphMode::Capture || graph_mode_ == GraphMode::Replay) {
+        // From the graph's own pinned slot, which each replay refills before the launch.
+        void* pinned = graph_pinned(bytes);
+        std::memcpy(pinned, host, bytes);
+        if (deferred.skip) return;
+        use_device(device_, "upload");
+        check(cudaMemcpyAsync(dst.data, pinned, bytes, cudaMemcpyHostToDevice, stream()), "upload", "cudaMemcpyAsync",
+              device_);
+        return;
+    }
+    use_device(device_, "upload");
+    if (graph_mode_ == GraphMode::Record) graph_record_->pinned_bytes += pinned_slot_bytes(bytes);
     // A batch goes through pinned memory, queued without a wait; the caller may reuse `host` at once.
     if (uploads_.upload(dst.data, host, bytes, stream(), "upload")) return;
+    graph_host_wait("upload");
     check(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, stream()), "upload", "cudaMemcpyAsync",
           device_);
     wait_for_stream("upload");  // pageable: the driver's staging may still read `host`
@@ -99,6 +120,7 @@ void CudaBackend::upload(const TensorView& dst, const void* host) {
 
 void CudaBackend::download(void* host, const TensorView& src) {
     if (src.bytes() == 0) return;
+    graph_host_wait("download");
     use_device(device_, "download");
     // Into pageable memory: complete when the call returns, so it is the wait; the stream has
     // run everything queued before it.
@@ -113,6 +135,8 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
                       src.shape.to_string());
     }
     if (dst.data == src.data || src.bytes() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("copy", dst, src), "copy");
+    if (deferred.skip) return;
     use_device(device_, "copy");
     // cudaMemcpyDefault follows unified addressing: the source may be on another logical device
     // of this GPU, on another GPU (peer copy) or in host memory.
@@ -122,6 +146,8 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
 
 void CudaBackend::fill(const TensorView& dst, float value) {
     if (dst.numel() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("fill", dst, value), "fill");
+    if (deferred.skip) return;
     use_device(device_, "fill");
     if (dst.dtype == DType::I32) {
         fill_i32(stream(), dst.i32(), dst.numel(), static_cast<std::int32_t>(value));
@@ -144,6 +170,8 @@ void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& tab
                       " ids of width " + std::to_string(width));
     }
     if (out.numel() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("embedding_forward", ids, table, out), "embedding");
+    if (deferred.skip) return;
     use_device(device_, "embedding");
     // The ids were checked on the host before upload (check_batch): no device check, no read-back.
     cuda::embedding_forward(stream(), ids.i32(), count, table.f32(), vocabulary, width, out.f32());
@@ -152,6 +180,8 @@ void CudaBackend::embedding_forward(const TensorView& ids, const TensorView& tab
 
 void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) {
     const std::int64_t vocabulary = grad_table.shape[0], width = grad_table.shape[1];
+    const DeferredOp deferred = graph_op(op_fingerprint("embedding_backward", ids, grad_out, grad_table), "embedding");
+    if (deferred.skip) return;
     use_device(device_, "embedding");
     if (grad_table.bytes() > 0) {
         check(cudaMemsetAsync(grad_table.data, 0, static_cast<std::size_t>(grad_table.bytes()), stream()), "embedding",
@@ -164,6 +194,9 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
 
 void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
                                            const TensorView& grad_squares, const TensorView& row_counts) {
+    const DeferredOp deferred =
+        graph_op(op_fingerprint("embedding_gradient_stats", ids, grad_out, grad_squares, row_counts), "embedding");
+    if (deferred.skip) return;
     use_device(device_, "embedding");
     for (const TensorView* zeroed : {&grad_squares, &row_counts}) {
         if (zeroed->bytes() > 0) {
@@ -185,6 +218,10 @@ void CudaBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, co
     const std::int64_t batch = x.shape[0], length = x.shape[1], channels = x.shape[2];
     const std::int64_t out_length = y.shape[1];
     if (batch * out_length * channels == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("maxpool1d_forward", x, y, argmax, params.pool_size,
+                                                        params.stride, params.pad_left),
+                                         "max_pooling1d");
+    if (deferred.skip) return;
     use_device(device_, "max_pooling1d");
     cuda::maxpool1d_forward(stream(), x.f32(), batch, length, channels, y.f32(), argmax.i32(), out_length,
                             params.pool_size, params.stride, params.pad_left);
@@ -195,6 +232,8 @@ void CudaBackend::maxpool1d_backward(const TensorView& grad_y, const TensorView&
     const std::int64_t batch = grad_x.shape[0], length = grad_x.shape[1], channels = grad_x.shape[2];
     const std::int64_t out_length = grad_y.shape[1];
     if (grad_x.bytes() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("maxpool1d_backward", grad_y, argmax, grad_x), "max_pooling1d");
+    if (deferred.skip) return;
     use_device(device_, "max_pooling1d");
     check(cudaMemsetAsync(grad_x.data, 0, static_cast<std::size_t>(grad_x.bytes()), stream()), "max_pooling1d",
           "cudaMemsetAsync", device_);
@@ -216,6 +255,8 @@ void CudaBackend::dense_forward(const TensorView& x, const TensorView& kernel, c
     check_dense_shapes(x, kernel);
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
     if (batch * units == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("dense_forward", x, kernel, bias, y), "dense");
+    if (deferred.skip) return;
     use_device(device_, "dense");
     const float one = 1.0f, zero = 0.0f;
     if (inputs == 0) {
@@ -236,6 +277,9 @@ void CudaBackend::dense_backward(const TensorView& x, const TensorView& kernel, 
                                  const TensorView& grad_x, const TensorView& grad_kernel,
                                  const TensorView& grad_bias) {
     const std::int64_t batch = x.shape[0], inputs = x.shape[1], units = kernel.shape[1];
+    const DeferredOp deferred =
+        graph_op(op_fingerprint("dense_backward", x, kernel, grad_y, grad_x, grad_kernel, grad_bias), "dense");
+    if (deferred.skip) return;
     use_device(device_, "dense");
     if (batch == 0 || inputs == 0 || units == 0) {
         if (grad_kernel.bytes() > 0) fill(grad_kernel, 0.0f);
@@ -261,6 +305,8 @@ void CudaBackend::dense_backward(const TensorView& x, const TensorView& kernel, 
 
 void CudaBackend::activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) {
     const std::int64_t count = x.numel();
+    const DeferredOp deferred = graph_op(op_fingerprint("activation_forward", kind, x, y), "activation");
+    if (deferred.skip) return;
     switch (kind) {
         case ActivationKind::Linear:
             if (x.data != y.data && count > 0) {
@@ -288,6 +334,8 @@ void CudaBackend::activation_forward(ActivationKind kind, const TensorView& x, c
 void CudaBackend::activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
                                       const TensorView& grad_x) {
     const std::int64_t count = y.numel();
+    const DeferredOp deferred = graph_op(op_fingerprint("activation_backward", kind, y, grad_y, grad_x), "activation");
+    if (deferred.skip) return;
     switch (kind) {
         case ActivationKind::Linear:
             if (grad_x.data != grad_y.data && count > 0) {
@@ -315,13 +363,19 @@ void CudaBackend::dropout_forward(const TensorView& x, const TensorView& y, cons
                                   std::uint64_t seed) {
     const float keep_scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
     if (x.numel() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("dropout_forward", x, y, mask, rate), "dropout");
+    // The seed changes every step: the kernel reads it from device memory, which a replay refills.
+    const auto* seed_on_device = static_cast<const std::uint64_t*>(step_value(1, &seed, sizeof seed, "dropout"));
+    if (deferred.skip) return;
     use_device(device_, "dropout");
-    cuda::dropout_forward(stream(), x.f32(), y.f32(), mask.f32(), x.numel(), rate, keep_scale, seed);
+    cuda::dropout_forward(stream(), x.f32(), y.f32(), mask.f32(), x.numel(), rate, keep_scale, seed_on_device);
     check_launch("dropout", device_);
 }
 
 void CudaBackend::dropout_backward(const TensorView& grad_y, const TensorView& mask, const TensorView& grad_x) {
     if (grad_y.numel() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("dropout_backward", grad_y, mask, grad_x), "dropout");
+    if (deferred.skip) return;
     use_device(device_, "dropout");
     cuda::dropout_backward(stream(), grad_y.f32(), mask.f32(), grad_x.f32(), grad_y.numel());
     check_launch("dropout", device_);
@@ -335,6 +389,7 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
     LossCounts counts;
     counts.samples = batch;
     if (batch == 0) return counts;
+    graph_host_wait("sparse_categorical_crossentropy");
     use_device(device_, "sparse_categorical_crossentropy");
     auto* rows = results<RowLoss>(static_cast<std::size_t>(batch), "sparse_categorical_crossentropy");
     cuda::softmax_cross_entropy(stream(), logits.f32(), labels.i32(), batch, classes, probs.f32(),
@@ -366,12 +421,17 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
 
 void CudaBackend::apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
-    launch_update(step, weights, grads, slot0, slot1, sparse, nullptr);
+    const DeferredOp deferred = graph_op(
+        op_fingerprint("apply_update", weights, grads, slot0, slot1, sparse.grad_squares, sparse.row_counts),
+        "optimizer");
+    const auto* on_device = static_cast<const OptimizerStep*>(step_value(0, &step, sizeof step, "optimizer"));
+    if (deferred.skip) return;
+    launch_update(step, on_device, weights, grads, slot0, slot1, sparse, nullptr);
 }
 
-void CudaBackend::launch_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                                const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse,
-                                const std::int32_t* non_finite) {
+void CudaBackend::launch_update(const OptimizerStep& step, const OptimizerStep* on_device, const TensorView& weights,
+                                const TensorView& grads, const TensorView& slot0, const TensorView& slot1,
+                                const IndexedSlicesViews& sparse, const std::int32_t* non_finite) {
     check_same_shape(weights, grads, "optimizer");
     check_indexed_slices(weights, sparse);
     // The checks of reference_apply_update, in its order and words.
@@ -385,7 +445,7 @@ void CudaBackend::launch_update(const OptimizerStep& step, const TensorView& wei
         stats.row_counts = sparse.row_counts.f32();
         stats.row_width = weights.shape[1];
     }
-    cuda::apply_update(stream(), step, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
+    cuda::apply_update(stream(), on_device, weights.f32(), grads.f32(), slot0 ? slot0.f32() : nullptr,
                        slot1 ? slot1.f32() : nullptr, weights.numel(), stats, non_finite);
     check_launch("optimizer", device_);
 }
@@ -411,6 +471,8 @@ const void* CudaBackend::readable_source(const TensorView& src, std::string_view
 void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
     if (dst.numel() != src.numel()) check_same_shape(dst, src, "add");
     if (dst.numel() == 0) return;
+    const DeferredOp deferred = graph_op(op_fingerprint("add_inplace", dst, src), "add");
+    if (deferred.skip) return;
     use_device(device_, "add");
     const auto* source = static_cast<const float*>(readable_source(src, "add"));
     cuda::add_inplace(stream(), dst.f32(), source, dst.numel());
@@ -419,6 +481,7 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
 
 double CudaBackend::sum_of_squares(const TensorView& x) {
     if (x.numel() == 0) return 0.0;
+    graph_host_wait("sum_of_squares");
     use_device(device_, "sum_of_squares");
     auto* thread_sums = results<double>(kSumOfSquaresThreadSums + kSumOfSquaresBlocks, "sum_of_squares");
     double* partials = thread_sums + kSumOfSquaresThreadSums;
@@ -437,6 +500,7 @@ double CudaBackend::sum_of_squares(const TensorView& x) {
 
 bool CudaBackend::all_finite(const TensorView& x) {
     if (x.numel() == 0) return true;
+    graph_host_wait("all_finite");
     use_device(device_, "all_finite");
     auto* flag = results<std::int32_t>(1, "all_finite");
     check(cudaMemsetAsync(flag, 0, sizeof(std::int32_t), stream()), "all_finite", "cudaMemsetAsync", device_);

@@ -23,6 +23,7 @@
 #include "gpu/cuda_handles.h"
 #include "gpu/kernels.h"
 #include "gpu/pinned_memory.h"
+#include "gpu/step_graph.h"
 
 namespace mirrorlab::cuda {
 
@@ -85,6 +86,11 @@ public:
     void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                            const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     StepReadback finish_step() override;
+    // The step as one CUDA Graph for the whole group (cuda_backend_graph.cpp, gpu/step_graph.h).
+    void begin_step(const StepGroup& group, int replica, std::uint64_t step_key) override;
+    void abandon_step() override;
+    // The graphs this backend launched, and their nodes (for the device check and the tests).
+    std::uint64_t graph_launches() const { return graph_launches_; }
 
     // How Conv1D runs: cuDNN (the default) or the direct kernels that mirror the reference loop
     // by loop. MIRRORLAB_CUDA_CONV=direct in the environment selects the latter at construction.
@@ -119,19 +125,51 @@ private:
     const void* readable_source(const TensorView& src, std::string_view op);
     // Waits for the stream (op names the reason in an error) and tells the upload ring.
     void wait_for_stream(std::string_view op);
-    // The step's device-side results: a StepHeader, then one RowLoss per sample of step_loss.
+    // The step's device-side results: a StepHeader (padded to kStepHeaderBytes, so the rows'
+    // doubles stay aligned), then one RowLoss per sample of step_loss.
+    static constexpr std::size_t kStepHeaderBytes = 16;
     struct StepHeader {
         std::int32_t non_finite = 0;  // step_check_finite's verdict: 1 when an element was not
         std::int32_t unused = 0;
     };
     StepHeader* step_header(std::string_view op);
-    void launch_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
-                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse,
-                       const std::int32_t* non_finite);
+    // `on_device`: the step's scalars where the kernel reads them (step_value).
+    void launch_update(const OptimizerStep& step, const OptimizerStep* on_device, const TensorView& weights,
+                       const TensorView& grads, const TensorView& slot0, const TensorView& slot1,
+                       const IndexedSlicesViews& sparse, const std::int32_t* non_finite);
     template <typename T>
     T* results(std::size_t count, std::string_view op) {
         return static_cast<T*>(results_.reserve(count * sizeof(T), op));
     }
+
+    // Every op that queues device work starts with graph_op(): in a deferred step it checks the op
+    // against the recorded step (Record: notes it), and `skip` is set in a replayed step, where
+    // the graph does the op's device work (the op then only updates what the host keeps).
+    struct [[nodiscard]] DeferredOp {
+        int* depth = nullptr;
+        bool skip = false;
+        DeferredOp(int* depth_, bool skip_) : depth(depth_), skip(skip_) {}
+        DeferredOp(const DeferredOp&) = delete;
+        DeferredOp& operator=(const DeferredOp&) = delete;
+        ~DeferredOp() { --*depth; }
+    };
+    DeferredOp graph_op(std::uint64_t fingerprint, std::string_view op);
+    // An op that waits for the device or reads from it: a step with one cannot be deferred.
+    void graph_host_wait(std::string_view op);
+    // The next `bytes` of this replica's pinned slots in the step's graph (Capture, Replay).
+    void* graph_pinned(std::size_t bytes);
+    // Where the next kernel reads `bytes` of per-step scalars from: a device slot (0: the
+    // optimizer's step, 1: a dropout seed) that `value` is copied into in stream order, from the
+    // graph's pinned slots in a deferred step, so that each replay takes the step's own values.
+    const void* step_value(int slot, const void* value, std::size_t bytes, std::string_view op);
+    std::uint64_t scratch_generation() const;
+    bool graph_eligible(const StepGroup& group) const;
+    void lead_step(const StepGroup& group, std::uint64_t step_key);
+    void lead_capture(const StepGroup& group, StepGraph& graph);
+    void end_capture_and_launch(const StepGroup& group);
+    StepReadback finish_deferred_step(std::int64_t rows, bool checked);
+    StepReadback read_step_results(const void* host, std::int64_t rows, bool checked);
+    [[noreturn]] void graph_mismatch(std::string_view op);
 
     int device_ = 0;
     std::string name_;
@@ -159,6 +197,22 @@ private:
     PinnedBuffer step_readback_;  // where finish_step() reads the step's results to
     std::int64_t step_rows_ = 0;  // samples step_loss() queued in this step
     bool step_checked_ = false;   // step_check_finite() ran in this step
+    // The step graphs (gpu/step_graph.h): the group's, when this is its replica 0; and the step
+    // under way.
+    std::shared_ptr<StepGraphs> graphs_;
+    StepGraphs* group_graphs_ = nullptr;
+    const StepGroup* graph_group_ = nullptr;
+    int graph_replica_ = 0;
+    GraphMode graph_mode_ = GraphMode::Off;
+    ReplicaStepRecord* graph_record_ = nullptr;
+    std::size_t graph_op_index_ = 0;
+    std::size_t graph_pinned_cursor_ = 0;
+    int graph_op_depth_ = 0;
+    Event graph_fork_;  // replica 0's: the other streams join the capture after it
+    Event graph_join_;  // each other replica's: replica 0's stream waits for it before the capture ends
+    DeviceBuffer step_values_;
+    bool optimizer_step_queued_ = false;  // this step's OptimizerStep is in step_values_ already
+    std::uint64_t graph_launches_ = 0;
     // Host copies of per-step results, kept so that a steady-state step allocates nothing.
     std::vector<RowLoss> host_row_losses_;
     std::vector<double> host_partials_;

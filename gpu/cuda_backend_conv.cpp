@@ -182,6 +182,9 @@ void CudaBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, 
                       " and kernel " + kernel.shape.to_string());
     }
     if (y.numel() == 0) return;
+    const DeferredOp deferred =
+        graph_op(op_fingerprint("conv1d_forward", x, kernel, bias, y, params.pad_left), "conv1d");
+    if (deferred.skip) return;
     use_device(device_, "conv1d");
     ConvPlan& plan = conv_plan(shape);
     if (plan.forward_cudnn) {
@@ -222,6 +225,9 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
                                   const TensorView& grad_x, const TensorView& grad_kernel, const TensorView& grad_bias,
                                   const Conv1DParams& params) {
     const ConvShape shape = conv_shape(x, kernel, grad_y.shape[1], params);
+    const DeferredOp deferred = graph_op(
+        op_fingerprint("conv1d_backward", x, kernel, grad_y, grad_x, grad_kernel, grad_bias, params.pad_left), "conv1d");
+    if (deferred.skip) return;
     use_device(device_, "conv1d");
     if (shape.batch * shape.out_length * shape.out_channels == 0) {
         // Nothing flowed back: every gradient is zero, as the reference's zero-filled outputs.

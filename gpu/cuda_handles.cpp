@@ -161,6 +161,7 @@ void* DeviceBuffer::reserve(std::size_t bytes, std::string_view op) {
         check(cudaMalloc(&data_, rounded), op, "cudaMalloc of " + std::to_string(rounded) + " scratch bytes", device_);
     }
     bytes_ = rounded;
+    ++generation_;
     return data_;
 }
 
@@ -188,12 +189,18 @@ StepEvents::~StepEvents() {
     }
 }
 
-void StepEvents::record(int slot, cudaStream_t stream) {
+void StepEvents::record(int slot, cudaStream_t stream, Record how) {
     if (slot < 0 || slot >= kCount) return;
     // A new step starts at slot 0: marks from the previous step no longer pair with this one's.
     if (slot == 0) recorded_.fill(false);
+    const cudaEvent_t event = events_[static_cast<std::size_t>(slot)];
+    if (how == Record::ByGraph) {
+        recorded_[static_cast<std::size_t>(slot)] = true;
+        return;
+    }
+    // Without the external flag a capture would use the event for ordering only, never record it.
     recorded_[static_cast<std::size_t>(slot)] =
-        cudaEventRecord(events_[static_cast<std::size_t>(slot)], stream) == cudaSuccess;
+        cudaEventRecordWithFlags(event, stream, how == Record::Captured ? cudaEventRecordExternal : 0) == cudaSuccess;
     // Timing is optional: a failed record only costs this step's device times, and must not
     // linger as the last error for the next op's launch check.
     if (!recorded_[static_cast<std::size_t>(slot)]) cudaGetLastError();

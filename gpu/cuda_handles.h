@@ -137,6 +137,8 @@ public:
     void* reserve(std::size_t bytes, std::string_view op);  // contents are not kept when it grows
     void* get() const { return data_; }
     std::size_t size() const { return bytes_; }
+    // How often the buffer moved (grew): a graph captured before a move reads freed memory.
+    std::uint64_t generation() const { return generation_; }
 
 private:
     void release();
@@ -145,6 +147,7 @@ private:
     MemoryArena* arena_ = nullptr;
     void* data_ = nullptr;
     std::size_t bytes_ = 0;
+    std::uint64_t generation_ = 0;
 };
 
 // One CUDA event per StepMark on one stream: the device-side clock for a step's phases.
@@ -153,7 +156,11 @@ public:
     static constexpr int kCount = 8;
     explicit StepEvents(int device);
     ~StepEvents();
-    void record(int slot, cudaStream_t stream);
+    // Queued: recorded on the stream now. Captured: the stream is capturing a graph, which
+    // records the event each time it runs (an external event record node). ByGraph: a graph
+    // launch records it (the step was captured with Captured marks); nothing is queued now.
+    enum class Record { Queued, Captured, ByGraph };
+    void record(int slot, cudaStream_t stream, Record how = Record::Queued);
     // Milliseconds between two recorded events once both completed; negative if either was not
     // recorded in this step or has not completed.
     double elapsed_ms(int from, int to) const;

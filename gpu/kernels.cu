@@ -259,7 +259,8 @@ __global__ void activation_backward_kernel(ActivationKind kind, const float* out
 }
 
 __global__ void dropout_forward_kernel(const float* x, float* y, float* mask, int64_t count, float rate,
-                                       float keep_scale, std::uint64_t seed) {
+                                       float keep_scale, const std::uint64_t* seed_on_device) {
+    const std::uint64_t seed = *seed_on_device;
     for (int64_t i = thread_index(); i < count; i += thread_stride()) {
         const float scale = counter_uniform(seed, static_cast<std::uint64_t>(i)) >= rate ? keep_scale : 0.0f;
         mask[i] = scale;
@@ -319,10 +320,11 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
 // pointer a kernel gets is then a visible argument (the host emulator checks and maps each one).
 // `non_finite` (null: always update) is the step's verdict (all_finite_kernel): when set, the
 // update does not happen, so the host need not know the verdict before queueing it.
-__global__ void apply_update_kernel(OptimizerStep s, float* weights, const float* grads, float* slot0, float* slot1,
-                                    int64_t count, const float* grad_squares, const float* row_counts,
-                                    int64_t row_width, const int32_t* non_finite) {
+__global__ void apply_update_kernel(const OptimizerStep* step_on_device, float* weights, const float* grads,
+                                    float* slot0, float* slot1, int64_t count, const float* grad_squares,
+                                    const float* row_counts, int64_t row_width, const int32_t* non_finite) {
     if (non_finite != nullptr && *non_finite != 0) return;
+    const OptimizerStep s = *step_on_device;
     for (int64_t i = thread_index(); i < count; i += thread_stride()) {
         const bool in_batch = row_counts == nullptr || row_counts[i / row_width] != 0.0f;
         switch (s.kind) {
@@ -526,9 +528,9 @@ void activation_backward(cudaStream_t stream, ActivationKind kind, const float* 
 }
 
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int64_t count, float rate,
-                     float keep_scale, std::uint64_t seed) {
+                     float keep_scale, const std::uint64_t* seed_on_device) {
     MIRRORLAB_LAUNCH(dropout_forward_kernel, blocks_for(count), kThreads, stream)(
-        x, y, mask, count, rate, keep_scale, seed);
+        x, y, mask, count, rate, keep_scale, seed_on_device);
 }
 
 void dropout_backward(cudaStream_t stream, const float* grad_y, const float* mask, float* grad_x, int64_t count) {
@@ -545,10 +547,10 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
         logits, labels, batch, classes, probs, grad_logits, grad_scale, top_k, rows, loss_marker);
 }
 
-void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite) {
+void apply_update(cudaStream_t stream, const OptimizerStep* step_on_device, float* weights, const float* grads,
+                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite) {
     MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
-        step, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width,
+        step_on_device, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width,
         non_finite);
 }
 

@@ -72,8 +72,10 @@ void activation_forward(cudaStream_t stream, ActivationKind kind, const float* x
 void activation_backward(cudaStream_t stream, ActivationKind kind, const float* y, const float* grad_y, float* grad_x,
                          int64_t count);
 
+// The seed is read from device memory (CudaBackend::step_value), so a replayed graph takes each
+// step's own.
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int64_t count, float rate,
-                     float keep_scale, std::uint64_t seed);
+                     float keep_scale, const std::uint64_t* seed_on_device);
 void dropout_backward(cudaStream_t stream, const float* grad_y, const float* mask, float* grad_x, int64_t count);
 
 // Per-sample results of the fused loss; the host adds them up in sample order, as the reference.
@@ -91,9 +93,10 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
                            RowLoss* rows, float* loss_marker);
 
 // `sparse` holds device pointers (IndexedSlicesStats, core/optim/optimizer.h). Nothing changes
-// when *non_finite (the step's all_finite flag; null: always update) is set.
-void apply_update(cudaStream_t stream, const OptimizerStep& step, float* weights, const float* grads, float* slot0,
-                  float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite);
+// when *non_finite (the step's all_finite flag; null: always update) is set. The step's scalars
+// are read from device memory (CudaBackend::step_value): a replayed graph takes each step's own.
+void apply_update(cudaStream_t stream, const OptimizerStep* step_on_device, float* weights, const float* grads,
+                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite);
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count);
 // Per-block partial sums of squares in double; the host adds the kSumOfSquaresBlocks partials.

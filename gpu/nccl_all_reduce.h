@@ -27,6 +27,7 @@ public:
     ~NcclAllReduce() override;
 
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::Nccl; }
+    bool waits_on_host() const override { return false; }  // queued on the replicas' streams
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
     void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
                     StepBarrier& barrier) override;

@@ -17,5 +17,6 @@ set(MIRRORLAB_CUDA_COMPUTE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cuda_handles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pinned_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend_step.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_backend_graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_all_reduce.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_errors.cpp)

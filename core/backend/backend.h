@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/backend/tensor.h"
 
@@ -15,6 +16,8 @@ namespace mirrorlab {
 
 struct OptimizerStep;
 class MemoryArena;
+class StepBarrier;
+class Backend;
 
 // Points in a training step that a backend with its own clock (CUDA events) can time on the
 // device; see Backend::mark.
@@ -59,6 +62,19 @@ struct IndexedSlicesViews {
 struct StepReadback {
     LossCounts counts;            // the step's fused loss on this replica's shard
     bool update_applied = false;  // the summed gradients were finite, so step_apply_update ran
+};
+
+// The replicas of one process that take each training step together (MirroredStrategy), as a
+// backend that runs a whole step as one unit of device work (a CUDA Graph, issue #21) needs to
+// know them: the group is handed to every replica's Backend::begin_step.
+struct StepGroup {
+    std::vector<Backend*> backends;     // by local replica index
+    StepBarrier* barrier = nullptr;     // the step's barrier: replicas meet there, and a failing one breaks it
+    std::uint64_t build_generation = 0;  // new replicas (new buffers) get a new number
+    // Whether the step's host code waits for a device or reads from one between begin_step() and
+    // finish_step() (detailed statistics, an all-reduce through the host or with host waits):
+    // then its work cannot be deferred to one launch at the step's end.
+    bool host_waits_mid_step = true;
 };
 
 // An op beyond the Backend's typed set below: one that a layer type brings (core/layers) and
@@ -125,6 +141,20 @@ public:
                                    const IndexedSlicesViews& sparse);
     // Waits for the step's work and returns its counts and whether its update ran; starts afresh.
     virtual StepReadback finish_step();
+    // Called first in every replica's training step, on its thread, with the same `step_key` on
+    // every replica (the global batch size: steps with one key issue the same ops on the same
+    // buffers). A backend may then defer the step's work and issue it at finish_step() as one unit
+    // (the CUDA backend captures the step as a graph and replays it); the default runs every op
+    // as it comes.
+    virtual void begin_step(const StepGroup& group, int replica, std::uint64_t step_key) {
+        (void)group;
+        (void)replica;
+        (void)step_key;
+    }
+    // The step begun on this backend failed before its finish_step(): whatever it deferred is
+    // dropped and the backend runs ops as they come again. Called on the caller's thread once
+    // every replica's thread has left the step.
+    virtual void abandon_step() {}
 
     // The logical device's arena, given once by the device that owns this backend: scratch the
     // backend keeps between ops (cuDNN workspaces, staging) comes from it, so the device's memory

@@ -35,6 +35,9 @@ public:
     // writes its buffer again only after every replica's Backend::finish_step.
     virtual void all_reduce(int replica, const std::vector<TensorView>& buffers,
                             const std::vector<Backend*>& backends, StepBarrier& barrier) = 0;
+    // Whether all_reduce() makes the host wait for a device (a synchronisation between phases):
+    // such a step cannot be deferred to one launch (StepGroup::host_waits_mid_step).
+    virtual bool waits_on_host() const { return true; }
     // Bytes one replica sends per all-reduce of `bytes` (for the step view and the benchmark).
     virtual std::int64_t bytes_sent_per_replica(std::int64_t bytes, int replicas) const = 0;
 };

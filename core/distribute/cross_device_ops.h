@@ -36,6 +36,7 @@ public:
     explicit ReduceToOneDevice(bool split_across_replicas = false) : split_across_replicas_(split_across_replicas) {}
     bool split_across_replicas() const { return split_across_replicas_; }
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::ReduceToOneDevice; }
+    bool waits_on_host() const override { return false; }  // events order the devices; host memory needs none
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
     void all_reduce(int replica, const std::vector<TensorView>& buffers, const std::vector<Backend*>& backends,
                     StepBarrier& barrier) override;

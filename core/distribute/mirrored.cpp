@@ -1,6 +1,7 @@
 #include "core/distribute/mirrored.h"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cmath>
@@ -220,6 +221,9 @@ void MirroredStrategy::build(const Model& model, std::int32_t global_batch, cons
         scratch_.backends.push_back(&devices_[r]->backend());
     }
     barrier_ = std::make_unique<StepBarrier>(replica_count());
+    // New replicas hold new buffers: a backend's recorded steps (graphs) of earlier ones are void.
+    static std::atomic<std::uint64_t> builds{0};
+    step_group_ = StepGroup{scratch_.backends, barrier_.get(), ++builds, true};
     if (cross_worker_) cross_worker_->prepare(replicas_.front()->gradient_buffer().numel());
     set_weights(weights);
 }
@@ -262,6 +266,9 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
     // The optimizer's scalars for this update; given back below if the step turns out non-finite.
     const OptimizerSchedule::State schedule_before = schedule_->state();
     const OptimizerStep update = schedule_->next_step();
+    // Whether the replicas' host code waits for a device mid-step (Backend::begin_step).
+    step_group_.host_waits_mid_step =
+        detailed_stats_ || cross_worker_ != nullptr || (cross_device_ops_ && cross_device_ops_->waits_on_host());
 
     // One hand-off per step: each replica computes its gradients, meets the others for the
     // all-reduce, checks the result and applies the update, waiting only where it must.
@@ -278,6 +285,7 @@ const TrainStepResult& MirroredStrategy::train_step(const std::int32_t* ids, con
             }
         });
     } catch (...) {
+        for (Backend* backend : s.backends) backend->abandon_step();
         if (update_started_.load(std::memory_order_relaxed)) {
             // Some replicas may have updated and others not: the mirrored copies can no longer be
             // trusted, and the schedule already counts the update that some of them made.
@@ -324,6 +332,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     PhaseTimings& phase = s.result.replicas[i];
 
     // 1. Local gradients, queued: nothing here waits for the device (issue #21).
+    backend.begin_step(step_group_, r, static_cast<std::uint64_t>(batch));
     const auto begin = std::chrono::steady_clock::now();
     ReplicaTimings timings;
     const std::int64_t offset = s.offsets[g];

@@ -154,6 +154,7 @@ private:
     bool detailed_stats_ = false;
     std::vector<double> pending_copy_ms_;  // set_weights time per replica, reported by the next step
     std::unique_ptr<StepBarrier> barrier_;
+    StepGroup step_group_;  // what each replica's Backend::begin_step is told (set by build())
     StepScratch scratch_;
     std::atomic<bool> update_started_{false};  // some replica began this step's update
     bool replicas_may_differ_ = false;         // a step failed during the update: no more steps
