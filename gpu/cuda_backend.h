@@ -89,8 +89,7 @@ public:
     // The step as one CUDA Graph for the whole group (cuda_backend_graph.cpp, gpu/step_graph.h).
     void begin_step(const StepGroup& group, int replica, std::uint64_t step_key) override;
     void abandon_step() override;
-    // The graphs this backend launched, and their nodes (for the device check and the tests).
-    std::uint64_t graph_launches() const { return graph_launches_; }
+    std::vector<std::string> kernel_choices() const override;
 
     // How Conv1D runs: cuDNN (the default) or the direct kernels that mirror the reference loop
     // by loop. MIRRORLAB_CUDA_CONV=direct in the environment selects the latter at construction.
@@ -114,6 +113,8 @@ private:
         cudnnConvolutionBwdDataAlgo_t data_algorithm{};
         cudnnConvolutionBwdFilterAlgo_t filter_algorithm{};
         std::size_t forward_workspace = 0, data_workspace = 0, filter_workspace = 0;
+        // Why a pass runs the direct kernels (empty while it runs cuDNN's algorithm).
+        std::string forward_note, data_note, filter_note;
     };
 
     ConvShape conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
@@ -170,6 +171,7 @@ private:
     StepReadback finish_deferred_step(std::int64_t rows, bool checked);
     StepReadback read_step_results(const void* host, std::int64_t rows, bool checked);
     [[noreturn]] void graph_mismatch(std::string_view op);
+    void add_step_graph_choices(std::vector<std::string>& lines) const;
 
     int device_ = 0;
     std::string name_;
@@ -212,7 +214,6 @@ private:
     Event graph_join_;  // each other replica's: replica 0's stream waits for it before the capture ends
     DeviceBuffer step_values_;
     bool optimizer_step_queued_ = false;  // this step's OptimizerStep is in step_values_ already
-    std::uint64_t graph_launches_ = 0;
     // Host copies of per-step results, kept so that a steady-state step allocates nothing.
     std::vector<RowLoss> host_row_losses_;
     std::vector<double> host_partials_;

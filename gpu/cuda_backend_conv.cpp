@@ -6,6 +6,8 @@
 // no algorithm for runs the direct kernels, which follow the reference loop for loop.
 #include <algorithm>
 #include <climits>
+#include <string>
+#include <vector>
 
 #include "core/backend/arena.h"
 #include "core/util/error.h"
@@ -21,6 +23,11 @@ namespace {
 constexpr std::size_t kMaxWorkspaceBytes = std::size_t{64} << 20;
 
 bool not_supported(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
+
+std::string runtime_fallback_note(bool no_workspace) {
+    return no_workspace ? "the device's arena had no room left for the algorithm's workspace"
+                        : "cuDNN refused the chosen algorithm when it ran";
+}
 
 // The first usable algorithm in cuDNN's heuristic order, preferring deterministic ones (so that a
 // run repeats) and never tensor-core math (which would round inputs to TF32). The heuristic rates
@@ -54,7 +61,51 @@ int choose_algorithm(const Perf* perf, int count, std::size_t max_workspace_byte
     return fallback;
 }
 
+// cuDNN's legacy algorithm enumerators by number (the emulator's header names only some).
+std::string forward_algorithm_name(int algorithm) {
+    static constexpr const char* kNames[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                             "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    return algorithm >= 0 && algorithm < 8 ? kNames[algorithm] : "algorithm " + std::to_string(algorithm);
+}
+
+std::string data_algorithm_name(int algorithm) {
+    static constexpr const char* kNames[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    return algorithm >= 0 && algorithm < 6 ? kNames[algorithm] : "algorithm " + std::to_string(algorithm);
+}
+
+std::string filter_algorithm_name(int algorithm) {
+    static constexpr const char* kNames[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+                                             "FFT_TILING"};
+    return algorithm >= 0 && algorithm < 7 ? kNames[algorithm] : "algorithm " + std::to_string(algorithm);
+}
+
+// "cuDNN IMPLICIT_PRECOMP_GEMM (workspace 1.5 MiB)", or "direct kernel: <why>".
+std::string pass_choice(bool cudnn, const std::string& algorithm, std::size_t workspace, const std::string& note) {
+    if (!cudnn) return "direct kernel: " + note;
+    return "cuDNN " + algorithm + " (workspace " + format_bytes(static_cast<std::int64_t>(workspace)) + ")";
+}
+
 }  // namespace
+
+std::vector<std::string> CudaBackend::kernel_choices() const {
+    std::vector<std::string> lines;
+    for (const auto& [shape, plan] : conv_plans_) {
+        lines.push_back(
+            "conv1d " + std::to_string(shape.batch) + "x" + std::to_string(shape.length) + "x" +
+            std::to_string(shape.in_channels) + " * window " + std::to_string(shape.window) + " -> " +
+            std::to_string(shape.out_channels) + " channels: forward " +
+            pass_choice(plan->forward_cudnn, forward_algorithm_name(plan->forward_algorithm), plan->forward_workspace,
+                        plan->forward_note) +
+            "; backward data " +
+            pass_choice(plan->data_cudnn, data_algorithm_name(plan->data_algorithm), plan->data_workspace,
+                        plan->data_note) +
+            "; backward filter " +
+            pass_choice(plan->filter_cudnn, filter_algorithm_name(plan->filter_algorithm), plan->filter_workspace,
+                        plan->filter_note));
+    }
+    add_step_graph_choices(lines);
+    return lines;
+}
 
 std::size_t CudaBackend::workspace_budget_bytes() const {
     std::size_t budget = kMaxWorkspaceBytes;
@@ -104,6 +155,11 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                                     shape.out_length}) < INT_MAX;
     const bool cudnn_shape = conv_path_ == ConvPath::Cudnn && pad_right >= 0 && shape.batch > 0 &&
                              shape.out_length > 0 && shape.in_channels > 0 && fits_int;
+    const std::string why_not = conv_path_ == ConvPath::Direct ? "asked for (MIRRORLAB_CUDA_CONV=direct)"
+                                : cudnn_shape                  ? "cuDNN's heuristics offered no FMA-math algorithm "
+                                                                 "whose workspace fits"
+                                                               : "a shape cuDNN is not given (empty, or over 2^31)";
+    plan->forward_note = plan->data_note = plan->filter_note = why_not;
     if (cudnn_shape) {
         try {
             plan->explicit_padding = pad_right != shape.pad_left;
@@ -118,7 +174,9 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
             int n = 0, c = 0, h = 0, w = 0;
             check(cudnnGetConvolution2dForwardOutputDim(plan->conv.get(), plan->x.get(), plan->w.get(), &n, &c, &h, &w),
                   "conv1d", "cudnnGetConvolution2dForwardOutputDim", device_);
-            if (n == shape.batch && c == shape.out_channels && h == 1 && w == shape.out_length) {
+            if (n != shape.batch || c != shape.out_channels || h != 1 || w != shape.out_length) {
+                plan->forward_note = plan->data_note = plan->filter_note = "cuDNN computes another output shape for it";
+            } else {
                 use_device(device_, "conv1d");
                 const std::size_t budget = workspace_budget_bytes();
                 int returned = 0;
@@ -135,6 +193,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                     i >= 0) {
                     plan->forward_cudnn = true;
                     plan->forward_algorithm = forward[i].algo;
+                    plan->forward_note.clear();
                 }
                 cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
                 check(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_.get(), plan->w.get(), plan->y.get(),
@@ -148,6 +207,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                 if (const int i = choose_algorithm(data, returned, budget, data_workspace, plan->data_workspace); i >= 0) {
                     plan->data_cudnn = true;
                     plan->data_algorithm = data[i].algo;
+                    plan->data_note.clear();
                 }
                 cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
                 check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->y.get(),
@@ -163,11 +223,13 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
                     i >= 0) {
                     plan->filter_cudnn = true;
                     plan->filter_algorithm = filter[i].algo;
+                    plan->filter_note.clear();
                 }
             }
-        } catch (const OpError&) {
+        } catch (const OpError& error) {
             // cuDNN refused the shape: this shape runs the direct kernels.
             plan->forward_cudnn = plan->data_cudnn = plan->filter_cudnn = false;
+            plan->forward_note = plan->data_note = plan->filter_note = std::string("cuDNN refused it: ") + error.what();
         }
     }
     return *conv_plans_.emplace(shape, std::move(plan)).first->second;
@@ -215,6 +277,7 @@ void CudaBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, 
         // cuDNN changed its mind at run time, or the device has no room for its workspace: the
         // direct kernel from now on.
         plan.forward_cudnn = false;
+        plan.forward_note = runtime_fallback_note(workspace == nullptr && plan.forward_workspace > 0);
     }
     cuda::conv1d_forward(stream(), x.f32(), shape.batch, shape.length, shape.in_channels, kernel.f32(), shape.window,
                          shape.out_channels, bias ? bias.f32() : nullptr, y.f32(), shape.out_length, shape.pad_left);
@@ -255,6 +318,7 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
                                          plan.x.get(), target);
         if (not_supported(status)) {
             plan.data_cudnn = false;
+            plan.data_note = runtime_fallback_note(workspace == nullptr && plan.data_workspace > 0);
         } else {
             check(status, "conv1d", "cudnnConvolutionBackwardData", device_);
             if (plan.explicit_padding) {
@@ -289,6 +353,7 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
                                            &zero, plan.w.get(), filter_grad);
         if (not_supported(status)) {
             plan.filter_cudnn = false;
+            plan.filter_note = runtime_fallback_note(workspace == nullptr && plan.filter_workspace > 0);
         } else {
             check(status, "conv1d", "cudnnConvolutionBackwardFilter", device_);
             filter_to_kernel(stream(), filter_grad, shape.window, shape.in_channels, shape.out_channels,

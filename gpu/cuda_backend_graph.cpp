@@ -244,8 +244,25 @@ void CudaBackend::end_capture_and_launch(const StepGroup& group) {
         }
     }
     check(cudaGraphLaunch(graph.exec, stream()), "step", "cudaGraphLaunch", device_);
-    ++graph_launches_;
+    ++graph.launches;
     wait_for_stream("step");
+}
+
+void CudaBackend::add_step_graph_choices(std::vector<std::string>& lines) const {
+    if (!graphs_) return;  // not replica 0 of a group whose steps could be one graph
+    for (const auto& [key, graph] : graphs_->by_key) {
+        std::string line = "training step of " + std::to_string(key) + " samples on " +
+                           std::to_string(graph->replicas.size()) + " replicas: ";
+        if (graph->eager_only) {
+            line += "issued op by op (it waits for the device mid-step, or its ops changed)";
+        } else if (graph->exec != nullptr) {
+            line += "one CUDA Graph of " + std::to_string(graph->nodes) + " nodes, launched " +
+                    std::to_string(graph->launches) + " times";
+        } else {
+            line += "recorded, to be captured as a CUDA Graph by its next step";
+        }
+        lines.push_back(line);
+    }
 }
 
 void CudaBackend::abandon_step() {

@@ -62,6 +62,7 @@ struct StepGraph {
     std::vector<ReplicaStepRecord> replicas;
     cudaGraphExec_t exec = nullptr;
     std::size_t nodes = 0;
+    std::uint64_t launches = 0;
     std::uint64_t scratch_generation = 0;  // of the group's scratch buffers when captured
     std::atomic<bool> eager_only{false};   // runs as it comes (set by any replica's thread)
 };

@@ -1171,6 +1171,38 @@ private slots:
 
     // ms/step and samples/s for 1, 2 and 4 virtual GPUs on the reference workload (the tutorial
     // model, batch 32). Printed as "BENCH ..." lines that tests/gpu/device-check.sh tabulates.
+    // What the CUDA backend chose where it had a choice, printed for the device check: cuDNN's
+    // algorithm for every convolution pass, and the training step as one CUDA Graph on virtual
+    // GPUs. A pass that left cuDNN for the direct kernels without being asked to (a heuristic with
+    // no FMA algorithm, a refusal at run time) fails here, naming why, instead of going unseen.
+    void kernelChoicesAreReported() {
+        REQUIRE_GPU();
+        const Model model = Model::reference();
+        auto strategy = strategy_on(gpu_spec(":2x1024MB"), AllReduceAlgorithm::Auto);
+        strategy->build(model, 32, nadam(), initial_weights(model, 4));
+        for (std::uint32_t step = 0; step < 4; ++step) {
+            const Batch batch = random_batch(model, 32, 6000u + step);
+            QVERIFY(strategy->train_step(batch.ids.data(), batch.labels.data(), 32, step + 1).finite);
+        }
+        const std::vector<std::string> lines = strategy->kernel_choices();
+        const bool direct_asked = qEnvironmentVariable("MIRRORLAB_CUDA_CONV") == QStringLiteral("direct");
+        int convolutions = 0, graphs = 0;
+        for (const std::string& line : lines) {
+            qInfo("kernel choice: %s", line.c_str());
+            if (line.find("conv1d ") != std::string::npos) {
+                ++convolutions;
+                const bool direct = line.find("direct kernel") != std::string::npos;
+                QVERIFY2(direct == direct_asked || line.find("direct kernel: asked for") != std::string::npos,
+                         qPrintable(QString("a convolution pass left cuDNN: %1").arg(line.c_str())));
+                QVERIFY2(!direct_asked || line.find("cuDNN") == std::string::npos, line.c_str());
+            }
+            if (line.find("one CUDA Graph of") != std::string::npos) ++graphs;
+        }
+        // The tutorial's two Conv1D layers, each on both replicas; the step graph on replica 0.
+        QCOMPARE(convolutions, 4);
+        QCOMPARE(graphs, 1);
+    }
+
     void benchmarkVirtualGpus() {
         REQUIRE_GPU();
         if (qEnvironmentVariableIntValue("MIRRORLAB_GPU_BENCHMARK") != 1) QSKIP("set MIRRORLAB_GPU_BENCHMARK=1 to run the benchmark");

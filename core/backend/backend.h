@@ -243,6 +243,11 @@ public:
     virtual double sum_of_squares(const TensorView& x) = 0;
     virtual bool all_finite(const TensorView& x) = 0;
 
+    // What this backend chose where it had a choice, one line each: cuDNN's algorithm for each
+    // convolution pass and why a pass runs other kernels, how its training steps run (graphs).
+    // For the device check and the logs, so that no such choice goes unseen.
+    virtual std::vector<std::string> kernel_choices() const { return {}; }
+
     // The layer types' own ops (OpDef). Every backend runs the typed ops above; of these it runs
     // natively only those supports() names, in run(). Callers go through run_op(), which falls
     // back to the op's CPU reference for the rest. By default a backend supports none of them.

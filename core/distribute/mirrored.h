@@ -112,6 +112,8 @@ public:
     std::vector<float> optimizer_slots() const;
     void restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots);
     std::vector<DeviceMemory> memory() const;
+    // Every replica's Backend::kernel_choices(), each line after its device's name.
+    std::vector<std::string> kernel_choices() const;
     std::int64_t allreduce_bytes_per_replica() const;
     // Bytes all replicas send together in one all-reduce: 2 (N-1) gradient buffers for the ring,
     // reduce-to-one-device (N-1 in, N-1 back out) and NCCL's ring alike.
