@@ -36,6 +36,7 @@
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
+#include "gpu/host_cost_model.h"
 
 using namespace mirrorlab;
 
@@ -757,6 +758,17 @@ std::unique_ptr<MirroredStrategy> strategy_on(const std::string& spec, AllReduce
                                               });
 }
 
+// N of the "one CUDA Graph of N nodes" line in a strategy's kernel choices; 0 when its steps are
+// no graph.
+std::int64_t graph_nodes(const std::vector<std::string>& choices) {
+    const std::string marker = "one CUDA Graph of ";
+    for (const std::string& line : choices) {
+        const auto at = line.find(marker);
+        if (at != std::string::npos) return std::stoll(line.substr(at + marker.size()));
+    }
+    return 0;
+}
+
 double nmse(const std::vector<float>& got, const std::vector<float>& want) {
     double error = 0.0, norm = 0.0;
     for (std::size_t i = 0; i < want.size(); ++i) {
@@ -1210,8 +1222,10 @@ private slots:
         const std::vector<float> weights = initial_weights(model, 1);
         std::vector<Batch> batches;
         for (std::uint32_t i = 0; i < 8; ++i) batches.push_back(random_batch(model, 32, 4000u + i));
+        const int gpu_index = gpu().indices.front();
         for (int replicas : {1, 2, 4}) {
             const std::string spec = replicas == 1 ? gpu_spec() : gpu_spec(":" + std::to_string(replicas) + "x1024MB");
+            const std::int64_t free_before = gpu().provider->free_memory_bytes(gpu_index);
             auto strategy = strategy_on(spec, AllReduceAlgorithm::Auto);
             strategy->build(model, 32, nadam(), weights);
             constexpr int kWarmup = 10, kSteps = 100;
@@ -1225,8 +1239,28 @@ private slots:
             }
             const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
             const double ms_per_step = total_ms / kSteps;
-            std::printf("BENCH replicas=%d devices=%s ms_per_step=%.3f samples_per_s=%.0f allreduce_ms=%.3f\n", replicas,
-                        spec.c_str(), ms_per_step, 32.0 * 1000.0 / ms_per_step, allreduce_ms / kSteps);
+            // What the emulator's host-cost model predicts for a step that is one graph (CI prints it
+            // from counted calls in test_gpu_step_budget; here from the graph's node count).
+            const std::int64_t nodes = graph_nodes(strategy->kernel_choices());
+            const test::HostCostModel cost;
+            const double predicted_ms =
+                nodes > 0 ? (cost.graph_launch_us + cost.graph_node_us * static_cast<double>(nodes) + cost.sync_us) / 1000.0
+                          : -1.0;
+            std::printf("BENCH replicas=%d devices=%s ms_per_step=%.3f samples_per_s=%.0f allreduce_ms=%.3f "
+                        "graph_nodes=%lld predicted_host_ms=%.3f\n",
+                        replicas, spec.c_str(), ms_per_step, 32.0 * 1000.0 / ms_per_step, allreduce_ms / kSteps,
+                        static_cast<long long>(nodes), predicted_ms);
+            // The GPU memory this run took (arenas, contexts, library handles and workspaces), and
+            // how much of it lies outside the arenas, where no virtual device's limit counts it.
+            std::int64_t limits = 0, peak = 0;
+            for (const DeviceMemory& memory : strategy->memory()) {
+                limits += memory.limit_bytes;
+                peak += memory.peak_bytes;
+            }
+            const std::int64_t taken = free_before - gpu().provider->free_memory_bytes(gpu_index);
+            std::printf("MEMORY devices=%s limits_mib=%.1f arena_peak_mib=%.1f process_mib=%.1f outside_arenas_mib=%.1f\n",
+                        spec.c_str(), static_cast<double>(limits) / kMiB, static_cast<double>(peak) / kMiB,
+                        static_cast<double>(taken) / kMiB, static_cast<double>(taken - peak) / kMiB);
             std::fflush(stdout);
         }
     }
