@@ -310,6 +310,37 @@ void all_reduce_missing_rank(bool right) {
 
 // --- mistakes a GPU would not report: the program must die naming them ------------------------
 
+// A peer that never comes (injected): waiting for the stream would hang a GPU for ever. Done right,
+// the host polls, sees the collective not ready, aborts the communicators, and the stream is free.
+void wait_on_stalled_all_reduce(bool right) {
+    setenv("MIRRORLAB_CUDA_EMULATION_FAIL", "ncclStall", 1);
+    ncclComm_t comms[2] = {nullptr, nullptr};
+    const int devices[2] = {0, 1};
+    require(ncclCommInitAll(comms, 2, devices) == ncclSuccess, "ncclCommInitAll");
+    float* buffers[2] = {};
+    require(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
+    for (int rank = 0; rank < 2; ++rank) {
+        require(cudaSetDevice(rank) == cudaSuccess, "cudaSetDevice");
+        buffers[rank] = device_buffer<float>(kFloats);
+        require(ncclAllReduce(buffers[rank], buffers[rank], kFloats, ncclFloat, ncclSum, comms[rank], nullptr) ==
+                    ncclSuccess,
+                "ncclAllReduce");
+    }
+    require(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
+    require(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice");
+    if (!right) {
+        cudaStreamSynchronize(nullptr);  // never returns on a GPU
+        print_result("returned");
+        return;
+    }
+    const cudaError_t before = cudaStreamQuery(nullptr);
+    ncclResult_t async = ncclInternalError;
+    require(ncclCommGetAsyncError(comms[0], &async) == ncclSuccess, "ncclCommGetAsyncError");
+    for (ncclComm_t comm : comms) require(ncclCommAbort(comm) == ncclSuccess, "ncclCommAbort");
+    const cudaError_t after = cudaStreamQuery(nullptr);
+    print_result((std::string(cudaGetErrorName(before)) + " " + ncclGetErrorString(async) + " " + cudaGetErrorName(after)).c_str());
+}
+
 void host_reads_device_pointer(bool right) {
     float* device = device_buffer<float>(kFloats);
     launch_fill(device, kFloats);
@@ -893,6 +924,7 @@ constexpr Program kPrograms[] = {
     {"all_reduce_during_capture", all_reduce_during_capture},
     {"malloc_during_capture", malloc_during_capture},
     {"graph_pinned_input_overwritten", graph_pinned_input_overwritten},
+    {"wait_on_stalled_all_reduce", wait_on_stalled_all_reduce},
 };
 
 int run_program(std::string_view name, std::string_view variant) {
@@ -1106,6 +1138,9 @@ private slots:
         QTest::newRow("a captured kernel reads what another stream of the capture writes, unordered")
             << "graph_branch_race" << QStringLiteral("cross-stream-race")
             << QStringLiteral("nothing orders the two in the graph") << QStringLiteral("2");
+        QTest::newRow("host waits for an all-reduce whose peer never comes")
+            << "wait_on_stalled_all_reduce" << QStringLiteral("hang")
+            << QStringLiteral("never completes") << QStringLiteral("cudaErrorNotReady no error cudaSuccess");
     }
     void mistakeKillsProgramAndNamesRule() {
         QFETCH(QString, program);

@@ -13,6 +13,8 @@ struct BlasHandle {
     int device = 0;
     cudaStream_t stream = nullptr;
     cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    void* workspace = nullptr;  // cublasSetWorkspace's, or null: cuBLAS' own
+    std::size_t workspace_bytes = 0;
 };
 
 }  // namespace mirrorlab_emulation
@@ -40,6 +42,18 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
     if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     handle->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, std::size_t bytes) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (workspace != nullptr && device_of_range(workspace, bytes) != handle->device) {
+        report("library-outside-allocation", "cublasSetWorkspace(%p, %zu bytes) for a handle of GPU:%d: not inside one "
+               "allocation of that GPU", workspace, bytes, handle->device);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    handle->workspace = workspace;
+    handle->workspace_bytes = workspace != nullptr ? bytes : 0;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -82,6 +96,11 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
     const bool a_ok = !reads_inputs || device_of_range(a, extent(a_rows, a_cols, lda)) == handle->device;
     const bool b_ok = !reads_inputs || device_of_range(b, extent(b_rows, b_cols, ldb)) == handle->device;
     const bool c_ok = device_of_range(c, extent(m, n, ldc)) == handle->device;
+    if (handle->workspace != nullptr && device_of_range(handle->workspace, handle->workspace_bytes) != handle->device) {
+        report("library-outside-allocation", "cublasSgemm with the workspace cublasSetWorkspace gave it (%p) no longer "
+               "allocated on GPU:%d", handle->workspace, handle->device);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
     if (!a_ok || !b_ok || !c_ok) {
         report("library-outside-allocation", "cublasSgemm(m=%d, n=%d, k=%d, lda=%d, ldb=%d, ldc=%d): %s%s%sreaches "
                "outside an allocation of GPU:%d", m, n, k, lda, ldb, ldc, a_ok ? "" : "A ", b_ok ? "" : "B ",
@@ -94,6 +113,7 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
     auto* c_bytes = static_cast<float*>(device_to_host(c));
     // C is written; A and B read (when they are read at all).
     std::vector<Access> accesses{Access{c, true, extent(m, n, ldc)}};
+    if (handle->workspace != nullptr) accesses.push_back(Access{handle->workspace, true, handle->workspace_bytes});
     if (reads_inputs) {
         accesses.push_back(Access{a, false, extent(a_rows, a_cols, lda)});
         accesses.push_back(Access{b, false, extent(b_rows, b_cols, ldb)});

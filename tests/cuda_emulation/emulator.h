@@ -34,6 +34,9 @@ struct Use {
 struct Work {
     std::function<void()> run;
     std::vector<Use> uses;
+    // Set while the work cannot run: an NCCL collective whose peer never came (nccl.cpp's injected
+    // stall). A host wait that reaches it dies with [hang]; cudaStreamQuery reports not ready.
+    std::shared_ptr<std::atomic<bool>> stalled;
 };
 
 struct Capture;  // graphs.cpp
@@ -64,6 +67,9 @@ struct Event {
 using MakeWork = std::function<std::function<void()>(Stream* stream)>;
 // enqueue() (cuda_runtime.h) for work with such a host side.
 Issued enqueue_made(cudaStream_t stream, MakeWork make, std::vector<Access> accesses);
+// Work that cannot run while *stalled is true (see Work::stalled); not for a capturing stream.
+void enqueue_stalled(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses,
+                     std::shared_ptr<std::atomic<bool>> stalled);
 // Queues work that touches `uses` on the stream, aborting on a cross-stream race.
 void enqueue_uses(Stream* stream, std::function<void()> work, std::vector<Use> uses);
 // The device bytes `accesses` touch.

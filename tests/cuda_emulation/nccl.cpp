@@ -2,7 +2,9 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <memory>
 #include <set>
 #include <vector>
@@ -13,6 +15,10 @@ namespace mirrorlab_emulation {
 
 struct Clique {
     int ranks = 0;
+    std::atomic<int> async_error{ncclSuccess};  // what ncclCommGetAsyncError reports
+    std::atomic<bool> aborted{false};            // a rank was aborted: no more collectives
+    std::mutex mutex;
+    std::vector<std::shared_ptr<std::atomic<bool>>> stalls;  // collectives that wait for a peer
 };
 
 struct Communicator {
@@ -30,6 +36,19 @@ struct PendingAllReduce {
     Communicator* comm = nullptr;
     cudaStream_t stream = nullptr;
 };
+
+// A peer that never arrives: each rank's collective waits on its stream until ncclCommAbort.
+void queue_stalled(Clique& clique, const std::vector<PendingAllReduce>& ranks, bool remote_error) {
+    if (remote_error) clique.async_error = ncclRemoteError;
+    std::lock_guard lock(clique.mutex);
+    for (const auto& call : ranks) {
+        auto stalled = std::make_shared<std::atomic<bool>>(true);
+        clique.stalls.push_back(stalled);
+        // Released by an abort, it writes nothing: the receive buffer keeps what it held.
+        enqueue_stalled(call.stream, [] {}, {Access{call.receive, true, call.count * sizeof(float)}}, stalled);
+        count(Counted::LibraryLaunch);
+    }
+}
 
 thread_local int tls_group_depth = 0;
 thread_local std::vector<PendingAllReduce> tls_pending;
@@ -55,6 +74,11 @@ ncclResult_t run_collectives(std::vector<PendingAllReduce> calls) {
         }
         for (const auto& call : ranks) {
             if (call.count != ranks.front().count) return ncclInvalidUsage;
+        }
+        if (clique->aborted) return ncclInvalidUsage;
+        if (injected_failure("ncclStall") || injected_failure("ncclRemoteError")) {
+            queue_stalled(*clique, ranks, injected_failure("ncclRemoteError"));
+            continue;
         }
         // The collective reads its inputs after the work queued before it on each rank's stream,
         // and nothing else: an input still being written on another stream is a mistake.
@@ -98,6 +122,8 @@ const char* ncclGetErrorString(ncclResult_t result) {
         case ncclInternalError: return "internal error";
         case ncclInvalidArgument: return "invalid argument";
         case ncclInvalidUsage: return "invalid usage";
+        case ncclRemoteError: return "remote process exited or there was a network error";
+        case ncclInProgress: return "NCCL operation in progress";
     }
     return "unknown result code";
 }
@@ -118,6 +144,25 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices) {
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     delete comm;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+    if (comm == nullptr) return ncclInvalidArgument;
+    Clique& clique = *comm->clique;
+    clique.aborted = true;
+    {
+        std::lock_guard lock(clique.mutex);
+        for (const auto& stalled : clique.stalls) *stalled = false;
+        clique.stalls.clear();
+    }
+    delete comm;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
+    if (comm == nullptr || async_error == nullptr) return ncclInvalidArgument;
+    *async_error = static_cast<ncclResult_t>(comm->clique->async_error.load());
     return ncclSuccess;
 }
 

@@ -522,6 +522,11 @@ void drain_until(cudaStream_t stream, const std::function<bool()>& reached) {
     Stream* target = resolve(stream);
     std::lock_guard lock(target->mutex);
     while (!target->pending.empty() && !reached()) {
+        if (const auto& stalled = target->pending.front().stalled; stalled && stalled->load()) {
+            report_fatal("hang", "the host waits for %s, whose queued NCCL collective never completes (a peer stalled "
+                         "or failed): on a GPU this wait would never return; poll with cudaStreamQuery and "
+                         "ncclCommGetAsyncError under a timeout, then ncclCommAbort", describe_stream(target).c_str());
+        }
         Work work = std::move(target->pending.front());
         target->pending.pop_front();
         work.run();
@@ -547,6 +552,14 @@ Issued enqueue_made(cudaStream_t stream, MakeWork make, std::vector<Access> acce
     if (const std::optional<Issued> captured = capture_work(target, make, uses)) return *captured;
     enqueue_uses(target, make(target), std::move(uses));
     return Issued::Queued;
+}
+
+void enqueue_stalled(cudaStream_t stream, std::function<void()> work, std::vector<Access> accesses,
+                     std::shared_ptr<std::atomic<bool>> stalled) {
+    Stream* target = resolve(stream);
+    enqueue_uses(target, std::move(work), uses_of(accesses));
+    std::lock_guard lock(target->mutex);
+    target->pending.back().stalled = std::move(stalled);
 }
 
 void enqueue_uses(Stream* target, std::function<void()> work, std::vector<Use> uses) {
@@ -1250,6 +1263,20 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     std::lock_guard lock(s.mutex);
     auto& streams = s.devices[static_cast<std::size_t>(stream->device)].streams;
     if (streams.erase(stream) == 0) return fail(cudaErrorInvalidResourceHandle);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+    if (const cudaError_t refused = refuse_if_capturing(stream, "cudaStreamQuery", kHostWaits)) return refused;
+    Stream* target = resolve(stream);
+    bool stalled = false;
+    drain_until(stream, [&] {  // called with the stream's mutex held
+        const auto& front = target->pending.front();
+        stalled = front.stalled && front.stalled->load();
+        return stalled;
+    });
+    if (stalled) return cudaErrorNotReady;
+    count(Counted::HostSync);  // the poll that finds the work done ends a wait, as a synchronisation does
     return cudaSuccess;
 }
 

@@ -26,6 +26,9 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+// The workspace cuBLAS uses instead of its own: device memory of the handle's device, at least
+// `bytes` long, kept until the handle is done with it. Each GEMM counts as writing all of it.
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, std::size_t bytes);
 const char* cublasGetStatusString(cublasStatus_t status);
 cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                            const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,

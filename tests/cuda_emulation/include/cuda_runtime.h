@@ -53,6 +53,10 @@
 //                                yet (the device would get the new bytes): the copy compares what
 //                                it reads with what the memory held when it was queued (for a
 //                                graph's copy: when the graph was launched)
+//   hang                         a host wait (cudaStreamSynchronize, an event, a copy to the host)
+//                                reaches an NCCL collective whose peer stalled or failed (injected,
+//                                see nccl.h): on a GPU it would never return. cudaStreamQuery says
+//                                cudaErrorNotReady there instead, and ncclCommAbort releases it
 // A mistake only the results show must show there: fresh device memory is all ones (NaN as
 // float), an event not yet reached has no time (cudaErrorNotReady), and a kernel's blocks run in a
 // shuffled order, and a block's threads too (seeded: MIRRORLAB_CUDA_EMULATION_SEED, printed at the
@@ -217,6 +221,9 @@ cudaError_t cudaFreeHost(void* pointer);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+// Runs the stream's queued work and says cudaSuccess, or cudaErrorNotReady when it reaches a
+// collective that cannot complete yet (a stalled NCCL peer): how a host waits without hanging.
+cudaError_t cudaStreamQuery(cudaStream_t stream);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
