@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/optim/optimizer.h"
@@ -54,13 +56,28 @@ CudaBackend::CudaBackend(int device)
       step_readback_(device),
       graph_fork_(device),
       graph_join_(device),
-      step_values_(device) {}
+      step_values_(device),
+      cublas_workspace_(device) {}
 
 void CudaBackend::attach_arena(MemoryArena* arena) {
     arena_ = arena;
     for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_,
-                                 &results_, &step_results_, &step_values_}) {
+                                 &results_, &step_results_, &step_values_, &cublas_workspace_}) {
         buffer->attach(arena);
+    }
+}
+
+void CudaBackend::use_arena_for_cublas() {
+    // 4 MiB: NVIDIA's default before Hopper, ample for these GEMMs (a few hundred columns).
+    constexpr std::size_t kCublasWorkspaceBytes = std::size_t{4} << 20;
+    if (cublas_workspace_tried_ || arena_ == nullptr) return;
+    cublas_workspace_tried_ = true;
+    try {
+        void* workspace = cublas_workspace_.reserve(kCublasWorkspaceBytes, "dense");
+        check(cublasSetWorkspace(cublas_.get(), workspace, kCublasWorkspaceBytes), "dense", "cublasSetWorkspace",
+              device_);
+    } catch (const OutOfMemoryError&) {
+        // No room under the device's limit: cuBLAS keeps its own workspace (kernel_choices says so).
     }
 }
 
@@ -84,8 +101,53 @@ CudaBackend::~CudaBackend() {
 }
 
 void CudaBackend::wait_for_stream(std::string_view op) {
+    if (collective_ != nullptr) return wait_watching_collective(op);
     stream_.synchronize(op);
     uploads_.stream_drained();
+}
+
+namespace {
+// How long a step may wait for a collective (MIRRORLAB_NCCL_TIMEOUT_S, default 5 minutes: a
+// step of the tutorial takes milliseconds, and the first steps' NCCL set-up well under a minute).
+double collective_timeout_seconds() {
+    const char* text = std::getenv("MIRRORLAB_NCCL_TIMEOUT_S");
+    const double seconds = text != nullptr ? std::atof(text) : 0.0;
+    return seconds > 0.0 ? seconds : 300.0;
+}
+}  // namespace
+
+void CudaBackend::wait_watching_collective(std::string_view op) {
+    CollectiveWatch& collective = *collective_;
+    collective_ = nullptr;
+    const double timeout_s = collective_timeout_seconds();
+    const auto start = std::chrono::steady_clock::now();
+    const auto give_up = [&](const std::string& why) {
+        collective.abort(why);
+        throw OpError("[all-reduce] " + why + ": its communicators were aborted so that no GPU waits for ever. The "
+                      "step's update may have used incomplete gradients, so this run cannot go on: start it again (the "
+                      "epochs already finished are kept). MIRRORLAB_NCCL_TIMEOUT_S sets how long a step may wait "
+                      "(now " + std::to_string(static_cast<long>(timeout_s)) + " s)");
+    };
+    // Poll instead of cudaStreamSynchronize, which would never return if a peer never comes.
+    for (int polls = 0;; ++polls) {
+        const cudaError_t state = cudaStreamQuery(stream());
+        if (state == cudaSuccess) break;
+        if (state != cudaErrorNotReady) check(state, op, "cudaStreamQuery", device_);
+        if (const std::string why = collective.failure(); !why.empty()) give_up(why);
+        const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (waited_s > timeout_s) {
+            give_up(collective.name() + " made no progress for " + std::to_string(static_cast<long>(timeout_s)) +
+                    " s on GPU:" + std::to_string(device_) + " (a GPU or another replica stalled)");
+        }
+        if (polls < 1000) {
+            std::this_thread::yield();  // a healthy step completes within microseconds of the first polls
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    }
+    uploads_.stream_drained();
+    // Another replica may have given up on it while this stream's part completed: the sum is partial.
+    if (const std::string why = collective.failure(); !why.empty()) give_up(why);
 }
 
 void CudaBackend::synchronize() {
@@ -258,6 +320,7 @@ void CudaBackend::dense_forward(const TensorView& x, const TensorView& kernel, c
     const DeferredOp deferred = graph_op(op_fingerprint("dense_forward", x, kernel, bias, y), "dense");
     if (deferred.skip) return;
     use_device(device_, "dense");
+    use_arena_for_cublas();
     const float one = 1.0f, zero = 0.0f;
     if (inputs == 0) {
         fill_f32(stream(), y.f32(), batch * units, 0.0f);
@@ -281,6 +344,7 @@ void CudaBackend::dense_backward(const TensorView& x, const TensorView& kernel, 
         graph_op(op_fingerprint("dense_backward", x, kernel, grad_y, grad_x, grad_kernel, grad_bias), "dense");
     if (deferred.skip) return;
     use_device(device_, "dense");
+    use_arena_for_cublas();
     if (batch == 0 || inputs == 0 || units == 0) {
         if (grad_kernel.bytes() > 0) fill(grad_kernel, 0.0f);
         if (grad_bias) fill(grad_bias, 0.0f);

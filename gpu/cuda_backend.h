@@ -27,6 +27,19 @@
 
 namespace mirrorlab::cuda {
 
+// A collective queued on backends' streams whose peers may fail or stall (NCCL): a backend's wait
+// for its stream polls it instead of blocking, and gives up on it after a timeout, so that a lost
+// peer ends the step with an error instead of hanging the program (issue #21).
+class CollectiveWatch {
+public:
+    virtual ~CollectiveWatch() = default;
+    virtual std::string name() const = 0;  // "the NCCL all-reduce over GPU:0, GPU:1"
+    // Why it cannot complete (a peer's error, or the reason it was aborted); empty while it may.
+    virtual std::string failure() = 0;
+    // Gives up on it on every stream (its queued work ends at once); failure() says `why` from now on.
+    virtual void abort(const std::string& why) = 0;
+};
+
 class CudaBackend final : public Backend {
 public:
     // Throws OpError naming the GPU and the library when the stream, cuBLAS or cuDNN cannot start.
@@ -86,6 +99,8 @@ public:
     void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                            const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     StepReadback finish_step() override;
+    // The next wait for this stream watches `collective` (queued on it): see CollectiveWatch.
+    void watch_collective(CollectiveWatch* collective) { collective_ = collective; }
     // The step as one CUDA Graph for the whole group (cuda_backend_graph.cpp, gpu/step_graph.h).
     void begin_step(const StepGroup& group, int replica, std::uint64_t step_key) override;
     void abandon_step() override;
@@ -126,6 +141,8 @@ private:
     const void* readable_source(const TensorView& src, std::string_view op);
     // Waits for the stream (op names the reason in an error) and tells the upload ring.
     void wait_for_stream(std::string_view op);
+    void wait_watching_collective(std::string_view op);
+    CollectiveWatch* collective_ = nullptr;  // queued on the stream since its last wait
     // The step's device-side results: a StepHeader (padded to kStepHeaderBytes, so the rows'
     // doubles stay aligned), then one RowLoss per sample of step_loss.
     static constexpr std::size_t kStepHeaderBytes = 16;
@@ -213,6 +230,11 @@ private:
     Event graph_fork_;  // replica 0's: the other streams join the capture after it
     Event graph_join_;  // each other replica's: replica 0's stream waits for it before the capture ends
     DeviceBuffer step_values_;
+    // cuBLAS' workspace, from the arena so that the device's limit counts it (and a captured GEMM
+    // never allocates); empty when the arena had no room, and then cuBLAS keeps its own.
+    DeviceBuffer cublas_workspace_;
+    bool cublas_workspace_tried_ = false;
+    void use_arena_for_cublas();
     bool optimizer_step_queued_ = false;  // this step's OptimizerStep is in step_values_ already
     // Host copies of per-step results, kept so that a steady-state step allocates nothing.
     std::vector<RowLoss> host_row_losses_;

@@ -103,6 +103,12 @@ std::vector<std::string> CudaBackend::kernel_choices() const {
             pass_choice(plan->filter_cudnn, filter_algorithm_name(plan->filter_algorithm), plan->filter_workspace,
                         plan->filter_note));
     }
+    if (cublas_workspace_tried_) {
+        lines.push_back(cublas_workspace_.get() != nullptr
+                            ? "cuBLAS workspace: " + format_bytes(static_cast<std::int64_t>(cublas_workspace_.size())) +
+                                  " from the device's arena"
+                            : "cuBLAS workspace: cuBLAS' own, outside the device's arena (its limit left no room)");
+    }
     add_step_graph_choices(lines);
     return lines;
 }

@@ -40,6 +40,25 @@ public:
         }
     }
     ncclComm_t operator[](std::size_t i) const { return comms_[i]; }
+    // The first communicator's asynchronous error (a peer that failed), or ncclSuccess.
+    ncclResult_t async_error(std::size_t* rank) const {
+        for (std::size_t i = 0; i < comms_.size(); ++i) {
+            ncclResult_t result = ncclSuccess;
+            if (comms_[i] == nullptr || ncclCommGetAsyncError(comms_[i], &result) != ncclSuccess) continue;
+            if (result != ncclSuccess && result != ncclInProgress) {
+                *rank = i;
+                return result;
+            }
+        }
+        return ncclSuccess;
+    }
+    // Ends every rank's queued collectives at once; the communicators are freed and unusable.
+    void abort() {
+        for (ncclComm_t& comm : comms_) {
+            if (comm != nullptr) ncclCommAbort(comm);
+            comm = nullptr;
+        }
+    }
 
 private:
     std::vector<ncclComm_t> comms_;
@@ -76,6 +95,13 @@ void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers, const std
     const std::int64_t count = buffers.front().numel();
     for (const auto& buffer : buffers) check_same_shape(buffer, buffers.front(), "all-reduce");
     if (count == 0) return;
+    {
+        std::lock_guard lock(mutex_);
+        if (!aborted_why_.empty()) {
+            throw OpError("[all-reduce] " + name() + " was aborted in an earlier step (" + aborted_why_ +
+                          "): start the run again");
+        }
+    }
     // In place on every GPU; the group makes one thread's calls for all GPUs one collective.
     ncclResult_t first_error = ncclGroupStart();
     if (first_error == ncclSuccess) {
@@ -93,12 +119,33 @@ void NcclAllReduce::reduce_all(const std::vector<TensorView>& buffers, const std
                       ncclGetErrorString(first_error));
     }
     // No wait: each replica's next work on its stream (the finiteness check, the update) follows
-    // the collective there.
+    // the collective there. Each replica's wait at the step's end watches it (CollectiveWatch).
+    for (Backend* backend : backends) static_cast<CudaBackend*>(backend)->watch_collective(this);
+}
+
+std::string NcclAllReduce::failure() {
+    std::lock_guard lock(mutex_);
+    if (!aborted_why_.empty()) return aborted_why_;
+    std::size_t rank = 0;
+    const ncclResult_t error = communicators_->async_error(&rank);
+    if (error == ncclSuccess) return {};
+    return "NCCL reported \"" + std::string(ncclGetErrorString(error)) + "\" on GPU:" + std::to_string(devices_[rank]) +
+           " during " + name();
+}
+
+void NcclAllReduce::abort(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    if (!aborted_why_.empty()) return;
+    aborted_why_ = why;
+    communicators_->abort();
 }
 
 #else  // built without NCCL: the provider never creates one
 
 class NcclCommunicators {};
+
+std::string NcclAllReduce::failure() { return {}; }
+void NcclAllReduce::abort(const std::string&) {}
 
 std::string nccl_version() { return "not built"; }
 
@@ -111,6 +158,8 @@ NcclAllReduce::~NcclAllReduce() = default;
 void NcclAllReduce::reduce_all(const std::vector<TensorView>&, const std::vector<Backend*>&) {}
 
 #endif
+
+std::string NcclAllReduce::name() const { return "the NCCL all-reduce over " + gpu_list(devices_); }
 
 std::string NcclAllReduce::describe(const std::vector<LogicalDevice*>& devices) const {
     std::string names;

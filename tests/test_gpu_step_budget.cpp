@@ -396,6 +396,52 @@ class TestGpuStepBudget : public QObject {
         QVERIFY2(error < 1e-4, qPrintable(QString("normalised MSE %1").arg(error)));
     }
 
+    void lostNcclPeerEndsTheStep_data() {
+        QTest::addColumn<QString>("failure");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("a peer that stalls") << QStringLiteral("ncclStall") << QStringLiteral("made no progress for 1 s");
+        QTest::newRow("a peer that fails") << QStringLiteral("ncclRemoteError") << QStringLiteral("NCCL reported");
+    }
+
+    // Two GPUs summing through NCCL, and one of the collective's peers stalls or fails: the step
+    // ends with an error that names NCCL, the GPUs and what to do, within the timeout, instead of
+    // hanging the program (the emulator dies with [hang] if anything waits for the stream); the
+    // communicators are aborted, the strategy refuses further steps, and a new run trains.
+    void lostNcclPeerEndsTheStep() {
+        QFETCH(QString, failure);
+        QFETCH(QString, says);
+        qputenv("MIRRORLAB_NCCL_TIMEOUT_S", "1");
+        const Model model = Model::reference();
+        const std::vector<float> weights = initial_weights(model, 8);
+        auto gpus = strategy_on("gpu:0,gpu:1");
+        gpus->build(model, kBatch, OptimizerConfig::defaults(OptimizerKind::Nadam), weights);
+        const Batch batch = random_batch(model, 800u);
+        QVERIFY(gpus->train_step(batch.ids.data(), batch.labels.data(), kBatch, 1).finite);
+        qputenv("MIRRORLAB_CUDA_EMULATION_FAIL", failure.toUtf8());
+        QElapsedTimer timer;
+        timer.start();
+        std::string error;
+        try {
+            gpus->train_step(batch.ids.data(), batch.labels.data(), kBatch, 2);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        qunsetenv("MIRRORLAB_CUDA_EMULATION_FAIL");
+        qInfo("%s after %lld ms: %s", qPrintable(failure), static_cast<long long>(timer.elapsed()), error.c_str());
+        QVERIFY2(!error.empty(), "the step with a lost peer did not fail");
+        QVERIFY2(timer.elapsed() < 30000, "the step waited far beyond its timeout");
+        for (const char* part : {"[all-reduce]", "GPU:0, GPU:1", "aborted", "start it again", "MIRRORLAB_NCCL_TIMEOUT_S"}) {
+            QVERIFY2(error.find(part) != std::string::npos, qPrintable(QString("'%1' not in: %2").arg(part, error.c_str())));
+        }
+        QVERIFY2(error.find(says.toStdString()) != std::string::npos, error.c_str());
+        QVERIFY_THROWS_EXCEPTION(std::exception, gpus->train_step(batch.ids.data(), batch.labels.data(), kBatch, 3));
+        gpus.reset();
+        auto again = strategy_on("gpu:0,gpu:1");
+        again->build(model, kBatch, OptimizerConfig::defaults(OptimizerKind::Nadam), weights);
+        QVERIFY(again->train_step(batch.ids.data(), batch.labels.data(), kBatch, 1).finite);
+        qunsetenv("MIRRORLAB_NCCL_TIMEOUT_S");
+    }
+
     // The negative control: the same step plus one host wait per step (as a stray
     // cudaStreamSynchronize in gpu/ would add) must be over the budget, and say so.
     void extraSyncPerStepIsCaught() {
