@@ -13,7 +13,10 @@
 // (through pinned memory). A training step waits once (cuda_backend_step.cpp, issue #21): its
 // loss rows and its finiteness verdict stay on the device, the optimizer kernels skip the update
 // themselves when the verdict says so, and finish_step() reads both back in one pinned copy.
-// Replicas order their work on each other's streams with events (mark_ready, wait_for).
+// Replicas order their work on each other's streams with events (mark_ready, wait_for). On the
+// virtual GPUs of one chip the whole mirrored step becomes one CUDA Graph, replayed with one launch
+// and one wait for all replicas (cuda_backend_graph.cpp, gpu/step_graph.h); with NCCL the step's
+// wait polls the collective and gives up on a lost peer (CollectiveWatch).
 #include <map>
 #include <memory>
 #include <string>
