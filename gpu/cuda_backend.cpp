@@ -159,6 +159,8 @@ void CudaBackend::synchronize() {
 void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (dst.bytes() == 0) return;
     const DeferredOp deferred = graph_op(op_fingerprint("upload", dst), "upload");
+    // A replay skips the op an upload is made inside, leaving its pinned slot unfilled: not deferrable.
+    if (graph_op_depth_ > 1) graph_host_wait("an upload inside another op");
     const auto bytes = static_cast<std::size_t>(dst.bytes());
     if (graph_mode_ == GraphMode::Capture || graph_mode_ == GraphMode::Replay) {
         // From the graph's own pinned slot, which each replay refills before the launch.

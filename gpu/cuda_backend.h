@@ -138,6 +138,7 @@ private:
     ConvShape conv_shape(const TensorView& x, const TensorView& kernel, std::int64_t out_length,
                          const Conv1DParams& params) const;
     ConvPlan& conv_plan(const ConvShape& shape);
+    void choose_algorithms(ConvPlan& plan);
     void bias_gradient(const TensorView& grad_y, std::int64_t rows, std::int64_t cols, const TensorView& grad_bias);
     // A pointer to src's data that this device's kernels may read: src itself when it lives on
     // this GPU, else a copy in staging_ (from another GPU or from host memory).
@@ -175,7 +176,8 @@ private:
         ~DeferredOp() { --*depth; }
     };
     DeferredOp graph_op(std::uint64_t fingerprint, std::string_view op);
-    // An op that waits for the device or reads from it: a step with one cannot be deferred.
+    // An op that waits for the device or reads from it, or that a replay could not redo: a step
+    // with one cannot be deferred (Record notes it; in a deferred step it is a mismatch).
     void graph_host_wait(std::string_view op);
     // The next `bytes` of this replica's pinned slots in the step's graph (Capture, Replay).
     void* graph_pinned(std::size_t bytes);

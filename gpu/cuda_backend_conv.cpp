@@ -151,6 +151,58 @@ CudaBackend::ConvShape CudaBackend::conv_shape(const TensorView& x, const Tensor
     return shape;
 }
 
+// cuDNN's algorithm for each pass of a plan whose descriptors are set (see choose_algorithm).
+void CudaBackend::choose_algorithms(ConvPlan& plan) {
+    use_device(device_, "conv1d");
+    const std::size_t budget = workspace_budget_bytes();
+    int returned = 0;
+    cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    check(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_.get(), plan.x.get(), plan.w.get(),
+                                                 plan.conv.get(), plan.y.get(),
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward),
+          "conv1d", "cudnnGetConvolutionForwardAlgorithm_v7", device_);
+    const auto forward_workspace = [&](cudnnConvolutionFwdAlgo_t algo, std::size_t& bytes) {
+        return cudnnGetConvolutionForwardWorkspaceSize(cudnn_.get(), plan.x.get(), plan.w.get(),
+                                                       plan.conv.get(), plan.y.get(), algo, &bytes);
+    };
+    if (const int i = choose_algorithm(forward, returned, budget, forward_workspace, plan.forward_workspace);
+        i >= 0) {
+        plan.forward_cudnn = true;
+        plan.forward_algorithm = forward[i].algo;
+        plan.forward_note.clear();
+    }
+    cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_.get(), plan.w.get(), plan.y.get(),
+                                                      plan.conv.get(), plan.x.get(),
+                                                      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data),
+          "conv1d", "cudnnGetConvolutionBackwardDataAlgorithm_v7", device_);
+    const auto data_workspace = [&](cudnnConvolutionBwdDataAlgo_t algo, std::size_t& bytes) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn_.get(), plan.w.get(), plan.y.get(),
+                                                            plan.conv.get(), plan.x.get(), algo, &bytes);
+    };
+    if (const int i = choose_algorithm(data, returned, budget, data_workspace, plan.data_workspace); i >= 0) {
+        plan.data_cudnn = true;
+        plan.data_algorithm = data[i].algo;
+        plan.data_note.clear();
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_.get(), plan.x.get(), plan.y.get(),
+                                                        plan.conv.get(), plan.w.get(),
+                                                        CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                                                        filter),
+          "conv1d", "cudnnGetConvolutionBackwardFilterAlgorithm_v7", device_);
+    const auto filter_workspace = [&](cudnnConvolutionBwdFilterAlgo_t algo, std::size_t& bytes) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn_.get(), plan.x.get(), plan.y.get(),
+                                                              plan.conv.get(), plan.w.get(), algo, &bytes);
+    };
+    if (const int i = choose_algorithm(filter, returned, budget, filter_workspace, plan.filter_workspace);
+        i >= 0) {
+        plan.filter_cudnn = true;
+        plan.filter_algorithm = filter[i].algo;
+        plan.filter_note.clear();
+    }
+}
+
 CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
     if (auto it = conv_plans_.find(shape); it != conv_plans_.end()) return *it->second;
     auto plan = std::make_unique<ConvPlan>();
@@ -183,54 +235,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(const ConvShape& shape) {
             if (n != shape.batch || c != shape.out_channels || h != 1 || w != shape.out_length) {
                 plan->forward_note = plan->data_note = plan->filter_note = "cuDNN computes another output shape for it";
             } else {
-                use_device(device_, "conv1d");
-                const std::size_t budget = workspace_budget_bytes();
-                int returned = 0;
-                cudnnConvolutionFwdAlgoPerf_t forward[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-                check(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->w.get(),
-                                                             plan->conv.get(), plan->y.get(),
-                                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, forward),
-                      "conv1d", "cudnnGetConvolutionForwardAlgorithm_v7", device_);
-                const auto forward_workspace = [&](cudnnConvolutionFwdAlgo_t algo, std::size_t& bytes) {
-                    return cudnnGetConvolutionForwardWorkspaceSize(cudnn_.get(), plan->x.get(), plan->w.get(),
-                                                                   plan->conv.get(), plan->y.get(), algo, &bytes);
-                };
-                if (const int i = choose_algorithm(forward, returned, budget, forward_workspace, plan->forward_workspace);
-                    i >= 0) {
-                    plan->forward_cudnn = true;
-                    plan->forward_algorithm = forward[i].algo;
-                    plan->forward_note.clear();
-                }
-                cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-                check(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_.get(), plan->w.get(), plan->y.get(),
-                                                                  plan->conv.get(), plan->x.get(),
-                                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, data),
-                      "conv1d", "cudnnGetConvolutionBackwardDataAlgorithm_v7", device_);
-                const auto data_workspace = [&](cudnnConvolutionBwdDataAlgo_t algo, std::size_t& bytes) {
-                    return cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn_.get(), plan->w.get(), plan->y.get(),
-                                                                        plan->conv.get(), plan->x.get(), algo, &bytes);
-                };
-                if (const int i = choose_algorithm(data, returned, budget, data_workspace, plan->data_workspace); i >= 0) {
-                    plan->data_cudnn = true;
-                    plan->data_algorithm = data[i].algo;
-                    plan->data_note.clear();
-                }
-                cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-                check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_.get(), plan->x.get(), plan->y.get(),
-                                                                    plan->conv.get(), plan->w.get(),
-                                                                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
-                                                                    filter),
-                      "conv1d", "cudnnGetConvolutionBackwardFilterAlgorithm_v7", device_);
-                const auto filter_workspace = [&](cudnnConvolutionBwdFilterAlgo_t algo, std::size_t& bytes) {
-                    return cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn_.get(), plan->x.get(), plan->y.get(),
-                                                                          plan->conv.get(), plan->w.get(), algo, &bytes);
-                };
-                if (const int i = choose_algorithm(filter, returned, budget, filter_workspace, plan->filter_workspace);
-                    i >= 0) {
-                    plan->filter_cudnn = true;
-                    plan->filter_algorithm = filter[i].algo;
-                    plan->filter_note.clear();
-                }
+                choose_algorithms(*plan);
             }
         } catch (const OpError& error) {
             // cuDNN refused the shape: this shape runs the direct kernels.
@@ -294,8 +299,9 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
                                   const TensorView& grad_x, const TensorView& grad_kernel, const TensorView& grad_bias,
                                   const Conv1DParams& params) {
     const ConvShape shape = conv_shape(x, kernel, grad_y.shape[1], params);
-    const DeferredOp deferred = graph_op(
-        op_fingerprint("conv1d_backward", x, kernel, grad_y, grad_x, grad_kernel, grad_bias, params.pad_left), "conv1d");
+    const DeferredOp deferred =
+        graph_op(op_fingerprint("conv1d_backward", x, kernel, grad_y, grad_x, grad_kernel, grad_bias, params.pad_left),
+                 "conv1d");
     if (deferred.skip) return;
     use_device(device_, "conv1d");
     if (shape.batch * shape.out_length * shape.out_channels == 0) {

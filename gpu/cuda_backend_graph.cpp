@@ -182,6 +182,8 @@ void* CudaBackend::graph_pinned(std::size_t bytes) {
 }
 
 const void* CudaBackend::step_value(int slot, const void* value, std::size_t bytes, std::string_view op) {
+    // A replay skips the op that asks for the value, and so an op inside it: its slot would go unfilled.
+    if (graph_op_depth_ > 1) graph_host_wait(op);
     auto* device = static_cast<unsigned char*>(step_values_.reserve(2 * kStepValueSlotBytes, op)) +
                    static_cast<std::size_t>(slot) * kStepValueSlotBytes;
     switch (graph_mode_) {
@@ -273,9 +275,10 @@ void CudaBackend::abandon_step() {
     step_rows_ = 0;
     step_checked_ = false;
     if (mode == GraphMode::Record) graph_record_->ops.clear();  // recorded again by the next step of its size
-    if (mode != GraphMode::Capture || graph_replica_ != 0) return;
-    // The capture replica 0 began still holds the step's work (none of it ran): drop it. The step
-    // failed for a reason of its own (a bad batch, memory): the next one of its size captures again.
+    if (!graphs_) return;  // only a group's replica 0 begins captures
+    // A capture replica 0 began (even one that failed before the others joined it) still holds the
+    // step's work, none of which ran: drop it. The step failed for a reason of its own (a bad batch,
+    // memory): the next one of its size captures again.
     cudaSetDevice(device_);
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {

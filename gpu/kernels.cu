@@ -548,7 +548,8 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
 }
 
 void apply_update(cudaStream_t stream, const OptimizerStep* step_on_device, float* weights, const float* grads,
-                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite) {
+                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse,
+                  const int32_t* non_finite) {
     MIRRORLAB_LAUNCH(apply_update_kernel, blocks_for(count), kThreads, stream)(
         step_on_device, weights, grads, slot0, slot1, count, sparse.grad_squares, sparse.row_counts, sparse.row_width,
         non_finite);

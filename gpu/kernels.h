@@ -96,7 +96,8 @@ void softmax_cross_entropy(cudaStream_t stream, const float* logits, const int32
 // when *non_finite (the step's all_finite flag; null: always update) is set. The step's scalars
 // are read from device memory (CudaBackend::step_value): a replayed graph takes each step's own.
 void apply_update(cudaStream_t stream, const OptimizerStep* step_on_device, float* weights, const float* grads,
-                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse, const int32_t* non_finite);
+                  float* slot0, float* slot1, int64_t count, const IndexedSlicesStats& sparse,
+                  const int32_t* non_finite);
 
 void add_inplace(cudaStream_t stream, float* dst, const float* src, int64_t count);
 // Per-block partial sums of squares in double; the host adds the kSumOfSquaresBlocks partials.

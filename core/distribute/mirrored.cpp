@@ -419,7 +419,9 @@ LossCounts MirroredStrategy::evaluate(const std::int32_t* ids, const std::int32_
 std::vector<std::string> MirroredStrategy::kernel_choices() const {
     std::vector<std::string> lines;
     for (const auto& device : devices_) {
-        for (const std::string& line : device->backend().kernel_choices()) lines.push_back(device->name() + ": " + line);
+        for (const std::string& line : device->backend().kernel_choices()) {
+            lines.push_back(device->name() + ": " + line);
+        }
     }
     return lines;
 }
