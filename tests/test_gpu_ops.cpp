@@ -37,6 +37,7 @@
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
 #include "gpu/host_cost_model.h"
+#include "support/compare.h"
 
 using namespace mirrorlab;
 
@@ -769,15 +770,7 @@ std::int64_t graph_nodes(const std::vector<std::string>& choices) {
     return 0;
 }
 
-double nmse(const std::vector<float>& got, const std::vector<float>& want) {
-    double error = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        const double d = static_cast<double>(got[i]) - want[i];
-        error += d * d;
-        norm += static_cast<double>(want[i]) * want[i];
-    }
-    return error / std::max(norm, 1e-30);
-}
+using test::nmse;
 
 OptimizerConfig nadam() { return OptimizerConfig::defaults(OptimizerKind::Nadam); }
 

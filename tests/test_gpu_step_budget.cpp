@@ -28,6 +28,7 @@
 #include "core/optim/optimizer.h"
 #include "cuda_runtime.h"
 #include "gpu/host_cost_model.h"
+#include "support/compare.h"
 #include "mirrorlab_emulation_counters.h"
 
 using namespace mirrorlab;
@@ -104,16 +105,7 @@ std::unique_ptr<MirroredStrategy> strategy_on(const std::string& spec) {
                                               AllReduceAlgorithm::Auto, [](LogLevel, const std::string&) {});
 }
 
-// Normalised squared error of `got` against `want`.
-double nmse(const std::vector<float>& got, const std::vector<float>& want) {
-    double error = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        const double d = static_cast<double>(got[i]) - want[i];
-        error += d * d;
-        norm += static_cast<double>(want[i]) * want[i];
-    }
-    return error / std::max(norm, 1e-30);
-}
+using test::nmse;
 
 // What one training step on the GPUs and on the CPU gave, side by side.
 struct StepPair {
