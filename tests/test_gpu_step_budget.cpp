@@ -311,8 +311,10 @@ class TestGpuStepBudget : public QObject {
 
     // Two virtual GPUs whose steps are one graph, recorded, captured and replayed for each batch
     // size (32, and a last partial batch of 20), with an evaluation between epochs (it grows the
-    // backend's scratch, which voids the graphs): every step's loss and accuracy, and the weights
-    // at the end, as two CPU replicas compute them; the replicas' variables stay bit-identical.
+    // backend's scratch, which voids the graphs) and one step with the step view's statistics
+    // (it reads from the GPUs mid-step, so it runs op by op between replays): every step's loss and
+    // accuracy, and the weights at the end, as two CPU replicas compute them; the replicas'
+    // variables stay bit-identical.
     void graphStepsTrainLikeTheCpu() {
         QFETCH(QString, model_json);
         const Model model = model_json.isEmpty() ? Model::reference() : Model::from_json_text(model_json.toStdString());
@@ -328,7 +330,10 @@ class TestGpuStepBudget : public QObject {
             for (int b = 0; b < 4; ++b) {
                 const std::int32_t size = b == 3 ? 20 : kBatch;
                 const Batch batch = random_batch(model, 500u + static_cast<std::uint32_t>(steps), size);
+                const bool detailed = epoch == 1 && b == 1;
+                gpu->set_detailed_stats(detailed);
                 const StepPair pair = step_both(*gpu, *cpu, batch, static_cast<std::uint64_t>(++steps));
+                if (detailed) QVERIFY(pair.gpu.replicas.front().grad_norm_after > 0.0);
                 QVERIFY2(!pair.gpu_threw && !pair.cpu_threw, pair.gpu_error.c_str());
                 QVERIFY(pair.gpu.finite && pair.cpu.finite);
                 const double want = pair.cpu.counts.loss_sum, got = pair.gpu.counts.loss_sum;
@@ -343,10 +348,10 @@ class TestGpuStepBudget : public QObject {
             const LossCounts eval_cpu = cpu->evaluate(held_out.ids.data(), held_out.labels.data(), 64);
             QVERIFY(std::abs(eval_gpu.loss_sum - eval_cpu.loss_sum) <= 1e-3 * std::max(1.0, std::abs(eval_cpu.loss_sum)));
         }
-        // Every step but the first of each size (recorded as it came) ran as a graph.
+        // Every step but the first of each size (recorded as it came) and the detailed one ran as a graph.
         const std::uint64_t launches = graph_launches_now() - launches_before;
         qInfo("%d steps, %llu of them launched as one graph", steps, static_cast<unsigned long long>(launches));
-        QCOMPARE(launches, static_cast<std::uint64_t>(steps - 2));
+        QCOMPARE(launches, static_cast<std::uint64_t>(steps - 3));
         const std::vector<float> first = gpu->weights(0), second = gpu->weights(1);
         QVERIFY2(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0,
                  "the replicas' variables differ");
