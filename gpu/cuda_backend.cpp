@@ -41,6 +41,8 @@ CudaBackend::CudaBackend(int device)
       cublas_(device, stream_.get()),
       cudnn_(device, stream_.get()),
       conv_path_(env_is("MIRRORLAB_CUDA_CONV", "direct") ? ConvPath::Direct : ConvPath::Cudnn),
+      deterministic_(env_is("MIRRORLAB_CUDA_DETERMINISTIC", "1")),
+      embedding_sort_(device),
       workspace_(device),
       filter_(device),
       filter_grad_(device),
@@ -62,7 +64,7 @@ CudaBackend::CudaBackend(int device)
 void CudaBackend::attach_arena(MemoryArena* arena) {
     arena_ = arena;
     for (DeviceBuffer* buffer : {&workspace_, &filter_, &filter_grad_, &padded_, &padded_grad_, &staging_, &partials_,
-                                 &results_, &step_results_, &step_values_, &cublas_workspace_}) {
+                                 &results_, &step_results_, &step_values_, &cublas_workspace_, &embedding_sort_}) {
         buffer->attach(arena);
     }
 }
@@ -159,6 +161,7 @@ void CudaBackend::synchronize() {
 void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (dst.bytes() == 0) return;
     const DeferredOp deferred = graph_op(op_fingerprint("upload", dst), "upload");
+    sorted_ids_ = nullptr;  // new ids, perhaps
     // A replay skips the op an upload is made inside, leaving its pinned slot unfilled: not deferrable.
     if (graph_op_depth_ > 1) graph_host_wait("an upload inside another op");
     const auto bytes = static_cast<std::size_t>(dst.bytes());
@@ -200,6 +203,7 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
     }
     if (dst.data == src.data || src.bytes() == 0) return;
     const DeferredOp deferred = graph_op(op_fingerprint("copy", dst, src), "copy");
+    sorted_ids_ = nullptr;
     if (deferred.skip) return;
     use_device(device_, "copy");
     // cudaMemcpyDefault follows unified addressing: the source may be on another logical device
@@ -252,8 +256,27 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
               "cudaMemsetAsync", device_);
     }
     if (ids.numel() == 0 || width == 0) return;
-    cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32());
+    embedding_gradient_ran_ = true;
+    if (deterministic_) {
+        const std::int32_t* sorted = sort_embedding_positions(ids, vocabulary);
+        cuda::embedding_segment_sums(stream(), sorted, vocabulary, width, grad_out.f32(), grad_table.f32(), nullptr,
+                                     nullptr);
+    } else {
+        cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width,
+                                 grad_table.f32());
+    }
     check_launch("embedding", device_);
+}
+
+std::int32_t* CudaBackend::sort_embedding_positions(const TensorView& ids, std::int64_t vocabulary) {
+    const std::int64_t ints = embedding_sort_scratch(ids.numel(), vocabulary);
+    auto* scratch = static_cast<std::int32_t*>(
+        embedding_sort_.reserve(static_cast<std::size_t>(ints) * sizeof(std::int32_t), "embedding"));
+    if (sorted_ids_ != ids.data) {
+        cuda::embedding_sort_positions(stream(), ids.i32(), ids.numel(), vocabulary, scratch);
+        sorted_ids_ = ids.data;
+    }
+    return scratch;
 }
 
 void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
@@ -271,6 +294,14 @@ void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorVi
     const std::int64_t width = ids.numel() > 0 ? grad_out.numel() / ids.numel() : 0;
     if (width == 0 || (!grad_squares && !row_counts)) return;
     const std::int64_t vocabulary = grad_squares ? grad_squares.shape[0] : row_counts.shape[0];
+    if (deterministic_) {
+        const std::int32_t* sorted = sort_embedding_positions(ids, vocabulary);
+        cuda::embedding_segment_sums(stream(), sorted, vocabulary, width, grad_out.f32(), nullptr,
+                                     grad_squares ? grad_squares.f32() : nullptr,
+                                     row_counts ? row_counts.f32() : nullptr);
+        check_launch("embedding", device_);
+        return;
+    }
     cuda::embedding_gradient_stats(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width,
                                    grad_squares ? grad_squares.f32() : nullptr, row_counts ? row_counts.f32() : nullptr);
     check_launch("embedding", device_);

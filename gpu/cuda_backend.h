@@ -201,6 +201,15 @@ private:
     CublasHandle cublas_;
     CudnnHandle cudnn_;
     ConvPath conv_path_ = ConvPath::Cudnn;
+    // MIRRORLAB_CUDA_DETERMINISTIC=1 at construction: the embedding gradient as sorted segment sums
+    // (kernels.h), the same bits on every run, instead of atomics, whose order varies.
+    bool deterministic_ = false;
+    bool embedding_gradient_ran_ = false;  // for kernel_choices
+    // The bucket sort of the ids embedding_backward last sorted, for embedding_gradient_stats to
+    // reuse (null after anything that may have changed them).
+    DeviceBuffer embedding_sort_;
+    const void* sorted_ids_ = nullptr;
+    std::int32_t* sort_embedding_positions(const TensorView& ids, std::int64_t vocabulary);
     std::map<ConvShape, std::unique_ptr<ConvPlan>> conv_plans_;
     // The most workspace a cuDNN algorithm may ask for: a fixed cap, and no more than the
     // logical device's arena has left under its limit.

@@ -103,6 +103,12 @@ std::vector<std::string> CudaBackend::kernel_choices() const {
             pass_choice(plan->filter_cudnn, filter_algorithm_name(plan->filter_algorithm), plan->filter_workspace,
                         plan->filter_note));
     }
+    if (embedding_gradient_ran_) {
+        lines.push_back(deterministic_ ? "embedding gradient: sorted segment sums, the same bits on every run "
+                                         "(MIRRORLAB_CUDA_DETERMINISTIC=1)"
+                                       : "embedding gradient: atomic adds, whose order (and last bits) vary from run "
+                                         "to run (MIRRORLAB_CUDA_DETERMINISTIC=1 sums in position order)");
+    }
     if (cublas_workspace_tried_) {
         lines.push_back(cublas_workspace_.get() != nullptr
                             ? "cuBLAS workspace: " + format_bytes(static_cast<std::int64_t>(cublas_workspace_.size())) +

@@ -86,6 +86,67 @@ __global__ void embedding_gradient_stats_kernel(const int32_t* ids, int64_t coun
     }
 }
 
+// The deterministic embedding gradient (embedding_sort_positions, embedding_segment_sums): each
+// id's positions in ascending order, then every row summed in that order, as the reference's loop.
+__global__ void embedding_count_kernel(const int32_t* ids, int64_t count, int64_t vocabulary, int32_t* counts) {
+    for (int64_t i = thread_index(); i < count; i += thread_stride()) {
+        const int32_t id = ids[i];
+        if (id >= 0 && id < vocabulary) atomicAdd(counts + id, 1);  // integers: the same in any order
+    }
+}
+
+// One thread: a vocabulary of tens of thousands of rows is a few microseconds of serial adds.
+__global__ void embedding_bucket_starts_kernel(const int32_t* counts, int64_t vocabulary, int32_t* starts,
+                                               int32_t* cursors) {
+    if (thread_index() != 0) return;
+    int32_t sum = 0;
+    for (int64_t v = 0; v < vocabulary; ++v) {
+        starts[v] = sum;
+        cursors[v] = sum;
+        sum += counts[v];
+    }
+    starts[vocabulary] = sum;
+}
+
+__global__ void embedding_bucket_kernel(const int32_t* ids, int64_t count, int64_t vocabulary, int32_t* cursors,
+                                        int32_t* order) {
+    for (int64_t i = thread_index(); i < count; i += thread_stride()) {
+        const int32_t id = ids[i];
+        if (id >= 0 && id < vocabulary) order[atomicAdd(cursors + id, 1)] = static_cast<int32_t>(i);
+    }
+}
+
+// Each bucket's positions landed in any order: sorted ascending (a bucket holds one id's few
+// occurrences in a batch, so insertion sort).
+__global__ void embedding_sort_buckets_kernel(const int32_t* starts, int64_t vocabulary, int32_t* order) {
+    for (int64_t v = thread_index(); v < vocabulary; v += thread_stride()) {
+        for (int32_t k = starts[v] + 1; k < starts[v + 1]; ++k) {
+            const int32_t position = order[k];
+            int32_t j = k - 1;
+            for (; j >= starts[v] && order[j] > position; --j) order[j + 1] = order[j];
+            order[j + 1] = position;
+        }
+    }
+}
+
+// Every row of the table (and of the statistics) written: rows no id hit become zero.
+__global__ void embedding_segment_sums_kernel(const int32_t* starts, const int32_t* order, int64_t vocabulary,
+                                              int64_t width, const float* grad_out, float* grad_table,
+                                              float* grad_squares, float* row_counts) {
+    for (int64_t e = thread_index(); e < vocabulary * width; e += thread_stride()) {
+        const int64_t v = e / width, d = e % width;
+        float sum = 0.0f, squares = 0.0f;
+        for (int32_t k = starts[v]; k < starts[v + 1]; ++k) {
+            const float g = grad_out[static_cast<int64_t>(order[k]) * width + d];
+            sum += g;
+            squares += g * g;
+        }
+        if (grad_table != nullptr) grad_table[e] = sum;
+        if (grad_squares != nullptr) grad_squares[e] = squares;
+        if (row_counts != nullptr && d == 0) row_counts[v] = static_cast<float>(starts[v + 1] - starts[v]);
+    }
+}
+
 // One output element y[b, t, o] per thread: bias, then k ascending, then c ascending, as the
 // reference adds into out[o].
 __global__ void conv1d_forward_kernel(const float* x, int64_t batch, int64_t length, int64_t in_channels,
@@ -439,6 +500,29 @@ void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t c
                               int64_t vocabulary, int64_t width, float* grad_squares, float* row_counts) {
     MIRRORLAB_LAUNCH(embedding_gradient_stats_kernel, blocks_for(count * width), kThreads, stream)(
         ids, count, grad_out, vocabulary, width, grad_squares, row_counts);
+}
+
+void embedding_sort_positions(cudaStream_t stream, const int32_t* ids, int64_t count, int64_t vocabulary,
+                              int32_t* scratch) {
+    int32_t* counts = scratch;
+    int32_t* starts = counts + vocabulary;
+    int32_t* cursors = starts + vocabulary + 1;
+    int32_t* order = cursors + vocabulary;
+    MIRRORLAB_LAUNCH(fill_i32_kernel, blocks_for(vocabulary), kThreads, stream)(counts, vocabulary, 0);
+    MIRRORLAB_LAUNCH(embedding_count_kernel, blocks_for(count), kThreads, stream)(ids, count, vocabulary, counts);
+    MIRRORLAB_LAUNCH(embedding_bucket_starts_kernel, 1, 1, stream)(counts, vocabulary, starts, cursors);
+    MIRRORLAB_LAUNCH(embedding_bucket_kernel, blocks_for(count), kThreads, stream)(ids, count, vocabulary, cursors,
+                                                                                    order);
+    MIRRORLAB_LAUNCH(embedding_sort_buckets_kernel, blocks_for(vocabulary), kThreads, stream)(starts, vocabulary,
+                                                                                              order);
+}
+
+void embedding_segment_sums(cudaStream_t stream, const int32_t* scratch, int64_t vocabulary, int64_t width,
+                            const float* grad_out, float* grad_table, float* grad_squares, float* row_counts) {
+    const int32_t* starts = scratch + vocabulary;
+    const int32_t* order = starts + 2 * vocabulary + 1;
+    MIRRORLAB_LAUNCH(embedding_segment_sums_kernel, blocks_for(vocabulary * width), kThreads, stream)(
+        starts, order, vocabulary, width, grad_out, grad_table, grad_squares, row_counts);
 }
 
 void conv1d_forward(cudaStream_t stream, const float* x, int64_t batch, int64_t length, int64_t in_channels,

@@ -26,6 +26,15 @@ void embedding_forward(cudaStream_t stream, const int32_t* ids, int64_t count, c
 // outside the table adds nothing (as in the other embedding kernels).
 void embedding_backward(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,
                         int64_t vocabulary, int64_t width, float* grad_table);
+// The deterministic embedding gradient (MIRRORLAB_CUDA_DETERMINISTIC=1): the positions of every
+// id sorted into buckets in ascending order, in `scratch` (embedding_sort_scratch ints), then each
+// row of grad_table, grad_squares and row_counts (any may be null) written whole as the sum over
+// its bucket in that order: the reference's summation order, the same bits on every run.
+inline int64_t embedding_sort_scratch(int64_t count, int64_t vocabulary) { return 3 * vocabulary + 1 + count; }
+void embedding_sort_positions(cudaStream_t stream, const int32_t* ids, int64_t count, int64_t vocabulary,
+                              int32_t* scratch);
+void embedding_segment_sums(cudaStream_t stream, const int32_t* scratch, int64_t vocabulary, int64_t width,
+                            const float* grad_out, float* grad_table, float* grad_squares, float* row_counts);
 // The IndexedSlices statistics (zeroed by the caller; either may be null): grad_squares += the
 // squared grad_out rows at ids, row_counts[id] += 1 per occurrence.
 void embedding_gradient_stats(cudaStream_t stream, const int32_t* ids, int64_t count, const float* grad_out,

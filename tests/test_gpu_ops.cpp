@@ -1208,6 +1208,70 @@ private slots:
         QCOMPARE(graphs, 1);
     }
 
+    // MIRRORLAB_CUDA_DETERMINISTIC=1: the embedding gradient and its statistics as sorted segment
+    // sums, which add each row's repeated ids in position order, as the reference's loop does:
+    // the CPU's bits exactly, on every run (atomics add them in whatever order the blocks run,
+    // which the emulator shuffles as a GPU may). Six ids over 200 positions repeat each ~33 times.
+    void deterministicEmbeddingGradientIsTheCpusBitForBit() {
+        REQUIRE_GPU();
+        constexpr std::int64_t kPositions = 200, kVocabulary = 6, kWidth = 5;
+        std::mt19937 rng(31);
+        std::uniform_int_distribution<std::int32_t> id(0, kVocabulary - 1);
+        std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+        std::vector<std::int32_t> ids(kPositions);
+        std::vector<float> grad_out(kPositions * kWidth);
+        for (auto& i : ids) i = id(rng);
+        // Magnitudes over six decades, so that the order of the additions shows in the last bits.
+        for (std::size_t i = 0; i < grad_out.size(); ++i) grad_out[i] = value(rng) * std::pow(10.0f, static_cast<float>(i % 7) - 3.0f);
+        const auto run = [&](Backend& backend, RawAllocator* allocator) {
+            std::vector<void*> blocks;
+            const auto tensor = [&](Shape shape, DType dtype) {
+                const std::int64_t bytes = shape.numel() * 4;
+                void* data = allocator != nullptr ? allocator->allocate_raw(bytes) : std::malloc(static_cast<std::size_t>(bytes));
+                blocks.push_back(data);
+                return TensorView{data, std::move(shape), dtype};
+            };
+            const TensorView ids_view = tensor(Shape{kPositions / 40, 40}, DType::I32);
+            const TensorView grad_view = tensor(Shape{kPositions / 40, 40, kWidth}, DType::F32);
+            const TensorView table = tensor(Shape{kVocabulary, kWidth}, DType::F32);
+            const TensorView squares = tensor(Shape{kVocabulary, kWidth}, DType::F32);
+            const TensorView counts = tensor(Shape{kVocabulary}, DType::F32);
+            backend.upload(ids_view, ids.data());
+            backend.upload(grad_view, grad_out.data());
+            backend.embedding_backward(ids_view, grad_view, table);
+            backend.embedding_gradient_stats(ids_view, grad_view, squares, counts);
+            std::vector<float> result(static_cast<std::size_t>(2 * kVocabulary * kWidth + kVocabulary));
+            backend.download(result.data(), table);
+            backend.download(result.data() + kVocabulary * kWidth, squares);
+            backend.download(result.data() + 2 * kVocabulary * kWidth, counts);
+            for (void* block : blocks) allocator != nullptr ? allocator->free_raw(block) : std::free(block);
+            return result;
+        };
+        const std::vector<float> want = run(*make_cpu_backend(), nullptr);
+        const int index = gpu().indices.front();
+        qputenv("MIRRORLAB_CUDA_DETERMINISTIC", "1");
+        std::unique_ptr<Backend> deterministic = gpu().provider->create_backend(index);
+        qunsetenv("MIRRORLAB_CUDA_DETERMINISTIC");
+        const std::shared_ptr<RawAllocator> allocator = gpu().provider->create_allocator(index);
+        for (int repeat = 0; repeat < 3; ++repeat) {
+            const std::vector<float> got = run(*deterministic, allocator.get());
+            QVERIFY2(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0,
+                     qPrintable(QString("run %1: the deterministic embedding gradient is not the CPU's, bit for bit")
+                                    .arg(repeat + 1)));
+        }
+        bool reported = false;
+        for (const std::string& line : deterministic->kernel_choices()) {
+            if (line.find("sorted segment sums") != std::string::npos) reported = true;
+        }
+        QVERIFY2(reported, "kernel_choices does not say the embedding gradient is deterministic");
+        // What the atomics give: close to the CPU's, and (when the order differs) not its bits.
+        const std::vector<float> atomic = run(*target(TargetKind::Cuda).backend, target(TargetKind::Cuda).allocator.get());
+        const bool same_bits = std::memcmp(atomic.data(), want.data(), want.size() * sizeof(float)) == 0;
+        qInfo("atomic adds: normalised MSE %.3g against the CPU, %s its bits", nmse(atomic, want),
+              same_bits ? "with" : "without");
+        QVERIFY(nmse(atomic, want) < 1e-10);
+    }
+
     void benchmarkVirtualGpus() {
         REQUIRE_GPU();
         if (qEnvironmentVariableIntValue("MIRRORLAB_GPU_BENCHMARK") != 1) QSKIP("set MIRRORLAB_GPU_BENCHMARK=1 to run the benchmark");

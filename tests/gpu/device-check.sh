@@ -207,6 +207,8 @@ if [[ $with_tests -eq 1 ]]; then
     qtest "memory limit (2 x 64 MB)" 60 memory "$tests/test_gpu_ops" memoryLimitIsEnforced
     qtest "CUDA-event phases, scratch in arena" 60 phases "$tests/test_gpu_ops" gpuStepTimesPhasesAndKeepsScratchInTheArena
     qtest "NCCL all-reduce ($gpu_count GPU)" 60 nccl "$tests/test_gpu_ops" ncclAllReduceOnSeparateGpus
+    qtest "deterministic embedding gradient" 60 deterministic "$tests/test_gpu_ops" \
+        deterministicEmbeddingGradientIsTheCpusBitForBit
     qtest "cuDNN algorithms, step graph" 60 choices "$tests/test_gpu_ops" kernelChoicesAreReported
     sed -n 's/^QINFO.*kernel choice: /  /p' "$logs/choices.log"
 

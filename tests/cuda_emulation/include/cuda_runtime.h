@@ -261,6 +261,7 @@ extern thread_local dim3 gridDim;
 
 // Real atomics: blocks may run on several host threads at once (MIRRORLAB_CUDA_EMULATION_WORKERS).
 inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
+inline int atomicAdd(int* address, int value) { return std::atomic_ref<int>(*address).fetch_add(value); }
 
 inline unsigned long long atomicMin(unsigned long long* address, unsigned long long value) {
     std::atomic_ref<unsigned long long> target(*address);
