@@ -153,7 +153,7 @@ void CudaBackend::wait_watching_collective(std::string_view op) {
 }
 
 void CudaBackend::synchronize() {
-    graph_host_wait("synchronize");
+    graph_cannot_defer("synchronize");
     use_device(device_, "synchronize");
     wait_for_stream("synchronize");
 }
@@ -161,9 +161,8 @@ void CudaBackend::synchronize() {
 void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (dst.bytes() == 0) return;
     const DeferredOp deferred = graph_op(op_fingerprint("upload", dst), "upload");
-    sorted_ids_ = nullptr;  // new ids, perhaps
     // A replay skips the op an upload is made inside, leaving its pinned slot unfilled: not deferrable.
-    if (graph_op_depth_ > 1) graph_host_wait("an upload inside another op");
+    if (graph_op_depth_ > 1) graph_cannot_defer("an upload inside another op");
     const auto bytes = static_cast<std::size_t>(dst.bytes());
     if (graph_mode_ == GraphMode::Capture || graph_mode_ == GraphMode::Replay) {
         // From the graph's own pinned slot, which each replay refills before the launch.
@@ -179,7 +178,7 @@ void CudaBackend::upload(const TensorView& dst, const void* host) {
     if (graph_mode_ == GraphMode::Record) graph_record_->pinned_bytes += pinned_slot_bytes(bytes);
     // A batch goes through pinned memory, queued without a wait; the caller may reuse `host` at once.
     if (uploads_.upload(dst.data, host, bytes, stream(), "upload")) return;
-    graph_host_wait("upload");
+    graph_cannot_defer("upload");
     check(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, stream()), "upload", "cudaMemcpyAsync",
           device_);
     wait_for_stream("upload");  // pageable: the driver's staging may still read `host`
@@ -187,7 +186,7 @@ void CudaBackend::upload(const TensorView& dst, const void* host) {
 
 void CudaBackend::download(void* host, const TensorView& src) {
     if (src.bytes() == 0) return;
-    graph_host_wait("download");
+    graph_cannot_defer("download");
     use_device(device_, "download");
     // Into pageable memory: complete when the call returns, so it is the wait; the stream has
     // run everything queued before it.
@@ -203,7 +202,6 @@ void CudaBackend::copy(const TensorView& dst, const TensorView& src) {
     }
     if (dst.data == src.data || src.bytes() == 0) return;
     const DeferredOp deferred = graph_op(op_fingerprint("copy", dst, src), "copy");
-    sorted_ids_ = nullptr;
     if (deferred.skip) return;
     use_device(device_, "copy");
     // cudaMemcpyDefault follows unified addressing: the source may be on another logical device
@@ -251,20 +249,22 @@ void CudaBackend::embedding_backward(const TensorView& ids, const TensorView& gr
     const DeferredOp deferred = graph_op(op_fingerprint("embedding_backward", ids, grad_out, grad_table), "embedding");
     if (deferred.skip) return;
     use_device(device_, "embedding");
+    if (deterministic_ && ids.numel() > 0 && width > 0) {
+        // The segment sums write every row, the zero ones included: no memset first.
+        embedding_gradient_ran_ = true;
+        const std::int32_t* sorted = sort_embedding_positions(ids, vocabulary);
+        cuda::embedding_segment_sums(stream(), sorted, vocabulary, width, grad_out.f32(), grad_table.f32(), nullptr,
+                                     nullptr);
+        check_launch("embedding", device_);
+        return;
+    }
     if (grad_table.bytes() > 0) {
         check(cudaMemsetAsync(grad_table.data, 0, static_cast<std::size_t>(grad_table.bytes()), stream()), "embedding",
               "cudaMemsetAsync", device_);
     }
     if (ids.numel() == 0 || width == 0) return;
     embedding_gradient_ran_ = true;
-    if (deterministic_) {
-        const std::int32_t* sorted = sort_embedding_positions(ids, vocabulary);
-        cuda::embedding_segment_sums(stream(), sorted, vocabulary, width, grad_out.f32(), grad_table.f32(), nullptr,
-                                     nullptr);
-    } else {
-        cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width,
-                                 grad_table.f32());
-    }
+    cuda::embedding_backward(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width, grad_table.f32());
     check_launch("embedding", device_);
 }
 
@@ -272,10 +272,7 @@ std::int32_t* CudaBackend::sort_embedding_positions(const TensorView& ids, std::
     const std::int64_t ints = embedding_sort_scratch(ids.numel(), vocabulary);
     auto* scratch = static_cast<std::int32_t*>(
         embedding_sort_.reserve(static_cast<std::size_t>(ints) * sizeof(std::int32_t), "embedding"));
-    if (sorted_ids_ != ids.data) {
-        cuda::embedding_sort_positions(stream(), ids.i32(), ids.numel(), vocabulary, scratch);
-        sorted_ids_ = ids.data;
-    }
+    cuda::embedding_sort_positions(stream(), ids.i32(), ids.numel(), vocabulary, scratch);
     return scratch;
 }
 
@@ -285,16 +282,12 @@ void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorVi
         graph_op(op_fingerprint("embedding_gradient_stats", ids, grad_out, grad_squares, row_counts), "embedding");
     if (deferred.skip) return;
     use_device(device_, "embedding");
-    for (const TensorView* zeroed : {&grad_squares, &row_counts}) {
-        if (zeroed->bytes() > 0) {
-            check(cudaMemsetAsync(zeroed->data, 0, static_cast<std::size_t>(zeroed->bytes()), stream()), "embedding",
-                  "cudaMemsetAsync", device_);
-        }
-    }
     const std::int64_t width = ids.numel() > 0 ? grad_out.numel() / ids.numel() : 0;
-    if (width == 0 || (!grad_squares && !row_counts)) return;
-    const std::int64_t vocabulary = grad_squares ? grad_squares.shape[0] : row_counts.shape[0];
-    if (deterministic_) {
+    const bool wanted = width > 0 && (grad_squares || row_counts);
+    const std::int64_t vocabulary = !wanted ? 0 : grad_squares ? grad_squares.shape[0] : row_counts.shape[0];
+    if (deterministic_ && wanted) {
+        // Sorted again (a few small launches in this reproducibility mode) rather than remembered
+        // from embedding_backward, whose ids might have changed since. Every row is written.
         const std::int32_t* sorted = sort_embedding_positions(ids, vocabulary);
         cuda::embedding_segment_sums(stream(), sorted, vocabulary, width, grad_out.f32(), nullptr,
                                      grad_squares ? grad_squares.f32() : nullptr,
@@ -302,6 +295,13 @@ void CudaBackend::embedding_gradient_stats(const TensorView& ids, const TensorVi
         check_launch("embedding", device_);
         return;
     }
+    for (const TensorView* zeroed : {&grad_squares, &row_counts}) {
+        if (zeroed->bytes() > 0) {
+            check(cudaMemsetAsync(zeroed->data, 0, static_cast<std::size_t>(zeroed->bytes()), stream()), "embedding",
+                  "cudaMemsetAsync", device_);
+        }
+    }
+    if (!wanted) return;
     cuda::embedding_gradient_stats(stream(), ids.i32(), ids.numel(), grad_out.f32(), vocabulary, width,
                                    grad_squares ? grad_squares.f32() : nullptr, row_counts ? row_counts.f32() : nullptr);
     check_launch("embedding", device_);
@@ -486,7 +486,7 @@ LossCounts CudaBackend::softmax_cross_entropy(const TensorView& logits, const Te
     LossCounts counts;
     counts.samples = batch;
     if (batch == 0) return counts;
-    graph_host_wait("sparse_categorical_crossentropy");
+    graph_cannot_defer("sparse_categorical_crossentropy");
     use_device(device_, "sparse_categorical_crossentropy");
     auto* rows = results<RowLoss>(static_cast<std::size_t>(batch), "sparse_categorical_crossentropy");
     cuda::softmax_cross_entropy(stream(), logits.f32(), labels.i32(), batch, classes, probs.f32(),
@@ -578,7 +578,7 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
 
 double CudaBackend::sum_of_squares(const TensorView& x) {
     if (x.numel() == 0) return 0.0;
-    graph_host_wait("sum_of_squares");
+    graph_cannot_defer("sum_of_squares");
     use_device(device_, "sum_of_squares");
     auto* thread_sums = results<double>(kSumOfSquaresThreadSums + kSumOfSquaresBlocks, "sum_of_squares");
     double* partials = thread_sums + kSumOfSquaresThreadSums;
@@ -597,7 +597,7 @@ double CudaBackend::sum_of_squares(const TensorView& x) {
 
 bool CudaBackend::all_finite(const TensorView& x) {
     if (x.numel() == 0) return true;
-    graph_host_wait("all_finite");
+    graph_cannot_defer("all_finite");
     use_device(device_, "all_finite");
     auto* flag = results<std::int32_t>(1, "all_finite");
     check(cudaMemsetAsync(flag, 0, sizeof(std::int32_t), stream()), "all_finite", "cudaMemsetAsync", device_);

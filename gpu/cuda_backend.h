@@ -178,7 +178,7 @@ private:
     DeferredOp graph_op(std::uint64_t fingerprint, std::string_view op);
     // An op that waits for the device or reads from it, or that a replay could not redo: a step
     // with one cannot be deferred (Record notes it; in a deferred step it is a mismatch).
-    void graph_host_wait(std::string_view op);
+    void graph_cannot_defer(std::string_view op);
     // The next `bytes` of this replica's pinned slots in the step's graph (Capture, Replay).
     void* graph_pinned(std::size_t bytes);
     // Where the next kernel reads `bytes` of per-step scalars from: a device slot (0: the
@@ -205,10 +205,7 @@ private:
     // (kernels.h), the same bits on every run, instead of atomics, whose order varies.
     bool deterministic_ = false;
     bool embedding_gradient_ran_ = false;  // for kernel_choices
-    // The bucket sort of the ids embedding_backward last sorted, for embedding_gradient_stats to
-    // reuse (null after anything that may have changed them).
-    DeviceBuffer embedding_sort_;
-    const void* sorted_ids_ = nullptr;
+    DeviceBuffer embedding_sort_;  // the positions' bucket sort (kernels.h: embedding_sort_scratch)
     std::int32_t* sort_embedding_positions(const TensorView& ids, std::int64_t vocabulary);
     std::map<ConvShape, std::unique_ptr<ConvPlan>> conv_plans_;
     // The most workspace a cuDNN algorithm may ask for: a fixed cap, and no more than the

@@ -167,7 +167,7 @@ void CudaBackend::graph_mismatch(std::string_view op) {
                   "step graphs off)");
 }
 
-void CudaBackend::graph_host_wait(std::string_view op) {
+void CudaBackend::graph_cannot_defer(std::string_view op) {
     if (graph_mode_ == GraphMode::Record) graph_record_->deferrable = false;
     if (graph_mode_ == GraphMode::Capture || graph_mode_ == GraphMode::Replay) graph_mismatch(op);
 }
@@ -183,7 +183,7 @@ void* CudaBackend::graph_pinned(std::size_t bytes) {
 
 const void* CudaBackend::step_value(int slot, const void* value, std::size_t bytes, std::string_view op) {
     // A replay skips the op that asks for the value, and so an op inside it: its slot would go unfilled.
-    if (graph_op_depth_ > 1) graph_host_wait(op);
+    if (graph_op_depth_ > 1) graph_cannot_defer(op);
     auto* device = static_cast<unsigned char*>(step_values_.reserve(2 * kStepValueSlotBytes, op)) +
                    static_cast<std::size_t>(slot) * kStepValueSlotBytes;
     switch (graph_mode_) {

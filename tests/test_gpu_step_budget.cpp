@@ -431,7 +431,14 @@ class TestGpuStepBudget : public QObject {
             QVERIFY2(error.find(part) != std::string::npos, qPrintable(QString("'%1' not in: %2").arg(part, error.c_str())));
         }
         QVERIFY2(error.find(says.toStdString()) != std::string::npos, error.c_str());
-        QVERIFY_THROWS_EXCEPTION(std::exception, gpus->train_step(batch.ids.data(), batch.labels.data(), kBatch, 3));
+        // The update may have used a partial sum: the strategy says to start again instead of training on.
+        std::string refusal;
+        try {
+            gpus->train_step(batch.ids.data(), batch.labels.data(), kBatch, 3);
+        } catch (const std::exception& e) {
+            refusal = e.what();
+        }
+        QVERIFY2(refusal.find("start a new run") != std::string::npos, refusal.c_str());
         gpus.reset();
         auto again = strategy_on("gpu:0,gpu:1");
         again->build(model, kBatch, OptimizerConfig::defaults(OptimizerKind::Nadam), weights);
