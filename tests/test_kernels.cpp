@@ -238,6 +238,8 @@ class TestKernels : public QObject {
     void dense();
     void maxpool_data();
     void maxpool();
+    void convReluPool_data();
+    void convReluPool();
     void relu_data();
     void relu();
     void optimizers_data();
@@ -522,6 +524,114 @@ void TestKernels::maxpool() {
             fast_backend.maxpool1d_backward(view(grad_y, y_shape), view(unseen, y_shape),
                                             view(dx_unseen, x_shape));
             expect_equal(dx_ref, dx_unseen, "maxpool backward without its forward");
+        });
+    }
+}
+
+struct ConvPoolCase {
+    const char* name;
+    ConvCase conv;
+    std::int32_t pool_size, stride;
+    bool pool_same;
+};
+
+const ConvPoolCase kConvPoolCases[] = {
+    {"model conv1 + pool", {"", 16, 300, 7, 5, 64, false}, 2, 2, false},
+    {"model conv2 + pool", {"", 16, 148, 64, 3, 32, false}, 2, 2, false},
+    {"batch 1 (split by rows)", {"", 1, 300, 7, 5, 64, false}, 2, 2, false},
+    {"odd sizes, odd length left over", {"", 3, 14, 5, 3, 17, false}, 2, 2, false},
+    {"same conv, gaps between windows", {"", 2, 11, 3, 4, 9, true}, 2, 3, false},
+    {"same pooling, padded left", {"", 2, 12, 4, 3, 6, false}, 3, 3, true},
+    {"overlapping windows (unfused backward)", {"", 2, 20, 5, 3, 8, false}, 3, 2, false},
+};
+
+void TestKernels::convReluPool_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < static_cast<int>(std::size(kConvPoolCases)); ++i) {
+        add_isa_rows(kConvPoolCases[i].name, [&](QTestData& row) { row << i; });
+    }
+}
+
+// The fused Conv1D + ReLU + MaxPooling1D writes every buffer the three ops write, bit for bit,
+// forward and backward, on 1 and 2 threads; and stays close to the reference.
+void TestKernels::convReluPool() {
+    QFETCH(QString, isa);
+    QFETCH(int, index);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const ConvPoolCase& c = kConvPoolCases[index];
+    const ConvCase& conv = c.conv;
+    const std::int32_t conv_pad = conv.same ? same_pad_left(conv.length, static_cast<std::int32_t>(conv.window), 1) : 0;
+    const std::int64_t conv_length = conv_output_length(conv.length, static_cast<std::int32_t>(conv.window), 1, conv.same);
+    const std::int32_t pool_pad = c.pool_same ? same_pad_left(conv_length, c.pool_size, c.stride) : 0;
+    const std::int64_t pooled_length = conv_output_length(conv_length, c.pool_size, c.stride, c.pool_same);
+    const Pool1DParams pool{c.pool_size, c.stride, pool_pad};
+    std::mt19937 rng(99 + index);
+    auto x = random_values(rng, conv.batch * conv.length * conv.in_channels);
+    auto kernel = random_values(rng, conv.window * conv.in_channels * conv.out_channels);
+    auto bias = random_values(rng, conv.out_channels, -0.5f, 0.5f);  // about half the outputs below 0
+    auto grad_y = random_values(rng, conv.batch * pooled_length * conv.out_channels);
+    const Shape x_shape{conv.batch, conv.length, conv.in_channels}, k_shape{conv.window, conv.in_channels, conv.out_channels};
+    const Shape conv_shape{conv.batch, conv_length, conv.out_channels}, b_shape{conv.out_channels};
+    const Shape pooled_shape{conv.batch, pooled_length, conv.out_channels};
+
+    struct Result {
+        std::vector<float> conv_y, y, grad_conv_y, grad_x, grad_kernel, grad_bias;
+        std::vector<std::int32_t> argmax;
+    };
+    auto run = [&](Backend& backend, bool fused) {
+        Result r;  // 7: garbage every op must overwrite
+        r.conv_y.assign(static_cast<std::size_t>(conv_shape.numel()), 7.0f);
+        r.grad_conv_y = r.conv_y;
+        r.y.assign(static_cast<std::size_t>(pooled_shape.numel()), 7.0f);
+        r.argmax.assign(r.y.size(), 7);
+        r.grad_x.assign(x.size(), 7.0f);
+        r.grad_kernel.assign(kernel.size(), 7.0f);
+        r.grad_bias.assign(bias.size(), 7.0f);
+        const TensorView xv = view(x, x_shape), kv = view(kernel, k_shape), conv_y = view(r.conv_y, conv_shape);
+        const TensorView y = view(r.y, pooled_shape), argmax = view(r.argmax, pooled_shape);
+        const TensorView dy = view(grad_y, pooled_shape), dconv = view(r.grad_conv_y, conv_shape);
+        if (fused) {
+            backend.conv1d_relu_maxpool1d_forward(xv, kv, view(bias, b_shape), conv_y, y, argmax, Conv1DParams{conv_pad},
+                                                  pool);
+            backend.conv1d_relu_maxpool1d_backward(xv, kv, conv_y, argmax, dy, dconv, view(r.grad_x, x_shape),
+                                                   view(r.grad_kernel, k_shape), view(r.grad_bias, b_shape),
+                                                   Conv1DParams{conv_pad});
+        } else {
+            backend.conv1d_forward(xv, kv, view(bias, b_shape), conv_y, Conv1DParams{conv_pad});
+            backend.activation_forward(ActivationKind::ReLU, conv_y, conv_y);
+            backend.maxpool1d_forward(conv_y, y, argmax, pool);
+            backend.maxpool1d_backward(dy, argmax, dconv);
+            backend.activation_backward(ActivationKind::ReLU, conv_y, dconv, dconv);
+            backend.conv1d_backward(xv, kv, dconv, view(r.grad_x, x_shape), view(r.grad_kernel, k_shape),
+                                    view(r.grad_bias, b_shape), Conv1DParams{conv_pad});
+        }
+        return r;
+    };
+    auto expect_same = [](const Result& expected, const Result& actual, const QString& what) {
+        expect_identical_bits(expected.conv_y, actual.conv_y, qPrintable(what + ": conv output after ReLU"));
+        expect_identical_bits(expected.y, actual.y, qPrintable(what + ": pooled"));
+        expect_equal(expected.argmax, actual.argmax, qPrintable(what + ": argmax"));
+        expect_identical_bits(expected.grad_conv_y, actual.grad_conv_y, qPrintable(what + ": grad of conv output"));
+        expect_identical_bits(expected.grad_x, actual.grad_x, qPrintable(what + ": grad_x"));
+        expect_identical_bits(expected.grad_kernel, actual.grad_kernel, qPrintable(what + ": grad_kernel"));
+        expect_identical_bits(expected.grad_bias, actual.grad_bias, qPrintable(what + ": grad_bias"));
+    };
+    CpuReferenceBackend reference;
+    const Result expected = run(reference, false);
+    QVERIFY2(std::count(expected.conv_y.begin(), expected.conv_y.end(), 0.0f) > 0, "the case has no ReLU zeros");
+    CpuFastBackend fast_backend(*table);
+    for (int threads : {1, 2}) {
+        with_threads(threads, [&] {
+            const QString where = QString("%1 thread(s)").arg(threads);
+            const Result unfused = run(fast_backend, false);
+            const Result fused = run(fast_backend, true);
+            expect_same(unfused, fused, "fused vs the three ops, " + where);
+            expect_close(expected.conv_y, fused.conv_y, kMaxGemmNmse, "fused conv output vs reference");
+            expect_close(expected.y, fused.y, kMaxGemmNmse, "fused pooled vs reference");
+            expect_close(expected.grad_x, fused.grad_x, kMaxGemmNmse, "fused grad_x vs reference");
+            expect_close(expected.grad_kernel, fused.grad_kernel, kMaxGemmNmse, "fused grad_kernel vs reference");
+            expect_close(expected.grad_bias, fused.grad_bias, kMaxGemmNmse, "fused grad_bias vs reference");
         });
     }
 }

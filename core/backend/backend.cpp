@@ -34,6 +34,24 @@ StepReadback Backend::finish_step() {
     return results;
 }
 
+void Backend::conv1d_relu_maxpool1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                            const TensorView& conv_y, const TensorView& y, const TensorView& argmax,
+                                            const Conv1DParams& conv, const Pool1DParams& pool) {
+    conv1d_forward(x, kernel, bias, conv_y, conv);
+    activation_forward(ActivationKind::ReLU, conv_y, conv_y);
+    maxpool1d_forward(conv_y, y, argmax, pool);
+}
+
+void Backend::conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& conv_y,
+                                             const TensorView& argmax, const TensorView& grad_y,
+                                             const TensorView& grad_conv_y, const TensorView& grad_x,
+                                             const TensorView& grad_kernel, const TensorView& grad_bias,
+                                             const Conv1DParams& conv) {
+    maxpool1d_backward(grad_y, argmax, grad_conv_y);
+    activation_backward(ActivationKind::ReLU, conv_y, grad_conv_y, grad_conv_y);
+    conv1d_backward(x, kernel, grad_conv_y, grad_x, grad_kernel, grad_bias, conv);
+}
+
 void Backend::run(const OpCall& call) {
     throw OpError("[" + std::string(call.op) + "] " + std::string(name()) + " has no kernel of its own for this op");
 }

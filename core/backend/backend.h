@@ -202,6 +202,25 @@ public:
     virtual void maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax,
                                     const TensorView& grad_x) = 0;
 
+    // A Conv1D with activation ReLU whose output goes straight into a MaxPooling1D, as one op:
+    // conv_y [B, T', Cout] gets the convolution after the ReLU, y and argmax the pooling, exactly
+    // what conv1d_forward, activation_forward(ReLU) and maxpool1d_forward write. A backend may take
+    // each sample through all three while its convolution output is still in cache (the CPU's
+    // does: 1.2 MB per replica of the tutorial's first Conv1D otherwise leaves the L2 cache twice).
+    // The default runs the three ops.
+    virtual void conv1d_relu_maxpool1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                               const TensorView& conv_y, const TensorView& y,
+                                               const TensorView& argmax, const Conv1DParams& conv,
+                                               const Pool1DParams& pool);
+    // Their backward: grad_y through the pooling and the ReLU into grad_conv_y (overwritten, as
+    // maxpool1d_backward and activation_backward leave it), then conv1d_backward. argmax is the
+    // one the forward op wrote. The default runs the three ops.
+    virtual void conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel,
+                                                const TensorView& conv_y, const TensorView& argmax,
+                                                const TensorView& grad_y, const TensorView& grad_conv_y,
+                                                const TensorView& grad_x, const TensorView& grad_kernel,
+                                                const TensorView& grad_bias, const Conv1DParams& conv);
+
     // x [B, In], kernel [In, Out], bias [Out] -> y [B, Out].
     virtual void dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                                const TensorView& y) = 0;

@@ -45,6 +45,16 @@ class CpuFastBackend : public CpuReferenceBackend {
                            const Pool1DParams& params) override;
     void maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax,
                             const TensorView& grad_x) override;
+    // Sample by sample while the convolution's output is in cache (cpu_fast_conv.cpp), bit for bit
+    // what the three unfused ops write. MIRRORLAB_CPU_FUSION=0 runs the three ops instead.
+    void conv1d_relu_maxpool1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                       const TensorView& conv_y, const TensorView& y, const TensorView& argmax,
+                                       const Conv1DParams& conv, const Pool1DParams& pool) override;
+    void conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& conv_y,
+                                        const TensorView& argmax, const TensorView& grad_y,
+                                        const TensorView& grad_conv_y, const TensorView& grad_x,
+                                        const TensorView& grad_kernel, const TensorView& grad_bias,
+                                        const Conv1DParams& conv) override;
     void dense_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                        const TensorView& y) override;
     void dense_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
@@ -69,6 +79,11 @@ class CpuFastBackend : public CpuReferenceBackend {
         fast::PoolArgs geometry;
     };
 
+    void remember_pool(const void* argmax, const fast::PoolArgs& geometry);
+    // The geometry of the forward call that wrote `argmax`, when its windows do not overlap and
+    // it matches these shapes; else null.
+    const fast::PoolArgs* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
+                                        const TensorView& grad_x) const;
     void conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,
                               const TensorView& grad_y, const TensorView& grad_x);
     void conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,

@@ -1,6 +1,7 @@
 // Conv1D: [steps, channels] -> [steps', filters], stride and dilation 1, 'valid' or 'same'.
 #include "core/backend/cpu_reference.h"
 #include "core/layers/arguments.h"
+#include "core/layers/pooling.h"
 
 namespace mirrorlab {
 
@@ -61,6 +62,24 @@ void backward(const LayerPass& pass) {
                                  bias(pass, pass.grad_variables), Conv1DParams{pass.info.pad_left});
 }
 
+// Conv1D(activation='relu') then MaxPooling1D, the tutorial's two blocks: one op, so a CPU takes
+// each sample through the convolution, the ReLU and the pooling while its output is in cache.
+bool fuses_with_next(const LayerPass& pass, const LayerInfo& next) {
+    return pass.activation == ActivationKind::ReLU && next.config.kind == LayerKind::MaxPooling1D;
+}
+
+void forward_with_next(const LayerPass& pass, const LayerPass& pool) {
+    pass.backend.conv1d_relu_maxpool1d_forward(pass.in, pass.variables[0], bias(pass, pass.variables), pass.out,
+                                               pool.out, pool.aux, Conv1DParams{pass.info.pad_left},
+                                               max_pooling1d_params(pool.info));
+}
+
+void backward_with_next(const LayerPass& pass, const LayerPass& pool) {
+    pass.backend.conv1d_relu_maxpool1d_backward(pass.in, pass.variables[0], pass.out, pool.aux, pool.grad_out,
+                                                pass.grad_out, pass.grad_in, pass.grad_variables[0],
+                                                bias(pass, pass.grad_variables), Conv1DParams{pass.info.pad_left});
+}
+
 }  // namespace
 
 extern const LayerType kConv1DLayer;
@@ -76,6 +95,9 @@ const LayerType kConv1DLayer{
     .infer = infer,
     .forward = forward,
     .backward = backward,
+    .fuses_with_next = fuses_with_next,
+    .forward_with_next = forward_with_next,
+    .backward_with_next = backward_with_next,
 };
 
 }  // namespace mirrorlab

@@ -158,6 +158,13 @@ struct LayerType {
     bool inference_identity = false; // the identity outside training (Dropout)
     void (*forward)(const LayerPass& pass) = nullptr;
     void (*backward)(const LayerPass& pass) = nullptr;
+    // This layer and the next run as one backend op where fuses_with_next says so (a Conv1D with
+    // ReLU into a MaxPooling1D), in place of both types' forward and backward; null: never.
+    // Every buffer of both layers is written as the two passes write it, so nothing that reads a
+    // layer's output (the inspector, the step view) can tell.
+    bool (*fuses_with_next)(const LayerPass& pass, const LayerInfo& next) = nullptr;
+    void (*forward_with_next)(const LayerPass& pass, const LayerPass& next) = nullptr;
+    void (*backward_with_next)(const LayerPass& pass, const LayerPass& next) = nullptr;
     std::span<const OpDef* const> ops;  // the ops it runs beyond the Backend's typed set
 };
 

@@ -2,6 +2,7 @@
 // both through the Backend's maxpool1d ops; the positions of the maxima are the aux buffer.
 #include "core/backend/cpu_reference.h"
 #include "core/layers/arguments.h"
+#include "core/layers/pooling.h"
 
 namespace mirrorlab {
 
@@ -37,9 +38,7 @@ void infer(ShapeInference& in) {
 }
 
 void forward(const LayerPass& pass) {
-    const LayerConfig& config = pass.info.config;
-    pass.backend.maxpool1d_forward(pass.in, pass.out, pass.aux,
-                                   Pool1DParams{config.pool_size, stride(config), pass.info.pad_left});
+    pass.backend.maxpool1d_forward(pass.in, pass.out, pass.aux, max_pooling1d_params(pass.info));
 }
 
 void backward(const LayerPass& pass) { pass.backend.maxpool1d_backward(pass.grad_out, pass.aux, pass.grad_in); }
@@ -66,6 +65,10 @@ void backward_global(const LayerPass& pass) {
 }
 
 }  // namespace
+
+Pool1DParams max_pooling1d_params(const LayerInfo& info) {
+    return Pool1DParams{info.config.pool_size, stride(info.config), info.pad_left};
+}
 
 extern const LayerType kMaxPooling1DLayer;
 const LayerType kMaxPooling1DLayer{

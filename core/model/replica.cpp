@@ -151,6 +151,14 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
                 Tensor(arena, type.aux_dtype, shape, std::string(type.aux_what) + " of layer '" + info.config.name + "'");
         }
     }
+    runs_with_next_.assign(infos.size(), 0);
+    for (std::size_t i = 0; i + 1 < infos.size(); ++i) {
+        const LayerType& type = layer_type(infos[i].config.kind);
+        const bool inside_previous = i > 0 && runs_with_next_[i - 1] != 0;  // already runs in layer i - 1's op
+        const bool fuses = type.fuses_with_next != nullptr && !inside_previous &&
+                           type.fuses_with_next(pass(i, 1, false, 0, false), infos[i + 1]);
+        runs_with_next_[i] = fuses ? 1 : 0;
+    }
 }
 
 TensorView ModelReplica::output_view(std::size_t layer, std::int32_t batch) const {
@@ -238,7 +246,26 @@ LayerPass ModelReplica::pass(std::size_t i, std::int32_t batch, bool training, s
 
 void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed) {
     for (std::size_t i = 0; i < model_.layers().size(); ++i) {
-        layer_type(model_.layers()[i].config.kind).forward(pass(i, batch, training, dropout_seed, false));
+        const LayerType& type = layer_type(model_.layers()[i].config.kind);
+        if (runs_with_next_[i]) {
+            type.forward_with_next(pass(i, batch, training, dropout_seed, false),
+                                   pass(i + 1, batch, training, dropout_seed, false));
+            ++i;
+        } else {
+            type.forward(pass(i, batch, training, dropout_seed, false));
+        }
+    }
+}
+
+void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed) {
+    for (std::size_t i = model_.layers().size(); i-- > 0;) {
+        if (i > 0 && runs_with_next_[i - 1]) {
+            --i;
+            layer_type(model_.layers()[i].config.kind)
+                .backward_with_next(pass(i, batch, true, dropout_seed, true), pass(i + 1, batch, true, dropout_seed, true));
+        } else {
+            layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
+        }
     }
 }
 
@@ -278,9 +305,7 @@ void ModelReplica::compute_gradients(const std::int32_t* ids, const std::int32_t
     backend_.mark(StepMark::ForwardEnd);
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
     start = std::chrono::steady_clock::now();
-    for (std::size_t i = model_.layers().size(); i-- > 0;) {
-        layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
-    }
+    run_backward(batch, dropout_seed);
     backend_.mark(StepMark::BackwardEnd);
     if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
 }

@@ -114,6 +114,7 @@ private:
     // Layer i's tensors for its forward pass (or, with `backward`, its backward pass too).
     LayerPass pass(std::size_t i, std::int32_t batch, bool training, std::uint64_t dropout_seed, bool backward) const;
     void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed);
+    void run_backward(std::int32_t batch, std::uint64_t dropout_seed);
     LossCounts run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient);
 
     Model model_;
@@ -124,6 +125,8 @@ private:
     Tensor weights_, gradients_, slots_;
     Tensor input_ids_, labels_, probabilities_;
     std::vector<LayerBuffers> layers_;
+    // Layer i runs itself and layer i + 1 as one op (LayerType::fuses_with_next).
+    std::vector<char> runs_with_next_;
 };
 
 }  // namespace mirrorlab

@@ -1,0 +1,441 @@
+// CpuFastBackend's Conv1D and max pooling, and the two fused into one op (Conv1D with ReLU, then
+// MaxPooling1D). Every convolution pass is a GEMM over a sample's sliding windows (see
+// cpu_fast_kernels.h); the helpers below each do one sample's share, so that the unfused ops split
+// them over the threads by rows and the fused ones take a sample through every pass at once.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+
+#include "core/backend/cpu_fast.h"
+#include "core/backend/cpu_fast_common.h"
+#include "core/util/error.h"
+#include "core/util/thread_pool.h"
+
+namespace mirrorlab {
+
+// A 1-D convolution of stride 1 over one sample, channels last: output row t reads input rows
+// t - pad .. t - pad + K - 1, i.e. the K * C floats from (t - pad) * C on. Rows whose window
+// lies inside the input are "full"; the others (only with 'same' padding) are clipped.
+struct ConvGeometry {
+    std::int64_t batch = 0, length = 0, in_channels = 0, window = 0, out_channels = 0,
+                 out_length = 0;
+    std::int64_t pad = 0;
+    std::int64_t full_begin = 0, full_end = 0;  // output rows with the whole window inside
+
+    ConvGeometry(const TensorView& x, const TensorView& kernel, std::int64_t output_length,
+                 std::int32_t pad_left)
+        : batch(x.shape[0]),
+          length(x.shape[1]),
+          in_channels(x.shape[2]),
+          window(kernel.shape[0]),
+          out_channels(kernel.shape[2]),
+          out_length(output_length),
+          pad(pad_left) {
+        full_begin = std::clamp<std::int64_t>(pad, 0, out_length);
+        full_end = std::clamp<std::int64_t>(length - window + pad + 1, full_begin, out_length);
+    }
+    std::int64_t depth() const { return window * in_channels; }
+    bool full(std::int64_t t) const { return t >= full_begin && t < full_end; }
+    // The window taps [k_begin, k_end) of output row t that fall inside the input.
+    std::int64_t k_begin(std::int64_t t) const { return std::max<std::int64_t>(0, pad - t); }
+    std::int64_t k_end(std::int64_t t) const {
+        return std::min<std::int64_t>(window, length + pad - t);
+    }
+    // Input rows s whose taps all land on output rows (s + pad - (K - 1) >= 0 and s + pad < To):
+    // the direct input gradient's full rows.
+    std::int64_t in_full_begin() const { return std::clamp<std::int64_t>(window - 1 - pad, 0, length); }
+    std::int64_t in_full_end() const {
+        return std::clamp<std::int64_t>(out_length - pad, in_full_begin(), length);
+    }
+    // One sample of x, of y (or grad_y) and of grad_x.
+    std::int64_t x_sample() const { return length * in_channels; }
+    std::int64_t y_sample() const { return out_length * out_channels; }
+};
+
+namespace {
+
+using fast::GemmArgs;
+using fast_detail::ceil_div;
+using fast_detail::kConvChunkRows;
+using fast_detail::transpose;
+
+// MIRRORLAB_CPU_FUSION=0 runs the fused op as its three ops (to measure what fusing gains).
+bool fusion_enabled() {
+    static const bool enabled = [] {
+        const char* value = std::getenv("MIRRORLAB_CPU_FUSION");
+        return value == nullptr || std::strcmp(value, "0") != 0;
+    }();
+    return enabled;
+}
+
+// Output rows [row_begin, row_end) of one sample, bias included: the full rows as one GEMM, the
+// clipped ones a row each.
+void conv_forward_rows(const fast::KernelTable& kernels, const ConvGeometry& g, const float* x_b,
+                       const float* kernel, const float* bias, float* y_b, std::int64_t row_begin,
+                       std::int64_t row_end) {
+    GemmArgs gemm;
+    gemm.cols = g.out_channels;
+    gemm.a_row = g.in_channels;
+    gemm.a_depth = 1;
+    gemm.ldb = g.out_channels;
+    gemm.ldc = g.out_channels;
+    gemm.bias = bias;
+    const std::int64_t full_begin = std::max(row_begin, g.full_begin), full_end = std::min(row_end, g.full_end);
+    if (full_begin < full_end) {
+        gemm.rows = full_end - full_begin;
+        gemm.depth = g.depth();
+        gemm.a = x_b + (full_begin - g.pad) * g.in_channels;
+        gemm.b = kernel;
+        gemm.c = y_b + full_begin * g.out_channels;
+        kernels.gemm(gemm);
+    }
+    for (std::int64_t t = row_begin; t < row_end; ++t) {
+        if (full_begin < full_end && t >= full_begin && t < full_end) continue;
+        const std::int64_t k0 = g.k_begin(t), k1 = std::max(k0, g.k_end(t));
+        gemm.rows = 1;
+        gemm.depth = (k1 - k0) * g.in_channels;  // 0: the row is just the bias
+        gemm.a = x_b + (t + k0 - g.pad) * g.in_channels;
+        gemm.b = kernel + k0 * g.in_channels * g.out_channels;
+        gemm.c = y_b + t * g.out_channels;
+        kernels.gemm(gemm);
+    }
+}
+
+// Adds one sample's share to rows [p0, p1) of grad_kernel: grad_kernel[k * Cin + c, o] += sum
+// over the sample's rows t of x[t - pad + k, c] * grad_y[t, o], a GEMM Aᵀ·B over the full rows,
+// then the clipped rows one at a time. Every caller adds the samples in order, so each sum runs
+// in the same order on any number of threads, fused or not.
+void conv_grad_kernel_sample(const fast::KernelTable& kernels, const ConvGeometry& g, const float* x_b,
+                             const float* dy_b, float* grad_kernel, std::int64_t p0, std::int64_t p1) {
+    GemmArgs gemm;
+    gemm.cols = g.out_channels;
+    gemm.a_row = 1;
+    gemm.a_depth = g.in_channels;
+    gemm.ldb = g.out_channels;
+    gemm.ldc = g.out_channels;
+    gemm.accumulate = true;
+    if (g.full_begin < g.full_end) {
+        gemm.rows = p1 - p0;
+        gemm.depth = g.full_end - g.full_begin;
+        gemm.a = x_b + (g.full_begin - g.pad) * g.in_channels + p0;
+        gemm.b = dy_b + g.full_begin * g.out_channels;
+        gemm.c = grad_kernel + p0 * g.out_channels;
+        kernels.gemm(gemm);
+    }
+    for (std::int64_t t = 0; t < g.out_length; ++t) {
+        if (g.full(t)) continue;
+        const std::int64_t q0 = std::max(p0, g.k_begin(t) * g.in_channels);
+        const std::int64_t q1 = std::min(p1, g.k_end(t) * g.in_channels);
+        if (q0 >= q1) continue;
+        gemm.rows = q1 - q0;
+        gemm.depth = 1;
+        gemm.a = x_b + (t - g.pad) * g.in_channels + q0;
+        gemm.b = dy_b + t * g.out_channels;
+        gemm.c = grad_kernel + q0 * g.out_channels;
+        kernels.gemm(gemm);
+    }
+}
+
+// Two ways to the input gradient; the GEMM of each is as wide as its output rows, so take the
+// one that fills more vector lanes: Cin wide (conv2: 64 of 64, "direct") or K * Cin wide (conv1:
+// 35 of 48 lanes, where Cin = 7 would fill 7 of 16, "folded").
+bool grad_x_folded(const fast::KernelTable& kernels, const ConvGeometry& g) {
+    const int width = kernels.vector_width;
+    auto lane_use = [width](std::int64_t n) {
+        return static_cast<double>(n) / static_cast<double>(ceil_div(n, width) * width);
+    };
+    return lane_use(g.depth()) > lane_use(g.in_channels);
+}
+
+// The direct input gradient reads the kernel flipped: flipped[j, o, c] = kernel[K - 1 - j, c, o].
+void flip_kernel(const ConvGeometry& g, const float* kernel, float* flipped) {
+    for (std::int64_t j = 0; j < g.window; ++j) {
+        for (std::int64_t c = 0; c < g.in_channels; ++c) {
+            const float* w_row = kernel + ((g.window - 1 - j) * g.in_channels + c) * g.out_channels;
+            for (std::int64_t o = 0; o < g.out_channels; ++o) {
+                flipped[(j * g.out_channels + o) * g.in_channels + c] = w_row[o];
+            }
+        }
+    }
+}
+
+// grad_x[s, c] = sum over taps j of grad_y[s + pad - (K - 1) + j, :] · flipped[j, :, c]: again a
+// sliding-window GEMM, now over grad_y, for input rows [row_begin, row_end) of one sample.
+void conv_grad_x_direct_rows(const fast::KernelTable& kernels, const ConvGeometry& g, const float* flipped,
+                             const float* dy_b, float* dx_b, std::int64_t row_begin, std::int64_t row_end) {
+    GemmArgs gemm;
+    gemm.cols = g.in_channels;
+    gemm.a_row = g.out_channels;
+    gemm.a_depth = 1;
+    gemm.ldb = g.in_channels;
+    gemm.ldc = g.in_channels;
+    const std::int64_t full_begin = std::max(row_begin, g.in_full_begin()),
+                       full_end = std::min(row_end, g.in_full_end());
+    if (full_begin < full_end) {
+        gemm.rows = full_end - full_begin;
+        gemm.depth = g.window * g.out_channels;
+        gemm.a = dy_b + (full_begin + g.pad - g.window + 1) * g.out_channels;
+        gemm.b = flipped;
+        gemm.c = dx_b + full_begin * g.in_channels;
+        kernels.gemm(gemm);
+    }
+    for (std::int64_t s = row_begin; s < row_end; ++s) {
+        if (full_begin < full_end && s >= full_begin && s < full_end) continue;
+        const std::int64_t first_t = s + g.pad - g.window + 1;  // output row of tap j = 0
+        const std::int64_t j0 = std::max<std::int64_t>(0, -first_t);
+        const std::int64_t j1 = std::max(j0, std::min(g.window, g.out_length - first_t));
+        gemm.rows = 1;
+        gemm.depth = (j1 - j0) * g.out_channels;  // 0: no output row reads this input row
+        gemm.a = dy_b + (first_t + j0) * g.out_channels;
+        gemm.b = flipped + j0 * g.out_channels * g.in_channels;
+        gemm.c = dx_b + s * g.in_channels;
+        kernels.gemm(gemm);
+    }
+}
+
+// The folded input gradient's first half for output rows [t0, t1) of one sample: z[t, k * Cin +
+// c] = grad_y[t, :] · kernel[k, c, :] (a GEMM with the transposed kernel); fold_windows then sums
+// the taps that read each input row.
+void conv_folded_z_rows(const fast::KernelTable& kernels, const ConvGeometry& g, const float* transposed,
+                        const float* dy_b, float* z_b, std::int64_t t0, std::int64_t t1) {
+    GemmArgs gemm;
+    gemm.rows = std::max<std::int64_t>(0, t1 - t0);
+    gemm.cols = g.depth();
+    gemm.depth = g.out_channels;
+    gemm.a = dy_b + t0 * g.out_channels;
+    gemm.a_row = g.out_channels;
+    gemm.a_depth = 1;
+    gemm.b = transposed;
+    gemm.ldb = g.depth();
+    gemm.c = z_b + t0 * g.depth();
+    gemm.ldc = g.depth();
+    kernels.gemm(gemm);
+}
+
+fast::PoolArgs pool_args(const TensorView& x, const TensorView& y, const Pool1DParams& params) {
+    fast::PoolArgs geometry;
+    geometry.batch = x.shape[0];
+    geometry.length = x.shape[1];
+    geometry.channels = x.shape[2];
+    geometry.out_length = y.shape[1];
+    geometry.pool_size = params.pool_size;
+    geometry.stride = params.stride;
+    geometry.pad_left = params.pad_left;
+    return geometry;
+}
+
+}  // namespace
+
+void CpuFastBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
+                                    const TensorView& y, const Conv1DParams& params) {
+    check_conv1d_shapes(x, kernel, y);
+    const ConvGeometry g(x, kernel, y.shape[1], params.pad_left);
+    const std::int64_t chunks_per_sample = std::max<std::int64_t>(1, ceil_div(g.out_length, kConvChunkRows));
+    const float* bias_data = bias ? bias.f32() : nullptr;
+    ThreadPool::instance().parallel_for(g.batch * chunks_per_sample, threads(), [&](std::int64_t chunk) {
+        const std::int64_t b = chunk / chunks_per_sample;
+        const std::int64_t row_begin = chunk % chunks_per_sample * kConvChunkRows;
+        conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data,
+                          y.f32() + b * g.y_sample(), row_begin, std::min(g.out_length, row_begin + kConvChunkRows));
+    });
+}
+
+void CpuFastBackend::conv1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& grad_y,
+                                     const TensorView& grad_x, const TensorView& grad_kernel,
+                                     const TensorView& grad_bias, const Conv1DParams& params) {
+    const ConvGeometry g(x, kernel, grad_y.shape[1], params.pad_left);
+    const int thread_count = threads();
+    if (grad_bias) {
+        kernels_.column_sums(grad_y.f32(), g.batch * g.out_length, g.out_channels, g.out_channels,
+                             grad_bias.f32(), false);
+    }
+    // The kernel gradient split by kernel rows: each thread sums its rows over every sample.
+    const std::int64_t depth = g.depth();
+    const std::int64_t rows_per_chunk = std::max<std::int64_t>(6, ceil_div(depth, 2 * thread_count));
+    ThreadPool::instance().parallel_for(ceil_div(depth, rows_per_chunk), thread_count, [&](std::int64_t chunk) {
+        const std::int64_t p0 = chunk * rows_per_chunk, p1 = std::min(depth, p0 + rows_per_chunk);
+        std::fill_n(grad_kernel.f32() + p0 * g.out_channels, (p1 - p0) * g.out_channels, 0.0f);
+        for (std::int64_t b = 0; b < g.batch; ++b) {
+            conv_grad_kernel_sample(kernels_, g, x.f32() + b * g.x_sample(), grad_y.f32() + b * g.y_sample(),
+                                    grad_kernel.f32(), p0, p1);
+        }
+    });
+    if (!grad_x) return;
+    if (grad_x_folded(kernels_, g)) {
+        conv1d_grad_x_folded(g, kernel, grad_y, grad_x);
+    } else {
+        conv1d_grad_x_direct(g, kernel, grad_y, grad_x);
+    }
+}
+
+void CpuFastBackend::conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,
+                                          const TensorView& grad_y, const TensorView& grad_x) {
+    float* flipped = scratch(static_cast<std::size_t>(g.window * g.out_channels * g.in_channels));
+    flip_kernel(g, kernel.f32(), flipped);
+    const std::int64_t chunks_per_sample = std::max<std::int64_t>(1, ceil_div(g.length, kConvChunkRows));
+    ThreadPool::instance().parallel_for(g.batch * chunks_per_sample, threads(), [&](std::int64_t chunk) {
+        const std::int64_t b = chunk / chunks_per_sample;
+        const std::int64_t row_begin = chunk % chunks_per_sample * kConvChunkRows;
+        conv_grad_x_direct_rows(kernels_, g, flipped, grad_y.f32() + b * g.y_sample(), grad_x.f32() + b * g.x_sample(),
+                                row_begin, std::min(g.length, row_begin + kConvChunkRows));
+    });
+}
+
+void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,
+                                          const TensorView& grad_y, const TensorView& grad_x) {
+    const std::int64_t depth = g.depth();
+    float* transposed = scratch(static_cast<std::size_t>(depth * g.out_channels + g.batch * g.out_length * depth));
+    float* z = transposed + depth * g.out_channels;
+    transpose(kernel.f32(), depth, g.out_channels, transposed);
+    ThreadPool& pool = ThreadPool::instance();
+    const int thread_count = threads();
+    const std::int64_t z_chunks = std::max<std::int64_t>(1, ceil_div(g.out_length, kConvChunkRows));
+    pool.parallel_for(g.batch * z_chunks, thread_count, [&](std::int64_t chunk) {
+        const std::int64_t b = chunk / z_chunks;
+        const std::int64_t t0 = chunk % z_chunks * kConvChunkRows;
+        conv_folded_z_rows(kernels_, g, transposed, grad_y.f32() + b * g.y_sample(), z + b * g.out_length * depth, t0,
+                           std::min(g.out_length, t0 + kConvChunkRows));
+    });
+    const std::int64_t x_chunks = std::max<std::int64_t>(1, ceil_div(g.length, kConvChunkRows));
+    pool.parallel_for(g.batch * x_chunks, thread_count, [&](std::int64_t chunk) {
+        const std::int64_t b = chunk / x_chunks;
+        const std::int64_t s0 = chunk % x_chunks * kConvChunkRows;
+        kernels_.fold_windows(z + b * g.out_length * depth, g.out_length, g.window, g.in_channels, g.pad,
+                              grad_x.f32() + b * g.x_sample(), s0, std::min(g.length, s0 + kConvChunkRows));
+    });
+}
+
+void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geometry) {
+    PoolRecord* record = nullptr;
+    for (auto& candidate : pools_) {
+        if (candidate.argmax == argmax) record = &candidate;
+    }
+    if (record == nullptr) {
+        record = &pools_[next_pool_];
+        next_pool_ = (next_pool_ + 1) % static_cast<int>(std::size(pools_));
+    }
+    record->argmax = argmax;
+    record->geometry = geometry;
+}
+
+const fast::PoolArgs* CpuFastBackend::disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
+                                                    const TensorView& grad_x) const {
+    const PoolRecord* record = nullptr;
+    for (const auto& candidate : pools_) {
+        if (candidate.argmax == argmax.data) record = &candidate;
+    }
+    // Only the geometry of the matching forward call tells which input rows a window covered.
+    const bool known = record != nullptr && record->geometry.batch == grad_x.shape[0] &&
+                       record->geometry.length == grad_x.shape[1] && record->geometry.channels == grad_x.shape[2] &&
+                       record->geometry.out_length == grad_y.shape[1] &&
+                       record->geometry.stride >= record->geometry.pool_size && record->geometry.pad_left >= 0;
+    return known ? &record->geometry : nullptr;
+}
+
+void CpuFastBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
+                                       const Pool1DParams& params) {
+    check_rank(x, 3, "max_pooling1d", "input");
+    const fast::PoolArgs geometry = pool_args(x, y, params);
+    ThreadPool::instance().parallel_for(geometry.batch, threads(), [&](std::int64_t b) {
+        kernels_.maxpool_forward(geometry, x.f32(), y.f32(), argmax.i32(), b, b + 1);
+    });
+    remember_pool(argmax.data, geometry);
+}
+
+void CpuFastBackend::maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax, const TensorView& grad_x) {
+    const fast::PoolArgs* geometry = disjoint_pool(argmax, grad_y, grad_x);
+    if (geometry == nullptr) {
+        CpuReferenceBackend::maxpool1d_backward(grad_y, argmax, grad_x);
+        return;
+    }
+    ThreadPool::instance().parallel_for(geometry->batch, threads(), [&](std::int64_t b) {
+        kernels_.maxpool_backward_disjoint(*geometry, grad_y.f32(), argmax.i32(), grad_x.f32(), b, b + 1);
+    });
+}
+
+// One sample at a time through the convolution (a chunk of rows), the ReLU (on the chunk while
+// it is in L1) and the pooling (on the sample while it is in L2): the unfused ops stream the whole
+// batch's convolution output (1.2 MB per replica for the tutorial's first Conv1D) through memory
+// three times. Same kernels, same order per element: the result is the three ops' bit for bit.
+void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const TensorView& kernel,
+                                                   const TensorView& bias, const TensorView& conv_y,
+                                                   const TensorView& y, const TensorView& argmax,
+                                                   const Conv1DParams& conv, const Pool1DParams& pool) {
+    const int thread_count = threads();
+    // The threads split the batch by samples: with fewer samples than threads the ops split rows.
+    if (!fusion_enabled() || x.shape[0] < thread_count) {
+        Backend::conv1d_relu_maxpool1d_forward(x, kernel, bias, conv_y, y, argmax, conv, pool);
+        return;
+    }
+    check_conv1d_shapes(x, kernel, conv_y);
+    check_rank(y, 3, "max_pooling1d", "output");
+    const ConvGeometry g(x, kernel, conv_y.shape[1], conv.pad_left);
+    const fast::PoolArgs geometry = pool_args(conv_y, y, pool);
+    const float* bias_data = bias ? bias.f32() : nullptr;
+    ThreadPool::instance().parallel_for(g.batch, thread_count, [&](std::int64_t b) {
+        float* conv_y_b = conv_y.f32() + b * g.y_sample();
+        for (std::int64_t row_begin = 0; row_begin < g.out_length; row_begin += kConvChunkRows) {
+            const std::int64_t row_end = std::min(g.out_length, row_begin + kConvChunkRows);
+            conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data, conv_y_b, row_begin,
+                              row_end);
+            float* rows = conv_y_b + row_begin * g.out_channels;
+            kernels_.relu_forward(rows, rows, (row_end - row_begin) * g.out_channels);
+        }
+        kernels_.maxpool_forward(geometry, conv_y.f32(), y.f32(), argmax.i32(), b, b + 1);
+    });
+    remember_pool(argmax.data, geometry);
+}
+
+// One sample at a time through the pooling's backward, the ReLU's and the convolution's three
+// gradients, while the sample's gradient of the convolution output is in L2. The kernel and bias
+// gradients sum over the samples in order, as the unfused ops do on any number of threads, but
+// they split those sums by kernel rows over the threads: so the fused pass runs on one thread
+// (each replica's, when there are as many replicas as cores: the reference setting) and leaves
+// several threads to the unfused ops.
+void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel,
+                                                    const TensorView& conv_y, const TensorView& argmax,
+                                                    const TensorView& grad_y, const TensorView& grad_conv_y,
+                                                    const TensorView& grad_x, const TensorView& grad_kernel,
+                                                    const TensorView& grad_bias, const Conv1DParams& conv) {
+    const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y);
+    if (!fusion_enabled() || pool == nullptr || threads() != 1) {
+        Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
+                                                grad_bias, conv);
+        return;
+    }
+    const ConvGeometry g(x, kernel, grad_conv_y.shape[1], conv.pad_left);
+    const std::int64_t depth = g.depth();
+    const bool folded = grad_x && grad_x_folded(kernels_, g);
+    // The flipped or transposed kernel, then (folded) one sample's z.
+    float* prepared = scratch(static_cast<std::size_t>(depth * g.out_channels + (folded ? g.out_length * depth : 0)));
+    if (grad_x) {
+        if (folded) {
+            transpose(kernel.f32(), depth, g.out_channels, prepared);
+        } else {
+            flip_kernel(g, kernel.f32(), prepared);
+        }
+    }
+    float* z = prepared + depth * g.out_channels;
+    std::fill_n(grad_kernel.f32(), depth * g.out_channels, 0.0f);
+    if (grad_bias) std::fill_n(grad_bias.f32(), g.out_channels, 0.0f);
+    for (std::int64_t b = 0; b < g.batch; ++b) {
+        float* dy_b = grad_conv_y.f32() + b * g.y_sample();
+        const float* x_b = x.f32() + b * g.x_sample();
+        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), grad_conv_y.f32(), b, b + 1);
+        kernels_.relu_backward(conv_y.f32() + b * g.y_sample(), dy_b, dy_b, g.y_sample());
+        // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
+        if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
+        conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);
+        if (!grad_x) continue;
+        float* dx_b = grad_x.f32() + b * g.x_sample();
+        if (folded) {
+            conv_folded_z_rows(kernels_, g, prepared, dy_b, z, 0, g.out_length);
+            kernels_.fold_windows(z, g.out_length, g.window, g.in_channels, g.pad, dx_b, 0, g.length);
+        } else {
+            conv_grad_x_direct_rows(kernels_, g, prepared, dy_b, dx_b, 0, g.length);
+        }
+    }
+}
+
+}  // namespace mirrorlab
