@@ -1014,7 +1014,7 @@ void TestKernels::benchmarkKernels() {
     const int repeats = 51;
     std::mt19937 rng(11);
     CpuReferenceBackend reference;
-    std::printf("\n%-34s %10s %12s %12s %10s\n", "kernel (batch 16 unless noted)", "reference",
+    std::printf("\n%-40s %10s %12s %12s %10s\n", "kernel (batch 16 unless noted)", "reference",
                 "fast 1 thr", "fast 2 thr", "GFLOP/s");
     auto row = [&](const char* name, double flops, const std::function<void(Backend&)>& op) {
         const double ref_ms = median_ms([&] { op(reference); }, repeats / 5 + 1);
@@ -1025,7 +1025,7 @@ void TestKernels::benchmarkKernels() {
                 fast_ms[threads - 1] = median_ms([&] { op(backend); }, repeats);
             });
         }
-        std::printf("%-34s %8.3f ms %9.3f ms %9.3f ms %10.1f\n", name, ref_ms, fast_ms[0],
+        std::printf("%-40s %8.3f ms %9.3f ms %9.3f ms %10.1f\n", name, ref_ms, fast_ms[0],
                     fast_ms[1], flops > 0 ? flops / fast_ms[0] / 1e6 : 0.0);
     };
     struct Conv {
@@ -1054,6 +1054,36 @@ void TestKernels::benchmarkKernels() {
         row((std::string(c.name) + " backward (kernel, bias)").c_str(), flops, [&](Backend& be) {
             be.conv1d_backward(view(x, xs), view(k, ks), view(dy, ys), TensorView{}, view(dk, ks),
                                view(db, bs), {});
+        });
+    }
+    // Conv1D(relu) + MaxPooling1D(2), forward and backward: the three ops one after the other
+    // against the fused op (which takes one sample at a time through all three while it is in cache).
+    for (const Conv& c : {Conv{"conv1", 16, 300, 7, 5, 64}, Conv{"conv2", 16, 148, 64, 3, 32}}) {
+        const std::int64_t out = c.length - c.window + 1, pooled = out / 2;
+        auto x = random_values(rng, c.batch * c.length * c.cin), k = random_values(rng, c.window * c.cin * c.cout);
+        auto b = random_values(rng, c.cout, -0.5f, 0.5f), dy = random_values(rng, c.batch * pooled * c.cout);
+        std::vector<float> conv_y(static_cast<std::size_t>(c.batch * out * c.cout)), grad_conv_y(conv_y.size());
+        std::vector<float> y(dy.size()), dx(x.size()), dk(k.size()), db(b.size());
+        std::vector<std::int32_t> arg(dy.size());
+        const Shape xs{c.batch, c.length, c.cin}, ks{c.window, c.cin, c.cout}, cs{c.batch, out, c.cout},
+            ys{c.batch, pooled, c.cout}, bs{c.cout};
+        const double flops = 3 * 2.0 * c.batch * out * c.cout * c.cin * c.window;
+        const Pool1DParams pool{2, 2, 0};
+        row((std::string(c.name) + "+relu+pool fwd+bwd, 3 ops").c_str(), flops, [&](Backend& be) {
+            be.conv1d_forward(view(x, xs), view(k, ks), view(b, bs), view(conv_y, cs), {});
+            be.activation_forward(ActivationKind::ReLU, view(conv_y, cs), view(conv_y, cs));
+            be.maxpool1d_forward(view(conv_y, cs), view(y, ys), view(arg, ys), pool);
+            be.maxpool1d_backward(view(dy, ys), view(arg, ys), view(grad_conv_y, cs));
+            be.activation_backward(ActivationKind::ReLU, view(conv_y, cs), view(grad_conv_y, cs),
+                                   view(grad_conv_y, cs));
+            be.conv1d_backward(view(x, xs), view(k, ks), view(grad_conv_y, cs), view(dx, xs), view(dk, ks),
+                               view(db, bs), {});
+        });
+        row((std::string(c.name) + "+relu+pool fwd+bwd, fused").c_str(), flops, [&](Backend& be) {
+            be.conv1d_relu_maxpool1d_forward(view(x, xs), view(k, ks), view(b, bs), view(conv_y, cs), view(y, ys),
+                                             view(arg, ys), {}, pool);
+            be.conv1d_relu_maxpool1d_backward(view(x, xs), view(k, ks), view(conv_y, cs), view(arg, ys), view(dy, ys),
+                                              view(grad_conv_y, cs), view(dx, xs), view(dk, ks), view(db, bs), {});
         });
     }
     {
