@@ -12,6 +12,7 @@
 //
 // Numerics: convolutions and Dense sum in the same order as the reference, with fused
 // multiply-adds (differences of a few ulps per sum); the optimizer updates are bit-identical.
+#include <string>
 #include <vector>
 
 #include "core/backend/cpu_fast_kernels.h"
@@ -35,6 +36,9 @@ class CpuFastBackend : public CpuReferenceBackend {
     std::string_view isa() const;
     // Threads this backend's ops use now (its share of the pool).
     int threads() const;
+    // Whether conv1d_relu_maxpool1d_* run fused (MIRRORLAB_CPU_FUSION=0: as the three ops).
+    bool fuses_conv_relu_pool() const;
+    std::vector<std::string> kernel_choices() const override;
 
     void conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                         const TensorView& y, const Conv1DParams& params) override;

@@ -230,6 +230,16 @@ fast::PoolArgs pool_args(const TensorView& x, const TensorView& y, const Pool1DP
 
 }  // namespace
 
+bool CpuFastBackend::fuses_conv_relu_pool() const {
+    return fusion_enabled();
+}
+
+std::vector<std::string> CpuFastBackend::kernel_choices() const {
+    return {"kernels: " + std::string(isa()),
+            fusion_enabled() ? "Conv1D + ReLU + MaxPooling1D: fused, one sample at a time (the backward on one thread)"
+                             : "Conv1D + ReLU + MaxPooling1D: three ops (MIRRORLAB_CPU_FUSION=0)"};
+}
+
 void CpuFastBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                                     const TensorView& y, const Conv1DParams& params) {
     check_conv1d_shapes(x, kernel, y);

@@ -283,7 +283,8 @@ std::string backend_description() {
     const std::unique_ptr<Backend> backend = make_cpu_backend();
     std::string text(backend->name());
     if (const auto* fast_backend = dynamic_cast<const CpuFastBackend*>(backend.get())) {
-        text += " (" + std::string(fast_backend->isa()) + ")";
+        text += " (" + std::string(fast_backend->isa()) +
+                (fast_backend->fuses_conv_relu_pool() ? ", Conv1D+ReLU+MaxPooling1D fused" : ", unfused") + ")";
     }
     return text;
 }
