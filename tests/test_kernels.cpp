@@ -561,8 +561,9 @@ void TestKernels::convReluPool() {
     SKIP_UNLESS_AVAILABLE(isa);
     const ConvPoolCase& c = kConvPoolCases[index];
     const ConvCase& conv = c.conv;
-    const std::int32_t conv_pad = conv.same ? same_pad_left(conv.length, static_cast<std::int32_t>(conv.window), 1) : 0;
-    const std::int64_t conv_length = conv_output_length(conv.length, static_cast<std::int32_t>(conv.window), 1, conv.same);
+    const auto window = static_cast<std::int32_t>(conv.window);
+    const std::int32_t conv_pad = conv.same ? same_pad_left(conv.length, window, 1) : 0;
+    const std::int64_t conv_length = conv_output_length(conv.length, window, 1, conv.same);
     const std::int32_t pool_pad = c.pool_same ? same_pad_left(conv_length, c.pool_size, c.stride) : 0;
     const std::int64_t pooled_length = conv_output_length(conv_length, c.pool_size, c.stride, c.pool_same);
     const Pool1DParams pool{c.pool_size, c.stride, pool_pad};
@@ -571,7 +572,8 @@ void TestKernels::convReluPool() {
     auto kernel = random_values(rng, conv.window * conv.in_channels * conv.out_channels);
     auto bias = random_values(rng, conv.out_channels, -0.5f, 0.5f);  // about half the outputs below 0
     auto grad_y = random_values(rng, conv.batch * pooled_length * conv.out_channels);
-    const Shape x_shape{conv.batch, conv.length, conv.in_channels}, k_shape{conv.window, conv.in_channels, conv.out_channels};
+    const Shape x_shape{conv.batch, conv.length, conv.in_channels};
+    const Shape k_shape{conv.window, conv.in_channels, conv.out_channels};
     const Shape conv_shape{conv.batch, conv_length, conv.out_channels}, b_shape{conv.out_channels};
     const Shape pooled_shape{conv.batch, pooled_length, conv.out_channels};
 
@@ -592,8 +594,8 @@ void TestKernels::convReluPool() {
         const TensorView y = view(r.y, pooled_shape), argmax = view(r.argmax, pooled_shape);
         const TensorView dy = view(grad_y, pooled_shape), dconv = view(r.grad_conv_y, conv_shape);
         if (fused) {
-            backend.conv1d_relu_maxpool1d_forward(xv, kv, view(bias, b_shape), conv_y, y, argmax, Conv1DParams{conv_pad},
-                                                  pool);
+            backend.conv1d_relu_maxpool1d_forward(xv, kv, view(bias, b_shape), conv_y, y, argmax,
+                                                  Conv1DParams{conv_pad}, pool);
             backend.conv1d_relu_maxpool1d_backward(xv, kv, conv_y, argmax, dy, dconv, view(r.grad_x, x_shape),
                                                    view(r.grad_kernel, k_shape), view(r.grad_bias, b_shape),
                                                    Conv1DParams{conv_pad});

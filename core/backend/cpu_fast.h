@@ -1,9 +1,9 @@
 #pragma once
 // The CPU backend that training uses: the hot ops of the reference workload (Conv1D forward and
 // both backward passes, Conv1D + ReLU + MaxPooling1D fused, Dense, ReLU, max pooling, Adam/Nadam,
-// the all-reduce's add and the NaN guard) run vectorised kernels chosen for the CPU at run time (AVX-512, AVX2+FMA or plain
-// code, see cpu_fast_kernels.h) and split into chunks for the process-wide thread pool; every
-// other op is the reference's. tests/test_kernels.cpp compares each override with
+// the all-reduce's add and the NaN guard) run vectorised kernels chosen for the CPU at run time
+// (AVX-512, AVX2+FMA or plain code, see cpu_fast_kernels.h) and split into chunks for the
+// process-wide thread pool; every other op is the reference's. tests/test_kernels.cpp compares each override with
 // CpuReferenceBackend on random shapes.
 //
 // Threads: each backend uses pool.limit() / (number of live CpuFastBackends) threads, so one

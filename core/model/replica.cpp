@@ -259,10 +259,10 @@ void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t 
 
 void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed) {
     for (std::size_t i = model_.layers().size(); i-- > 0;) {
-        if (i > 0 && runs_with_next_[i - 1]) {
+        if (i > 0 && runs_with_next_[i - 1]) {  // layer i ran inside layer i - 1's op: both go back as one
             --i;
-            layer_type(model_.layers()[i].config.kind)
-                .backward_with_next(pass(i, batch, true, dropout_seed, true), pass(i + 1, batch, true, dropout_seed, true));
+            const LayerType& type = layer_type(model_.layers()[i].config.kind);
+            type.backward_with_next(pass(i, batch, true, dropout_seed, true), pass(i + 1, batch, true, dropout_seed, true));
         } else {
             layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
         }
