@@ -731,17 +731,27 @@ void TrainingPanel::refresh() {
         // Drawn decimated over what is in view: all of it, or the zoomed part in full detail.
         const double x_min = c.user_zoomed ? c.x_axis->min() : -std::numeric_limits<double>::infinity();
         const double x_max = c.user_zoomed ? c.x_axis->max() : std::numeric_limits<double>::infinity();
-        c.train->replace(decimated_for_drawing(train, x_min, x_max));
+        const int points = drawnPoints(c);
+        c.train->replace(decimated_for_drawing(train, x_min, x_max, points));
         c.validation->replace(decimated_for_drawing(
-            axis_mode_ == AxisMode::Steps ? b.validation_steps : b.validation_epochs, x_min, x_max));
+            axis_mode_ == AxisMode::Steps ? b.validation_steps : b.validation_epochs, x_min, x_max, points));
         if (smoothing_ > 0.0) {
-            c.smoothed->replace(decimated_for_drawing(smoothed(train, smoothing_), x_min, x_max));
+            c.smoothed->replace(decimated_for_drawing(smoothed(train, smoothing_), x_min, x_max, points));
         } else if (c.smoothed->count() > 0) {
             c.smoothed->clear();
         }
         if (!c.user_zoomed) updateRanges(c);
         updateDecorations(c);
     }
+}
+
+int TrainingPanel::drawnPoints(const MetricChart& c) {
+    // Qt Charts strokes an outline around every point of a series (for hit tests) each time its
+    // points are replaced, and paints each segment: with 2,000 points per curve, the GUI thread's
+    // refreshes took CPU time from the replicas that the same picture does not need.
+    const qreal width = c.chart->plotArea().width();
+    if (!(width > 0)) return kMaxDrawnPoints;
+    return std::clamp(2 * static_cast<int>(std::ceil(width)), 4, kMaxDrawnPoints);
 }
 
 void TrainingPanel::updateRanges(MetricChart& c) {
@@ -815,7 +825,7 @@ void TrainingPanel::onAxisRangeChanged(MetricChart& c) {
     updateDecorations(c);
     // A long curve is drawn decimated: the zoomed part gets its detail back at the next refresh.
     const MetricBuffers& b = buffers_[c.metric];
-    if ((axis_mode_ == AxisMode::Steps ? b.train_steps : b.train_epochs).size() > kMaxDrawnPoints) markDirty();
+    if ((axis_mode_ == AxisMode::Steps ? b.train_steps : b.train_epochs).size() > drawnPoints(c)) markDirty();
 }
 
 void TrainingPanel::updateDecorations(MetricChart& c) {

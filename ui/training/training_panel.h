@@ -138,6 +138,9 @@ private:
     void refresh();
     void rebuildOverlays();
     void updateRanges(MetricChart& chart);
+    // Points drawn per curve on this chart: two per pixel column of its plot (a bucket's lowest and
+    // highest), which draw the picture every point would; kMaxDrawnPoints before it is laid out.
+    static int drawnPoints(const MetricChart& chart);
     void updateDecorations(MetricChart& chart);
     void updateBanner();
     void updateTicksAfterZoom(MetricChart& chart);
