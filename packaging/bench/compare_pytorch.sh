@@ -179,9 +179,9 @@ print(f"2-replica epoch, {floor_bench['data']}: {epoch:.3f} s (target <= 0.8 s),
       f"{floor_bench['fma_peak']['all_core_gflops']:.1f} GFLOP/s on {floor_bench['cpu']}): {'ok' if met else 'MISSED'}")
 ok = ok and met
 gui_path = os.path.join(work, "gui.txt")
-found = re.findall(r"GUI speed: ([0-9]+) %", open(gui_path).read()) if os.path.exists(gui_path) else []
+found = re.findall(r"GUI speed: ([0-9.]+) %", open(gui_path).read()) if os.path.exists(gui_path) else []
 if found:
-    share = int(found[-1])
+    share = float(found[-1])
     print(f"GUI training speed: {share} % of the CLI's (target >= 90 %): {'ok' if share >= 90 else 'MISSED'}")
     ok = ok and share >= 90
 else:

@@ -59,7 +59,7 @@ echo "GUI epoch (median of $(wc -l <"$scratch/gui.txt") epochs): $gui_s s; each:
 awk -v c="$cli_s" -v g="$gui_s" 'BEGIN {
   share = c / g * 100
   met = share >= 90
-  printf "GUI speed: %.0f %% of the CLI speed (target >= 90 %%: %s)\n", share, met ? "met" : "NOT met"
+  printf "GUI speed: %.1f %% of the CLI speed (target >= 90 %%: %s)\n", share, met ? "met" : "NOT met"
   if (met) exit 0
   exit 1
 }'
