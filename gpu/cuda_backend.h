@@ -139,6 +139,11 @@ private:
                          const Conv1DParams& params) const;
     ConvPlan& conv_plan(const ConvShape& shape);
     void choose_algorithms(ConvPlan& plan);
+    // conv1d_backward's two halves: grad_x, and grad_kernel (cuDNN, else the direct kernels).
+    void conv1d_grad_x(const ConvShape& shape, ConvPlan& plan, const TensorView& kernel, const TensorView& grad_y,
+                       const TensorView& grad_x);
+    void conv1d_grad_kernel(const ConvShape& shape, ConvPlan& plan, const TensorView& x, const TensorView& grad_y,
+                            const TensorView& grad_kernel);
     void bias_gradient(const TensorView& grad_y, std::int64_t rows, std::int64_t cols, const TensorView& grad_bias);
     // A pointer to src's data that this device's kernels may read: src itself when it lives on
     // this GPU, else a copy in staging_ (from another GPU or from host memory).

@@ -318,11 +318,17 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
         return;
     }
     ConvPlan& plan = conv_plan(shape);
+    if (grad_x) conv1d_grad_x(shape, plan, kernel, grad_y, grad_x);
+    conv1d_grad_kernel(shape, plan, x, grad_y, grad_kernel);
+    if (grad_bias) bias_gradient(grad_y, shape.batch * shape.out_length, shape.out_channels, grad_bias);
+}
+
+void CudaBackend::conv1d_grad_x(const ConvShape& shape, ConvPlan& plan, const TensorView& kernel,
+                                const TensorView& grad_y, const TensorView& grad_x) {
     const float one = 1.0f, zero = 0.0f;
     const std::size_t padded_bytes =
         static_cast<std::size_t>(shape.batch * plan.padded_length * shape.in_channels) * sizeof(float);
-
-    if (grad_x && plan.data_cudnn) {
+    if (plan.data_cudnn) {
         auto* filter = static_cast<float*>(filter_.reserve(static_cast<std::size_t>(kernel.bytes()), "conv1d"));
         kernel_to_filter(stream(), kernel.f32(), shape.window, shape.in_channels, shape.out_channels, filter);
         float* target = plan.explicit_padding ? static_cast<float*>(padded_grad_.reserve(padded_bytes, "conv1d"))
@@ -346,12 +352,18 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
             }
         }
     }
-    if (grad_x && !plan.data_cudnn) {
+    if (!plan.data_cudnn) {
         cuda::conv1d_backward_data(stream(), kernel.f32(), grad_y.f32(), shape.batch, shape.length, shape.in_channels,
                                    shape.window, shape.out_channels, shape.out_length, shape.pad_left, grad_x.f32());
         check_launch("conv1d", device_);
     }
+}
 
+void CudaBackend::conv1d_grad_kernel(const ConvShape& shape, ConvPlan& plan, const TensorView& x,
+                                     const TensorView& grad_y, const TensorView& grad_kernel) {
+    const float one = 1.0f, zero = 0.0f;
+    const std::size_t padded_bytes =
+        static_cast<std::size_t>(shape.batch * plan.padded_length * shape.in_channels) * sizeof(float);
     if (plan.filter_cudnn) {
         const float* input = x.f32();
         if (plan.explicit_padding) {
@@ -385,7 +397,6 @@ void CudaBackend::conv1d_backward(const TensorView& x, const TensorView& kernel,
                                      grad_kernel.f32());
         check_launch("conv1d", device_);
     }
-    if (grad_bias) bias_gradient(grad_y, shape.batch * shape.out_length, shape.out_channels, grad_bias);
 }
 
 }  // namespace mirrorlab::cuda
