@@ -246,6 +246,8 @@ class TestKernels : public QObject {
     void optimizers();
     void nadamOnBatchRows_data();
     void nadamOnBatchRows();
+    void decayMoments_data();
+    void decayMoments();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
     void nanAndInfPropagate_data();
@@ -780,6 +782,33 @@ void TestKernels::nadamOnBatchRows() {
     }
     QVERIFY(rows_outside > 0);
     expect_identical_bits(w_ref, w, "weights");
+    expect_identical_bits(m_ref, m, "first moment");
+    expect_identical_bits(v_ref, v, "second moment");
+}
+
+void TestKernels::decayMoments_data() {
+    QTest::addColumn<QString>("isa");
+    for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
+}
+
+// The moments' decay of the rows outside a batch, with gradients that are not zero (a product the
+// compiler fused into an FMA would show here), against reference_apply_update's own expressions.
+void TestKernels::decayMoments() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(5);
+    const int count = 1003;  // whole vectors and a partial one on every ISA
+    const auto grads = random_values(rng, count, -1.0f, 1.0f);
+    auto m = random_values(rng, count, -0.1f, 0.1f), v = random_values(rng, count, 0.0f, 0.1f);
+    auto m_ref = m, v_ref = v;
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    const OptimizerStep step = schedule.next_step();
+    for (int i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        m_ref[k] = step.beta_1 * m_ref[k] + step.one_minus_beta_1 * grads[k];
+        v_ref[k] = step.beta_2 * v_ref[k] + step.one_minus_beta_2 * (grads[k] * grads[k]);
+    }
+    table->decay_moments(step, grads.data(), m.data(), v.data(), count);
     expect_identical_bits(m_ref, m, "first moment");
     expect_identical_bits(v_ref, v, "second moment");
 }

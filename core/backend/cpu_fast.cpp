@@ -178,13 +178,7 @@ void CpuFastBackend::apply_nadam_to_batch_rows(const OptimizerStep& step, const 
                 kernels_.nadam(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
                                count);
             } else {
-                float* m_row = m.f32() + begin;
-                float* v_row = v.f32() + begin;
-                const float* g = grads.f32() + begin;
-                for (std::int64_t i = 0; i < count; ++i) {
-                    m_row[i] = step.beta_1 * m_row[i] + step.one_minus_beta_1 * g[i];
-                    v_row[i] = step.beta_2 * v_row[i] + step.one_minus_beta_2 * (g[i] * g[i]);
-                }
+                kernels_.decay_moments(step, grads.f32() + begin, m.f32() + begin, v.f32() + begin, count);
             }
             row = run_end;
         }

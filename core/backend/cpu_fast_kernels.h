@@ -69,6 +69,9 @@ struct KernelTable {
                  std::int64_t count);
     void (*nadam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
                   std::int64_t count);
+    // m = beta_1 m + (1 - beta_1) g and v = beta_2 v + (1 - beta_2) g², as nadam computes them,
+    // without touching the weights (the Embedding rows outside a batch under TF2's sparse Nadam).
+    void (*decay_moments)(const OptimizerStep& step, const float* grads, float* m, float* v, std::int64_t count);
     void (*add)(float* dst, const float* src, std::int64_t count);
     bool (*all_finite)(const float* x, std::int64_t count);
 

@@ -455,6 +455,23 @@ void nadam(const OptimizerStep& s, float* weights, const float* grads, float* m_
     });
 }
 
+// TF2's sparse Nadam on the Embedding rows outside the batch: their moments decay, their weights
+// stay; in nadam's operation order, so the moments are the reference's bit for bit.
+template <class V>
+void decay_moments(const OptimizerStep& s, const float* grads, float* m_slot, float* v_slot, std::int64_t count) {
+    const auto beta_1 = V::set1(s.beta_1), one_minus_beta_1 = V::set1(s.one_minus_beta_1);
+    const auto beta_2 = V::set1(s.beta_2), one_minus_beta_2 = V::set1(s.one_minus_beta_2);
+    for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+        const auto g = load_vector<V, kPartial>(grads + i, lanes);
+        const auto m = load_vector<V, kPartial>(m_slot + i, lanes);
+        const auto v = load_vector<V, kPartial>(v_slot + i, lanes);
+        store_vector<V, kPartial>(m_slot + i, V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g))),
+                                  lanes);
+        store_vector<V, kPartial>(
+            v_slot + i, V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g)))), lanes);
+    });
+}
+
 template <class V>
 void add(float* dst, const float* src, std::int64_t count) {
     for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
@@ -515,6 +532,7 @@ KernelTable make_table(std::string_view isa) {
     table.maxpool_backward_disjoint = maxpool_backward_disjoint<V>;
     table.adam = adam<V>;
     table.nadam = nadam<V>;
+    table.decay_moments = decay_moments<V>;
     table.add = add<V>;
     table.all_finite = all_finite<V>;
     table.fma_probe = fma_probe<V>;
