@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
-#include <iterator>
 
 #include "core/backend/cpu_fast_common.h"
 #include "core/optim/optimizer.h"

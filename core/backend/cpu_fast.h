@@ -88,6 +88,8 @@ class CpuFastBackend : public CpuReferenceBackend {
     // it matches these shapes; else null.
     const fast::PoolArgs* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
                                         const TensorView& grad_x) const;
+    // A convolution of every sample (conv1d_forward, and the direct input gradient as one).
+    void convolve(const ConvGeometry& g, const float* x, const float* kernel, const float* bias, float* y);
     void conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,
                               const TensorView& grad_y, const TensorView& grad_x);
     void conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,

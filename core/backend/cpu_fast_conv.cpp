@@ -25,13 +25,16 @@ struct ConvGeometry {
 
     ConvGeometry(const TensorView& x, const TensorView& kernel, std::int64_t output_length,
                  std::int32_t pad_left)
-        : batch(x.shape[0]),
-          length(x.shape[1]),
-          in_channels(x.shape[2]),
-          window(kernel.shape[0]),
-          out_channels(kernel.shape[2]),
-          out_length(output_length),
-          pad(pad_left) {
+        : ConvGeometry(x.shape[0], x.shape[1], x.shape[2], kernel.shape[0], kernel.shape[2], output_length, pad_left) {}
+    ConvGeometry(std::int64_t batch_, std::int64_t length_, std::int64_t in_channels_, std::int64_t window_,
+                 std::int64_t out_channels_, std::int64_t out_length_, std::int64_t pad_)
+        : batch(batch_),
+          length(length_),
+          in_channels(in_channels_),
+          window(window_),
+          out_channels(out_channels_),
+          out_length(out_length_),
+          pad(pad_) {
         full_begin = std::clamp<std::int64_t>(pad, 0, out_length);
         full_end = std::clamp<std::int64_t>(length - window + pad + 1, full_begin, out_length);
     }
@@ -42,11 +45,11 @@ struct ConvGeometry {
     std::int64_t k_end(std::int64_t t) const {
         return std::min<std::int64_t>(window, length + pad - t);
     }
-    // Input rows s whose taps all land on output rows (s + pad - (K - 1) >= 0 and s + pad < To):
-    // the direct input gradient's full rows.
-    std::int64_t in_full_begin() const { return std::clamp<std::int64_t>(window - 1 - pad, 0, length); }
-    std::int64_t in_full_end() const {
-        return std::clamp<std::int64_t>(out_length - pad, in_full_begin(), length);
+    // The input gradient is itself a convolution, of grad_y with the kernel flipped (flip_kernel):
+    // grad_x[s] = sum over taps j of grad_y[s - (K - 1 - pad) + j] · flipped[j]. Its geometry: the
+    // output's rows and channels in, the input's out, padded by K - 1 - pad.
+    ConvGeometry input_gradient() const {
+        return ConvGeometry(batch, out_length, out_channels, window, in_channels, length, window - 1 - pad);
     }
     // One sample of x, of y (or grad_y) and of grad_x.
     std::int64_t x_sample() const { return length * in_channels; }
@@ -151,7 +154,8 @@ bool grad_x_folded(const fast::KernelTable& kernels, const ConvGeometry& g) {
     return lane_use(g.depth()) >= lane_use(g.in_channels);
 }
 
-// The direct input gradient reads the kernel flipped: flipped[j, o, c] = kernel[K - 1 - j, c, o].
+// The direct input gradient's kernel: flipped[j, o, c] = kernel[K - 1 - j, c, o], the
+// [K, Cout, Cin] kernel of ConvGeometry::input_gradient().
 void flip_kernel(const ConvGeometry& g, const float* kernel, float* flipped) {
     for (std::int64_t j = 0; j < g.window; ++j) {
         for (std::int64_t c = 0; c < g.in_channels; ++c) {
@@ -160,40 +164,6 @@ void flip_kernel(const ConvGeometry& g, const float* kernel, float* flipped) {
                 flipped[(j * g.out_channels + o) * g.in_channels + c] = w_row[o];
             }
         }
-    }
-}
-
-// grad_x[s, c] = sum over taps j of grad_y[s + pad - (K - 1) + j, :] · flipped[j, :, c]: again a
-// sliding-window GEMM, now over grad_y, for input rows [row_begin, row_end) of one sample.
-void conv_grad_x_direct_rows(const fast::KernelTable& kernels, const ConvGeometry& g, const float* flipped,
-                             const float* dy_b, float* dx_b, std::int64_t row_begin, std::int64_t row_end) {
-    GemmArgs gemm;
-    gemm.cols = g.in_channels;
-    gemm.a_row = g.out_channels;
-    gemm.a_depth = 1;
-    gemm.ldb = g.in_channels;
-    gemm.ldc = g.in_channels;
-    const std::int64_t full_begin = std::max(row_begin, g.in_full_begin()),
-                       full_end = std::min(row_end, g.in_full_end());
-    if (full_begin < full_end) {
-        gemm.rows = full_end - full_begin;
-        gemm.depth = g.window * g.out_channels;
-        gemm.a = dy_b + (full_begin + g.pad - g.window + 1) * g.out_channels;
-        gemm.b = flipped;
-        gemm.c = dx_b + full_begin * g.in_channels;
-        kernels.gemm(gemm);
-    }
-    for (std::int64_t s = row_begin; s < row_end; ++s) {
-        if (full_begin < full_end && s >= full_begin && s < full_end) continue;
-        const std::int64_t first_t = s + g.pad - g.window + 1;  // output row of tap j = 0
-        const std::int64_t j0 = std::max<std::int64_t>(0, -first_t);
-        const std::int64_t j1 = std::max(j0, std::min(g.window, g.out_length - first_t));
-        gemm.rows = 1;
-        gemm.depth = (j1 - j0) * g.out_channels;  // 0: no output row reads this input row
-        gemm.a = dy_b + (first_t + j0) * g.out_channels;
-        gemm.b = flipped + j0 * g.out_channels * g.in_channels;
-        gemm.c = dx_b + s * g.in_channels;
-        kernels.gemm(gemm);
     }
 }
 
@@ -243,14 +213,18 @@ std::vector<std::string> CpuFastBackend::kernel_choices() const {
 void CpuFastBackend::conv1d_forward(const TensorView& x, const TensorView& kernel, const TensorView& bias,
                                     const TensorView& y, const Conv1DParams& params) {
     check_conv1d_shapes(x, kernel, y);
-    const ConvGeometry g(x, kernel, y.shape[1], params.pad_left);
+    convolve(ConvGeometry(x, kernel, y.shape[1], params.pad_left), x.f32(), kernel.f32(), bias ? bias.f32() : nullptr,
+             y.f32());
+}
+
+// Every sample's output rows in chunks of kConvChunkRows, split over the threads.
+void CpuFastBackend::convolve(const ConvGeometry& g, const float* x, const float* kernel, const float* bias, float* y) {
     const std::int64_t chunks_per_sample = std::max<std::int64_t>(1, ceil_div(g.out_length, kConvChunkRows));
-    const float* bias_data = bias ? bias.f32() : nullptr;
     ThreadPool::instance().parallel_for(g.batch * chunks_per_sample, threads(), [&](std::int64_t chunk) {
         const std::int64_t b = chunk / chunks_per_sample;
         const std::int64_t row_begin = chunk % chunks_per_sample * kConvChunkRows;
-        conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data,
-                          y.f32() + b * g.y_sample(), row_begin, std::min(g.out_length, row_begin + kConvChunkRows));
+        conv_forward_rows(kernels_, g, x + b * g.x_sample(), kernel, bias, y + b * g.y_sample(), row_begin,
+                          std::min(g.out_length, row_begin + kConvChunkRows));
     });
 }
 
@@ -286,13 +260,7 @@ void CpuFastBackend::conv1d_grad_x_direct(const ConvGeometry& g, const TensorVie
                                           const TensorView& grad_y, const TensorView& grad_x) {
     float* flipped = scratch(static_cast<std::size_t>(g.window * g.out_channels * g.in_channels));
     flip_kernel(g, kernel.f32(), flipped);
-    const std::int64_t chunks_per_sample = std::max<std::int64_t>(1, ceil_div(g.length, kConvChunkRows));
-    ThreadPool::instance().parallel_for(g.batch * chunks_per_sample, threads(), [&](std::int64_t chunk) {
-        const std::int64_t b = chunk / chunks_per_sample;
-        const std::int64_t row_begin = chunk % chunks_per_sample * kConvChunkRows;
-        conv_grad_x_direct_rows(kernels_, g, flipped, grad_y.f32() + b * g.y_sample(), grad_x.f32() + b * g.x_sample(),
-                                row_begin, std::min(g.length, row_begin + kConvChunkRows));
-    });
+    convolve(g.input_gradient(), grad_y.f32(), flipped, nullptr, grad_x.f32());
 }
 
 void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,
@@ -457,7 +425,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
             conv_folded_z_rows(kernels_, g, prepared, dy_b, z, 0, g.out_length);
             kernels_.fold_windows(z, g.out_length, g.window, g.in_channels, g.pad, dx_b, 0, g.length);
         } else {
-            conv_grad_x_direct_rows(kernels_, g, prepared, dy_b, dx_b, 0, g.length);
+            conv_forward_rows(kernels_, g.input_gradient(), dy_b, prepared, nullptr, dx_b, 0, g.length);
         }
     }
 }
