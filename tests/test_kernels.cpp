@@ -159,6 +159,9 @@ struct ConvCase {
     const char* name;
     std::int64_t batch, length, in_channels, window, out_channels;
     bool same;
+
+    std::int32_t pad() const { return same ? same_pad_left(length, static_cast<std::int32_t>(window), 1) : 0; }
+    std::int64_t out_length() const { return conv_output_length(length, static_cast<std::int32_t>(window), 1, same); }
 };
 
 const ConvCase kConvCases[] = {
@@ -352,10 +355,8 @@ void TestKernels::conv1d() {
     QFETCH(int, index);
     SKIP_UNLESS_AVAILABLE(isa);
     const ConvCase& c = kConvCases[index];
-    const std::int32_t pad =
-        c.same ? same_pad_left(c.length, static_cast<std::int32_t>(c.window), 1) : 0;
-    const std::int64_t out_length =
-        conv_output_length(c.length, static_cast<std::int32_t>(c.window), 1, c.same);
+    const std::int32_t pad = c.pad();
+    const std::int64_t out_length = c.out_length();
     std::mt19937 rng(1234 + index);
     auto x = random_values(rng, c.batch * c.length * c.in_channels);
     auto kernel = random_values(rng, c.window * c.in_channels * c.out_channels);
@@ -563,9 +564,8 @@ void TestKernels::convReluPool() {
     SKIP_UNLESS_AVAILABLE(isa);
     const ConvPoolCase& c = kConvPoolCases[index];
     const ConvCase& conv = c.conv;
-    const auto window = static_cast<std::int32_t>(conv.window);
-    const std::int32_t conv_pad = conv.same ? same_pad_left(conv.length, window, 1) : 0;
-    const std::int64_t conv_length = conv_output_length(conv.length, window, 1, conv.same);
+    const std::int32_t conv_pad = conv.pad();
+    const std::int64_t conv_length = conv.out_length();
     const std::int32_t pool_pad = c.pool_same ? same_pad_left(conv_length, c.pool_size, c.stride) : 0;
     const std::int64_t pooled_length = conv_output_length(conv_length, c.pool_size, c.stride, c.pool_same);
     const Pool1DParams pool{c.pool_size, c.stride, pool_pad};
