@@ -186,6 +186,13 @@ void conv_folded_z_rows(const fast::KernelTable& kernels, const ConvGeometry& g,
     kernels.gemm(gemm);
 }
 
+// One sample's folded input gradient: its z, then each input row's sum of the taps that read it.
+void conv_grad_x_folded_sample(const fast::KernelTable& kernels, const ConvGeometry& g, const float* transposed,
+                               const float* dy_b, float* z_b, float* dx_b) {
+    conv_folded_z_rows(kernels, g, transposed, dy_b, z_b, 0, g.out_length);
+    kernels.fold_windows(z_b, g.out_length, g.window, g.in_channels, g.pad, dx_b, 0, g.length);
+}
+
 fast::PoolArgs pool_args(const TensorView& x, const TensorView& y, const Pool1DParams& params) {
     fast::PoolArgs geometry;
     geometry.batch = x.shape[0];
@@ -275,10 +282,8 @@ void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorVie
         // A sample at a time, its z folded while it is in cache (the batch's z is 0.66 MB at batch
         // 16 for the tutorial's conv1, more than a Zen 3 core's L2).
         pool.parallel_for(g.batch, thread_count, [&](std::int64_t b) {
-            float* z_b = z + b * g.out_length * depth;
-            conv_folded_z_rows(kernels_, g, transposed, grad_y.f32() + b * g.y_sample(), z_b, 0, g.out_length);
-            kernels_.fold_windows(z_b, g.out_length, g.window, g.in_channels, g.pad, grad_x.f32() + b * g.x_sample(), 0,
-                                  g.length);
+            conv_grad_x_folded_sample(kernels_, g, transposed, grad_y.f32() + b * g.y_sample(),
+                                      z + b * g.out_length * depth, grad_x.f32() + b * g.x_sample());
         });
         return;
     }
@@ -409,6 +414,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         }
     }
     float* z = prepared + depth * g.out_channels;
+    const ConvGeometry flipped_geometry = g.input_gradient();
     std::fill_n(grad_kernel.f32(), depth * g.out_channels, 0.0f);
     if (grad_bias) std::fill_n(grad_bias.f32(), g.out_channels, 0.0f);
     for (std::int64_t b = 0; b < g.batch; ++b) {
@@ -422,10 +428,9 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         if (!grad_x) continue;
         float* dx_b = grad_x.f32() + b * g.x_sample();
         if (folded) {
-            conv_folded_z_rows(kernels_, g, prepared, dy_b, z, 0, g.out_length);
-            kernels_.fold_windows(z, g.out_length, g.window, g.in_channels, g.pad, dx_b, 0, g.length);
+            conv_grad_x_folded_sample(kernels_, g, prepared, dy_b, z, dx_b);
         } else {
-            conv_forward_rows(kernels_, g.input_gradient(), dy_b, prepared, nullptr, dx_b, 0, g.length);
+            conv_forward_rows(kernels_, flipped_geometry, dy_b, prepared, nullptr, dx_b, 0, g.length);
         }
     }
 }
