@@ -249,8 +249,8 @@ class TestKernels : public QObject {
     void optimizers();
     void nadamOnBatchRows_data();
     void nadamOnBatchRows();
-    void decayMoments_data();
-    void decayMoments();
+    void nadamRowsOutsideBatch_data();
+    void nadamRowsOutsideBatch();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
     void nanAndInfPropagate_data();
@@ -786,21 +786,26 @@ void TestKernels::nadamOnBatchRows() {
     expect_identical_bits(v_ref, v, "second moment");
 }
 
-void TestKernels::decayMoments_data() {
+void TestKernels::nadamRowsOutsideBatch_data() {
     QTest::addColumn<QString>("isa");
     for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
 }
 
-// The moments' decay of the rows outside a batch, with gradients that are not zero (a product the
-// compiler fused into an FMA would show here), against reference_apply_update's own expressions.
-void TestKernels::decayMoments() {
+// The rows outside a batch: their moments decay, with gradients that are not zero (a product the
+// compiler fused into an FMA would show here), as reference_apply_update's own expressions, and
+// their weights stay; the one row inside is updated.
+void TestKernels::nadamRowsOutsideBatch() {
     QFETCH(QString, isa);
     SKIP_UNLESS_AVAILABLE(isa);
     std::mt19937 rng(5);
-    const int count = 1003;  // whole vectors and a partial one on every ISA
+    const int rows = 143, width = 7, count = rows * width;  // whole vectors and a partial one on every ISA
     const auto grads = random_values(rng, count, -1.0f, 1.0f);
     auto m = random_values(rng, count, -0.1f, 0.1f), v = random_values(rng, count, 0.0f, 0.1f);
-    auto m_ref = m, v_ref = v;
+    const auto weights = random_values(rng, count, -0.1f, 0.1f);
+    auto w = weights, m_ref = m, v_ref = v;
+    std::vector<float> counts(rows, 0.0f);
+    const int updated_row = 77;
+    counts[updated_row] = 1.0f;
     OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
     const OptimizerStep step = schedule.next_step();
     for (int i = 0; i < count; ++i) {
@@ -808,9 +813,14 @@ void TestKernels::decayMoments() {
         m_ref[k] = step.beta_1 * m_ref[k] + step.one_minus_beta_1 * grads[k];
         v_ref[k] = step.beta_2 * v_ref[k] + step.one_minus_beta_2 * (grads[k] * grads[k]);
     }
-    table->decay_moments(step, grads.data(), m.data(), v.data(), count);
+    table->nadam_rows(step, w.data(), grads.data(), m.data(), v.data(), counts.data(), rows, width);
     expect_identical_bits(m_ref, m, "first moment");
     expect_identical_bits(v_ref, v, "second moment");
+    for (int i = 0; i < count; ++i) {
+        const bool in_batch = i / width == updated_row;
+        QVERIFY2((w[static_cast<std::size_t>(i)] != weights[static_cast<std::size_t>(i)]) == in_batch,
+                 qPrintable(QString("weight %1 (row %2) %3").arg(i).arg(i / width).arg(in_batch ? "kept" : "changed")));
+    }
 }
 
 void TestKernels::addAndFiniteCheck_data() {

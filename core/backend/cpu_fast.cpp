@@ -166,20 +166,10 @@ void CpuFastBackend::apply_nadam_to_batch_rows(const OptimizerStep& step, const 
     const float* counts = sparse.row_counts.f32();
     const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kUpdateChunk / std::max<std::int64_t>(width, 1));
     ThreadPool::instance().parallel_for(ceil_div(rows, rows_per_chunk), threads(), [&](std::int64_t chunk) {
-        const std::int64_t chunk_end = std::min(rows, (chunk + 1) * rows_per_chunk);
-        for (std::int64_t row = chunk * rows_per_chunk; row < chunk_end;) {
-            const bool in_batch = counts[row] != 0.0f;
-            std::int64_t run_end = row + 1;
-            while (run_end < chunk_end && (counts[run_end] != 0.0f) == in_batch) ++run_end;
-            const std::int64_t begin = row * width, count = (run_end - row) * width;
-            if (in_batch) {
-                kernels_.nadam(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
-                               count);
-            } else {
-                kernels_.decay_moments(step, grads.f32() + begin, m.f32() + begin, v.f32() + begin, count);
-            }
-            row = run_end;
-        }
+        const std::int64_t first_row = chunk * rows_per_chunk, chunk_rows = std::min(rows - first_row, rows_per_chunk);
+        const std::int64_t begin = first_row * width;
+        kernels_.nadam_rows(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
+                            counts + first_row, chunk_rows, width);
     });
 }
 

@@ -141,17 +141,20 @@ void conv_grad_kernel_sample(const fast::KernelTable& kernels, const ConvGeometr
 }
 
 // Two ways to the input gradient; the GEMM of each is as wide as its output rows, so take the
-// one that fills more vector lanes: Cin wide (conv2: 64 of 64, "direct") or K * Cin wide (conv1:
-// 35 of 48 lanes, where Cin = 7 would fill 7 of 16, "folded"). At a tie (AVX2's conv1: 35 of 40
-// and 7 of 8) the folded one: its GEMM is 296 x 35 over 64 where the direct one is 300 x 7 over
-// 320, a broadcast per FMA and one vector per row (in one process, interleaved, the fused backward
-// of conv1 took 1.05 ms folded, 1.15 ms direct: Xeon, AVX2 kernels, batch 16, one thread).
+// one that fills more vector lanes: Cin wide ("direct") or K * Cin wide (conv1: 35 of 48 lanes,
+// where Cin = 7 would fill 7 of 16, "folded"). At a tie the folded GEMM has the better shape (AVX2's
+// conv1, 35 of 40 and 7 of 8: 296 x 35 over 64 where the direct one is 300 x 7 over 320, a broadcast
+// per FMA and one vector per row; the fused backward of conv1 took 1.05 ms folded, 1.15 ms direct),
+// unless both fill every lane (conv2, Cin = 64): then the direct one has no fold pass and no z to
+// write and read back (conv2's fused backward: 0.76 ms direct, 0.82 folded with AVX2; 0.41 and 0.47
+// with AVX-512). All measured in one process, interleaved: Xeon, batch 16, one thread.
 bool grad_x_folded(const fast::KernelTable& kernels, const ConvGeometry& g) {
     const int width = kernels.vector_width;
     auto lane_use = [width](std::int64_t n) {
         return static_cast<double>(n) / static_cast<double>(ceil_div(n, width) * width);
     };
-    return lane_use(g.depth()) >= lane_use(g.in_channels);
+    const double folded = lane_use(g.depth()), direct = lane_use(g.in_channels);
+    return folded > direct || (folded == direct && direct < 1.0);
 }
 
 // The direct input gradient's kernel: flipped[j, o, c] = kernel[K - 1 - j, c, o], the
@@ -347,7 +350,7 @@ void CpuFastBackend::maxpool1d_backward(const TensorView& grad_y, const TensorVi
         return;
     }
     ThreadPool::instance().parallel_for(geometry->batch, threads(), [&](std::int64_t b) {
-        kernels_.maxpool_backward_disjoint(*geometry, grad_y.f32(), argmax.i32(), grad_x.f32(), b, b + 1);
+        kernels_.maxpool_backward_disjoint(*geometry, grad_y.f32(), argmax.i32(), nullptr, grad_x.f32(), b, b + 1);
     });
 }
 
@@ -420,8 +423,10 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
     for (std::int64_t b = 0; b < g.batch; ++b) {
         float* dy_b = grad_conv_y.f32() + b * g.y_sample();
         const float* x_b = x.f32() + b * g.x_sample();
-        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), grad_conv_y.f32(), b, b + 1);
-        kernels_.relu_backward(conv_y.f32() + b * g.y_sample(), dy_b, dy_b, g.y_sample());
+        // The pooling's and the ReLU's backward in one pass over the sample's rows. (Adding each row to
+        // the bias gradient in the same pass was slower with AVX-512: every row's sums waited on the
+        // previous row's store; column_sums keeps them in registers.)
+        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), conv_y.f32(), grad_conv_y.f32(), b, b + 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
         conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);

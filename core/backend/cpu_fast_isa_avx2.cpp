@@ -93,7 +93,9 @@ struct V256 {
     static M greater(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
     static M is_nan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
     static M and_not(M a, M b) { return _mm256_andnot_ps(a, b); }
+    static M mask_and(M a, M b) { return _mm256_and_ps(a, b); }
     static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
+    static bool none(M m) { return _mm256_testz_ps(m, m) != 0; }
     static M equal_i(I a, I b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
     static F select(M m, F if_true, F if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
     static I select_i(M m, I if_true, I if_false) {

@@ -58,7 +58,9 @@ struct V512 {
     static M greater(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
     static M is_nan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
     static M and_not(M a, M b) { return M(~a & b); }
+    static M mask_and(M a, M b) { return M(a & b); }
     static M mask_or(M a, M b) { return M(a | b); }
+    static bool none(M m) { return m == 0; }
     static M equal_i(I a, I b) { return _mm512_cmpeq_epi32_mask(a, b); }
     static F select(M m, F if_true, F if_false) {
         return _mm512_mask_blend_ps(m, if_false, if_true);

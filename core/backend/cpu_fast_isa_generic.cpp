@@ -48,7 +48,9 @@ struct Scalar {
     static M greater(F a, F b) { return a > b; }
     static M is_nan(F a) { return std::isnan(a); }
     static M and_not(M a, M b) { return !a && b; }
+    static M mask_and(M a, M b) { return a && b; }
     static M mask_or(M a, M b) { return a || b; }
+    static bool none(M m) { return !m; }
     static M equal_i(I a, I b) { return a == b; }
     static F select(M m, F if_true, F if_false) { return m ? if_true : if_false; }
     static I select_i(M m, I if_true, I if_false) { return m ? if_true : if_false; }

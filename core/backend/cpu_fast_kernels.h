@@ -59,20 +59,24 @@ struct KernelTable {
     void (*maxpool_forward)(const PoolArgs& args, const float* x, float* y, std::int32_t* argmax,
                             std::int64_t batch_begin, std::int64_t batch_end);
     // Needs windows that do not overlap (stride >= pool_size): each input row then has at most
-    // one window, so grad_x is written once instead of zero-filled and scattered into.
-    void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y,
-                                      const std::int32_t* argmax, float* grad_x,
-                                      std::int64_t batch_begin, std::int64_t batch_end);
+    // one window, so grad_x is written once instead of zero-filled and scattered into. With
+    // relu_y (the pooling's input, a ReLU's output; else null) it is also the ReLU's backward,
+    // relu_backward on the result bit for bit, in the same pass.
+    void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
+                                      const float* relu_y, float* grad_x, std::int64_t batch_begin,
+                                      std::int64_t batch_end);
     // Adam and Nadam exactly as reference_apply_update (same operation order, no contraction):
     // bit-identical results.
     void (*adam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
                  std::int64_t count);
     void (*nadam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
                   std::int64_t count);
-    // m = beta_1 m + (1 - beta_1) g and v = beta_2 v + (1 - beta_2) g², as nadam computes them,
-    // without touching the weights (the Embedding rows outside a batch under TF2's sparse Nadam).
-    void (*decay_moments)(const OptimizerStep& step, const float* grads, float* m, float* v, std::int64_t count);
-    void (*add)(float* dst, const float* src, std::int64_t count);
+    // TF2's sparse Nadam on an Embedding table of `rows` rows of `width` floats: the rows in the
+    // batch (row_counts[row] != 0) as nadam updates them; the others' moments decay as nadam
+    // computes them (m = beta_1 m + (1 - beta_1) g, v = beta_2 v + (1 - beta_2) g²) and their
+    // weights stay.
+    void (*nadam_rows)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
+                       const float* row_counts, std::int64_t rows, std::int64_t width);    void (*add)(float* dst, const float* src, std::int64_t count);
     bool (*all_finite)(const float* x, std::int64_t count);
 
     // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of

@@ -7,7 +7,8 @@
 // block, in vectors), kFmaChains (independent multiply-add chains that saturate the FMA units),
 // and zero, set1, set1_i, tail, load, store, load_i, store_i (whole vectors), load_part,
 // store_part, load_i_part, store_i_part (the lanes of a tail(n) mask, a prefix), fmadd, add, sub,
-// mul, div, sqrt, relu, greater, is_nan, and_not, mask_or, equal_i, select, select_i, all_zero,
+// mul, div, sqrt, relu, greater, is_nan, and_not, mask_and, mask_or, none (no lane set), equal_i,
+// select, select_i, all_zero,
 // opaque (hides a value from the optimiser so that a product is never fused into the following
 // add).
 
@@ -374,22 +375,45 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
 // With stride >= pool_size, window t owns input rows t * stride - pad + k for k < pool_size and
 // no window reads the rows after them up to the next window (k in [pool_size, stride)) or past
 // the last window: those get zeros.
+// One input row of maxpool_backward_disjoint: its window's gradient and argmax row, the ReLU's
+// output row (or null) and where the row's gradient goes.
+template <class V>
+struct PoolRowPointers {
+    const float* grad_y;
+    const std::int32_t* argmax;
+    const float* relu_y;
+    float* grad_x;
+    typename V::I position;  // the row's index, in every lane
+    bool covered;            // inside a window (else its gradient is 0)
+};
+
+template <class V, bool kPartial>
+[[gnu::always_inline]] inline void pool_backward_vector(const PoolRowPointers<V>& r, std::int64_t c0,
+                                                        typename V::M lanes) {
+    auto value = V::zero();
+    if (r.covered) {
+        auto won = V::equal_i(load_i_vector<V, kPartial>(r.argmax + c0, lanes), r.position);
+        if (r.relu_y != nullptr) {
+            won = V::mask_and(won, V::greater(load_vector<V, kPartial>(r.relu_y + c0, lanes), V::zero()));
+        }
+        value = V::select(won, load_vector<V, kPartial>(r.grad_y + c0, lanes), V::zero());
+    }
+    store_vector<V, kPartial>(r.grad_x + c0, value, lanes);
+}
+
 template <class V>
 void maxpool_backward_disjoint(const PoolArgs& p, const float* grad_y, const std::int32_t* argmax,
-                               float* grad_x, std::int64_t batch_begin, std::int64_t batch_end) {
+                               const float* relu_y, float* grad_x, std::int64_t batch_begin, std::int64_t batch_end) {
+    // Plain loops over locals: through a lambda per vector GCC reloaded every captured pointer for
+    // each vector, a dozen scalar loads per 8 floats.
+    const std::int64_t channels = p.channels, whole = channels / V::W * V::W;
+    const auto tail = V::tail(static_cast<int>(channels - whole));
     auto write_row = [&](std::int64_t b, std::int64_t s, std::int64_t t, bool covered) {
-        float* dx = grad_x + (b * p.length + s) * p.channels;
-        const float* dy = grad_y + (b * p.out_length + t) * p.channels;
-        const std::int32_t* arg = argmax + (b * p.out_length + t) * p.channels;
-        const auto position = V::set1_i(static_cast<std::int32_t>(s));
-        for_vectors<V>(p.channels, [&]<bool kPartial>(std::int64_t c0, typename V::M lanes) {
-            auto value = V::zero();
-            if (covered) {
-                const auto won = V::equal_i(load_i_vector<V, kPartial>(arg + c0, lanes), position);
-                value = V::select(won, load_vector<V, kPartial>(dy + c0, lanes), V::zero());
-            }
-            store_vector<V, kPartial>(dx + c0, value, lanes);
-        });
+        const std::int64_t row = (b * p.length + s) * channels, out_row = (b * p.out_length + t) * channels;
+        const PoolRowPointers<V> r{grad_y + out_row, argmax + out_row, relu_y ? relu_y + row : nullptr,
+                                   grad_x + row, V::set1_i(static_cast<std::int32_t>(s)), covered};
+        for (std::int64_t c0 = 0; c0 < whole; c0 += V::W) pool_backward_vector<V, false>(r, c0, tail);
+        if (whole < channels) pool_backward_vector<V, true>(r, whole, tail);
     };
     for (std::int64_t b = batch_begin; b < batch_end; ++b) {
         for (std::int64_t t = 0; t < p.out_length; ++t) {
@@ -455,20 +479,44 @@ void nadam(const OptimizerStep& s, float* weights, const float* grads, float* m_
     });
 }
 
-// TF2's sparse Nadam on the Embedding rows outside the batch: their moments decay, their weights
-// stay; in nadam's operation order, so the moments are the reference's bit for bit.
+// TF2's sparse Nadam on an Embedding's rows: every row's moments as nadam computes them, and the
+// weights of the rows in the batch as nadam updates them (the others keep theirs), in nadam's
+// operation order, so the result is the reference's bit for bit. Flat over the rows' floats, a
+// vector at a time, whatever the row width: a kernel call per run of rows in or out of the batch
+// cost more than the arithmetic (the batch's rows are scattered, runs of a few rows of 7 floats).
 template <class V>
-void decay_moments(const OptimizerStep& s, const float* grads, float* m_slot, float* v_slot, std::int64_t count) {
+void nadam_rows(const OptimizerStep& s, float* weights, const float* grads, float* m_slot, float* v_slot,
+                const float* row_counts, std::int64_t rows, std::int64_t width) {
     const auto beta_1 = V::set1(s.beta_1), one_minus_beta_1 = V::set1(s.one_minus_beta_1);
     const auto beta_2 = V::set1(s.beta_2), one_minus_beta_2 = V::set1(s.one_minus_beta_2);
-    for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+    const auto g_coeff = V::set1(s.nadam_g_coeff), m_coeff = V::set1(s.nadam_m_coeff);
+    const auto v_scale = V::set1(s.nadam_v_scale), learning_rate = V::set1(s.learning_rate);
+    const auto epsilon = V::set1(s.epsilon);
+    std::int64_t row = 0, offset = 0;  // the row of the vector's first float, and that float's place in it
+    for_vectors<V>(rows * width, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+        // Row row + k holds the lanes [k * width - offset, (k + 1) * width - offset).
+        auto in_batch = V::tail(0);
+        for (std::int64_t k = 0, first = -offset; first < V::W && row + k < rows; ++k, first += width) {
+            if (row_counts[row + k] != 0.0f) {
+                in_batch = V::mask_or(in_batch, V::and_not(V::tail(static_cast<int>(std::max<std::int64_t>(first, 0))),
+                                                           V::tail(static_cast<int>(std::min<std::int64_t>(first + width, V::W)))));
+            }
+        }
         const auto g = load_vector<V, kPartial>(grads + i, lanes);
-        const auto m = load_vector<V, kPartial>(m_slot + i, lanes);
-        const auto v = load_vector<V, kPartial>(v_slot + i, lanes);
-        store_vector<V, kPartial>(m_slot + i, V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g))),
-                                  lanes);
-        store_vector<V, kPartial>(
-            v_slot + i, V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g)))), lanes);
+        auto m = load_vector<V, kPartial>(m_slot + i, lanes);
+        auto v = load_vector<V, kPartial>(v_slot + i, lanes);
+        m = V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g)));
+        v = V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g))));
+        store_vector<V, kPartial>(m_slot + i, m, lanes);
+        store_vector<V, kPartial>(v_slot + i, v, lanes);
+        if (!V::none(in_batch)) {
+            const auto m_hat = V::add(V::opaque(V::mul(g_coeff, g)), V::opaque(V::mul(m_coeff, m)));
+            const auto v_hat = V::mul(v, v_scale);
+            const auto step = V::div(V::mul(learning_rate, m_hat), V::add(V::sqrt(v_hat), epsilon));
+            const auto w = load_vector<V, kPartial>(weights + i, lanes);
+            store_vector<V, kPartial>(weights + i, V::select(in_batch, V::sub(w, step), w), lanes);
+        }
+        for (offset += V::W; offset >= width; offset -= width) ++row;
     });
 }
 
@@ -532,7 +580,7 @@ KernelTable make_table(std::string_view isa) {
     table.maxpool_backward_disjoint = maxpool_backward_disjoint<V>;
     table.adam = adam<V>;
     table.nadam = nadam<V>;
-    table.decay_moments = decay_moments<V>;
+    table.nadam_rows = nadam_rows<V>;
     table.add = add<V>;
     table.all_finite = all_finite<V>;
     table.fma_probe = fma_probe<V>;
