@@ -17,6 +17,26 @@ namespace mirrorlab::cli {
 
 namespace {
 
+// One replica's step layer by layer (core/train/step_parts.h), each GEMM-shaped layer's rate
+// beside the one-thread FMA peak: the rows far from it are where the epoch loses to the floor.
+void print_step_parts(const BenchResult& r) {
+    const StepParts& s = r.step_parts;
+    if (s.parts.empty()) return;
+    std::printf("Where a step goes (one replica on one thread, batch %d; medians of %d steps):\n", s.batch, s.steps);
+    std::printf("  %-34s %10s %11s %8s %9s\n", "part", "forward ms", "backward ms", "GFLOP/s", "of peak");
+    for (const StepPart& part : s.parts) {
+        const double ms = part.forward_ms + part.backward_ms;
+        const double gflops = part.gflop > 0 && ms > 0 ? part.gflop / ms * 1e3 : 0.0;
+        std::printf("  %-34s %10.3f %11.3f", part.name.c_str(), part.forward_ms, part.backward_ms);
+        if (gflops > 0 && r.fma_peak.one_core_gflops > 0) {
+            std::printf(" %8.1f %8.0f%%", gflops, 100.0 * gflops / r.fma_peak.one_core_gflops);
+        }
+        std::printf("\n");
+    }
+    std::printf("  %-34s %22.3f ms  (the all-reduce and the hand-offs between replicas come on top)\n", "one step",
+                s.total_ms());
+}
+
 void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
     std::printf("MirrorLab bench: reference workload (332,856 parameters, batch %d, Nadam, %s semantics)\n",
@@ -65,6 +85,7 @@ void print_text(const BenchResult& r) {
         std::printf("  link probe      %8.1f us + bytes / %.2f GB/s between the workers (all-gathers of 8 B to 2 MiB each)\n",
                     r.link.latency_us, r.link.gbytes_per_second);
     }
+    print_step_parts(r);
     if (r.scaling.empty()) return;
     std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",
                 static_cast<long long>(r.config.scaling_steps), r.scaling_rounds);
@@ -150,6 +171,8 @@ void add_bench_options(CLI::App& command, BenchConfig& config) {
                 "scaling table rows 1..N replicas (default: the core count; 0: none)");
     add_integer(command, "--scaling-steps", config.scaling_steps, 2, 1'000'000,
                 "timed steps per scaling row, spread over 5 interleaved rounds (default 400)");
+    add_integer(command, "--parts-steps", config.step_parts_steps, 0, 1'000'000,
+                "timed steps of the layer-by-layer breakdown (default 60; 0: none)");
 }
 
 }  // namespace
@@ -158,8 +181,9 @@ Command add_bench_command(CLI::App& app) {
     CLI::App* command = add_command(app, "bench", "time the reference workload");
     command->footer(
         "Trains the reference workload (the tutorial model, batch 32, Nadam) and prints ms/step,\n"
-        "samples/s, epoch seconds (training + validation, median over epochs), per-phase times, peak RSS\n"
-        "and a scaling table of 1..N replicas with one thread each.");
+        "samples/s, epoch seconds (training + validation, median over epochs), per-phase times, peak RSS,\n"
+        "where one replica's step goes layer by layer and a scaling table of 1..N replicas with one thread\n"
+        "each.");
     struct Options {
         BenchConfig config;
         bool json = false;

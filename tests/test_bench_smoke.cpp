@@ -151,6 +151,33 @@ class TestBenchSmoke : public QObject {
                      positive(phases.value(QStringLiteral("update_ms"))),
                  qPrintable(shown));
 
+        // Where a step goes (step_parts.h): one replica's shard, each layer by name (the fused
+        // Conv1D + MaxPooling1D pairs as one row), then the loss and the update; the layers' GEMM
+        // work adds up to the model's per-sample work times the shard.
+        const QJsonObject step_parts = root.value(QStringLiteral("step_parts")).toObject();
+        const int shard = 32 / replicas;
+        QCOMPARE(step_parts.value(QStringLiteral("batch")).toInt(), shard);
+        const QJsonArray parts = step_parts.value(QStringLiteral("parts")).toArray();
+        QStringList names;
+        double gflop = 0.0;
+        for (const QJsonValue& value : parts) {
+            const QJsonObject part = value.toObject();
+            names << part.value(QStringLiteral("name")).toString();
+            gflop += part.value(QStringLiteral("gflop")).toDouble();
+            QVERIFY2(part.value(QStringLiteral("forward_ms")).toDouble() >= 0 &&
+                         part.value(QStringLiteral("backward_ms")).toDouble() >= 0,
+                     qPrintable(shown));
+        }
+        QCOMPARE(names, QStringList({"embedding", "conv1d + max_pooling1d", "conv1d_1 + max_pooling1d_1", "flatten", "dense",
+                                     "loss (softmax cross-entropy)", "update (finite check, optimizer)"}));
+        QVERIFY2(std::abs(gflop - 10005120.0 * shard / 1e9) < 1e-9, qPrintable(shown));
+        for (int row : {1, 2, 4}) {  // the GEMM-shaped layers take time both ways
+            const QJsonObject part = parts.at(row).toObject();
+            QVERIFY2(positive(part.value(QStringLiteral("forward_ms"))) && positive(part.value(QStringLiteral("backward_ms"))),
+                     qPrintable(shown));
+        }
+        QVERIFY2(positive(parts.at(6).toObject().value(QStringLiteral("forward_ms"))), qPrintable(shown));
+
         // The scaling table (bench.h): 1..N replicas, one replica on every core where there are
         // several, and N independent copies where N > 1.
         const QJsonArray scaling = root.value(QStringLiteral("scaling")).toArray();

@@ -244,9 +244,11 @@ LayerPass ModelReplica::pass(std::size_t i, std::int32_t batch, bool training, s
     return pass;
 }
 
-void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed) {
+void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed, double* layer_ms) {
     for (std::size_t i = 0; i < model_.layers().size(); ++i) {
         const LayerType& type = layer_type(model_.layers()[i].config.kind);
+        const std::size_t first = i;
+        const auto start = layer_ms != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         if (runs_with_next_[i]) {
             type.forward_with_next(pass(i, batch, training, dropout_seed, false),
                                    pass(i + 1, batch, training, dropout_seed, false));
@@ -254,11 +256,13 @@ void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t 
         } else {
             type.forward(pass(i, batch, training, dropout_seed, false));
         }
+        if (layer_ms != nullptr) layer_ms[first] = elapsed_ms(start);
     }
 }
 
-void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed) {
+void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed, double* layer_ms) {
     for (std::size_t i = model_.layers().size(); i-- > 0;) {
+        const auto start = layer_ms != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         if (i > 0 && runs_with_next_[i - 1]) {  // layer i ran inside layer i - 1's op: both go back as one
             --i;
             const LayerType& type = layer_type(model_.layers()[i].config.kind);
@@ -266,6 +270,7 @@ void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed) 
         } else {
             layer_type(model_.layers()[i].config.kind).backward(pass(i, batch, true, dropout_seed, true));
         }
+        if (layer_ms != nullptr) layer_ms[i] = elapsed_ms(start);
     }
 }
 
@@ -276,6 +281,13 @@ LossCounts ModelReplica::run_loss(std::int32_t batch, std::int32_t global_batch,
     return backend_.softmax_cross_entropy(logits, labels_.view().slice(0, Shape{batch}),
                                           probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad,
                                           1.0f / static_cast<float>(global_batch), 5);
+}
+
+void ModelReplica::queue_step_loss(std::int32_t batch, std::int32_t global_batch) {
+    const std::size_t last = model_.layers().size() - 1;
+    backend_.step_loss(output_view(last, batch), labels_.view().slice(0, Shape{batch}),
+                       probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad_view(last, batch),
+                       1.0f / static_cast<float>(global_batch), 5, loss_marker());
 }
 
 LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
@@ -298,16 +310,33 @@ void ModelReplica::compute_gradients(const std::int32_t* ids, const std::int32_t
     auto start = std::chrono::steady_clock::now();
     upload_batch(ids, labels, batch);
     run_forward(batch, true, dropout_seed);
-    const std::size_t last = model_.layers().size() - 1;
-    backend_.step_loss(output_view(last, batch), labels_.view().slice(0, Shape{batch}),
-                       probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad_view(last, batch),
-                       1.0f / static_cast<float>(global_batch), 5, loss_marker());
+    queue_step_loss(batch, global_batch);
     backend_.mark(StepMark::ForwardEnd);
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
     start = std::chrono::steady_clock::now();
     run_backward(batch, dropout_seed);
     backend_.mark(StepMark::BackwardEnd);
     if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
+}
+
+StepPartTimes ModelReplica::time_step_parts(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                            std::uint64_t dropout_seed, const OptimizerStep& step) {
+    const std::size_t layers = model_.layers().size();
+    StepPartTimes times;
+    times.forward_ms.assign(layers, 0.0);
+    times.backward_ms.assign(layers, 0.0);
+    if (batch <= 0) return times;
+    upload_batch(ids, labels, batch);
+    run_forward(batch, true, dropout_seed, times.forward_ms.data());
+    auto start = std::chrono::steady_clock::now();
+    queue_step_loss(batch, batch);
+    times.loss_ms = elapsed_ms(start);
+    run_backward(batch, dropout_seed, times.backward_ms.data());
+    start = std::chrono::steady_clock::now();
+    apply_update_if_finite(step);
+    finish_step();
+    times.update_ms = elapsed_ms(start);
+    return times;
 }
 
 LossCounts ModelReplica::evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,

@@ -26,6 +26,15 @@ struct ReplicaTimings {
     double backward_ms = 0.0;
 };
 
+// Where one training step's host time goes, part by part (ModelReplica::time_step_parts), in ms.
+struct StepPartTimes {
+    // Per layer. Two layers that run as one op (ModelReplica::runs_with_next) count in the first;
+    // the second shows 0.
+    std::vector<double> forward_ms, backward_ms;
+    double loss_ms = 0.0;    // the fused softmax cross-entropy and its gradient
+    double update_ms = 0.0;  // the finite check and the optimizer's update of every variable
+};
+
 // What a replica allocates on its device (arena-rounded bytes), known before anything is
 // allocated: the model's state (weights, gradients, optimizer slots) and the per-shard buffers
 // (inputs, labels, every layer's output and its gradient, pooling positions, dropout masks).
@@ -93,6 +102,14 @@ public:
 
     void apply_update(const OptimizerStep& step);
 
+    // One training step on this replica alone (its own gradients, no all-reduce), each layer's
+    // forward and backward, the loss and the update timed with the host clock: where a step goes
+    // (`mirrorlab-cli bench`). Meaningful only where ops are done when they return (CPU backends).
+    StepPartTimes time_step_parts(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
+                                  std::uint64_t dropout_seed, const OptimizerStep& step);
+    // Whether layer `layer` runs in one op with the next (LayerType::fuses_with_next).
+    bool runs_with_next(std::size_t layer) const { return layer < runs_with_next_.size() && runs_with_next_[layer] != 0; }
+
 private:
     // Calls `update(weights, grads, slot0, slot1, sparse)` for every variable, in order, with the
     // slots its optimizer has (only the Embedding's table, its variable 0, has IndexedSlices statistics).
@@ -113,9 +130,12 @@ private:
     TensorView grad_view(std::size_t layer, std::int32_t batch) const;
     // Layer i's tensors for its forward pass (or, with `backward`, its backward pass too).
     LayerPass pass(std::size_t i, std::int32_t batch, bool training, std::uint64_t dropout_seed, bool backward) const;
-    void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed);
-    void run_backward(std::int32_t batch, std::uint64_t dropout_seed);
+    // With `layer_ms`, each op's host time goes to its (first) layer's entry.
+    void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed, double* layer_ms = nullptr);
+    void run_backward(std::int32_t batch, std::uint64_t dropout_seed, double* layer_ms = nullptr);
     LossCounts run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient);
+    // The training step's fused loss and its gradient (scaled by 1 / global_batch), kept on the device.
+    void queue_step_loss(std::int32_t batch, std::int32_t global_batch);
 
     Model model_;
     LogicalDevice& device_;

@@ -16,6 +16,7 @@
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
 #include "core/model/model.h"
+#include "core/train/step_parts.h"
 #include "core/train/trainer.h"
 #include "core/util/error.h"
 #include "core/util/json.h"
@@ -294,23 +295,9 @@ std::string backend_description() {
 ModelFlops model_flops(const Model& model) {
     ModelFlops flops;
     for (std::size_t i = 0; i < model.layers().size(); ++i) {
-        const LayerInfo& layer = model.layers()[i];
-        double positions = 1.0, depth = 0.0, outputs = 0.0;
-        if (layer.config.kind == LayerKind::Conv1D) {
-            positions = static_cast<double>(layer.output_shape[0]);
-            depth = static_cast<double>(layer.config.kernel_size) *
-                    static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
-            outputs = static_cast<double>(layer.config.filters);
-        } else if (layer.config.kind == LayerKind::Dense) {
-            for (int axis = 0; axis + 1 < layer.input_shape.rank(); ++axis)
-                positions *= static_cast<double>(layer.input_shape[axis]);
-            depth = static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
-            outputs = static_cast<double>(layer.config.units);
-        }
-        const double forward = 2.0 * positions * depth * outputs;
-        flops.forward_per_sample += forward;
-        // Layer 0's input is the token ids: no input gradient there.
-        flops.training_per_sample += forward + forward + (i > 0 ? forward : 0.0);
+        const LayerFlops layer = layer_flops(model.layers()[i], i == 0);
+        flops.forward_per_sample += layer.forward;
+        flops.training_per_sample += layer.forward + layer.backward;
     }
     return flops;
 }
@@ -494,6 +481,13 @@ BenchResult run_bench(const BenchConfig& config,
             result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
     }
 
+    if (config.workers == nullptr && config.step_parts_steps > 0) {
+        say("bench: where a step goes, layer by layer...");
+        OptimizerConfig optimizer = OptimizerConfig::defaults(OptimizerKind::Nadam);
+        optimizer.follow_keras(config.keras_semantics);
+        const std::int32_t shard = std::max(1, config.batch_size / std::max(1, result.run.replicas));
+        result.step_parts = measure_step_parts(model, data, shard, optimizer, config.step_parts_steps);
+    }
     if (config.workers == nullptr) measure_scaling(result, config, model, data, say);
     ThreadPool::instance().set_limit(saved_limit);
     return result;
@@ -578,6 +572,22 @@ std::string bench_to_json(const BenchResult& result) {
     run["allreduce_buffer_bytes"] = r.allreduce_buffer_bytes;
     run["final_loss"] = r.final_loss;
     root["run"] = std::move(run);
+    if (!result.step_parts.parts.empty()) {
+        Value parts = Value::object();
+        parts["batch"] = static_cast<double>(result.step_parts.batch);
+        parts["steps"] = static_cast<double>(result.step_parts.steps);
+        Value rows = Value::array();
+        for (const StepPart& part : result.step_parts.parts) {
+            Value row = Value::object();
+            row["name"] = part.name;
+            row["forward_ms"] = part.forward_ms;
+            row["backward_ms"] = part.backward_ms;
+            row["gflop"] = part.gflop;
+            rows.push_back(std::move(row));
+        }
+        parts["parts"] = std::move(rows);
+        root["step_parts"] = std::move(parts);
+    }
     Value scaling = Value::array();
     for (const ScalingRow& row : result.scaling) {
         Value entry = Value::object();

@@ -14,6 +14,7 @@
 #include "core/distribute/step_cost_model.h"
 #include "core/distribute/worker_communicator.h"
 #include "core/optim/optimizer.h"
+#include "core/train/step_parts.h"
 
 namespace mirrorlab {
 
@@ -35,6 +36,8 @@ struct BenchConfig {
     // Under mpirun: this process is one worker of several (MultiWorkerMirroredStrategy); `devices`
     // are its own, the numbers the job's (global batch per step), and there is no scaling table.
     WorkerCommunicator* workers = nullptr;
+    // Timed steps of the layer-by-layer breakdown (step_parts.h; 0: none). Not under mpirun.
+    int step_parts_steps = 60;
 };
 
 // Medians over the timed steps; a step's phase time is its slowest replica's.
@@ -145,6 +148,8 @@ struct BenchResult {
     double startup_rss_mib = 0.0;
     double data_rss_mib = 0.0;
     double process_peak_rss_mib = 0.0;
+    // One replica's step on one thread, layer by layer (step_parts.h), on the run's shard.
+    StepParts step_parts;
     std::vector<ScalingRow> scaling;
     int scaling_rounds = 0;
     // For the what-if scaling model (mirrorlab-cli whatif): how fast this thread adds gradients
