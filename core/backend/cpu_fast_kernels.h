@@ -29,6 +29,7 @@ struct GemmArgs {
     std::int64_t ldc = 0;
     const float* bias = nullptr;  // C starts from bias[col] (else 0) unless accumulate
     bool accumulate = false;      // C starts from its own values
+    bool relu = false;            // C is stored as relu(C), relu_forward's bits (a Conv1D's activation)
 };
 
 struct PoolArgs {

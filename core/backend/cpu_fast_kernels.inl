@@ -87,6 +87,13 @@ void gemm_block(const GemmArgs& g, std::int64_t row0, std::int64_t col0, typenam
         a += a_depth;
         b += ldb;
     }
+    if (g.relu) {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[r][v] = V::relu(acc[r][v]);
+        }
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
