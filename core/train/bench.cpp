@@ -403,6 +403,27 @@ void measure_scaling(BenchResult& result, const BenchConfig& config, const Model
     }
 }
 
+// The epoch's work, the rate it reached and the floors it is measured against (bench.h). An
+// epoch trains steps_per_epoch batches (the last one may be short) and validates every
+// validation sample.
+void compare_with_floor(BenchResult& result, const Model& model) {
+    const BenchConfig& config = result.config;
+    const std::int64_t trained = std::min<std::int64_t>(
+        result.train_samples, result.run.steps_per_epoch * std::int64_t{config.batch_size});
+    const std::int64_t validated = result.run.validation_steps > 0 ? result.validation_samples : 0;
+    result.epoch_flops = epoch_flops(model, trained, validated);
+    if (result.run.epoch_seconds > 0) result.achieved_gflops = result.epoch_flops / result.run.epoch_seconds / 1e9;
+    if (result.fma_peak.all_core_gflops > 0) {
+        result.floor_seconds = result.epoch_flops / (result.fma_peak.all_core_gflops * 1e9);
+        result.floor_ratio = result.floor_seconds > 0 ? result.run.epoch_seconds / result.floor_seconds : 0.0;
+    }
+    if (result.fma_peak.one_core_gflops > 0) {
+        result.cpu_floor_seconds = result.epoch_flops / (result.fma_peak.one_core_gflops * 1e9);
+        result.cpu_floor_ratio =
+            result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
+    }
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchConfig& config,
@@ -462,25 +483,9 @@ BenchResult run_bench(const BenchConfig& config,
     result.run = run_once(model, data, main_run);
     result.process_peak_rss_mib = std::max(peak_before_run_mib, result.run.peak_rss_mib);
 
-    // An epoch trains steps_per_epoch batches (the last one may be short) and validates every
-    // validation sample.
     say("bench: the FMA units' peak...");
     result.fma_peak = measure_fma_peak(threads);
-    const std::int64_t trained = std::min<std::int64_t>(
-        result.train_samples, result.run.steps_per_epoch * std::int64_t{config.batch_size});
-    const std::int64_t validated = result.run.validation_steps > 0 ? result.validation_samples : 0;
-    result.epoch_flops = epoch_flops(model, trained, validated);
-    if (result.run.epoch_seconds > 0) result.achieved_gflops = result.epoch_flops / result.run.epoch_seconds / 1e9;
-    if (result.fma_peak.all_core_gflops > 0) {
-        result.floor_seconds = result.epoch_flops / (result.fma_peak.all_core_gflops * 1e9);
-        result.floor_ratio = result.floor_seconds > 0 ? result.run.epoch_seconds / result.floor_seconds : 0.0;
-    }
-    if (result.fma_peak.one_core_gflops > 0) {
-        result.cpu_floor_seconds = result.epoch_flops / (result.fma_peak.one_core_gflops * 1e9);
-        result.cpu_floor_ratio =
-            result.cpu_floor_seconds > 0 ? result.run.cpu_seconds_per_epoch / result.cpu_floor_seconds : 0.0;
-    }
-
+    compare_with_floor(result, model);
     if (config.workers == nullptr && config.step_parts_steps > 0) {
         say("bench: where a step goes, layer by layer...");
         OptimizerConfig optimizer = OptimizerConfig::defaults(OptimizerKind::Nadam);
@@ -494,6 +499,26 @@ BenchResult run_bench(const BenchConfig& config,
 }
 
 namespace {
+
+
+// Where one replica's step goes (step_parts.h), a row per part.
+json::Value step_parts_json(const StepParts& step_parts) {
+    using json::Value;
+    Value parts = Value::object();
+    parts["batch"] = static_cast<double>(step_parts.batch);
+    parts["steps"] = static_cast<double>(step_parts.steps);
+    Value rows = Value::array();
+    for (const StepPart& part : step_parts.parts) {
+        Value row = Value::object();
+        row["name"] = part.name;
+        row["forward_ms"] = part.forward_ms;
+        row["backward_ms"] = part.backward_ms;
+        row["gflop"] = part.gflop;
+        rows.push_back(std::move(row));
+    }
+    parts["parts"] = std::move(rows);
+    return parts;
+}
 
 // The link probe's timed all-gathers and the α-β line fitted to them (mirrorlab-cli whatif reads it).
 json::Value link_probe_json(const BenchResult& result) {
@@ -572,22 +597,7 @@ std::string bench_to_json(const BenchResult& result) {
     run["allreduce_buffer_bytes"] = r.allreduce_buffer_bytes;
     run["final_loss"] = r.final_loss;
     root["run"] = std::move(run);
-    if (!result.step_parts.parts.empty()) {
-        Value parts = Value::object();
-        parts["batch"] = static_cast<double>(result.step_parts.batch);
-        parts["steps"] = static_cast<double>(result.step_parts.steps);
-        Value rows = Value::array();
-        for (const StepPart& part : result.step_parts.parts) {
-            Value row = Value::object();
-            row["name"] = part.name;
-            row["forward_ms"] = part.forward_ms;
-            row["backward_ms"] = part.backward_ms;
-            row["gflop"] = part.gflop;
-            rows.push_back(std::move(row));
-        }
-        parts["parts"] = std::move(rows);
-        root["step_parts"] = std::move(parts);
-    }
+    if (!result.step_parts.parts.empty()) root["step_parts"] = step_parts_json(result.step_parts);
     Value scaling = Value::array();
     for (const ScalingRow& row : result.scaling) {
         Value entry = Value::object();
