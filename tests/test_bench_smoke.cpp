@@ -168,12 +168,13 @@ class TestBenchSmoke : public QObject {
                          part.value(QStringLiteral("backward_ms")).toDouble() >= 0,
                      qPrintable(shown));
         }
-        QCOMPARE(names, QStringList({"embedding", "conv1d + max_pooling1d", "conv1d_1 + max_pooling1d_1", "flatten", "dense",
-                                     "loss (softmax cross-entropy)", "update (finite check, optimizer)"}));
+        QCOMPARE(names, QStringList({"embedding", "conv1d + max_pooling1d", "conv1d_1 + max_pooling1d_1", "flatten",
+                                     "dense", "loss (softmax cross-entropy)", "update (finite check, optimizer)"}));
         QVERIFY2(std::abs(gflop - 10005120.0 * shard / 1e9) < 1e-9, qPrintable(shown));
         for (int row : {1, 2, 4}) {  // the GEMM-shaped layers take time both ways
             const QJsonObject part = parts.at(row).toObject();
-            QVERIFY2(positive(part.value(QStringLiteral("forward_ms"))) && positive(part.value(QStringLiteral("backward_ms"))),
+            QVERIFY2(positive(part.value(QStringLiteral("forward_ms"))) &&
+                         positive(part.value(QStringLiteral("backward_ms"))),
                      qPrintable(shown));
         }
         QVERIFY2(positive(parts.at(6).toObject().value(QStringLiteral("forward_ms"))), qPrintable(shown));

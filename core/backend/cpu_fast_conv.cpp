@@ -378,9 +378,9 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
         // In chunks of rows, as the unfused op (one GEMM over all 296 rows of the tutorial's conv1 was
         // slower with AVX-512, 0.25-0.29 ms against 0.22-0.23 for the batch; no faster with AVX2).
         for (std::int64_t row_begin = 0; row_begin < g.out_length; row_begin += kConvChunkRows) {
+            const std::int64_t row_end = std::min(g.out_length, row_begin + kConvChunkRows);
             conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data,
-                              conv_y.f32() + b * g.y_sample(), row_begin, std::min(g.out_length, row_begin + kConvChunkRows),
-                              true);
+                              conv_y.f32() + b * g.y_sample(), row_begin, row_end, true);
         }
         kernels_.maxpool_forward(geometry, conv_y.f32(), y.f32(), argmax.i32(), b, b + 1);
     });
@@ -426,7 +426,8 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         // The pooling's and the ReLU's backward in one pass over the sample's rows. (Adding each row to
         // the bias gradient in the same pass was slower with AVX-512: every row's sums waited on the
         // previous row's store; column_sums keeps them in registers.)
-        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), conv_y.f32(), grad_conv_y.f32(), b, b + 1);
+        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), conv_y.f32(), grad_conv_y.f32(), b,
+                                           b + 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
         conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);

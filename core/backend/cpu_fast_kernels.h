@@ -77,7 +77,8 @@ struct KernelTable {
     // computes them (m = beta_1 m + (1 - beta_1) g, v = beta_2 v + (1 - beta_2) g²) and their
     // weights stay.
     void (*nadam_rows)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
-                       const float* row_counts, std::int64_t rows, std::int64_t width);    void (*add)(float* dst, const float* src, std::int64_t count);
+                       const float* row_counts, std::int64_t rows, std::int64_t width);
+    void (*add)(float* dst, const float* src, std::int64_t count);
     bool (*all_finite)(const float* x, std::int64_t count);
 
     // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of

@@ -379,9 +379,6 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
     }
 }
 
-// With stride >= pool_size, window t owns input rows t * stride - pad + k for k < pool_size and
-// no window reads the rows after them up to the next window (k in [pool_size, stride)) or past
-// the last window: those get zeros.
 // One input row of maxpool_backward_disjoint: its window's gradient and argmax row, the ReLU's
 // output row (or null) and where the row's gradient goes.
 template <class V>
@@ -408,6 +405,9 @@ template <class V, bool kPartial>
     store_vector<V, kPartial>(r.grad_x + c0, value, lanes);
 }
 
+// With stride >= pool_size, window t owns input rows t * stride - pad + k for k < pool_size and
+// no window reads the rows after them up to the next window (k in [pool_size, stride)) or past
+// the last window: those get zeros.
 template <class V>
 void maxpool_backward_disjoint(const PoolArgs& p, const float* grad_y, const std::int32_t* argmax,
                                const float* relu_y, float* grad_x, std::int64_t batch_begin, std::int64_t batch_end) {
@@ -462,23 +462,46 @@ void adam(const OptimizerStep& s, float* weights, const float* grads, float* m_s
     });
 }
 
+// Nadam's arithmetic, in reference_apply_update's order and with no product fused into an add
+// (V::opaque): nadam and nadam_rows both use it, so they stay the reference's bit for bit.
+template <class V>
+struct NadamMath {
+    using F = typename V::F;
+    F beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, g_coeff, m_coeff, v_scale, learning_rate, epsilon;
+
+    explicit NadamMath(const OptimizerStep& s)
+        : beta_1(V::set1(s.beta_1)),
+          one_minus_beta_1(V::set1(s.one_minus_beta_1)),
+          beta_2(V::set1(s.beta_2)),
+          one_minus_beta_2(V::set1(s.one_minus_beta_2)),
+          g_coeff(V::set1(s.nadam_g_coeff)),
+          m_coeff(V::set1(s.nadam_m_coeff)),
+          v_scale(V::set1(s.nadam_v_scale)),
+          learning_rate(V::set1(s.learning_rate)),
+          epsilon(V::set1(s.epsilon)) {}
+    // m = beta_1 m + (1 - beta_1) g, v = beta_2 v + (1 - beta_2) g².
+    void moments(F g, F& m, F& v) const {
+        m = V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g)));
+        v = V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g))));
+    }
+    // What the weight loses, from the gradient and the updated moments.
+    F step(F g, F m, F v) const {
+        const F m_hat = V::add(V::opaque(V::mul(g_coeff, g)), V::opaque(V::mul(m_coeff, m)));
+        const F v_hat = V::mul(v, v_scale);
+        return V::div(V::mul(learning_rate, m_hat), V::add(V::sqrt(v_hat), epsilon));
+    }
+};
+
 template <class V>
 void nadam(const OptimizerStep& s, float* weights, const float* grads, float* m_slot, float* v_slot,
            std::int64_t count) {
-    const auto beta_1 = V::set1(s.beta_1), one_minus_beta_1 = V::set1(s.one_minus_beta_1);
-    const auto beta_2 = V::set1(s.beta_2), one_minus_beta_2 = V::set1(s.one_minus_beta_2);
-    const auto g_coeff = V::set1(s.nadam_g_coeff), m_coeff = V::set1(s.nadam_m_coeff);
-    const auto v_scale = V::set1(s.nadam_v_scale), learning_rate = V::set1(s.learning_rate);
-    const auto epsilon = V::set1(s.epsilon);
+    const NadamMath<V> nadam_math(s);
     for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
         const auto g = load_vector<V, kPartial>(grads + i, lanes);
         auto m = load_vector<V, kPartial>(m_slot + i, lanes);
         auto v = load_vector<V, kPartial>(v_slot + i, lanes);
-        m = V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g)));
-        v = V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g))));
-        const auto m_hat = V::add(V::opaque(V::mul(g_coeff, g)), V::opaque(V::mul(m_coeff, m)));
-        const auto v_hat = V::mul(v, v_scale);
-        const auto step = V::div(V::mul(learning_rate, m_hat), V::add(V::sqrt(v_hat), epsilon));
+        nadam_math.moments(g, m, v);
+        const auto step = nadam_math.step(g, m, v);
         store_vector<V, kPartial>(
             weights + i, V::sub(load_vector<V, kPartial>(weights + i, lanes), step), lanes);
         store_vector<V, kPartial>(m_slot + i, m, lanes);
@@ -486,42 +509,43 @@ void nadam(const OptimizerStep& s, float* weights, const float* grads, float* m_
     });
 }
 
+// The lanes of a vector whose first float is `offset` floats into row `row` (of rows of `width`
+// floats) that belong to rows in the batch (row_counts != 0): row row + k holds the lanes
+// [k * width - offset, (k + 1) * width - offset).
+template <class V>
+typename V::M lanes_in_batch(const float* row_counts, std::int64_t rows, std::int64_t width, std::int64_t row,
+                             std::int64_t offset) {
+    auto in_batch = V::tail(0);
+    for (std::int64_t k = 0, first = -offset; first < V::W && row + k < rows; ++k, first += width) {
+        if (row_counts[row + k] == 0.0f) continue;
+        const int lanes_before = static_cast<int>(std::max<std::int64_t>(first, 0));
+        const int lanes_through = static_cast<int>(std::min<std::int64_t>(first + width, V::W));
+        in_batch = V::mask_or(in_batch, V::and_not(V::tail(lanes_before), V::tail(lanes_through)));
+    }
+    return in_batch;
+}
+
 // TF2's sparse Nadam on an Embedding's rows: every row's moments as nadam computes them, and the
-// weights of the rows in the batch as nadam updates them (the others keep theirs), in nadam's
-// operation order, so the result is the reference's bit for bit. Flat over the rows' floats, a
-// vector at a time, whatever the row width: a kernel call per run of rows in or out of the batch
-// cost more than the arithmetic (the batch's rows are scattered, runs of a few rows of 7 floats).
+// weights of the rows in the batch as nadam updates them (the others keep theirs). Flat over the
+// rows' floats, a vector at a time, whatever the row width: a kernel call per run of rows in or
+// out of the batch cost more than the arithmetic (the batch's rows are scattered, runs of a few
+// rows of 7 floats).
 template <class V>
 void nadam_rows(const OptimizerStep& s, float* weights, const float* grads, float* m_slot, float* v_slot,
                 const float* row_counts, std::int64_t rows, std::int64_t width) {
-    const auto beta_1 = V::set1(s.beta_1), one_minus_beta_1 = V::set1(s.one_minus_beta_1);
-    const auto beta_2 = V::set1(s.beta_2), one_minus_beta_2 = V::set1(s.one_minus_beta_2);
-    const auto g_coeff = V::set1(s.nadam_g_coeff), m_coeff = V::set1(s.nadam_m_coeff);
-    const auto v_scale = V::set1(s.nadam_v_scale), learning_rate = V::set1(s.learning_rate);
-    const auto epsilon = V::set1(s.epsilon);
+    const NadamMath<V> nadam_math(s);
     std::int64_t row = 0, offset = 0;  // the row of the vector's first float, and that float's place in it
     for_vectors<V>(rows * width, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
-        // Row row + k holds the lanes [k * width - offset, (k + 1) * width - offset).
-        auto in_batch = V::tail(0);
-        for (std::int64_t k = 0, first = -offset; first < V::W && row + k < rows; ++k, first += width) {
-            if (row_counts[row + k] != 0.0f) {
-                in_batch = V::mask_or(in_batch, V::and_not(V::tail(static_cast<int>(std::max<std::int64_t>(first, 0))),
-                                                           V::tail(static_cast<int>(std::min<std::int64_t>(first + width, V::W)))));
-            }
-        }
+        const auto in_batch = lanes_in_batch<V>(row_counts, rows, width, row, offset);
         const auto g = load_vector<V, kPartial>(grads + i, lanes);
         auto m = load_vector<V, kPartial>(m_slot + i, lanes);
         auto v = load_vector<V, kPartial>(v_slot + i, lanes);
-        m = V::add(V::opaque(V::mul(beta_1, m)), V::opaque(V::mul(one_minus_beta_1, g)));
-        v = V::add(V::opaque(V::mul(beta_2, v)), V::opaque(V::mul(one_minus_beta_2, V::mul(g, g))));
+        nadam_math.moments(g, m, v);
         store_vector<V, kPartial>(m_slot + i, m, lanes);
         store_vector<V, kPartial>(v_slot + i, v, lanes);
         if (!V::none(in_batch)) {
-            const auto m_hat = V::add(V::opaque(V::mul(g_coeff, g)), V::opaque(V::mul(m_coeff, m)));
-            const auto v_hat = V::mul(v, v_scale);
-            const auto step = V::div(V::mul(learning_rate, m_hat), V::add(V::sqrt(v_hat), epsilon));
             const auto w = load_vector<V, kPartial>(weights + i, lanes);
-            store_vector<V, kPartial>(weights + i, V::select(in_batch, V::sub(w, step), w), lanes);
+            store_vector<V, kPartial>(weights + i, V::select(in_batch, V::sub(w, nadam_math.step(g, m, v)), w), lanes);
         }
         for (offset += V::W; offset >= width; offset -= width) ++row;
     });

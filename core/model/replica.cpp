@@ -14,6 +14,8 @@ namespace mirrorlab {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
@@ -248,7 +250,7 @@ void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t 
     for (std::size_t i = 0; i < model_.layers().size(); ++i) {
         const LayerType& type = layer_type(model_.layers()[i].config.kind);
         const std::size_t first = i;
-        const auto start = layer_ms != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        const auto start = layer_ms != nullptr ? Clock::now() : Clock::time_point{};
         if (runs_with_next_[i]) {
             type.forward_with_next(pass(i, batch, training, dropout_seed, false),
                                    pass(i + 1, batch, training, dropout_seed, false));
@@ -262,7 +264,7 @@ void ModelReplica::run_forward(std::int32_t batch, bool training, std::uint64_t 
 
 void ModelReplica::run_backward(std::int32_t batch, std::uint64_t dropout_seed, double* layer_ms) {
     for (std::size_t i = model_.layers().size(); i-- > 0;) {
-        const auto start = layer_ms != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        const auto start = layer_ms != nullptr ? Clock::now() : Clock::time_point{};
         if (i > 0 && runs_with_next_[i - 1]) {  // layer i ran inside layer i - 1's op: both go back as one
             --i;
             const LayerType& type = layer_type(model_.layers()[i].config.kind);

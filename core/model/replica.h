@@ -108,7 +108,9 @@ public:
     StepPartTimes time_step_parts(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                   std::uint64_t dropout_seed, const OptimizerStep& step);
     // Whether layer `layer` runs in one op with the next (LayerType::fuses_with_next).
-    bool runs_with_next(std::size_t layer) const { return layer < runs_with_next_.size() && runs_with_next_[layer] != 0; }
+    bool runs_with_next(std::size_t layer) const {
+        return layer < runs_with_next_.size() && runs_with_next_[layer] != 0;
+    }
 
 private:
     // Calls `update(weights, grads, slot0, slot1, sparse)` for every variable, in order, with the

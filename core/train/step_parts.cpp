@@ -104,9 +104,9 @@ StepParts time_step_parts(const Model& model, const TrainData& data, std::int32_
     const std::int64_t batches = std::max<std::int64_t>(1, samples / shard);
     for (int step = 0; step < kWarmupSteps + steps; ++step) {
         const std::int64_t first = step % batches * shard;
-        const StepPartTimes times =
-            replica.time_step_parts(data.train_ids->ids.data() + first * length, data.train_labels->data() + first, shard,
-                                    static_cast<std::uint64_t>(step), schedule.next_step());
+        const std::int32_t* ids = data.train_ids->ids.data() + first * length;
+        const StepPartTimes times = replica.time_step_parts(ids, data.train_labels->data() + first, shard,
+                                                            static_cast<std::uint64_t>(step), schedule.next_step());
         if (step < kWarmupSteps) continue;
         for (std::size_t i = 0; i < layers; ++i) {
             forward[i].push_back(times.forward_ms[i]);
