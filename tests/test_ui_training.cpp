@@ -30,6 +30,7 @@
 #include "core/optim/optimizer.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/training/decimate.h"
+#include "ui/training/refresh_pacer.h"
 #include "ui/training/training_controller.h"
 #include "ui/training/training_panel.h"
 
@@ -140,6 +141,8 @@ private slots:
     // Last: they add runs the cases above do not expect.
     void decimationKeepsEndsAndSpikes();
     void longRunIsDrawnDecimatedAndZoomShowsDetail();
+    void refreshPacerKeepsGuiThreadInBudget();
+    void refreshPacerFollowsRuns();
 
 private:
     bool runToEnd(const RunSettings& settings);
@@ -589,6 +592,62 @@ void TestUiTraining::dataThatCannotTrainFailsTheRunNotTheApp() {
     QCOMPARE(controller_->state(), TrainingController::State::Idle);
     QVERIFY(runToEnd(smallRun(1)));
     QVERIFY(controller_->currentRun()->finished);
+}
+
+// The pacer with a simulated GUI thread whose work is a fixed 2 % of a core plus 5.6 % at the
+// 500 ms refresh, shrinking as the refresh slows (what perf measured of the GUI thread on the Xeon
+// under Xvfb while two replicas trained), sampled on every 50 ms drain.
+void TestUiTraining::refreshPacerKeepsGuiThreadInBudget() {
+    RefreshPacer pacer;
+    double now = 0.0, cpu = 0.0;
+    auto run_for = [&](double seconds, double fixed_share, double refresh_share_at_fastest) {
+        for (const double end = now + seconds; now < end;) {
+            now += 0.05;
+            cpu += 0.05 * (fixed_share + refresh_share_at_fastest * RefreshPacer::kFastestMs / pacer.intervalMs());
+            pacer.sample(now, cpu);
+        }
+    };
+    const auto shown = [&] {
+        return QString("interval %1 ms, share %2").arg(pacer.intervalMs()).arg(pacer.lastShare()).toUtf8();
+    };
+    // Cores not busy with training: the views keep their pace, however busy the thread.
+    pacer.setCoresBusy(false);
+    run_for(10, 0.02, 0.056);
+    QCOMPARE(pacer.intervalMs(), RefreshPacer::kFastestMs);
+    QVERIFY2(pacer.lastShare() > 0.07, shown().constData());
+    // Busy cores: the interval grows until the thread's share is the budget (1.4 s here).
+    pacer.setCoresBusy(true);
+    run_for(20, 0.02, 0.056);
+    QVERIFY2(pacer.intervalMs() > 1200 && pacer.intervalMs() < 1600, shown().constData());
+    QVERIFY2(std::abs(pacer.lastShare() - RefreshPacer::kBudget) < 0.003, shown().constData());
+    // One heavy second (a resize, say) doubles it at most; a heavy thread is held at the slowest.
+    const int before = pacer.intervalMs();
+    run_for(1.0, 0.02, 0.5);
+    QVERIFY2(pacer.intervalMs() <= 2 * before, shown().constData());
+    run_for(10, 0.02, 0.5);
+    QCOMPARE(pacer.intervalMs(), RefreshPacer::kSlowestMs);
+    // A light thread comes back to the fastest pace, and so does a run that frees the cores.
+    run_for(10, 0.005, 0.005);
+    QCOMPARE(pacer.intervalMs(), RefreshPacer::kFastestMs);
+    run_for(10, 0.02, 0.5);
+    QVERIFY2(pacer.intervalMs() > RefreshPacer::kFastestMs, shown().constData());
+    pacer.setCoresBusy(false);
+    QCOMPARE(pacer.intervalMs(), RefreshPacer::kFastestMs);
+}
+
+// A run on CPU devices marks the cores busy for the pacer while it goes; its end frees them.
+void TestUiTraining::refreshPacerFollowsRuns() {
+    QVERIFY(!controller_->refreshPacer().coresBusy());
+    controller_->start(smallRun(1));
+    QVERIFY(controller_->refreshPacer().coresBusy());
+    QVERIFY(controller_->waitForFinished(60000));
+    QTRY_VERIFY(!controller_->refreshPacer().coresBusy());
+    QCOMPARE(controller_->refreshIntervalMs(), RefreshPacer::kFastestMs);
+    // The clock the pacer reads is this thread's own CPU time: work advances it.
+    const double cpu_before = threadCpuSeconds();
+    volatile double sink = 0.0;
+    for (int i = 0; i < 20'000'000; ++i) sink = sink + i * 0.5;
+    QVERIFY2(threadCpuSeconds() > cpu_before, "the GUI thread's CPU clock did not move");
 }
 
 QTEST_MAIN(TestUiTraining)

@@ -34,7 +34,7 @@ constexpr std::size_t kRateWindow = 20;   // steps in the rolling samples/s
 // Twice a second: the phases and rates are read, not watched frame by frame, and every refresh
 // lays out rich text and repaints two charts on the main thread, which shares the cores with the
 // replicas.
-constexpr int kRefreshMs = 500;
+constexpr int kRefreshMs = RefreshPacer::kFastestMs;
 constexpr int kPhases = 5;
 constexpr int kBarHeight = 14;
 constexpr int kRowGap = 10;
@@ -261,7 +261,7 @@ private:
     std::vector<DeviceMemory> devices_;
 };
 
-MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QWidget(parent) {
+MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(buildThroughputBox());
     layout->addWidget(buildMemoryBox());
@@ -269,7 +269,7 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
 
     refresh_timer_ = new QTimer(this);
     refresh_timer_->setSingleShot(true);
-    refresh_timer_->setInterval(kRefreshMs);
+    refresh_timer_->setInterval(kRefreshMs);  // the controller's pacer may stretch it (scheduleRefresh)
     connect(refresh_timer_, &QTimer::timeout, this, &MonitorPanel::refreshNow);
     connect(replica_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
 
@@ -538,7 +538,9 @@ void MonitorPanel::setMemory(const MemoryEvent& event) {
 }
 
 void MonitorPanel::scheduleRefresh() {
-    if (!refresh_timer_->isActive()) refresh_timer_->start();
+    if (refresh_timer_->isActive()) return;
+    if (controller_ != nullptr) refresh_timer_->setInterval(controller_->refreshIntervalMs());
+    refresh_timer_->start();
 }
 
 int MonitorPanel::deviceRowCount() const { return static_cast<int>(memory_->devices().size()); }

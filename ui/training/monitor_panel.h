@@ -89,6 +89,7 @@ private:
     QValueAxis* phase_x_ = nullptr;
     QValueAxis* phase_y_ = nullptr;
     QLabel* phase_summary_ = nullptr;
+    TrainingController* controller_ = nullptr;  // may be null (tests)
     QTimer* refresh_timer_ = nullptr;
 };
 

@@ -5,6 +5,8 @@
 #include <QElapsedTimer>
 #include <QThread>
 
+#include <algorithm>
+
 #include "core/data/source.h"
 #include "core/device/plugin_loader.h"
 #include "core/optim/optimizer.h"
@@ -266,6 +268,11 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
     }
     trainer_->start();
     drain_timer_.start();
+    // A run on CPU devices uses every core (the replicas share the thread pool), so the GUI
+    // thread's time comes out of the training's.
+    pacer_.setCoresBusy(std::any_of(settings.devices.devices.begin(), settings.devices.devices.end(),
+                                    [](const DeviceChoice& choice) { return choice.type == DeviceType::CPU; }));
+    pacer_clock_.start();
     setState(State::Running);
     emit runStarted(runs_.back().id);
 }
@@ -444,6 +451,7 @@ void TrainingController::onEvent(const Event& event, std::vector<StepEndEvent>& 
 }
 
 void TrainingController::drainEvents() {
+    if (state_ != State::Idle) pacer_.sample(static_cast<double>(pacer_clock_.nsecsElapsed()) * 1e-9, threadCpuSeconds());
     std::vector<Event> pending;
     {
         std::lock_guard lock(queue_mutex_);
@@ -455,6 +463,7 @@ void TrainingController::drainEvents() {
     if (!steps.empty()) emit stepsEnded(steps);
     if (state_ == State::Idle) {
         drain_timer_.stop();
+        pacer_.setCoresBusy(false);
         // The run has reported its end: its thread is finishing; once joined, its last rows are
         // committed and its checkpoints known.
         if (recorded_) {

@@ -27,6 +27,7 @@
 #include "core/train/event_reader.h"
 #include "core/train/events.h"
 #include "core/train/trainer.h"
+#include "ui/training/refresh_pacer.h"
 
 namespace mirrorlab::ui {
 
@@ -97,6 +98,11 @@ public:
     ~TrainingController() override;
 
     std::shared_ptr<DeviceRegistry> registry() const { return registry_; }
+
+    // How often the training views should redraw now (refresh_pacer.h): 500 ms, stretched up to
+    // 2 s while a run on CPU devices keeps the cores busy and the GUI thread's share is over budget.
+    int refreshIntervalMs() const { return pacer_.intervalMs(); }
+    const RefreshPacer& refreshPacer() const { return pacer_; }
 
     // Starts a run; returns its id. Errors (bad devices, out of memory, ...) arrive as runFailed.
     int start(const RunSettings& settings);
@@ -198,6 +204,8 @@ private:
     std::unique_ptr<TensorBoardLogger> tensorboard_;  // the current run's live event files
     int tensorboard_run_ = 0;
     QTimer drain_timer_;
+    RefreshPacer pacer_;            // sampled on every drain while a run goes
+    QElapsedTimer pacer_clock_;     // the pacer's wall clock
     std::mutex queue_mutex_;
     std::vector<Event> queue_;
     std::vector<RunRecord> runs_;

@@ -149,8 +149,9 @@ TrainingPanel::TrainingPanel(TrainingController* controller, QWidget* parent)
     // Twice a second: enough to watch a run (TensorBoard refreshes every 30 s), and on a
     // software-rendered display (Xvfb, a remote desktop) stroking the antialiased curves then takes
     // a few percent of a core instead of the quarter of one that ten frames a second took from the
-    // replicas (issue #17).
-    refresh_timer_.setInterval(500);
+    // replicas (issue #17). While a run on CPU devices keeps the cores busy, the controller's pacer
+    // stretches it further when the GUI thread needs more than its budget (refresh_pacer.h).
+    refresh_timer_.setInterval(RefreshPacer::kFastestMs);
     connect(&refresh_timer_, &QTimer::timeout, this, &TrainingPanel::refresh);
 
     setSmoothing(0.0);
@@ -710,7 +711,9 @@ void TrainingPanel::resetZoom() {
 }
 
 void TrainingPanel::markDirty() {
-    if (!refresh_timer_.isActive()) refresh_timer_.start();
+    if (refresh_timer_.isActive()) return;
+    if (controller_ != nullptr) refresh_timer_.setInterval(controller_->refreshIntervalMs());
+    refresh_timer_.start();
 }
 
 void TrainingPanel::refreshNow() {
