@@ -4,9 +4,10 @@
 // validation points per epoch, optional smoothing, zoom and pan, overfitting / early-stopping
 // markers and a banner that explains them, plus curves of earlier runs as an overlay.
 //
-// The controller's signals only append to point buffers and mark the panel dirty; a 100 ms timer
-// pushes the buffers into the series with QXYSeries::replace (one repaint per batch, never one
-// append per step).
+// The controller's signals only append to point buffers and mark the panel dirty; a timer (every
+// 500 ms, or what the controller's refresh pacer asks while a CPU run keeps the cores busy) pushes
+// the buffers into the series with QXYSeries::replace (one repaint per batch, never one append per
+// step).
 #include <QList>
 #include <QPointF>
 #include <QString>
