@@ -451,7 +451,9 @@ void TrainingController::onEvent(const Event& event, std::vector<StepEndEvent>& 
 }
 
 void TrainingController::drainEvents() {
-    if (state_ != State::Idle) pacer_.sample(static_cast<double>(pacer_clock_.nsecsElapsed()) * 1e-9, threadCpuSeconds());
+    if (state_ != State::Idle) {
+        pacer_.sample(static_cast<double>(pacer_clock_.nsecsElapsed()) * 1e-9, threadCpuSeconds());
+    }
     std::vector<Event> pending;
     {
         std::lock_guard lock(queue_mutex_);
