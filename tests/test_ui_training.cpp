@@ -643,6 +643,11 @@ void TestUiTraining::refreshPacerFollowsRuns() {
     QVERIFY(controller_->waitForFinished(60000));
     QTRY_VERIFY(!controller_->refreshPacer().coresBusy());
     QCOMPARE(controller_->refreshIntervalMs(), RefreshPacer::kFastestMs);
+    // The finished run is drawn whole when it ends, not a paced interval later: every step's point.
+    QLineSeries* train = lineSeries(panel_->lossChart(), QStringLiteral("training"));
+    QVERIFY(train != nullptr);
+    QCOMPARE(train->count(), 13);  // ceil(400 / 32) steps of one epoch
+    QCOMPARE(panel_->statusText(), QStringLiteral("Finished: 1 epoch"));
     // The clock the pacer reads is this thread's own CPU time: work advances it.
     const double cpu_before = threadCpuSeconds();
     volatile double sink = 0.0;

@@ -279,6 +279,10 @@ MonitorPanel::MonitorPanel(TrainingController* controller, QWidget* parent) : QW
                 [this](const TrainBeginEvent& event) { setReplicaNames(event.devices); });
         connect(controller, &TrainingController::stepsEnded, this, &MonitorPanel::addSteps);
         connect(controller, &TrainingController::memoryUpdated, this, &MonitorPanel::setMemory);
+        // A run's last steps are shown when it ends, not a paced interval later.
+        connect(controller, &TrainingController::stateChanged, this, [this](TrainingController::State state) {
+            if (state == TrainingController::State::Idle && refresh_timer_->isActive()) refreshNow();
+        });
     }
     clear();
     keepWrappedTextTall();

@@ -528,7 +528,7 @@ void TrainingPanel::handleFinished(const FinishedEvent& event) {
     status_label_->setText(text);
     status_label_->setStyleSheet(QString());
     updateBanner();
-    markDirty();
+    refreshNow();  // the whole run at once, not a paced interval later
 }
 
 void TrainingPanel::handleFailed(const FailedEvent& event) {
@@ -538,6 +538,7 @@ void TrainingPanel::handleFailed(const FailedEvent& event) {
     status_label_->setText(tr("Failed (%1)%2: %3")
                                .arg(QString::fromStdString(event.kind), where, QString::fromStdString(event.reason)));
     status_label_->setStyleSheet(QStringLiteral("QLabel { color: #b00020; }"));
+    refreshNow();  // every step the run made, at once
 }
 
 void TrainingPanel::handleStateChanged(TrainingController::State state) {
