@@ -213,6 +213,12 @@ void add_isa_rows(const char* name, const std::function<void(QTestData&)>& fill)
     }
 }
 
+// One row per instruction set, for the tests that need nothing else.
+void add_isa_only_rows() {
+    QTest::addColumn<QString>("isa");
+    for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
+}
+
 double median_ms(const std::function<void()>& run, int repeats) {
     run();  // warm: pool threads, scratch buffers, caches
     std::vector<double> times;
@@ -261,15 +267,13 @@ class TestKernels : public QObject {
     void benchmarkKernels();
 };
 
-void TestKernels::gemmShapes_data() {
-    QTest::addColumn<QString>("isa");
-    for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
-}
+void TestKernels::gemmShapes_data() { add_isa_only_rows(); }
 
 // The GEMM kernel alone on every row count up to two blocks and column counts around the vector
 // widths: every block shape, row remainder and column split (including a partial last vector)
 // of every instruction set. With FMA (AVX2, AVX-512) each element is the FMA chain over depth
 // in order, bit for bit; the scalar build rounds products separately (within the GEMM bound).
+// The fifth mode stores the ReLU of each sum (GemmArgs::relu, the fused Conv1D's forward).
 // Around every C block, the row stride's padding must keep its sentinel: a partial vector's
 // store writes its lanes and nothing else.
 void TestKernels::gemmShapes() {
@@ -282,7 +286,7 @@ void TestKernels::gemmShapes() {
          {1, 3, 7, 8, 9, 15, 16, 17, 24, 25, 33, 35, 40, 46, 64, 65, 70, 129}) {
         for (std::int64_t rows = 1; rows <= 25; ++rows) {
             for (const std::int64_t depth : {0, 1, 5, 35}) {
-                for (int mode = 0; mode < 4; ++mode) {  // plain, A transposed, bias, accumulate
+                for (int mode = 0; mode < 5; ++mode) {  // plain, A transposed, bias, accumulate, ReLU
                     const bool transposed = mode == 1;
                     const std::int64_t lda = transposed ? rows + 2 : depth + 3, ldb = cols + 1,
                                        ldc = cols + 5;
@@ -308,6 +312,7 @@ void TestKernels::gemmShapes() {
                     g.ldc = ldc;
                     g.bias = mode == 2 ? bias.data() : nullptr;
                     g.accumulate = mode == 3;
+                    g.relu = mode == 4;
                     for (std::int64_t r = 0; r < rows; ++r) {
                         for (std::int64_t j = 0; j < cols; ++j) {
                             float sum = g.accumulate ? expected[r * ldc + j]
@@ -317,7 +322,8 @@ void TestKernels::gemmShapes() {
                                 const float x = a[r * g.a_row + p * g.a_depth], y = b[p * ldb + j];
                                 sum = fused ? std::fma(x, y, sum) : x * y + sum;
                             }
-                            expected[r * ldc + j] = sum;
+                            // ReLU as relu_forward: a NaN stays NaN (none here), -0 stays -0.
+                            expected[r * ldc + j] = g.relu && sum < 0.0f ? 0.0f : sum;
                         }
                     }
                     table->gemm(g);
@@ -786,10 +792,7 @@ void TestKernels::nadamOnBatchRows() {
     expect_identical_bits(v_ref, v, "second moment");
 }
 
-void TestKernels::nadamRowsOutsideBatch_data() {
-    QTest::addColumn<QString>("isa");
-    for (const QString& isa : isas()) QTest::newRow(qPrintable(isa)) << isa;
-}
+void TestKernels::nadamRowsOutsideBatch_data() { add_isa_only_rows(); }
 
 // The rows outside a batch: their moments decay, with gradients that are not zero (a product the
 // compiler fused into an FMA would show here), as reference_apply_update's own expressions, and
