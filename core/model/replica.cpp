@@ -16,8 +16,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double elapsed_ms(std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+double elapsed_ms(Clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
 }
 
 Shape batched(std::int32_t batch, const Shape& sample_shape) {
@@ -285,13 +285,6 @@ LossCounts ModelReplica::run_loss(std::int32_t batch, std::int32_t global_batch,
                                           1.0f / static_cast<float>(global_batch), 5);
 }
 
-void ModelReplica::queue_step_loss(std::int32_t batch, std::int32_t global_batch) {
-    const std::size_t last = model_.layers().size() - 1;
-    backend_.step_loss(output_view(last, batch), labels_.view().slice(0, Shape{batch}),
-                       probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad_view(last, batch),
-                       1.0f / static_cast<float>(global_batch), 5, loss_marker());
-}
-
 LossCounts ModelReplica::forward_backward(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                                           std::int32_t global_batch, std::uint64_t dropout_seed,
                                           ReplicaTimings* timings) {
@@ -309,14 +302,20 @@ void ModelReplica::compute_gradients(const std::int32_t* ids, const std::int32_t
         backend_.mark(StepMark::BackwardEnd);
         return;
     }
-    auto start = std::chrono::steady_clock::now();
+    auto start = Clock::now();
     upload_batch(ids, labels, batch);
-    run_forward(batch, true, dropout_seed);
-    queue_step_loss(batch, global_batch);
+    double* layer_forward_ms = timings != nullptr ? timings->layer_forward_ms : nullptr;
+    run_forward(batch, true, dropout_seed, layer_forward_ms);
+    const auto loss_start = layer_forward_ms != nullptr ? Clock::now() : Clock::time_point{};
+    const std::size_t last = model_.layers().size() - 1;
+    backend_.step_loss(output_view(last, batch), labels_.view().slice(0, Shape{batch}),
+                       probabilities_.view().slice(0, Shape{batch, model_.num_classes()}), grad_view(last, batch),
+                       1.0f / static_cast<float>(global_batch), 5, loss_marker());
+    if (layer_forward_ms != nullptr) timings->loss_ms = elapsed_ms(loss_start);
     backend_.mark(StepMark::ForwardEnd);
     if (timings != nullptr) timings->forward_ms = elapsed_ms(start);
-    start = std::chrono::steady_clock::now();
-    run_backward(batch, dropout_seed);
+    start = Clock::now();
+    run_backward(batch, dropout_seed, timings != nullptr ? timings->layer_backward_ms : nullptr);
     backend_.mark(StepMark::BackwardEnd);
     if (timings != nullptr) timings->backward_ms = elapsed_ms(start);
 }
@@ -327,14 +326,12 @@ StepPartTimes ModelReplica::time_step_parts(const std::int32_t* ids, const std::
     StepPartTimes times;
     times.forward_ms.assign(layers, 0.0);
     times.backward_ms.assign(layers, 0.0);
-    if (batch <= 0) return times;
-    upload_batch(ids, labels, batch);
-    run_forward(batch, true, dropout_seed, times.forward_ms.data());
-    auto start = std::chrono::steady_clock::now();
-    queue_step_loss(batch, batch);
-    times.loss_ms = elapsed_ms(start);
-    run_backward(batch, dropout_seed, times.backward_ms.data());
-    start = std::chrono::steady_clock::now();
+    ReplicaTimings timings;
+    timings.layer_forward_ms = times.forward_ms.data();
+    timings.layer_backward_ms = times.backward_ms.data();
+    compute_gradients(ids, labels, batch, batch, dropout_seed, &timings);  // the step's own path
+    times.loss_ms = timings.loss_ms;
+    const auto start = Clock::now();
     apply_update_if_finite(step);
     finish_step();
     times.update_ms = elapsed_ms(start);

@@ -22,8 +22,13 @@ struct LayerPass;
 std::vector<float> initial_weights(const Model& model, std::uint64_t seed);
 
 struct ReplicaTimings {
-    double forward_ms = 0.0;
+    double forward_ms = 0.0;   // the batch's upload, the forward pass and the loss
     double backward_ms = 0.0;
+    // Optional, where a caller wants each op timed (ModelReplica::time_step_parts): one entry per
+    // layer each (two layers that run as one op count in the first), and the loss alone.
+    double* layer_forward_ms = nullptr;
+    double* layer_backward_ms = nullptr;
+    double loss_ms = 0.0;
 };
 
 // Where one training step's host time goes, part by part (ModelReplica::time_step_parts), in ms.
@@ -136,8 +141,6 @@ private:
     void run_forward(std::int32_t batch, bool training, std::uint64_t dropout_seed, double* layer_ms = nullptr);
     void run_backward(std::int32_t batch, std::uint64_t dropout_seed, double* layer_ms = nullptr);
     LossCounts run_loss(std::int32_t batch, std::int32_t global_batch, bool with_gradient);
-    // The training step's fused loss and its gradient (scaled by 1 / global_batch), kept on the device.
-    void queue_step_loss(std::int32_t batch, std::int32_t global_batch);
 
     Model model_;
     LogicalDevice& device_;

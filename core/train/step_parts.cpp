@@ -25,9 +25,6 @@ std::string part_name(const Model& model, std::size_t layer, const ModelReplica&
     return name;
 }
 
-StepParts time_step_parts(const Model& model, const TrainData& data, std::int32_t shard,
-                          const OptimizerConfig& optimizer, int steps);
-
 }  // namespace
 
 LayerFlops layer_flops(const LayerInfo& layer, bool first_layer) {
@@ -54,25 +51,6 @@ double StepParts::total_ms() const {
     double total = 0.0;
     for (const StepPart& part : parts) total += part.forward_ms + part.backward_ms;
     return total;
-}
-
-StepParts measure_step_parts(const Model& model, const TrainData& data, std::int32_t shard,
-                             const OptimizerConfig& optimizer, int steps) {
-    // On a thread of its own that flushes denormals, as a replica's thread does (tiny gradients
-    // would otherwise slow the float math many times), leaving the caller's floating-point mode as it was.
-    StepParts result;
-    std::exception_ptr error;
-    std::thread worker([&] {
-        try {
-            enable_flush_denormals();
-            result = time_step_parts(model, data, shard, optimizer, steps);
-        } catch (...) {
-            error = std::current_exception();
-        }
-    });
-    worker.join();
-    if (error) std::rethrow_exception(error);
-    return result;
 }
 
 namespace {
@@ -138,5 +116,24 @@ StepParts time_step_parts(const Model& model, const TrainData& data, std::int32_
 }
 
 }  // namespace
+
+StepParts measure_step_parts(const Model& model, const TrainData& data, std::int32_t shard,
+                             const OptimizerConfig& optimizer, int steps) {
+    // On a thread of its own that flushes denormals, as a replica's thread does (tiny gradients
+    // would otherwise slow the float math many times), leaving the caller's floating-point mode as it was.
+    StepParts result;
+    std::exception_ptr error;
+    std::thread worker([&] {
+        try {
+            enable_flush_denormals();
+            result = time_step_parts(model, data, shard, optimizer, steps);
+        } catch (...) {
+            error = std::current_exception();
+        }
+    });
+    worker.join();
+    if (error) std::rethrow_exception(error);
+    return result;
+}
 
 }  // namespace mirrorlab
