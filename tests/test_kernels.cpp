@@ -864,6 +864,23 @@ void TestKernels::addAndFiniteCheck() {
     }
     std::vector<float> extremes(static_cast<std::size_t>(count), std::numeric_limits<float>::max());
     QVERIFY(fast_backend.all_finite(view(extremes, shape)));
+
+    // The all-reduce's add with the check riding on it: the same sum, and the verdict on the sum
+    // (finite addends that overflow included), wherever the bad element sits in the vectors.
+    std::vector<float> fused = a;
+    QVERIFY(fast_backend.add_inplace_all_finite(view(fused, shape), view(b, shape)));
+    expect_identical_bits(sum_ref, fused, "add_inplace_all_finite");
+    for (float value : bad) {
+        for (int position : {0, count / 2, count - 1}) {
+            std::vector<float> dst = a, src = b;
+            src[static_cast<std::size_t>(position)] = value;
+            QVERIFY2(!fast_backend.add_inplace_all_finite(view(dst, shape), view(src, shape)),
+                     qPrintable(QString("%1 at %2 not seen").arg(value).arg(position)));
+        }
+    }
+    std::vector<float> overflow = extremes;
+    QVERIFY(!fast_backend.add_inplace_all_finite(view(overflow, shape), view(extremes, shape)));
+    QVERIFY(!reference.add_inplace_all_finite(view(extremes, shape), view(overflow, shape)));
 }
 
 void TestKernels::nanAndInfPropagate_data() {

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -19,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/backend/cpu_fast.h"
 #include "core/backend/cpu_reference.h"
 #include "core/device/device.h"
 #include "core/distribute/cross_device_ops.h"
@@ -150,9 +153,10 @@ QString sizes_text(const std::vector<std::int32_t>& sizes) {
     return parts.join('+');
 }
 
-std::unique_ptr<CrossDeviceOps> make_ops(AllReduceAlgorithm algorithm, bool split_reduction = false) {
+// split_reduction: as the strategy builds it for CPU devices, which knows the replicas' number.
+std::unique_ptr<CrossDeviceOps> make_ops(AllReduceAlgorithm algorithm, bool split_reduction = false, int replicas = 0) {
     if (algorithm == AllReduceAlgorithm::Ring) return std::make_unique<RingAllReduce>();
-    return std::make_unique<ReduceToOneDevice>(split_reduction);
+    return std::make_unique<ReduceToOneDevice>(split_reduction, split_reduction ? replicas : 0);
 }
 
 void add_algorithm_rows_by_replicas(const std::vector<int>& replica_counts) {
@@ -273,6 +277,8 @@ class TestMirrored : public QObject {
     void dropout_masks_differ_per_replica();
     void batch_smaller_than_replica_count();
     void non_finite_step_skips_the_update();
+    void split_all_reduce_sees_every_non_finite_element_data();
+    void split_all_reduce_sees_every_non_finite_element();
     void replica_failing_mid_step_stops_every_replica();
     void set_weights_reaches_every_replica();
 
@@ -527,7 +533,7 @@ void TestMirrored::all_reduce_sums_bit_identically() {
     const bool reduce = algorithm == static_cast<int>(AllReduceAlgorithm::ReduceToOneDevice);
     // Reduce-to-one-device runs on replica 0 alone (GPUs) or split across the replicas (CPUs).
     for (const bool split : reduce ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-        const auto ops = make_ops(static_cast<AllReduceAlgorithm>(algorithm), split);
+        const auto ops = make_ops(static_cast<AllReduceAlgorithm>(algorithm), split, replicas);
         QCOMPARE(static_cast<int>(ops->algorithm()), algorithm);
 
         std::vector<CpuReferenceBackend> backend_storage(n);
@@ -571,6 +577,62 @@ void TestMirrored::all_reduce_sums_bit_identically() {
                 for (std::size_t r = 1; r < n; ++r) {
                     QVERIFY2(bit_identical(host[r], host[0]), qPrintable(where + QString(", replica %1 differs").arg(r)));
                 }
+                // Split over host memory, the sum was checked as it was made; elsewhere the update checks.
+                QCOMPARE(ops->sum_all_finite(), split ? std::optional<bool>(true) : std::nullopt);
+            }
+        }
+    }
+}
+
+void TestMirrored::split_all_reduce_sees_every_non_finite_element_data() {
+    QTest::addColumn<int>("replicas");
+    for (int n : {1, 2, 3, 5}) QTest::newRow(qPrintable(QString("%1 replicas").arg(n))) << n;
+}
+
+// The verdict that guards the update, made by the CPU's split all-reduce: a NaN, an infinity or
+// finite gradients whose sum overflows, in any replica's buffer and in any replica's slice, keep
+// every replica from updating; a finite sum lets all of them.
+void TestMirrored::split_all_reduce_sees_every_non_finite_element() {
+    QFETCH(int, replicas);
+    const auto n = static_cast<std::size_t>(replicas);
+    const auto ops = make_ops(AllReduceAlgorithm::ReduceToOneDevice, true, replicas);
+    std::vector<CpuFastBackend> backend_storage(n);
+    std::vector<Backend*> backends;
+    for (auto& backend : backend_storage) backends.push_back(&backend);
+    ReplicaThreads threads(replicas);
+    StepBarrier barrier(replicas);
+    const std::int64_t count = 1001;
+    const float max = std::numeric_limits<float>::max();
+    struct Poison {
+        const char* what;
+        float value;  // written into one replica's buffer; `max` goes into every buffer (an overflowing sum)
+    };
+    const Poison poisons[] = {{"NaN", std::numeric_limits<float>::quiet_NaN()},
+                              {"+inf", std::numeric_limits<float>::infinity()},
+                              {"-inf", -std::numeric_limits<float>::infinity()},
+                              {"an overflowing sum", max}};
+    auto all_reduce = [&](std::vector<std::vector<float>>& host) {
+        std::vector<TensorView> buffers;
+        for (auto& h : host) buffers.push_back(TensorView{h.data(), Shape{count}, DType::F32});
+        threads.run([&](int r) { ops->all_reduce(r, buffers, backends, barrier); });
+        return ops->sum_all_finite();
+    };
+    for (const Poison& poison : poisons) {
+        for (std::int64_t position : {std::int64_t{0}, count / 3, count / 2, count - 1}) {
+            for (std::size_t owner = 0; owner < n; ++owner) {
+                std::vector<std::vector<float>> host(n, std::vector<float>(static_cast<std::size_t>(count), 0.25f));
+                const auto p = static_cast<std::size_t>(position);
+                if (poison.value == max) {
+                    for (auto& h : host) h[p] = max;
+                } else {
+                    host[owner][p] = poison.value;
+                }
+                const QString where = QString("%1 at %2 of replica %3").arg(poison.what).arg(position).arg(owner);
+                QVERIFY2(all_reduce(host) == std::optional<bool>(n == 1 && poison.value == max), qPrintable(where));
+                // The next, finite sum is judged afresh.
+                std::vector<std::vector<float>> clean(n, std::vector<float>(static_cast<std::size_t>(count), 0.25f));
+                QVERIFY2(all_reduce(clean) == std::optional<bool>(true), qPrintable(where + ", then a finite sum"));
+                if (poison.value == max) break;  // in every buffer: one owner is enough
             }
         }
     }

@@ -20,6 +20,12 @@ void Backend::step_loss(const TensorView& logits, const TensorView& labels, cons
 
 void Backend::step_check_finite(const TensorView& summed) { step_update_allowed_ = all_finite(summed); }
 
+bool Backend::add_inplace_all_finite(const TensorView& dst, const TensorView& src) {
+    add_inplace(dst, src);
+    synchronize();
+    return all_finite(dst);
+}
+
 void Backend::step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                 const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
     if (step_update_allowed_) apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -135,6 +135,10 @@ public:
     // buffer, loss markers included, bit-identical on every replica, so every replica decides
     // alike) is finite. Decided where `summed` lives; the host learns it from finish_step().
     virtual void step_check_finite(const TensorView& summed);
+    // step_check_finite() for a caller that already knows the verdict: the all-reduce through host
+    // memory saw every element of the sum as it made it (add_inplace_all_finite). For backends whose
+    // memory the host reads; one that keeps its verdict on the device (CUDA) refuses the update after it.
+    void step_set_finite(bool summed_all_finite) { step_update_allowed_ = summed_all_finite; }
     // apply_update(), run only when the last step_check_finite() found everything finite.
     virtual void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                    const TensorView& slot0, const TensorView& slot1,
@@ -258,6 +262,10 @@ public:
 
     // dst += src (same shape); the all-reduce's building block. Queued as copy() is.
     virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;
+    // add_inplace(), then whether every element of dst is finite: for an all-reduce through host
+    // memory (CPU devices), which checks its sum as it makes it instead of the update reading the
+    // summed buffer again (step_set_finite). The host waits for the sum.
+    virtual bool add_inplace_all_finite(const TensorView& dst, const TensorView& src);
     // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
     virtual double sum_of_squares(const TensorView& x) = 0;
     virtual bool all_finite(const TensorView& x) = 0;

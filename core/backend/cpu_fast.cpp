@@ -203,6 +203,11 @@ void CpuFastBackend::add_inplace(const TensorView& dst, const TensorView& src) {
     kernels_.add(dst.f32(), src.f32(), dst.numel());
 }
 
+bool CpuFastBackend::add_inplace_all_finite(const TensorView& dst, const TensorView& src) {
+    if (dst.numel() != src.numel()) check_same_shape(dst, src, "add");
+    return kernels_.add_all_finite(dst.f32(), src.f32(), dst.numel());
+}
+
 bool CpuFastBackend::all_finite(const TensorView& x) {
     return kernels_.all_finite(x.f32(), x.numel());
 }

@@ -70,6 +70,7 @@ class CpuFastBackend : public CpuReferenceBackend {
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;
+    bool add_inplace_all_finite(const TensorView& dst, const TensorView& src) override;
     bool all_finite(const TensorView& x) override;
 
   private:

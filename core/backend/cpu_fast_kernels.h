@@ -79,6 +79,8 @@ struct KernelTable {
     void (*nadam_rows)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
                        const float* row_counts, std::int64_t rows, std::int64_t width);
     void (*add)(float* dst, const float* src, std::int64_t count);
+    // add, then whether every element of dst is finite (all_finite, in the same pass).
+    bool (*add_all_finite)(float* dst, const float* src, std::int64_t count);
     bool (*all_finite)(const float* x, std::int64_t count);
 
     // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of

@@ -561,6 +561,19 @@ void add(float* dst, const float* src, std::int64_t count) {
     });
 }
 
+// The all-reduce's sum with its finiteness check riding on it (the sum is in registers anyway):
+// dst += src, then whether every element of the result is finite, as all_finite below decides.
+template <class V>
+bool add_all_finite(float* dst, const float* src, std::int64_t count) {
+    auto check = V::zero();
+    for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+        const auto sum = V::add(load_vector<V, kPartial>(dst + i, lanes), load_vector<V, kPartial>(src + i, lanes));
+        store_vector<V, kPartial>(dst + i, sum, lanes);
+        check = V::add(check, V::mul(sum, V::zero()));
+    });
+    return V::all_zero(check);
+}
+
 // x * 0 is 0 for every finite x and NaN for an infinity or a NaN; the sum stays 0 until then.
 template <class V>
 bool all_finite(const float* x, std::int64_t count) {
@@ -613,6 +626,7 @@ KernelTable make_table(std::string_view isa) {
     table.nadam = nadam<V>;
     table.nadam_rows = nadam_rows<V>;
     table.add = add<V>;
+    table.add_all_finite = add_all_finite<V>;
     table.all_finite = all_finite<V>;
     table.fma_probe = fma_probe<V>;
     table.fma_probe_flops = 2 * V::W * V::kFmaChains;

@@ -3,6 +3,7 @@
 // any devices (reduce to one device, ring); a DeviceProvider may offer its own over its devices
 // (the CUDA plugin's NCCL), which is why it lives here, below distribute.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,11 @@ public:
     // writes its buffer again only after every replica's Backend::finish_step.
     virtual void all_reduce(int replica, const std::vector<TensorView>& buffers,
                             const std::vector<Backend*>& backends, StepBarrier& barrier) = 0;
+    // Whether every element of the sum is finite, where all_reduce() checked it as it summed (host
+    // memory): the same verdict on every replica, read by each after its all_reduce() returned and
+    // before its step ends, so that no replica reads the summed buffer again for it. nullopt where
+    // the all-reduce did not check (each replica's backend then does: Backend::step_check_finite).
+    virtual std::optional<bool> sum_all_finite() const { return std::nullopt; }
     // Whether all_reduce() makes the host wait for a device (a synchronisation between phases):
     // such a step cannot be deferred to one launch (StepGroup::host_waits_mid_step).
     virtual bool waits_on_host() const { return true; }

@@ -1,6 +1,9 @@
 #include "core/distribute/cross_device_ops.h"
 
+#include <algorithm>
+
 #include "core/device/device.h"
+#include "core/util/error.h"
 
 namespace mirrorlab {
 
@@ -41,7 +44,19 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
         const auto [begin, end] = chunk_range(buffers[0].numel(), n, replica);
         const Shape slice{end - begin};
         const TensorView sum = buffers[0].slice(begin, slice);
-        for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
+        const bool check = !slice_finite_.empty();
+        if (check && slice_finite_.size() != buffers.size()) {
+            throw OpError("[all_reduce] built for " + std::to_string(slice_finite_.size()) + " replicas, called with " +
+                          std::to_string(buffers.size()) + " buffers");
+        }
+        for (std::size_t s = 1; s < buffers.size(); ++s) {
+            if (check && s + 1 == buffers.size()) {
+                slice_finite_[r] = backends[r]->add_inplace_all_finite(sum, buffers[s].slice(begin, slice)) ? 1 : 0;
+            } else {
+                backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
+            }
+        }
+        if (check && buffers.size() == 1) slice_finite_[r] = backends[r]->all_finite(sum) ? 1 : 0;
         // Host memory: add_inplace and copy are complete when they return, no wait on top.
         for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
         barrier.arrive_and_wait();
@@ -62,6 +77,11 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
     }
     // From here replica 0's buffer is only read, by the copies and by replica 0's own check and
     // update, until every replica has finished the step (CrossDeviceOps::all_reduce).
+}
+
+std::optional<bool> ReduceToOneDevice::sum_all_finite() const {
+    if (slice_finite_.empty()) return std::nullopt;
+    return std::all_of(slice_finite_.begin(), slice_finite_.end(), [](char finite) { return finite != 0; });
 }
 
 std::int64_t ReduceToOneDevice::bytes_sent_per_replica(std::int64_t bytes, int replicas) const {

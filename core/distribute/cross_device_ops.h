@@ -3,7 +3,9 @@
 // Each states its algorithm and why it was chosen in the log, as TensorFlow does ("Reduce to ...
 // then broadcast to ..."). The interface itself (CrossDeviceOps) is core/device/collectives.h, so
 // that a device provider (the CUDA plugin's NCCL) can offer one too.
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,11 +32,15 @@ std::pair<std::int64_t, std::int64_t> chunk_range(std::int64_t count, int parts,
 // share host memory (CPU devices), each replica's thread sums its own slice of the buffers into
 // replica 0's and copies that slice of the sum out to the others, so the work is spread evenly
 // over all cores and needs one barrier; the additions per element keep the order b0 + b1 + ...
-// either way, so the result is bit for bit the same.
+// either way, so the result is bit for bit the same. Split so, each replica also checks its slice
+// of the sum as it adds it (sum_all_finite) when it knows the replicas' number from the start.
 class ReduceToOneDevice final : public CrossDeviceOps {
 public:
-    explicit ReduceToOneDevice(bool split_across_replicas = false) : split_across_replicas_(split_across_replicas) {}
+    explicit ReduceToOneDevice(bool split_across_replicas = false, int replicas = 0)
+        : split_across_replicas_(split_across_replicas),
+          slice_finite_(split_across_replicas ? static_cast<std::size_t>(std::max(replicas, 0)) : 0) {}
     bool split_across_replicas() const { return split_across_replicas_; }
+    std::optional<bool> sum_all_finite() const override;
     AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::ReduceToOneDevice; }
     bool waits_on_host() const override { return false; }  // events order the devices; host memory needs none
     std::string describe(const std::vector<LogicalDevice*>& devices) const override;
@@ -44,6 +50,9 @@ public:
 
 private:
     bool split_across_replicas_;
+    // Each replica's verdict on its slice of the last sum, written before the all-reduce's barrier
+    // and read after it; empty where the sum is not checked (not split, replicas not known).
+    std::vector<char> slice_finite_;
 };
 
 // Reduce-scatter then all-gather around a ring of replicas: each replica sends 2 (N-1)/N of the

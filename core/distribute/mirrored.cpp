@@ -5,6 +5,7 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "core/util/error.h"
 
@@ -127,7 +128,7 @@ MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_pt
         const bool host_memory =
             std::all_of(plan_.devices.begin(), plan_.devices.end(),
                         [](const LogicalDevicePlan& device) { return device.type == DeviceType::CPU; });
-        cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory);
+        cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory, replica_count());
     } else if (plan_.all_reduce == AllReduceAlgorithm::Ring) {
         cross_device_ops_ = std::make_unique<RingAllReduce>();
     }
@@ -350,6 +351,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
 
     // 2. All-reduce: every replica ends with the sum of all gradients (and of the loss markers),
     // across every worker's replicas where there are several workers.
+    std::optional<bool> summed_all_finite;  // known here where the all-reduce checked as it summed
     if (cross_device_ops_ || cross_worker_) {
         backend.mark_ready();  // what the others' reads of this replica's buffer must follow
         const auto grads_done = std::chrono::steady_clock::now();
@@ -360,6 +362,7 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
             cross_worker_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
         } else {
             cross_device_ops_->all_reduce(r, s.gradient_buffers, s.backends, *barrier_);
+            summed_all_finite = cross_device_ops_->sum_all_finite();
         }
         backend.mark(StepMark::AllReduceEnd);
         phase.allreduce_ms = elapsed_ms(start);
@@ -371,11 +374,12 @@ void MirroredStrategy::replica_step(int r, const std::int32_t* ids, const std::i
     // 3. The same update on every replica keeps the mirrored variables identical. A non-finite
     // loss or gradient must change no variable: the backend checks the summed buffer (identical on
     // every replica, each replica's loss marker included) where it lives and skips the update
-    // there, so no replica waits for the verdict, and all reach the same one.
+    // there, so no replica waits for the verdict, and all reach the same one. (Through host memory
+    // the all-reduce has checked the sum as it made it: the same verdict without another pass.)
     const auto start = std::chrono::steady_clock::now();
     update_started_.store(true, std::memory_order_relaxed);
     backend.mark(StepMark::UpdateBegin);
-    replica.apply_update_if_finite(update);
+    replica.apply_update_if_finite(update, summed_all_finite);
     backend.mark(StepMark::UpdateEnd);
 
     // 4. The step's one wait: the loss counts and the verdict, together.

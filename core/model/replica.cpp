@@ -370,8 +370,12 @@ void ModelReplica::for_each_variable_update(Update&& update) {
     }
 }
 
-void ModelReplica::apply_update_if_finite(const OptimizerStep& step) {
-    backend_.step_check_finite(gradients_.view());
+void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite) {
+    if (summed_all_finite) {
+        backend_.step_set_finite(*summed_all_finite);
+    } else {
+        backend_.step_check_finite(gradients_.view());
+    }
     for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
                                  const TensorView& slot1, const IndexedSlicesViews& sparse) {
         backend_.step_apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -4,6 +4,7 @@
 // runs the layers through the device's backend.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,7 +98,8 @@ public:
     // host time spent queueing (the device's own times come from Backend::mark).
     void compute_gradients(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                            std::int32_t global_batch, std::uint64_t dropout_seed, ReplicaTimings* timings);
-    void apply_update_if_finite(const OptimizerStep& step);
+    // `summed_all_finite`: the verdict where the all-reduce already made it (through host memory).
+    void apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite = std::nullopt);
     StepReadback finish_step() { return backend_.finish_step(); }
     // Inference for evaluation: no dropout, no gradients. Optionally returns the probabilities.
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
