@@ -604,7 +604,7 @@ void TestKernels::convReluPool() {
         if (fused) {
             backend.conv1d_relu_maxpool1d_forward(xv, kv, view(bias, b_shape), conv_y, y, argmax,
                                                   Conv1DParams{conv_pad}, pool);
-            backend.conv1d_relu_maxpool1d_backward(xv, kv, conv_y, argmax, dy, dconv, view(r.grad_x, x_shape),
+            backend.conv1d_relu_maxpool1d_backward(xv, kv, conv_y, y, argmax, dy, dconv, view(r.grad_x, x_shape),
                                                    view(r.grad_kernel, k_shape), view(r.grad_bias, b_shape),
                                                    Conv1DParams{conv_pad});
         } else {
@@ -1143,7 +1143,8 @@ void TestKernels::benchmarkKernels() {
         row((std::string(c.name) + "+relu+pool fwd+bwd, fused").c_str(), flops, [&](Backend& be) {
             be.conv1d_relu_maxpool1d_forward(view(x, xs), view(k, ks), view(b, bs), view(conv_y, cs), view(y, ys),
                                              view(arg, ys), {}, pool);
-            be.conv1d_relu_maxpool1d_backward(view(x, xs), view(k, ks), view(conv_y, cs), view(arg, ys), view(dy, ys),
+            be.conv1d_relu_maxpool1d_backward(view(x, xs), view(k, ks), view(conv_y, cs), view(y, ys), view(arg, ys),
+                                              view(dy, ys),
                                               view(grad_conv_y, cs), view(dx, xs), view(dk, ks), view(db, bs), {});
         });
     }

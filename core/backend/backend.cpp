@@ -49,10 +49,11 @@ void Backend::conv1d_relu_maxpool1d_forward(const TensorView& x, const TensorVie
 }
 
 void Backend::conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& conv_y,
-                                             const TensorView& argmax, const TensorView& grad_y,
+                                             const TensorView& y, const TensorView& argmax, const TensorView& grad_y,
                                              const TensorView& grad_conv_y, const TensorView& grad_x,
                                              const TensorView& grad_kernel, const TensorView& grad_bias,
                                              const Conv1DParams& conv) {
+    (void)y;
     maxpool1d_backward(grad_y, argmax, grad_conv_y);
     activation_backward(ActivationKind::ReLU, conv_y, grad_conv_y, grad_conv_y);
     conv1d_backward(x, kernel, grad_conv_y, grad_x, grad_kernel, grad_bias, conv);

@@ -217,10 +217,12 @@ public:
                                                const TensorView& argmax, const Conv1DParams& conv,
                                                const Pool1DParams& pool);
     // Their backward: grad_y through the pooling and the ReLU into grad_conv_y (overwritten, as
-    // maxpool1d_backward and activation_backward leave it), then conv1d_backward. argmax is the
-    // one the forward op wrote. The default runs the three ops.
+    // maxpool1d_backward and activation_backward leave it), then conv1d_backward. y and argmax are
+    // what the forward op wrote (a backend may take the ReLU's verdict from the pooled values, the
+    // winning rows' ReLU output). The default runs the three ops.
     virtual void conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel,
-                                                const TensorView& conv_y, const TensorView& argmax,
+                                                const TensorView& conv_y, const TensorView& y,
+                                                const TensorView& argmax,
                                                 const TensorView& grad_y, const TensorView& grad_conv_y,
                                                 const TensorView& grad_x, const TensorView& grad_kernel,
                                                 const TensorView& grad_bias, const Conv1DParams& conv);

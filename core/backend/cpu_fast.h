@@ -55,7 +55,7 @@ class CpuFastBackend : public CpuReferenceBackend {
                                        const TensorView& conv_y, const TensorView& y, const TensorView& argmax,
                                        const Conv1DParams& conv, const Pool1DParams& pool) override;
     void conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel, const TensorView& conv_y,
-                                        const TensorView& argmax, const TensorView& grad_y,
+                                        const TensorView& y, const TensorView& argmax, const TensorView& grad_y,
                                         const TensorView& grad_conv_y, const TensorView& grad_x,
                                         const TensorView& grad_kernel, const TensorView& grad_bias,
                                         const Conv1DParams& conv) override;

@@ -394,13 +394,14 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
 // (each replica's, when there are as many replicas as cores: the reference setting) and leaves
 // several threads to the unfused ops.
 void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel,
-                                                    const TensorView& conv_y, const TensorView& argmax,
+                                                    const TensorView& conv_y, const TensorView& y,
+                                                    const TensorView& argmax,
                                                     const TensorView& grad_y, const TensorView& grad_conv_y,
                                                     const TensorView& grad_x, const TensorView& grad_kernel,
                                                     const TensorView& grad_bias, const Conv1DParams& conv) {
     const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y);
     if (!fusion_enabled() || pool == nullptr || threads() != 1) {
-        Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
+        Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
                                                 grad_bias, conv);
         return;
     }
@@ -423,11 +424,11 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
     for (std::int64_t b = 0; b < g.batch; ++b) {
         float* dy_b = grad_conv_y.f32() + b * g.y_sample();
         const float* x_b = x.f32() + b * g.x_sample();
-        // The pooling's and the ReLU's backward in one pass over the sample's rows. (Adding each row to
-        // the bias gradient in the same pass was slower with AVX-512: every row's sums waited on the
-        // previous row's store; column_sums keeps them in registers.)
-        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), conv_y.f32(), grad_conv_y.f32(), b,
-                                           b + 1);
+        // The pooling's and the ReLU's backward in one pass over the sample's windows, the ReLU's
+        // verdict from the pooled values. (Adding each row to the bias gradient in the same pass was
+        // slower with AVX-512: every row's sums waited on the previous row's store; column_sums keeps
+        // them in registers.)
+        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32(), argmax.i32(), y.f32(), grad_conv_y.f32(), b, b + 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
         conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);

@@ -61,10 +61,11 @@ struct KernelTable {
                             std::int64_t batch_begin, std::int64_t batch_end);
     // Needs windows that do not overlap (stride >= pool_size): each input row then has at most
     // one window, so grad_x is written once instead of zero-filled and scattered into. With
-    // relu_y (the pooling's input, a ReLU's output; else null) it is also the ReLU's backward,
-    // relu_backward on the result bit for bit, in the same pass.
+    // relu_pooled_y (the pooling's output where its input is a ReLU's output; else null) it is also
+    // the ReLU's backward, relu_backward on the result bit for bit, in the same pass: the winning
+    // row's ReLU output is the pooled value.
     void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
-                                      const float* relu_y, float* grad_x, std::int64_t batch_begin,
+                                      const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
                                       std::int64_t batch_end);
     // Adam and Nadam exactly as reference_apply_update (same operation order, no contraction):
     // bit-identical results.

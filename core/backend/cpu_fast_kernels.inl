@@ -379,60 +379,70 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
     }
 }
 
-// One input row of maxpool_backward_disjoint: its window's gradient and argmax row, the ReLU's
-// output row (or null) and where the row's gradient goes.
+// One window of maxpool_backward_disjoint, a vector of channels at a time: its gradient (kept
+// only where the pooled value, the ReLU's output at the winning row, is above 0: the ReLU's
+// backward) goes to the row its argmax names and 0 to the window's other rows.
 template <class V>
-struct PoolRowPointers {
+struct PoolWindowPointers {
     const float* grad_y;
     const std::int32_t* argmax;
-    const float* relu_y;
-    float* grad_x;
-    typename V::I position;  // the row's index, in every lane
-    bool covered;            // inside a window (else its gradient is 0)
+    const float* relu_pooled_y;  // or null: no ReLU before the pooling
+    float* grad_x;               // the window's first row
+    std::int64_t first_row;      // that row's index in the sample (may be < 0 with padding)
+    std::int64_t rows;           // the window's rows inside the sample, from first_row + skip on
+    std::int64_t skip;           // rows before the sample's first (padding)
+    std::int64_t row_stride;     // floats from one row to the next
 };
 
 template <class V, bool kPartial>
-[[gnu::always_inline]] inline void pool_backward_vector(const PoolRowPointers<V>& r, std::int64_t c0,
-                                                        typename V::M lanes) {
-    auto value = V::zero();
-    if (r.covered) {
-        auto won = V::equal_i(load_i_vector<V, kPartial>(r.argmax + c0, lanes), r.position);
-        if (r.relu_y != nullptr) {
-            won = V::mask_and(won, V::greater(load_vector<V, kPartial>(r.relu_y + c0, lanes), V::zero()));
-        }
-        value = V::select(won, load_vector<V, kPartial>(r.grad_y + c0, lanes), V::zero());
+[[gnu::always_inline]] inline void pool_window_vector(const PoolWindowPointers<V>& w, std::int64_t c0,
+                                                      typename V::M lanes) {
+    auto gradient = load_vector<V, kPartial>(w.grad_y + c0, lanes);
+    if (w.relu_pooled_y != nullptr) {
+        gradient = V::select(V::greater(load_vector<V, kPartial>(w.relu_pooled_y + c0, lanes), V::zero()), gradient,
+                             V::zero());
     }
-    store_vector<V, kPartial>(r.grad_x + c0, value, lanes);
+    const auto winner = load_i_vector<V, kPartial>(w.argmax + c0, lanes);
+    for (std::int64_t k = w.skip; k < w.skip + w.rows; ++k) {
+        const auto won = V::equal_i(winner, V::set1_i(static_cast<std::int32_t>(w.first_row + k)));
+        store_vector<V, kPartial>(w.grad_x + k * w.row_stride + c0, V::select(won, gradient, V::zero()), lanes);
+    }
 }
 
 // With stride >= pool_size, window t owns input rows t * stride - pad + k for k < pool_size and
 // no window reads the rows after them up to the next window (k in [pool_size, stride)) or past
-// the last window: those get zeros.
+// the last window: those get zeros. A window at a time, so its gradient, argmax and pooled value
+// are read once for all its rows (the ReLU's own output, twice the size, is not read at all).
 template <class V>
 void maxpool_backward_disjoint(const PoolArgs& p, const float* grad_y, const std::int32_t* argmax,
-                               const float* relu_y, float* grad_x, std::int64_t batch_begin, std::int64_t batch_end) {
+                               const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
+                               std::int64_t batch_end) {
     // Plain loops over locals: through a lambda per vector GCC reloaded every captured pointer for
     // each vector, a dozen scalar loads per 8 floats.
     const std::int64_t channels = p.channels, whole = channels / V::W * V::W;
     const auto tail = V::tail(static_cast<int>(channels - whole));
-    auto write_row = [&](std::int64_t b, std::int64_t s, std::int64_t t, bool covered) {
-        const std::int64_t row = (b * p.length + s) * channels, out_row = (b * p.out_length + t) * channels;
-        const PoolRowPointers<V> r{grad_y + out_row, argmax + out_row, relu_y ? relu_y + row : nullptr,
-                                   grad_x + row, V::set1_i(static_cast<std::int32_t>(s)), covered};
-        for (std::int64_t c0 = 0; c0 < whole; c0 += V::W) pool_backward_vector<V, false>(r, c0, tail);
-        if (whole < channels) pool_backward_vector<V, true>(r, whole, tail);
-    };
+    auto zero_rows = [&](float* row, std::int64_t count) { std::fill_n(row, count * channels, 0.0f); };
     for (std::int64_t b = batch_begin; b < batch_end; ++b) {
+        float* sample = grad_x + b * p.length * channels;
         for (std::int64_t t = 0; t < p.out_length; ++t) {
-            for (std::int64_t k = 0; k < p.stride; ++k) {
-                const std::int64_t s = t * p.stride + k - p.pad_left;
-                if (s >= 0 && s < p.length) write_row(b, s, t, k < p.pool_size);
+            const std::int64_t first = t * p.stride - p.pad_left;  // the window's first row
+            const std::int64_t skip = std::max<std::int64_t>(0, -first);
+            const std::int64_t rows = std::min<std::int64_t>(p.pool_size, p.length - first) - skip;
+            const std::int64_t out_row = (b * p.out_length + t) * channels;
+            if (rows > 0) {
+                const PoolWindowPointers<V> w{grad_y + out_row, argmax + out_row,
+                                              relu_pooled_y ? relu_pooled_y + out_row : nullptr,
+                                              sample + first * channels, first, rows, skip, channels};
+                for (std::int64_t c0 = 0; c0 < whole; c0 += V::W) pool_window_vector<V, false>(w, c0, tail);
+                if (whole < channels) pool_window_vector<V, true>(w, whole, tail);
             }
+            // The rows between this window and the next that no window reads.
+            const std::int64_t gap_begin = std::max<std::int64_t>(0, first + p.pool_size);
+            const std::int64_t gap_end = std::min<std::int64_t>(p.length, first + p.stride);
+            if (gap_begin < gap_end) zero_rows(sample + gap_begin * channels, gap_end - gap_begin);
         }
-        for (std::int64_t s = std::max<std::int64_t>(0, p.out_length * p.stride - p.pad_left);
-             s < p.length; ++s) {
-            write_row(b, s, 0, false);
-        }
+        const std::int64_t covered = std::clamp<std::int64_t>(p.out_length * p.stride - p.pad_left, 0, p.length);
+        zero_rows(sample + covered * channels, p.length - covered);
     }
 }
 

@@ -75,7 +75,7 @@ void forward_with_next(const LayerPass& pass, const LayerPass& pool) {
 }
 
 void backward_with_next(const LayerPass& pass, const LayerPass& pool) {
-    pass.backend.conv1d_relu_maxpool1d_backward(pass.in, pass.variables[0], pass.out, pool.aux, pool.grad_out,
+    pass.backend.conv1d_relu_maxpool1d_backward(pass.in, pass.variables[0], pass.out, pool.out, pool.aux, pool.grad_out,
                                                 pass.grad_out, pass.grad_in, pass.grad_variables[0],
                                                 bias(pass, pass.grad_variables), Conv1DParams{pass.info.pad_left});
 }
