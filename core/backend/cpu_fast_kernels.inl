@@ -344,10 +344,54 @@ void relu_backward(const float* y, const float* dy, float* dx, std::int64_t coun
     });
 }
 
+// The reference's rule for one more row of a window: strictly greater wins, and a NaN displaces a
+// number.
+template <class V>
+[[gnu::always_inline]] inline typename V::M pool_takes(typename V::F in, typename V::F out) {
+    return V::mask_or(V::greater(in, out), V::and_not(V::is_nan(out), V::is_nan(in)));
+}
+
+// Windows of two rows side by side, none clipped (the tutorial's MaxPooling1D(2)): the positions
+// broadcast once per window, no loop over the window's rows per vector. (Plain functions over
+// locals, as in maxpool_backward_disjoint below.)
+template <class V, bool kPartial>
+[[gnu::always_inline]] inline void pool_pair_vector(const float* row, std::int64_t channels, float* y,
+                                                    std::int32_t* argmax, typename V::I first, typename V::I second,
+                                                    typename V::M lanes) {
+    const auto a = load_vector<V, kPartial>(row, lanes);
+    const auto in = load_vector<V, kPartial>(row + channels, lanes);
+    const auto take = pool_takes<V>(in, a);
+    store_vector<V, kPartial>(y, V::select(take, in, a), lanes);
+    store_i_vector<V, kPartial>(argmax, V::select_i(take, second, first), lanes);
+}
+
+template <class V>
+void maxpool_forward_pairs(const PoolArgs& p, const float* x, float* y, std::int32_t* argmax, std::int64_t b) {
+    const std::int64_t channels = p.channels, whole = channels / V::W * V::W;
+    const auto tail = V::tail(static_cast<int>(channels - whole));
+    for (std::int64_t t = 0; t < p.out_length; ++t) {
+        const float* row = x + (b * p.length + 2 * t) * channels;
+        const std::int64_t out = (b * p.out_length + t) * channels;
+        const auto first = V::set1_i(static_cast<std::int32_t>(2 * t));
+        const auto second = V::set1_i(static_cast<std::int32_t>(2 * t + 1));
+        for (std::int64_t c0 = 0; c0 < whole; c0 += V::W) {
+            pool_pair_vector<V, false>(row + c0, channels, y + out + c0, argmax + out + c0, first, second, tail);
+        }
+        if (whole < channels) {
+            pool_pair_vector<V, true>(row + whole, channels, y + out + whole, argmax + out + whole, first, second, tail);
+        }
+    }
+}
+
 template <class V>
 void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* argmax,
                      std::int64_t batch_begin, std::int64_t batch_end) {
+    const bool pairs = p.pool_size == 2 && p.stride == 2 && p.pad_left == 0 && 2 * p.out_length <= p.length;
     for (std::int64_t b = batch_begin; b < batch_end; ++b) {
+        if (pairs) {
+            maxpool_forward_pairs<V>(p, x, y, argmax, b);
+            continue;
+        }
         for (std::int64_t t = 0; t < p.out_length; ++t) {
             const std::int64_t out_offset = (b * p.out_length + t) * p.channels;
             for_vectors<V>(p.channels, [&]<bool kPartial>(std::int64_t c0, typename V::M lanes) {
@@ -366,9 +410,7 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
                         first = false;
                         continue;
                     }
-                    // The reference's rule: strictly greater wins, and a NaN displaces a number.
-                    const auto take =
-                        V::mask_or(V::greater(in, out), V::and_not(V::is_nan(out), V::is_nan(in)));
+                    const auto take = pool_takes<V>(in, out);
                     out = V::select(take, in, out);
                     arg = V::select_i(take, position, arg);
                 }
