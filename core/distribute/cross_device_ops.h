@@ -5,8 +5,8 @@
 // that a device provider (the CUDA plugin's NCCL) can offer one too.
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
