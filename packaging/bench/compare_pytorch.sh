@@ -22,7 +22,9 @@
 # Environment: CLI (default build/app/mirrorlab-cli), PEER (default ../shared/bench/
 # torch_reuters.py), EPOCHS (3), DATA (synthetic | real), TORCH_FTZ (1; 0 runs the peer without
 # flush-to-zero, slower on this data), TF_PYTHON (a Python with TensorFlow), TF_VENV, GUI (1; 0
-# skips the GUI's run).
+# skips the GUI's run), MIRRORLAB_CPU_ISA (avx2 | generic: caps our kernels and the peers' alike,
+# PyTorch's ATen and both peers' oneDNN, so that an AVX-512 machine measures the AVX2 machines'
+# ratios: on such a machine the peers would otherwise run AVX-512 against our AVX2).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,6 +44,15 @@ if [ ! -f "$peer" ] || ! "$python" -c "import torch, numpy" 2>/dev/null; then
   echo "compare_pytorch: the PyTorch peer cannot run (need $peer and Debian's python3-torch python3-numpy:" >&2
   echo "  apt-get install -y python3-torch python3-numpy); skipping" >&2
   exit 77
+fi
+
+case "${MIRRORLAB_CPU_ISA:-}" in
+  avx2) export ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ;;
+  generic) export ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=SSE41 DNNL_MAX_CPU_ISA=SSE41 ;;
+esac
+if [ -n "${ONEDNN_MAX_CPU_ISA:-}" ]; then
+  echo "== every run capped to ${MIRRORLAB_CPU_ISA}: ours by MIRRORLAB_CPU_ISA, the peers by" \
+    "ATEN_CPU_CAPABILITY=$ATEN_CPU_CAPABILITY ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA" >&2
 fi
 
 # TensorFlow, the tutorial's own framework: TF_PYTHON where given, else a virtualenv this script
