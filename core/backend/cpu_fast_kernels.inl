@@ -429,10 +429,9 @@ struct PoolWindowPointers {
     const float* grad_y;
     const std::int32_t* argmax;
     const float* relu_pooled_y;  // or null: no ReLU before the pooling
-    float* grad_x;               // the window's first row
-    std::int64_t first_row;      // that row's index in the sample (may be < 0 with padding)
-    std::int64_t rows;           // the window's rows inside the sample, from first_row + skip on
-    std::int64_t skip;           // rows before the sample's first (padding)
+    float* grad_x;               // the window's first row inside the sample (padding rows are not)
+    std::int64_t first_row;      // that row's index in the sample
+    std::int64_t rows;           // the window's rows inside the sample
     std::int64_t row_stride;     // floats from one row to the next
 };
 
@@ -445,7 +444,7 @@ template <class V, bool kPartial>
                              V::zero());
     }
     const auto winner = load_i_vector<V, kPartial>(w.argmax + c0, lanes);
-    for (std::int64_t k = w.skip; k < w.skip + w.rows; ++k) {
+    for (std::int64_t k = 0; k < w.rows; ++k) {
         const auto won = V::equal_i(winner, V::set1_i(static_cast<std::int32_t>(w.first_row + k)));
         store_vector<V, kPartial>(w.grad_x + k * w.row_stride + c0, V::select(won, gradient, V::zero()), lanes);
     }
@@ -474,7 +473,7 @@ void maxpool_backward_disjoint(const PoolArgs& p, const float* grad_y, const std
             if (rows > 0) {
                 const PoolWindowPointers<V> w{grad_y + out_row, argmax + out_row,
                                               relu_pooled_y ? relu_pooled_y + out_row : nullptr,
-                                              sample + first * channels, first, rows, skip, channels};
+                                              sample + (first + skip) * channels, first + skip, rows, channels};
                 for (std::int64_t c0 = 0; c0 < whole; c0 += V::W) pool_window_vector<V, false>(w, c0, tail);
                 if (whole < channels) pool_window_vector<V, true>(w, whole, tail);
             }
