@@ -99,6 +99,7 @@ public:
                    const TensorView& grad_logits, float grad_scale, std::int32_t top_k,
                    const TensorView& loss_marker) override;
     void step_check_finite(const TensorView& summed) override;
+    void step_set_finite(bool summed_all_finite) override;
     void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                            const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     StepReadback finish_step() override;

@@ -65,6 +65,14 @@ void CudaBackend::step_loss(const TensorView& logits, const TensorView& labels, 
     check_launch("sparse_categorical_crossentropy", device_);
 }
 
+// The verdict lives on the device, next to the summed buffer; a host-made one would need the host
+// to wait for the sum, which the one-wait step (issue #21) exists to avoid. Only an all-reduce
+// through host memory makes one, and it never runs on GPUs.
+void CudaBackend::step_set_finite(bool) {
+    throw OpError("[optimizer] " + name_ +
+                  " decides on the summed gradients on the device (step_check_finite), not from the host");
+}
+
 void CudaBackend::step_check_finite(const TensorView& summed) {
     const DeferredOp deferred = graph_op(op_fingerprint("step_check_finite", summed), "all_finite");
     step_checked_ = true;

@@ -137,9 +137,10 @@ public:
     virtual void step_check_finite(const TensorView& summed);
     // step_check_finite() for a caller that already knows the verdict: the all-reduce through host
     // memory saw every element of the sum as it made it (add_inplace_all_finite). For backends whose
-    // memory the host reads; one that keeps its verdict on the device (CUDA) refuses the update after it.
-    void step_set_finite(bool summed_all_finite) { step_update_allowed_ = summed_all_finite; }
-    // apply_update(), run only when the last step_check_finite() found everything finite.
+    // memory the host reads; one that keeps its verdict on the device (CUDA) refuses it.
+    virtual void step_set_finite(bool summed_all_finite) { step_update_allowed_ = summed_all_finite; }
+    // apply_update(), run only when the last step_check_finite() or step_set_finite() found
+    // everything finite.
     virtual void step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                    const TensorView& slot0, const TensorView& slot1,
                                    const IndexedSlicesViews& sparse);

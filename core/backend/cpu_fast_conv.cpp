@@ -400,7 +400,9 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
                                                     const TensorView& grad_x, const TensorView& grad_kernel,
                                                     const TensorView& grad_bias, const Conv1DParams& conv) {
     const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y);
-    if (!fusion_enabled() || pool == nullptr || threads() != 1) {
+    // The ReLU's verdict comes from the pooled values: without them, the three ops (they read conv_y).
+    const bool pooled = y && y.numel() == grad_y.numel();
+    if (!fusion_enabled() || pool == nullptr || threads() != 1 || !pooled) {
         Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
                                                 grad_bias, conv);
         return;

@@ -453,7 +453,7 @@ template <class V, bool kPartial>
 // With stride >= pool_size, window t owns input rows t * stride - pad + k for k < pool_size and
 // no window reads the rows after them up to the next window (k in [pool_size, stride)) or past
 // the last window: those get zeros. A window at a time, so its gradient, argmax and pooled value
-// are read once for all its rows (the ReLU's own output, twice the size, is not read at all).
+// are read once for all its rows (the ReLU's own output, the pooling's input, is not read at all).
 template <class V>
 void maxpool_backward_disjoint(const PoolArgs& p, const float* grad_y, const std::int32_t* argmax,
                                const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,

@@ -38,8 +38,10 @@ public:
                             const std::vector<Backend*>& backends, StepBarrier& barrier) = 0;
     // Whether every element of the sum is finite, where all_reduce() checked it as it summed (host
     // memory): the same verdict on every replica, read by each after its all_reduce() returned and
-    // before its step ends, so that no replica reads the summed buffer again for it. nullopt where
-    // the all-reduce did not check (each replica's backend then does: Backend::step_check_finite).
+    // before its step ends (the caller waits for every replica between steps, so the next step's
+    // all_reduce() cannot overwrite it while it is read), so that no replica reads the summed buffer
+    // again for it. nullopt where the all-reduce did not check (each replica's backend then does:
+    // Backend::step_check_finite).
     virtual std::optional<bool> sum_all_finite() const { return std::nullopt; }
     // Whether all_reduce() makes the host wait for a device (a synchronisation between phases):
     // such a step cannot be deferred to one launch (StepGroup::host_waits_mid_step).

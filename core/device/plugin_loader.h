@@ -33,7 +33,9 @@ namespace mirrorlab {
 //    checks it against plugin_abi_fingerprint() too.
 // 7: Backend gained mark_ready/wait_for and the step_* calls with finish_step() (one host wait per
 //    step, issue #21); copy() and add_inplace() only queue; CrossDeviceOps::all_reduce orders by them.
-inline constexpr int kPluginAbiVersion = 7;
+// 8: Backend gained add_inplace_all_finite and step_set_finite; conv1d_relu_maxpool1d_backward
+//    takes the pooled y; CrossDeviceOps gained sum_all_finite (issue #17).
+inline constexpr int kPluginAbiVersion = 8;
 
 // Sizes of every structure that crosses the boundary by value or by reference (the classes handed
 // to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built
