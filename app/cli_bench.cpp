@@ -41,7 +41,8 @@ void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
     std::printf("MirrorLab bench: reference workload (332,856 parameters, batch %d, Nadam, %s semantics)\n",
                 r.config.batch_size, std::string(embedding_update_name(r.config.keras_semantics)).c_str());
-    std::printf("CPU: %s, %d cores; backend %s\n", r.cpu.c_str(), r.cores, r.backend.c_str());
+    const std::string caches = r.cpu_caches.empty() ? std::string() : " (" + r.cpu_caches + ")";
+    std::printf("CPU: %s, %d cores%s; backend %s\n", r.cpu.c_str(), r.cores, caches.c_str(), r.backend.c_str());
     std::printf("Data: %s - %lld training and %lld validation samples\n", r.data.c_str(),
                 static_cast<long long>(r.train_samples),
                 static_cast<long long>(r.validation_samples));

@@ -10,7 +10,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +98,12 @@ class TestBenchSmoke : public QObject {
         }
         QVERIFY2(!root.value(QStringLiteral("cpu")).toString().isEmpty(), qPrintable(shown));
         QVERIFY(root.value(QStringLiteral("cores")).toInt() >= 1);
+        // Where Linux says what caches the CPU has, the bench names them beside its speed figures.
+        if (QFile::exists(QStringLiteral("/sys/devices/system/cpu/cpu0/cache/index2/size"))) {
+            const QString caches = root.value(QStringLiteral("cpu_caches")).toString();
+            QVERIFY2(caches.contains(QRegularExpression(QStringLiteral("(^|, )L2 [0-9]+ (KiB|MiB)"))),
+                     qPrintable("cpu_caches: " + caches));
+        }
         QVERIFY(run.value(QStringLiteral("threads")).toInt() >= 1);
 
         // The numbers a person reads are there and sane (not judged against any speed).

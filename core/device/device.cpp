@@ -89,7 +89,40 @@ std::string read_cpu_name() {
     return "CPU";
 }
 
+// One line of a sysfs file ("48K\n" -> "48K"), or empty.
+std::string read_sysfs_line(const std::string& path) {
+    std::ifstream file(path);
+    std::string line;
+    if (!std::getline(file, line)) return {};
+    return trim(line);
+}
+
+// sysfs writes cache sizes as "48K" or "32768K" (KiB); shown in the largest whole unit.
+std::string cache_size_text(const std::string& size) {
+    std::int64_t kib = 0;
+    std::string_view digits(size);
+    if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) digits.remove_suffix(1);
+    if (!parse_int(digits, kib) || kib <= 0) return size;
+    if (kib % (1024 * 1024) == 0) return std::to_string(kib / (1024 * 1024)) + " GiB";
+    if (kib % 1024 == 0) return std::to_string(kib / 1024) + " MiB";
+    return std::to_string(kib) + " KiB";
+}
+
 }  // namespace
+
+std::string describe_cpu_caches() {
+    std::string text;
+    for (int index = 0; index < 8; ++index) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+        const std::string level = read_sysfs_line(dir + "level"), type = read_sysfs_line(dir + "type");
+        const std::string size = read_sysfs_line(dir + "size");
+        if (level.empty() || size.empty()) continue;
+        if (type == "Instruction") continue;  // the code's cache says nothing about the data's traffic
+        text += (text.empty() ? "" : ", ") + std::string("L") + level + (type == "Data" ? "d" : "") + " " +
+                cache_size_text(size);
+    }
+    return text;
+}
 
 std::string_view device_type_name(DeviceType type) {
     switch (type) {

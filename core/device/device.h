@@ -73,6 +73,11 @@ private:
 };
 
 PhysicalDevice detect_cpu();
+// The first CPU's data and unified caches, from Linux's sysfs: "L1d 48 KiB, L2 2 MiB, L3 300 MiB"
+// (each cache's whole size: a core's own for L1 and L2, the shared one for L3 on most CPUs); empty
+// where the system does not say. Speed figures
+// name it, as the caches decide how close a memory-bound pass comes to the FMA floor (issue #17).
+std::string describe_cpu_caches();
 // Memory a new allocation can get without swapping now: MemAvailable (free memory plus the page
 // cache the kernel can drop), or free pages where /proc/meminfo has no such line; 0 if unknown.
 std::int64_t host_available_memory_bytes();

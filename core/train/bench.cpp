@@ -436,6 +436,7 @@ BenchResult run_bench(const BenchConfig& config,
     result.config = config;
     result.cores = core_count();
     result.cpu = detect_cpu().name;
+    result.cpu_caches = describe_cpu_caches();
     result.backend = backend_description();
     {
         const std::unique_ptr<Backend> backend = make_cpu_backend();
@@ -543,6 +544,7 @@ std::string bench_to_json(const BenchResult& result) {
     using json::Value;
     Value root = Value::object();
     root["cpu"] = result.cpu;
+    root["cpu_caches"] = result.cpu_caches;
     root["cores"] = result.cores;
     root["workers"] = result.workers;
     root["parallel_capacity"] = result.parallel_capacity;

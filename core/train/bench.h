@@ -119,6 +119,7 @@ struct BenchResult {
     BenchConfig config;
     int workers = 1;  // processes training together (mpirun -np K)
     std::string cpu;
+    std::string cpu_caches;  // describe_cpu_caches(): "L1d 48 KiB, L2 2 MiB, L3 300 MiB", or empty
     int cores = 0;
     // What the machine gives parallel work right now: the throughput of one copy of the model's
     // convolution kernel per core, all running at once, over one copy alone (2.0 on two idle
