@@ -848,6 +848,19 @@ private slots:
         for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(result[i], a[i] + b[i]);
     }
 
+    // The NaN guard's verdict stays on the GPU, next to the summed gradients: a verdict made on the
+    // host (what the CPU all-reduce hands its replicas) is refused at once, not after some update.
+    void gpuRefusesAVerdictMadeOnTheHost() {
+        REQUIRE_GPU();
+        auto devices = create_logical_devices(DeviceConfig::parse(gpu_spec(":1x64MB")), gpu().registry);
+        try {
+            devices[0]->backend().step_set_finite(true);
+            QFAIL("the GPU backend took a verdict made on the host");
+        } catch (const OpError& error) {
+            QVERIFY2(QString(error.what()).contains("on the device"), error.what());
+        }
+    }
+
     // What a person sees of a bad token id or label on GPUs: the CPU reference's message, from the
     // host check before upload, the step stopped before any variable or the optimizer moved, and
     // the next good step running on every replica.

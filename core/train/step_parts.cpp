@@ -25,36 +25,6 @@ std::string part_name(const Model& model, std::size_t layer, const ModelReplica&
     return name;
 }
 
-}  // namespace
-
-LayerFlops layer_flops(const LayerInfo& layer, bool first_layer) {
-    double positions = 1.0, depth = 0.0, outputs = 0.0;
-    if (layer.config.kind == LayerKind::Conv1D) {
-        positions = static_cast<double>(layer.output_shape[0]);
-        depth = static_cast<double>(layer.config.kernel_size) *
-                static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
-        outputs = static_cast<double>(layer.config.filters);
-    } else if (layer.config.kind == LayerKind::Dense) {
-        for (int axis = 0; axis + 1 < layer.input_shape.rank(); ++axis)
-            positions *= static_cast<double>(layer.input_shape[axis]);
-        depth = static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
-        outputs = static_cast<double>(layer.config.units);
-    }
-    LayerFlops flops;
-    flops.forward = 2.0 * positions * depth * outputs;
-    // The weight gradient, and the input gradient unless the input is the token ids.
-    flops.backward = flops.forward + (first_layer ? 0.0 : flops.forward);
-    return flops;
-}
-
-double StepParts::total_ms() const {
-    double total = 0.0;
-    for (const StepPart& part : parts) total += part.forward_ms + part.backward_ms;
-    return total;
-}
-
-namespace {
-
 StepParts time_step_parts(const Model& model, const TrainData& data, std::int32_t shard,
                           const OptimizerConfig& optimizer, int steps) {
     const std::int64_t samples = data.train_ids ? data.train_ids->count : 0;
@@ -116,6 +86,32 @@ StepParts time_step_parts(const Model& model, const TrainData& data, std::int32_
 }
 
 }  // namespace
+
+LayerFlops layer_flops(const LayerInfo& layer, bool first_layer) {
+    double positions = 1.0, depth = 0.0, outputs = 0.0;
+    if (layer.config.kind == LayerKind::Conv1D) {
+        positions = static_cast<double>(layer.output_shape[0]);
+        depth = static_cast<double>(layer.config.kernel_size) *
+                static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
+        outputs = static_cast<double>(layer.config.filters);
+    } else if (layer.config.kind == LayerKind::Dense) {
+        for (int axis = 0; axis + 1 < layer.input_shape.rank(); ++axis)
+            positions *= static_cast<double>(layer.input_shape[axis]);
+        depth = static_cast<double>(layer.input_shape[layer.input_shape.rank() - 1]);
+        outputs = static_cast<double>(layer.config.units);
+    }
+    LayerFlops flops;
+    flops.forward = 2.0 * positions * depth * outputs;
+    // The weight gradient, and the input gradient unless the input is the token ids.
+    flops.backward = flops.forward + (first_layer ? 0.0 : flops.forward);
+    return flops;
+}
+
+double StepParts::total_ms() const {
+    double total = 0.0;
+    for (const StepPart& part : parts) total += part.forward_ms + part.backward_ms;
+    return total;
+}
 
 StepParts measure_step_parts(const Model& model, const TrainData& data, std::int32_t shard,
                              const OptimizerConfig& optimizer, int steps) {
