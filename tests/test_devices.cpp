@@ -6,7 +6,9 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -216,6 +218,9 @@ class TestDevices : public QObject {
     void memory_needed_is_what_a_replica_allocates();
     void model_activations_do_not_fit_and_nothing_leaks();
     void reference_model_fits_64mb();
+
+    // ---- The update's deferred decays ----------------------------------------------------------
+    void deferred_moment_decays_train_bit_for_bit();
 };
 
 // ---- DeviceConfig::parse -----------------------------------------------------------------
@@ -917,11 +922,16 @@ void TestDevices::memory_needed_is_what_a_replica_allocates() {
         "{\"class_name\": \"Conv1D\", \"config\": {\"filters\": 8, \"kernel_size\": 3, \"padding\": \"same\"}},"
         "{\"class_name\": \"GlobalMaxPooling1D\"}, {\"class_name\": \"Dense\", \"config\": {\"units\": 5, \"activation\": \"softmax\"}}]}",
         "dropout model");
+    // The layouts of no optimizer state, SGD with momentum, Adam, and the tutorial's Nadam with
+    // its Embedding statistics and deferred decays.
+    const UpdateLayout tf2_nadam = OptimizerSchedule(OptimizerConfig::defaults(OptimizerKind::Nadam)).update_layout();
+    QVERIFY(tf2_nadam.embedding_moment_decays);
     for (const Model& model : {Model::reference(), embedding_model(100, 8, 2000), with_dropout}) {
-        for (const int slot_count : {0, 1, 2}) {
+        for (const UpdateLayout& layout : {UpdateLayout{0}, UpdateLayout{1}, UpdateLayout{2}, tf2_nadam}) {
+            const int slot_count = layout.optimizer_slots;
             for (const std::int32_t batch : {1, 16}) {
-                const ReplicaMemory need = ModelReplica::memory_needed(model, batch, UpdateLayout{slot_count});
-                ModelReplica replica(model, *devices[0], batch, UpdateLayout{slot_count});
+                const ReplicaMemory need = ModelReplica::memory_needed(model, batch, layout);
+                ModelReplica replica(model, *devices[0], batch, layout);
                 QCOMPARE(devices[0]->arena().stats().bytes_in_use, need.total());
                 QVERIFY(need.state_bytes >= model.total_params() * 4 * (2 + slot_count));
             }
@@ -984,6 +994,54 @@ void TestDevices::reference_model_fits_64mb() {
     qInfo("reference model, batch %d on %s: %s in use, peak %s of %s", batch,
           memory[0].device.c_str(), format_bytes(memory[0].bytes_in_use).c_str(),
           format_bytes(memory[0].peak_bytes).c_str(), format_bytes(memory[0].limit_bytes).c_str());
+}
+
+// ---- The update's deferred decays ------------------------------------------------------------
+
+// The tutorial's model and Nadam trained twice side by side, once decaying every Embedding row's
+// moments at every step and once deferring the decays of rows outside the batch until their next
+// batch (a CPU device's default): the weights after every step and the optimizer's slots (which
+// pay what is owed, here every few steps as checkpoints would) are the same bits. Word ids follow
+// a word-frequency law, so that frequent rows owe little and rare ones many decays.
+void TestDevices::deferred_moment_decays_train_bit_for_bit() {
+    const auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    DeviceRegistry registry;
+    auto devices = create_logical_devices(DeviceConfig::parse("cpu:2"), registry);
+    const Model model = Model::reference();
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    UpdateLayout every_step = schedule.update_layout();
+    QVERIFY(every_step.embedding_moment_decays);
+    every_step.embedding_moment_decays = false;
+    const std::int32_t batch = 8;
+    ModelReplica eager(model, *devices[0], batch, every_step);
+    ModelReplica deferred(model, *devices[1], batch, schedule.update_layout());
+    QVERIFY(devices[1]->backend().defers_moment_decays());
+    const std::vector<float> weights = initial_weights(model, 7);
+    eager.set_weights(weights);
+    deferred.set_weights(weights);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    const double vocabulary = static_cast<double>(model.vocabulary_size());
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(batch * model.input_length()));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+    for (int step = 0; step < 12; ++step) {
+        for (auto& id : ids) id = static_cast<std::int32_t>(std::exp(uniform(rng) * std::log(vocabulary))) - 1;
+        for (auto& label : labels) label = std::uniform_int_distribution<std::int32_t>(0, model.num_classes() - 1)(rng);
+        eager.forward_backward(ids.data(), labels.data(), batch, batch, 0, nullptr);
+        deferred.forward_backward(ids.data(), labels.data(), batch, batch, 0, nullptr);
+        const OptimizerStep update = schedule.next_step();
+        eager.apply_update(update);
+        deferred.apply_update(update);
+        QVERIFY2(same_bits(eager.weights(), deferred.weights()),
+                 qPrintable(QString("weights differ after step %1").arg(step)));
+        if (step % 5 == 4) {
+            QVERIFY2(same_bits(eager.optimizer_slots(), deferred.optimizer_slots()),
+                     qPrintable(QString("slots differ after step %1").arg(step)));
+        }
+    }
+    QVERIFY(same_bits(eager.optimizer_slots(), deferred.optimizer_slots()));
 }
 
 QTEST_APPLESS_MAIN(TestDevices)

@@ -257,6 +257,8 @@ class TestKernels : public QObject {
     void nadamOnBatchRows();
     void nadamRowsOutsideBatch_data();
     void nadamRowsOutsideBatch();
+    void nadamDeferredDecays_data();
+    void nadamDeferredDecays();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
     void nanAndInfPropagate_data();
@@ -824,6 +826,84 @@ void TestKernels::nadamRowsOutsideBatch() {
         QVERIFY2((w[static_cast<std::size_t>(i)] != weights[static_cast<std::size_t>(i)]) == in_batch,
                  qPrintable(QString("weight %1 (row %2) %3").arg(i).arg(i / width).arg(in_batch ? "kept" : "changed")));
     }
+}
+
+void TestKernels::nadamDeferredDecays_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("width");
+    add_isa_rows("30979 rows x 7", [&](QTestData& row) { row << 30979 << 7; });  // the tutorial's table
+    // Rows of one float, of part of a vector, of a whole one and of more (one vector at a time).
+    for (int width : {1, 5, 8, 16, 17}) {
+        add_isa_rows(qPrintable(QString("300 rows x %1").arg(width)), [&](QTestData& row) { row << 300 << width; });
+    }
+}
+
+// TF2's sparse Nadam with the decays of rows outside the batch deferred to the row's next batch
+// (IndexedSlicesStats::moment_decays), over 40 steps in which some rows are in every batch, some
+// in a few and some in none: the fast backend's and the reference's deferred updates give the
+// weights of decaying every row at every step at each step, and after settle_moment_decays its
+// moments, bit for bit. Rows owing nothing, one decay and dozens share the kernel's slots.
+void TestKernels::nadamDeferredDecays() {
+    QFETCH(QString, isa);
+    QFETCH(int, rows);
+    QFETCH(int, width);
+    SKIP_UNLESS_AVAILABLE(isa);
+    const std::int64_t count = std::int64_t{rows} * width;
+    std::mt19937 rng(static_cast<unsigned>(rows + width));
+    const std::vector<float> weights = random_values(rng, static_cast<int>(count), -0.1f, 0.1f);
+    const std::vector<float> first_m = random_values(rng, static_cast<int>(count), -1e-3f, 1e-3f);
+    const std::vector<float> first_v = random_values(rng, static_cast<int>(count), 0.0f, 1e-5f);
+    std::vector<float> w_eager = weights, m_eager = first_m, v_eager = first_v;
+    std::vector<float> w_ref = weights, m_ref = first_m, v_ref = first_v;
+    std::vector<float> w = weights, m = first_m, v = first_v;
+    std::vector<std::int32_t> marks(static_cast<std::size_t>(rows) + 1, 0), marks_ref = marks;
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    CpuFastBackend fast_backend(*table);
+    const Shape shape{rows, width};
+    std::int64_t owed_most = 0;
+    std::vector<std::int64_t> since_batch(static_cast<std::size_t>(rows), 0);
+    for (int step_index = 0; step_index < 40; ++step_index) {
+        // Row r is in a batch with probability 1 / (1 + r % 23): row 0 always, others rarely.
+        std::vector<float> counts(static_cast<std::size_t>(rows), 0.0f);
+        auto grads = random_values(rng, static_cast<int>(count), -1e-3f, 1e-3f);
+        for (int r = 0; r < rows; ++r) {
+            const auto k = static_cast<std::size_t>(r);
+            if (r % 97 != 96 && std::uniform_int_distribution<int>(0, r % 23)(rng) == 0) {
+                counts[k] = 1.0f;
+                owed_most = std::max(owed_most, since_batch[k]);
+                since_batch[k] = 0;
+            } else {
+                ++since_batch[k];
+                std::fill_n(grads.begin() + r * width, width, 0.0f);
+            }
+        }
+        const OptimizerStep step = schedule.next_step();
+        reference_apply_update(step, w_eager.data(), grads.data(), m_eager.data(), v_eager.data(), weights.size(),
+                               IndexedSlicesStats{nullptr, counts.data(), width});
+        reference_apply_update(step, w_ref.data(), grads.data(), m_ref.data(), v_ref.data(), weights.size(),
+                               IndexedSlicesStats{nullptr, counts.data(), width,
+                                                  reinterpret_cast<std::uint32_t*>(marks_ref.data())});
+        with_threads(2, [&] {
+            fast_backend.apply_update(step, view(w, shape), view(grads, shape), view(m, shape), view(v, shape),
+                                      IndexedSlicesViews{TensorView{}, view(counts, Shape{rows}),
+                                                         view(marks, Shape{rows + 1})});
+        });
+        expect_identical_bits(w_eager, w_ref, "weights (reference, deferred decays)");
+        expect_identical_bits(w_eager, w, "weights (fast, deferred decays)");
+    }
+    QVERIFY2(owed_most >= 10, "some batch row should have owed many decays");
+    QCOMPARE(marks[static_cast<std::size_t>(rows)], 40);  // the clock counts the updates
+    QVERIFY(m != m_eager);  // rows outside the last batch still owe: the deferral did defer
+    const OptimizerStep last = schedule.next_step();
+    settle_moment_decays(last, m.data(), v.data(), reinterpret_cast<std::uint32_t*>(marks.data()), rows, width);
+    settle_moment_decays(last, m_ref.data(), v_ref.data(), reinterpret_cast<std::uint32_t*>(marks_ref.data()), rows,
+                         width);
+    expect_identical_bits(m_eager, m, "first moment (fast, settled)");
+    expect_identical_bits(v_eager, v, "second moment (fast, settled)");
+    expect_identical_bits(m_eager, m_ref, "first moment (reference, settled)");
+    expect_identical_bits(v_eager, v_ref, "second moment (reference, settled)");
+    for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) QCOMPARE(marks[r], 40);
 }
 
 void TestKernels::addAndFiniteCheck_data() {

@@ -188,6 +188,12 @@ class TestOptimizers : public QObject {
         QVERIFY(!layout(OptimizerKind::SGD, EmbeddingUpdate::TF2).embedding_row_counts);
         QVERIFY(layout(OptimizerKind::SGD, EmbeddingUpdate::TF2, 0.9).embedding_row_counts);
         QVERIFY(layout(OptimizerKind::RMSprop, EmbeddingUpdate::TF2, 0.9).embedding_row_counts);
+        // Only Nadam decays rows outside the batch, so only it has decays to defer.
+        QVERIFY(layout(OptimizerKind::Nadam, EmbeddingUpdate::TF2).embedding_moment_decays);
+        QVERIFY(!layout(OptimizerKind::SGD, EmbeddingUpdate::TF2, 0.9).embedding_moment_decays);
+        QVERIFY(!layout(OptimizerKind::RMSprop, EmbeddingUpdate::TF2, 0.9).embedding_moment_decays);
+        QVERIFY(!layout(OptimizerKind::Nadam, EmbeddingUpdate::Keras3).embedding_moment_decays);
+        QVERIFY(!layout(OptimizerKind::Nadam, EmbeddingUpdate::Dense).embedding_moment_decays);
         for (auto kind : {OptimizerKind::Adam, OptimizerKind::Nadam, OptimizerKind::RMSprop}) {
             QVERIFY(layout(kind, EmbeddingUpdate::Keras3).embedding_grad_squares);
             QVERIFY(!layout(kind, EmbeddingUpdate::Keras3).embedding_row_counts);
@@ -755,6 +761,28 @@ class TestOptimizers : public QObject {
                                  reference_apply_update(OptimizerStep{}, w, g, slot, slot, 2));
         reference_apply_update(adam.next_step(), nullptr, nullptr, nullptr, nullptr,
                                0);  // empty: no-op
+    }
+
+    // Deferred decays belong to TF2's sparse Nadam alone: another optimizer, or Nadam without row
+    // counts, would leave the counters meaning nothing, so the update refuses them and says why.
+    void deferredDecaysOnlyForTf2SparseNadam() {
+        float w[2] = {1.0f, 2.0f}, m[2] = {0.0f, 0.0f}, v[2] = {0.0f, 0.0f};
+        const float g[2] = {0.5f, 0.5f};
+        const float counts[1] = {1.0f};
+        std::uint32_t decays[2] = {0, 0};
+        OptimizerSchedule adam(config_of(OptimizerKind::Adam));
+        try {
+            reference_apply_update(adam.next_step(), w, g, m, v, 2, IndexedSlicesStats{nullptr, counts, 2, decays});
+            QFAIL("Adam took deferred decays");
+        } catch (const OpError& error) {
+            QVERIFY2(std::string(error.what()).find("only TF2's sparse Nadam") != std::string::npos, error.what());
+        }
+        OptimizerSchedule nadam(config_of(OptimizerKind::Nadam));
+        QVERIFY_THROWS_EXCEPTION(OpError, reference_apply_update(nadam.next_step(), w, g, m, v, 2,
+                                                                 IndexedSlicesStats{nullptr, nullptr, 0, decays}));
+        reference_apply_update(nadam.next_step(), w, g, m, v, 2, IndexedSlicesStats{nullptr, counts, 2, decays});
+        QCOMPARE(decays[1], 1u);  // the clock
+        QCOMPARE(decays[0], 1u);  // the row caught up
     }
 };
 

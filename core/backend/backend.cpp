@@ -140,12 +140,21 @@ void check_same_shape(const TensorView& a, const TensorView& b, std::string_view
 
 void check_indexed_slices(const TensorView& weights, const IndexedSlicesViews& sparse) {
     if (sparse.grad_squares) check_same_shape(weights, sparse.grad_squares, "optimizer");
+    if (sparse.moment_decays && !sparse.row_counts) {
+        throw OpError("[optimizer] deferred moment decays need the embedding row counts");
+    }
     if (!sparse.row_counts) return;
     check_rank(weights, 2, "optimizer", "an embedding table with row counts");
     check_rank(sparse.row_counts, 1, "optimizer", "the embedding row counts");
     if (sparse.row_counts.shape[0] != weights.shape[0]) {
         throw OpError("[optimizer] " + std::to_string(sparse.row_counts.shape[0]) + " row counts for a table of " +
                       std::to_string(weights.shape[0]) + " rows");
+    }
+    if (!sparse.moment_decays) return;
+    check_rank(sparse.moment_decays, 1, "optimizer", "the embedding moment decays");
+    if (sparse.moment_decays.dtype != DType::I32 || sparse.moment_decays.shape[0] != weights.shape[0] + 1) {
+        throw OpError("[optimizer] the moment decays of a table of " + std::to_string(weights.shape[0]) +
+                      " rows are " + std::to_string(weights.shape[0] + 1) + " int32 counters");
     }
 }
 

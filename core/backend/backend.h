@@ -56,6 +56,8 @@ struct LossCounts {
 struct IndexedSlicesViews {
     TensorView grad_squares;  // f32 [V, D], or empty
     TensorView row_counts;    // f32 [V], or empty
+    TensorView moment_decays;  // i32 [V + 1] holding uint32 counters, or empty; only where the
+                               // backend defers_moment_decays()
 };
 
 // What the host learns of one replica's training step, all at once at its end (Backend::finish_step).
@@ -262,6 +264,9 @@ public:
     virtual void apply_update(const OptimizerStep& step, const TensorView& weights,
                               const TensorView& grads, const TensorView& slot0,
                               const TensorView& slot1, const IndexedSlicesViews& sparse) = 0;
+    // Whether apply_update() takes IndexedSlicesViews::moment_decays: TF2's sparse Nadam leaving the
+    // decay of rows outside the batch until they are next in one (IndexedSlicesStats says how).
+    virtual bool defers_moment_decays() const { return false; }
 
     // dst += src (same shape); the all-reduce's building block. Queued as copy() is.
     virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -96,6 +97,7 @@ struct V256 {
     static M mask_and(M a, M b) { return _mm256_and_ps(a, b); }
     static M mask_or(M a, M b) { return _mm256_or_ps(a, b); }
     static bool none(M m) { return _mm256_testz_ps(m, m) != 0; }
+    static unsigned lane_bits(M m) { return static_cast<unsigned>(_mm256_movemask_ps(m)); }
     static M equal_i(I a, I b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
     static F select(M m, F if_true, F if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
     static I select_i(M m, I if_true, I if_false) {

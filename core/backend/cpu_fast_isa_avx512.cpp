@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -61,6 +62,7 @@ struct V512 {
     static M mask_and(M a, M b) { return M(a & b); }
     static M mask_or(M a, M b) { return M(a | b); }
     static bool none(M m) { return m == 0; }
+    static unsigned lane_bits(M m) { return m; }
     static M equal_i(I a, I b) { return _mm512_cmpeq_epi32_mask(a, b); }
     static F select(M m, F if_true, F if_false) {
         return _mm512_mask_blend_ps(m, if_false, if_true);

@@ -1,6 +1,7 @@
 // The kernels compiled for the build's baseline (x86-64 without AVX, or any other CPU), one float
 // per "vector", and the run-time choice between the tables.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -51,6 +52,7 @@ struct Scalar {
     static M mask_and(M a, M b) { return a && b; }
     static M mask_or(M a, M b) { return a || b; }
     static bool none(M m) { return !m; }
+    static unsigned lane_bits(M m) { return m ? 1u : 0u; }
     static M equal_i(I a, I b) { return a == b; }
     static F select(M m, F if_true, F if_false) { return m ? if_true : if_false; }
     static I select_i(M m, I if_true, I if_false) { return m ? if_true : if_false; }

@@ -79,6 +79,12 @@ struct KernelTable {
     // weights stay.
     void (*nadam_rows)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
                        const float* row_counts, std::int64_t rows, std::int64_t width);
+    // nadam_rows with the decays of rows outside the batch deferred (IndexedSlicesStats::
+    // moment_decays; `clock` already advanced for this update): rows outside the batch are not
+    // touched; a batch row first takes the decays it owes, and its mark becomes `clock`.
+    void (*nadam_rows_deferred)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
+                                const float* row_counts, std::uint32_t* decay_marks, std::uint32_t clock,
+                                std::int64_t rows, std::int64_t width);
     void (*add)(float* dst, const float* src, std::int64_t count);
     // add, then whether every element of dst is finite (all_finite, in the same pass).
     bool (*add_all_finite)(float* dst, const float* src, std::int64_t count);

@@ -7,7 +7,8 @@
 // block, in vectors), kFmaChains (independent multiply-add chains that saturate the FMA units),
 // and zero, set1, set1_i, tail, load, store, load_i, store_i (whole vectors), load_part,
 // store_part, load_i_part, store_i_part (the lanes of a tail(n) mask, a prefix), fmadd, add, sub,
-// mul, div, sqrt, relu, greater, is_nan, and_not, mask_and, mask_or, none (no lane set), equal_i,
+// mul, div, sqrt, relu, greater, is_nan, and_not, mask_and, mask_or, none (no lane set), lane_bits
+// (bit k set where lane k is), equal_i,
 // select, select_i, all_zero,
 // opaque (hides a value from the optimiser so that a product is never fused into the following
 // add).
@@ -602,6 +603,143 @@ void nadam_rows(const OptimizerStep& s, float* weights, const float* grads, floa
     });
 }
 
+// The rows of a table whose row count is > 0 (counts are never negative), in order, found a
+// vector of counts at a time and handed out from a small queue, so that the caller can prefetch
+// the rows it will take next (batch rows are scattered: a rare word's row is a cache miss).
+template <class V>
+class BatchRows {
+  public:
+    static constexpr int kQueue = 64;
+    BatchRows(const float* row_counts, std::int64_t rows) : counts_(row_counts), rows_(rows) {}
+    // The next row in the batch, or -1.
+    std::int64_t next() {
+        if (taken_ == queued_ && !refill()) return -1;
+        return queue_[taken_++];
+    }
+    // The row `ahead` places after the next one, or -1 where none is queued yet.
+    std::int64_t peek(int ahead) const { return taken_ + ahead < queued_ ? queue_[taken_ + ahead] : -1; }
+
+  private:
+    // Scans on until the queue holds rows again (false at the table's end).
+    bool refill() {
+        taken_ = queued_ = 0;
+        while (queued_ == 0 && scanned_ < rows_) {
+            for (; scanned_ + V::W <= rows_ && queued_ <= kQueue - V::W; scanned_ += V::W) {
+                for (unsigned lanes = V::lane_bits(V::greater(V::load(counts_ + scanned_), V::zero())); lanes != 0;
+                     lanes &= lanes - 1) {
+                    queue_[queued_++] = scanned_ + std::countr_zero(lanes);
+                }
+            }
+            if (scanned_ + V::W > rows_) {  // the last rows, one at a time, while the queue has room
+                for (; scanned_ < rows_ && queued_ < kQueue; ++scanned_) {
+                    if (counts_[scanned_] > 0.0f) queue_[queued_++] = scanned_;
+                }
+            }
+        }
+        return queued_ > 0;
+    }
+    const float* counts_;
+    std::int64_t rows_, scanned_ = 0;
+    std::int64_t queue_[kQueue];
+    int taken_ = 0, queued_ = 0;
+};
+
+// nadam_rows with the decays of the rows outside the batch deferred (IndexedSlicesStats::
+// moment_decays): only the batch's rows are read and written, each first taking the decays it owes
+// (nadam's moments for a zero gradient, one update at a time), then nadam's update. `clock` is this
+// update's (the table's counter, already advanced).
+//
+// The decays a row owes are a chain of dependent multiply-adds (a rare word's row owes hundreds),
+// so rows of up to one vector take them side by side: kSlots rows at once, each slot taking the
+// next batch row as soon as its own has paid, so the chains overlap instead of each waiting on the
+// latency of the one before. Wider rows take theirs one vector at a time.
+template <class V>
+void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* grads, float* m_slot, float* v_slot,
+                         const float* row_counts, std::uint32_t* decay_marks, std::uint32_t clock,
+                         std::int64_t rows, std::int64_t width) {
+    using F = typename V::F;
+    const NadamMath<V> nadam_math(s);
+    BatchRows<V> batch_rows(row_counts, rows);
+    const auto owed = [&](std::int64_t row) {
+        const std::uint32_t decays = clock - 1u - decay_marks[row];
+        decay_marks[row] = clock;
+        return decays;
+    };
+    // The row's update from its caught-up moments, on the floats [first, first + width) of vector i.
+    const auto update = [&]<bool kPartial>(std::int64_t i, typename V::M lanes, F m, F v) {
+        const auto g = load_vector<V, kPartial>(grads + i, lanes);
+        nadam_math.moments(g, m, v);
+        const auto step = nadam_math.step(g, m, v);
+        store_vector<V, kPartial>(weights + i, V::sub(load_vector<V, kPartial>(weights + i, lanes), step), lanes);
+        store_vector<V, kPartial>(m_slot + i, m, lanes);
+        store_vector<V, kPartial>(v_slot + i, v, lanes);
+    };
+    if (width > V::W) {
+        for (std::int64_t row = batch_rows.next(); row >= 0; row = batch_rows.next()) {
+            const std::uint32_t decays = owed(row);
+            for_vectors<V>(width, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+                i += row * width;
+                auto m = load_vector<V, kPartial>(m_slot + i, lanes);
+                auto v = load_vector<V, kPartial>(v_slot + i, lanes);
+                for (std::uint32_t k = 0; k < decays; ++k) nadam_math.moments(V::zero(), m, v);
+                update.template operator()<kPartial>(i, lanes, m, v);
+            });
+        }
+        return;
+    }
+    constexpr int kSlots = 4;  // 8 chains of 2 operations: enough to fill two pipes' latency
+    constexpr std::uint32_t kIdle = ~0u;
+    constexpr int kPrefetchRows = 8;  // rows ahead: a rare row's four lines come from L3 or memory
+    const auto lanes = V::tail(static_cast<int>(width));
+    F m[kSlots], v[kSlots];  // an idle slot's decay zeros, which nothing stores
+#pragma GCC unroll 4
+    for (int k = 0; k < kSlots; ++k) m[k] = v[k] = V::zero();
+    std::int64_t slot_row[kSlots];
+    std::uint32_t left[kSlots];
+    // Slot k takes the next batch row (or goes idle), then hands rows that owe nothing straight on.
+    const auto fill = [&](int k) {
+        for (;;) {
+            const std::int64_t row = batch_rows.next();
+            if (const std::int64_t later = batch_rows.peek(kPrefetchRows); later >= 0) {
+                __builtin_prefetch(m_slot + later * width);
+                __builtin_prefetch(v_slot + later * width);
+                __builtin_prefetch(grads + later * width);
+                __builtin_prefetch(weights + later * width);
+            }
+            slot_row[k] = row;
+            if (row < 0) {
+                left[k] = kIdle;
+                return;
+            }
+            m[k] = V::load_part(m_slot + row * width, lanes);
+            v[k] = V::load_part(v_slot + row * width, lanes);
+            left[k] = owed(row);
+            if (left[k] != 0) return;
+            update.template operator()<true>(row * width, lanes, m[k], v[k]);
+        }
+    };
+#pragma GCC unroll 4
+    for (int k = 0; k < kSlots; ++k) fill(k);
+    for (;;) {
+        std::uint32_t decays = kIdle;
+#pragma GCC unroll 4
+        for (int k = 0; k < kSlots; ++k) decays = std::min(decays, left[k]);
+        if (decays == kIdle) return;
+        for (std::uint32_t d = 0; d < decays; ++d) {
+#pragma GCC unroll 4
+            for (int k = 0; k < kSlots; ++k) nadam_math.moments(V::zero(), m[k], v[k]);
+        }
+#pragma GCC unroll 4
+        for (int k = 0; k < kSlots; ++k) {
+            if (left[k] == kIdle) continue;
+            left[k] -= decays;
+            if (left[k] != 0) continue;
+            update.template operator()<true>(slot_row[k] * width, lanes, m[k], v[k]);
+            fill(k);
+        }
+    }
+}
+
 template <class V>
 void add(float* dst, const float* src, std::int64_t count) {
     for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
@@ -676,6 +814,7 @@ KernelTable make_table(std::string_view isa) {
     table.adam = adam<V>;
     table.nadam = nadam<V>;
     table.nadam_rows = nadam_rows<V>;
+    table.nadam_rows_deferred = nadam_rows_deferred<V>;
     table.add = add<V>;
     table.add_all_finite = add_all_finite<V>;
     table.all_finite = all_finite<V>;

@@ -22,6 +22,7 @@ IndexedSlicesStats host_slices_stats(const TensorView& weights, const IndexedSli
         stats.row_counts = sparse.row_counts.f32();
         stats.row_width = weights.shape[1];
     }
+    if (sparse.moment_decays) stats.moment_decays = reinterpret_cast<std::uint32_t*>(sparse.moment_decays.i32());
     return stats;
 }
 

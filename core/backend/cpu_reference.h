@@ -48,6 +48,7 @@ public:
                                      float grad_scale, std::int32_t top_k) override;
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
+    bool defers_moment_decays() const override { return true; }  // reference_apply_update takes them
     void add_inplace(const TensorView& dst, const TensorView& src) override;
     double sum_of_squares(const TensorView& x) override;
     bool all_finite(const TensorView& x) override;

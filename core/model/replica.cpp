@@ -1,5 +1,6 @@
 #include "core/model/replica.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -8,6 +9,7 @@
 #include "core/device/device.h"
 #include "core/layers/layer_type.h"
 #include "core/optim/optimizer.h"
+#include "core/util/denormals.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -75,6 +77,16 @@ std::int64_t gradient_buffer_elements(const Model& model, const UpdateLayout& la
     return model.total_params() + embedding_stats_elements(model, layout) + 1;
 }
 
+// Counters of every Embedding table's deferred moment decays (IndexedSlicesStats::moment_decays).
+std::int64_t moment_decay_counters(const Model& model, const UpdateLayout& layout) {
+    if (!layout.embedding_moment_decays) return 0;
+    std::int64_t counters = 0;
+    for (const LayerInfo& info : model.layers()) {
+        if (info.config.kind == LayerKind::Embedding) counters += info.variables.front().shape[0] + 1;
+    }
+    return counters;
+}
+
 }  // namespace
 
 ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_batch, const UpdateLayout& layout) {
@@ -86,6 +98,9 @@ ReplicaMemory ModelReplica::memory_needed(const Model& model, std::int32_t max_b
     ReplicaMemory memory;
     memory.state_bytes = bytes(Shape{params}, 4) + bytes(Shape{gradient_buffer_elements(model, layout)}, 4);
     if (layout.optimizer_slots > 0) memory.state_bytes += bytes(Shape{params * layout.optimizer_slots}, 4);
+    if (const std::int64_t counters = moment_decay_counters(model, layout); counters > 0) {
+        memory.state_bytes += bytes(Shape{counters}, 4);
+    }
     memory.activation_bytes = bytes(Shape{max_batch, model.input_length()}, 4) + bytes(Shape{max_batch}, 4) +
                               bytes(Shape{max_batch, model.num_classes()}, 4);
     for (const LayerInfo& info : model.layers()) {
@@ -110,6 +125,10 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
         slots_ = Tensor(arena, DType::F32, Shape{params * layout_.optimizer_slots}, "the optimizer's slots");
         backend_.fill(slots_, 0.0f);
     }
+    if (const std::int64_t counters = moment_decay_counters(model, layout_); counters > 0) {
+        moment_decays_ = Tensor(arena, DType::I32, Shape{counters}, "the embedding's deferred moment decays");
+        backend_.fill(moment_decays_, 0.0f);
+    }
     input_ids_ = Tensor(arena, DType::I32, Shape{max_batch_, model.input_length()}, "the input batch");
     labels_ = Tensor(arena, DType::I32, Shape{max_batch_}, "the labels");
     probabilities_ = Tensor(arena, DType::F32, Shape{max_batch_, model.num_classes()}, "the predictions");
@@ -117,11 +136,13 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
 
     std::int64_t offset = 0;
     std::int64_t stats_offset = params;  // the statistics follow the variables' gradients
+    std::int64_t decays_offset = 0;
     const auto& infos = model.layers();
     layers_.resize(infos.size());
     for (std::size_t i = 0; i < infos.size(); ++i) {
         const LayerInfo& info = infos[i];
         LayerBuffers& buffers = layers_[i];
+        buffers.first_variable_offset = offset;
         for (const auto& variable : info.variables) {
             const std::int64_t count = variable.shape.numel();
             buffers.variables.push_back(weights_.view().slice(offset, variable.shape));
@@ -139,6 +160,13 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
             if (layout_.embedding_row_counts) {
                 buffers.embedding_stats.row_counts = gradients_.view().slice(stats_offset, Shape{table[0]});
                 stats_offset += table[0];
+            }
+            if (layout_.embedding_moment_decays) {
+                if (backend_.defers_moment_decays()) {
+                    buffers.embedding_stats.moment_decays =
+                        moment_decays_.view().slice(decays_offset, Shape{table[0] + 1});
+                }
+                decays_offset += table[0] + 1;
             }
         }
         const LayerType& type = layer_type(info.config.kind);
@@ -200,15 +228,43 @@ std::vector<float> ModelReplica::gradients() const {
     return flat;
 }
 
+// The device's slots with every deferred moment decay paid first, in place: the moments then hold
+// what decaying every row at every step holds, bit for bit (a checkpoint's), and training goes on
+// exactly as it would have (a row owes nothing it has paid). Each settling pays only the debt since
+// the last, so the checkpoints of a long run together pay no more decays than the updates deferred.
 std::vector<float> ModelReplica::optimizer_slots() const {
+    settle_moment_decays_in_place();
     std::vector<float> flat(static_cast<std::size_t>(slots_.numel()));
     if (!slots_.empty()) backend_.download(flat.data(), slots_);
     return flat;
 }
 
+void ModelReplica::settle_moment_decays_in_place() const {
+    for (const LayerBuffers& buffers : layers_) {
+        const TensorView& decays = buffers.embedding_stats.moment_decays;
+        if (!decays) continue;
+        std::vector<std::uint32_t> marks(static_cast<std::size_t>(decays.numel()));
+        backend_.download(marks.data(), decays);
+        const std::uint32_t clock = marks.back();
+        if (std::all_of(marks.begin(), marks.end(), [clock](std::uint32_t mark) { return mark == clock; })) continue;
+        const TensorView &m = buffers.slot0.front(), &v = buffers.slot1.front();
+        std::vector<float> m_host(static_cast<std::size_t>(m.numel())), v_host(m_host.size());
+        backend_.download(m_host.data(), m);
+        backend_.download(v_host.data(), v);
+        {
+            const ScopedFlushDenormals engine_float_mode;  // the update threads' mode, whoever asks
+            settle_moment_decays(last_step_, m_host.data(), v_host.data(), marks.data(), m.shape[0], m.shape[1]);
+        }
+        backend_.upload(m, m_host.data());
+        backend_.upload(v, v_host.data());
+        backend_.upload(decays, marks.data());
+    }
+}
+
 void ModelReplica::set_optimizer_slots(const std::vector<float>& flat) {
     if (static_cast<std::int64_t>(flat.size()) != slots_.numel()) throw ModelError("optimizer slots do not fit this model");
     if (!slots_.empty()) backend_.upload(slots_, flat.data());
+    if (!moment_decays_.empty()) backend_.fill(moment_decays_, 0.0f);  // the restored moments owe nothing
 }
 
 void ModelReplica::upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch) {
@@ -371,6 +427,7 @@ void ModelReplica::for_each_variable_update(Update&& update) {
 }
 
 void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite) {
+    last_step_ = step;
     if (summed_all_finite) {
         backend_.step_set_finite(*summed_all_finite);
     } else {
@@ -383,6 +440,7 @@ void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::option
 }
 
 void ModelReplica::apply_update(const OptimizerStep& step) {
+    last_step_ = step;
     for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
                                  const TensorView& slot1, const IndexedSlicesViews& sparse) {
         backend_.apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -70,7 +70,8 @@ public:
     void set_weights(const std::vector<float>& flat);
     std::vector<float> weights() const;
     std::vector<float> gradients() const;  // the variables' gradients, in Model::variables() order
-    std::vector<float> optimizer_slots() const;  // all slots, concatenated (for checkpoints / restore)
+    // All slots, concatenated (for checkpoints / restore); deferred moment decays are paid first.
+    std::vector<float> optimizer_slots() const;
     void set_optimizer_slots(const std::vector<float>& flat);
 
     // The flat buffer that the cross-device all-reduce sums: the variables' gradients, then the
@@ -124,6 +125,9 @@ private:
     // slots its optimizer has (only the Embedding's table, its variable 0, has IndexedSlices statistics).
     template <typename Update>
     void for_each_variable_update(Update&& update);
+    // Pays every Embedding row's deferred moment decays (IndexedSlicesStats::moment_decays) into
+    // the device's slots: what the slots stand for stays, so it may run between any two steps.
+    void settle_moment_decays_in_place() const;
     struct LayerBuffers {
         Tensor output;       // [max_batch, output_shape...]; empty for Flatten (a view of its input)
         Tensor grad_output;  // same shape
@@ -131,7 +135,9 @@ private:
         std::vector<TensorView> variables;       // views into weights_
         std::vector<TensorView> grad_variables;  // views into gradients_
         std::vector<TensorView> slot0, slot1;    // views into slots_
-        IndexedSlicesViews embedding_stats;      // Embedding only: views into gradients_ past the variables
+        IndexedSlicesViews embedding_stats;      // Embedding only: views into gradients_ past the variables,
+                                                 // and its deferred decays (into moment_decays_)
+        std::int64_t first_variable_offset = 0;  // where its variable 0 starts in weights_
     };
 
     void upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -150,6 +156,11 @@ private:
     std::int32_t max_batch_ = 0;
     UpdateLayout layout_;
     Tensor weights_, gradients_, slots_;
+    // Every Embedding table's IndexedSlicesStats::moment_decays ([rows + 1] each) where the layout
+    // has them; handed to a backend that defers_moment_decays(), and settled into a copy of the
+    // slots for optimizer_slots().
+    Tensor moment_decays_;
+    OptimizerStep last_step_;  // the betas that settling uses
     Tensor input_ids_, labels_, probabilities_;
     std::vector<LayerBuffers> layers_;
     // Layer i runs itself and layer i + 1 as one op (LayerType::fuses_with_next).

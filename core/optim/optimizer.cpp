@@ -1,6 +1,7 @@
 #include "core/optim/optimizer.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -249,6 +250,7 @@ UpdateLayout OptimizerSchedule::update_layout() const {
                            ((kind == OptimizerKind::SGD || kind == OptimizerKind::RMSprop) && config_.momentum > 0.0);
     layout.embedding_grad_squares = config_.embedding_update == EmbeddingUpdate::Keras3 && squares_gradient;
     layout.embedding_row_counts = config_.embedding_update == EmbeddingUpdate::TF2 && lazy_rows;
+    layout.embedding_moment_decays = layout.embedding_row_counts && kind == OptimizerKind::Nadam;
     return layout;
 }
 
@@ -318,6 +320,34 @@ void OptimizerSchedule::restore(const State& state) {
     nadam_u_product_ = state.nadam_u_product;
 }
 
+namespace {
+
+// Nadam's moments for a zero gradient, as reference_apply_update computes them (g = 0 there is
+// an Embedding row outside the batch: +0 from the zero-filled gradient table).
+void decay_moments(const OptimizerStep& s, float& m, float& v) {
+    const float g = 0.0f;
+    m = s.beta_1 * m + s.one_minus_beta_1 * g;
+    v = s.beta_2 * v + s.one_minus_beta_2 * (g * g);
+}
+
+}  // namespace
+
+void settle_moment_decays(const OptimizerStep& step, float* m, float* v, std::uint32_t* moment_decays,
+                          std::int64_t rows, std::int64_t width) {
+    const std::uint32_t clock = moment_decays[rows];
+    for (std::int64_t row = 0; row < rows; ++row) {
+        const std::uint32_t owed = clock - moment_decays[row];
+        for (std::int64_t i = row * width; i < (row + 1) * width; ++i) {
+            // +0 decays to +0: a row never in a batch (or long decayed to nothing) is done at once.
+            for (std::uint32_t k = 0; k < owed && (std::bit_cast<std::uint32_t>(m[i]) | std::bit_cast<std::uint32_t>(v[i])) != 0;
+                 ++k) {
+                decay_moments(step, m[i], v[i]);
+            }
+        }
+        moment_decays[row] = clock;
+    }
+}
+
 // Per-element formulas. Each follows the operation order of the cited TensorFlow / Keras code
 // (which differs between optimizers, e.g. m += (g - m)(1 - b1) vs m = b1 m + (1 - b1) g), so
 // float results stay as close to TensorFlow's as float rounding of the host scalars allows.
@@ -331,6 +361,10 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
     const std::string name(optimizer_name(s.kind));
     if (sparse.row_counts != nullptr && sparse.row_width <= 0)
         throw OpError("[optimizer] " + name + " update got embedding row counts without a row width");
+    if (sparse.moment_decays != nullptr &&
+        (s.kind != OptimizerKind::Nadam || sparse.row_counts == nullptr || sparse.grad_squares != nullptr))
+        throw OpError("[optimizer] " + name + " update got deferred moment decays, which only TF2's sparse Nadam "
+                      "(embedding row counts, no squared slices) has");
     // g^2 for the second moments: per element, or summed over the slices (Keras 3 on TensorFlow).
     auto squared = [&](size_t i, float g) { return sparse.grad_squares != nullptr ? sparse.grad_squares[i] : g * g; };
     // Whether element i's row is in the global batch (always, without row counts).
@@ -370,13 +404,22 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
             }
             return;
 
-        case OptimizerKind::Nadam:
+        case OptimizerKind::Nadam: {
             // TF2 optimizer_v2/nadam.py _resource_apply_dense, with the divisions by
             // (1 - u_product) and (1 - beta_2^t) folded into the host coefficients.
+            const bool deferred_decays = sparse.moment_decays != nullptr;
+            const std::uint32_t clock = deferred_decays ? ++sparse.moment_decays[count / sparse.row_width] : 0;
             for (size_t i = 0; i < count; ++i) {
                 const float g = grads[i];
                 float& m = slot0[i];
                 float& v = slot1[i];
+                if (deferred_decays) {
+                    const auto row = static_cast<std::int64_t>(i) / sparse.row_width;
+                    if (!in_batch(i)) continue;  // its decay waits for the row's next batch, or settling
+                    const std::uint32_t owed = clock - 1u - sparse.moment_decays[row];
+                    for (std::uint32_t k = 0; k < owed; ++k) decay_moments(s, m, v);
+                    if ((static_cast<std::int64_t>(i) + 1) % sparse.row_width == 0) sparse.moment_decays[row] = clock;
+                }
                 m = s.beta_1 * m + s.one_minus_beta_1 * g;
                 v = s.beta_2 * v + s.one_minus_beta_2 * squared(i, g);
                 // TF2's sparse Nadam decays every row's moments (g is 0 outside the batch, so the
@@ -387,6 +430,7 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
                 weights[i] -= s.learning_rate * m_hat / (std::sqrt(v_hat) + s.epsilon);
             }
             return;
+        }
 
         case OptimizerKind::RMSprop:
             // Keras 3 (keras/src/optimizers/rmsprop.py) puts epsilon INSIDE the root:

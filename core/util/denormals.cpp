@@ -13,4 +13,17 @@ void enable_flush_denormals() {
 #endif
 }
 
+ScopedFlushDenormals::ScopedFlushDenormals() {
+#if defined(__x86_64__) || defined(__i386__)
+    saved_mode_ = _mm_getcsr();
+    enable_flush_denormals();
+#endif
+}
+
+ScopedFlushDenormals::~ScopedFlushDenormals() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(saved_mode_);
+#endif
+}
+
 }  // namespace mirrorlab

@@ -7,4 +7,17 @@ namespace mirrorlab {
 
 void enable_flush_denormals();
 
+// The engine's threads' mode (enable_flush_denormals) for a scope on any thread, the caller's back
+// after it: for host code that must compute what those threads would (settling deferred decays).
+class ScopedFlushDenormals {
+  public:
+    ScopedFlushDenormals();
+    ~ScopedFlushDenormals();
+    ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+    ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+  private:
+    unsigned saved_mode_ = 0;
+};
+
 }  // namespace mirrorlab
