@@ -603,45 +603,35 @@ void nadam_rows(const OptimizerStep& s, float* weights, const float* grads, floa
     });
 }
 
-// The rows of a table whose row count is > 0 (counts are never negative), in order, found a
-// vector of counts at a time and handed out from a small queue, so that the caller can prefetch
-// the rows it will take next (batch rows are scattered: a rare word's row is a cache miss).
+// The rows of a table whose row count is > 0 (counts are never negative), in order: a vector of
+// counts at a time, then its set lanes. (Queueing the rows ahead to prefetch theirs was slower.)
 template <class V>
 class BatchRows {
   public:
-    static constexpr int kQueue = 64;
     BatchRows(const float* row_counts, std::int64_t rows) : counts_(row_counts), rows_(rows) {}
     // The next row in the batch, or -1.
     std::int64_t next() {
-        if (taken_ == queued_ && !refill()) return -1;
-        return queue_[taken_++];
-    }
-    // The row `ahead` places after the next one, or -1 where none is queued yet.
-    std::int64_t peek(int ahead) const { return taken_ + ahead < queued_ ? queue_[taken_ + ahead] : -1; }
-
-  private:
-    // Scans on until the queue holds rows again (false at the table's end).
-    bool refill() {
-        taken_ = queued_ = 0;
-        while (queued_ == 0 && scanned_ < rows_) {
-            for (; scanned_ + V::W <= rows_ && queued_ <= kQueue - V::W; scanned_ += V::W) {
-                for (unsigned lanes = V::lane_bits(V::greater(V::load(counts_ + scanned_), V::zero())); lanes != 0;
-                     lanes &= lanes - 1) {
-                    queue_[queued_++] = scanned_ + std::countr_zero(lanes);
-                }
-            }
-            if (scanned_ + V::W > rows_) {  // the last rows, one at a time, while the queue has room
-                for (; scanned_ < rows_ && queued_ < kQueue; ++scanned_) {
-                    if (counts_[scanned_] > 0.0f) queue_[queued_++] = scanned_;
-                }
+        while (lanes_ == 0) {
+            group_ = scanned_;
+            if (scanned_ + V::W <= rows_) {
+                lanes_ = V::lane_bits(V::greater(V::load(counts_ + scanned_), V::zero()));
+                scanned_ += V::W;
+            } else if (scanned_ < rows_) {
+                lanes_ = counts_[scanned_] > 0.0f ? 1u : 0u;
+                scanned_ += 1;
+            } else {
+                return -1;
             }
         }
-        return queued_ > 0;
+        const std::int64_t row = group_ + std::countr_zero(lanes_);
+        lanes_ &= lanes_ - 1;
+        return row;
     }
+
+  private:
     const float* counts_;
-    std::int64_t rows_, scanned_ = 0;
-    std::int64_t queue_[kQueue];
-    int taken_ = 0, queued_ = 0;
+    std::int64_t rows_, scanned_ = 0, group_ = 0;  // group_: the first row of the lanes left
+    unsigned lanes_ = 0;
 };
 
 // nadam_rows with the decays of the rows outside the batch deferred (IndexedSlicesStats::
@@ -689,7 +679,6 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
     }
     constexpr int kSlots = 4;  // 8 chains of 2 operations: enough to fill two pipes' latency
     constexpr std::uint32_t kIdle = ~0u;
-    constexpr int kPrefetchRows = 8;  // rows ahead: a rare row's four lines come from L3 or memory
     const auto lanes = V::tail(static_cast<int>(width));
     F m[kSlots], v[kSlots];  // an idle slot's decay zeros, which nothing stores
 #pragma GCC unroll 4
@@ -700,12 +689,6 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
     const auto fill = [&](int k) {
         for (;;) {
             const std::int64_t row = batch_rows.next();
-            if (const std::int64_t later = batch_rows.peek(kPrefetchRows); later >= 0) {
-                __builtin_prefetch(m_slot + later * width);
-                __builtin_prefetch(v_slot + later * width);
-                __builtin_prefetch(grads + later * width);
-                __builtin_prefetch(weights + later * width);
-            }
             slot_row[k] = row;
             if (row < 0) {
                 left[k] = kIdle;
