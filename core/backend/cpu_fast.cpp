@@ -166,23 +166,20 @@ void CpuFastBackend::apply_nadam_to_batch_rows(const OptimizerStep& step, const 
     const std::int64_t rows = weights.shape[0], width = weights.shape[1];
     const float* counts = sparse.row_counts.f32();
     const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kUpdateChunk / std::max<std::int64_t>(width, 1));
-    if (sparse.moment_decays) {  // only the batch's rows: a few long stretches and scattered rare words
-        auto* decay_marks = reinterpret_cast<std::uint32_t*>(sparse.moment_decays.i32());
-        const std::uint32_t clock = ++decay_marks[rows];
-        ThreadPool::instance().parallel_for(ceil_div(rows, rows_per_chunk), threads(), [&](std::int64_t chunk) {
-            const std::int64_t first_row = chunk * rows_per_chunk, chunk_rows = std::min(rows - first_row, rows_per_chunk);
-            const std::int64_t begin = first_row * width;
-            kernels_.nadam_rows_deferred(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin,
-                                         v.f32() + begin, counts + first_row, decay_marks + first_row, clock,
-                                         chunk_rows, width);
-        });
-        return;
-    }
+    // Deferred decays: only the batch's rows are touched (a few long stretches and scattered rare words).
+    auto* decay_marks = sparse.moment_decays ? reinterpret_cast<std::uint32_t*>(sparse.moment_decays.i32()) : nullptr;
+    const std::uint32_t clock = decay_marks != nullptr ? ++decay_marks[rows] : 0u;
     ThreadPool::instance().parallel_for(ceil_div(rows, rows_per_chunk), threads(), [&](std::int64_t chunk) {
         const std::int64_t first_row = chunk * rows_per_chunk, chunk_rows = std::min(rows - first_row, rows_per_chunk);
         const std::int64_t begin = first_row * width;
-        kernels_.nadam_rows(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
-                            counts + first_row, chunk_rows, width);
+        if (decay_marks != nullptr) {
+            kernels_.nadam_rows_deferred(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin,
+                                         v.f32() + begin, counts + first_row, decay_marks + first_row, clock,
+                                         chunk_rows, width);
+        } else {
+            kernels_.nadam_rows(step, weights.f32() + begin, grads.f32() + begin, m.f32() + begin, v.f32() + begin,
+                                counts + first_row, chunk_rows, width);
+        }
     });
 }
 

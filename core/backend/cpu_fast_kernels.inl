@@ -655,7 +655,7 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
         decay_marks[row] = clock;
         return decays;
     };
-    // The row's update from its caught-up moments, on the floats [first, first + width) of vector i.
+    // Nadam's update of the floats of vector i (of a batch row), from their caught-up moments.
     const auto update = [&]<bool kPartial>(std::int64_t i, typename V::M lanes, F m, F v) {
         const auto g = load_vector<V, kPartial>(grads + i, lanes);
         nadam_math.moments(g, m, v);

@@ -339,10 +339,10 @@ void settle_moment_decays(const OptimizerStep& step, float* m, float* v, std::ui
         const std::uint32_t owed = clock - moment_decays[row];
         for (std::int64_t i = row * width; i < (row + 1) * width; ++i) {
             // +0 decays to +0: a row never in a batch (or long decayed to nothing) is done at once.
-            for (std::uint32_t k = 0; k < owed && (std::bit_cast<std::uint32_t>(m[i]) | std::bit_cast<std::uint32_t>(v[i])) != 0;
-                 ++k) {
-                decay_moments(step, m[i], v[i]);
-            }
+            const auto decayed_to_nothing = [&] {
+                return (std::bit_cast<std::uint32_t>(m[i]) | std::bit_cast<std::uint32_t>(v[i])) == 0;
+            };
+            for (std::uint32_t k = 0; k < owed && !decayed_to_nothing(); ++k) decay_moments(step, m[i], v[i]);
         }
         moment_decays[row] = clock;
     }
