@@ -551,6 +551,9 @@ const ConvPoolCase kConvPoolCases[] = {
     {"model conv2 + pool", {"", 16, 148, 64, 3, 32, false}, 2, 2, false},
     {"batch 1 (split by rows)", {"", 1, 300, 7, 5, 64, false}, 2, 2, false},
     {"odd sizes, odd length left over", {"", 3, 14, 5, 3, 17, false}, 2, 2, false},
+    // Pairs the GEMM cannot pool as it stores: a last row no window takes, clipped edge rows.
+    {"pairs, odd conv length", {"", 3, 15, 5, 3, 17, false}, 2, 2, false},
+    {"pairs, same conv", {"", 2, 12, 3, 3, 8, true}, 2, 2, false},
     {"same conv, gaps between windows", {"", 2, 11, 3, 4, 9, true}, 2, 3, false},
     {"same pooling, padded left", {"", 2, 12, 4, 3, 6, false}, 3, 3, true},
     {"overlapping windows (unfused backward)", {"", 2, 20, 5, 3, 8, false}, 3, 2, false},

@@ -30,6 +30,13 @@ struct GemmArgs {
     const float* bias = nullptr;  // C starts from bias[col] (else 0) unless accumulate
     bool accumulate = false;      // C starts from its own values
     bool relu = false;            // C is stored as relu(C), relu_forward's bits (a Conv1D's activation)
+    // MaxPooling1D(2) as C is stored (the fused Conv1D + ReLU + MaxPooling1D): rows 2q and 2q + 1 of
+    // C go to row q of `pooled` (row stride ldc) and the winner's row in the sample, counting C's
+    // row 0 as row pool_first_row, to pool_argmax (same layout): maxpool_forward's bits. Needs an
+    // even number of rows and an even pool_first_row.
+    float* pooled = nullptr;
+    std::int32_t* pool_argmax = nullptr;
+    std::int64_t pool_first_row = 0;
 };
 
 struct PoolArgs {

@@ -34,6 +34,59 @@ void store_vector(float* p, typename V::F x, typename V::M lanes) {
     }
 }
 
+template <class V, bool kPartial>
+typename V::I load_i_vector(const std::int32_t* p, typename V::M lanes) {
+    if constexpr (kPartial) {
+        return V::load_i_part(p, lanes);
+    } else {
+        return V::load_i(p);
+    }
+}
+
+template <class V, bool kPartial>
+void store_i_vector(std::int32_t* p, typename V::I x, typename V::M lanes) {
+    if constexpr (kPartial) {
+        V::store_i_part(p, x, lanes);
+    } else {
+        V::store_i(p, x);
+    }
+}
+
+// The reference's rule for one more row of a window: strictly greater wins, and a NaN displaces a
+// number.
+template <class V>
+[[gnu::always_inline]] inline typename V::M pool_takes(typename V::F in, typename V::F out) {
+    return V::mask_or(V::greater(in, out), V::and_not(V::is_nan(out), V::is_nan(in)));
+}
+
+// The fused MaxPooling1D(2) of a GEMM block's rows while they are in registers (GemmArgs::pooled):
+// each pair of rows as maxpool_forward's pairs path pools them.
+template <class V, int MR, int NV, bool kPartial>
+[[gnu::always_inline]] inline void pool_pairs(const GemmArgs& g, std::int64_t row0, std::int64_t col0,
+                                              typename V::M last, const typename V::F (&acc)[MR][NV]) {
+    constexpr int W = V::W;
+#pragma GCC unroll 8
+    for (int pair = 0; pair < MR / 2; ++pair) {
+        const std::int64_t row = row0 + 2 * pair;  // even: C's rows and pool_first_row are
+        float* y = g.pooled + row / 2 * g.ldc + col0;
+        std::int32_t* argmax = g.pool_argmax + row / 2 * g.ldc + col0;
+        const auto first = V::set1_i(static_cast<std::int32_t>(g.pool_first_row + row));
+        const auto second = V::set1_i(static_cast<std::int32_t>(g.pool_first_row + row + 1));
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            const auto a = acc[2 * pair][v], in = acc[2 * pair + 1][v];
+            const auto take = pool_takes<V>(in, a);
+            if (v == NV - 1) {
+                store_vector<V, kPartial>(y + v * W, V::select(take, in, a), last);
+                store_i_vector<V, kPartial>(argmax + v * W, V::select_i(take, second, first), last);
+            } else {
+                V::store(y + v * W, V::select(take, in, a));
+                V::store_i(argmax + v * W, V::select_i(take, second, first));
+            }
+        }
+    }
+}
+
 // One block of MR rows x NV vectors of C, held in registers over the whole depth; the last vector
 // has only the lanes in `last` when kPartial. The strides are copied to locals and the loops fully
 // unrolled so that GCC keeps the block in registers (with the arguments read through `g`, it
@@ -105,6 +158,9 @@ void gemm_block(const GemmArgs& g, std::int64_t row0, std::int64_t col0, typenam
                 V::store(c + r * ldc + v * W, acc[r][v]);
             }
         }
+    }
+    if constexpr (MR % 2 == 0) {
+        if (g.pooled != nullptr) pool_pairs<V, MR, NV, kPartial>(g, row0, col0, last, acc);
     }
 }
 
@@ -311,23 +367,6 @@ void fold_windows(const float* z, std::int64_t out_length, std::int64_t window,
     }
 }
 
-template <class V, bool kPartial>
-typename V::I load_i_vector(const std::int32_t* p, typename V::M lanes) {
-    if constexpr (kPartial) {
-        return V::load_i_part(p, lanes);
-    } else {
-        return V::load_i(p);
-    }
-}
-
-template <class V, bool kPartial>
-void store_i_vector(std::int32_t* p, typename V::I x, typename V::M lanes) {
-    if constexpr (kPartial) {
-        V::store_i_part(p, x, lanes);
-    } else {
-        V::store_i(p, x);
-    }
-}
 
 template <class V>
 void relu_forward(const float* x, float* y, std::int64_t count) {
@@ -345,12 +384,6 @@ void relu_backward(const float* y, const float* dy, float* dx, std::int64_t coun
     });
 }
 
-// The reference's rule for one more row of a window: strictly greater wins, and a NaN displaces a
-// number.
-template <class V>
-[[gnu::always_inline]] inline typename V::M pool_takes(typename V::F in, typename V::F out) {
-    return V::mask_or(V::greater(in, out), V::and_not(V::is_nan(out), V::is_nan(in)));
-}
 
 // Windows of two rows side by side, none clipped (the tutorial's MaxPooling1D(2)): the positions
 // broadcast once per window, no loop over the window's rows per vector. (Plain functions over
