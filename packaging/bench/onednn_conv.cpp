@@ -125,7 +125,8 @@ class OneDnnConv {
     double difference_from(const Buffers& ours) {
         return std::max({relative_difference(read(y_, keras_dst_, ours.y.size()), ours.y),
                          relative_difference(read(grad_x_, keras_src_, ours.grad_x.size()), ours.grad_x),
-                         relative_difference(read(grad_kernel_, keras_weights_, ours.grad_kernel.size()), ours.grad_kernel),
+                         relative_difference(read(grad_kernel_, keras_weights_, ours.grad_kernel.size()),
+                                             ours.grad_kernel),
                          relative_difference(read(grad_bias_, bias_md_, ours.grad_bias.size()), ours.grad_bias)});
     }
 
@@ -167,7 +168,8 @@ std::vector<double> interleaved_medians_ms(int runs, const std::vector<std::func
         for (std::size_t c = 0; c < calls.size(); ++c) {
             const auto start = std::chrono::steady_clock::now();
             calls[c]();
-            times[c].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            const auto end = std::chrono::steady_clock::now();
+            times[c].push_back(std::chrono::duration<double, std::milli>(end - start).count());
         }
     }
     std::vector<double> medians;
@@ -203,9 +205,12 @@ int main(int argc, char** argv) {
         b.grad_x.resize(b.x.size());
         b.grad_kernel.resize(b.kernel.size());
         b.grad_bias.resize(b.bias.size());
-        const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) { return TensorView{v.data(), shape, DType::F32}; };
-        const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels}, k_shape{s.window, s.in_channels, s.out_channels},
-            y_shape{s.batch, s.out_length(), s.out_channels}, b_shape{s.out_channels};
+        const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
+            return TensorView{v.data(), shape, DType::F32};
+        };
+        const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels};
+        const mirrorlab::Shape k_shape{s.window, s.in_channels, s.out_channels};
+        const mirrorlab::Shape y_shape{s.batch, s.out_length(), s.out_channels}, b_shape{s.out_channels};
         const auto our_forward = [&] {
             ours.conv1d_forward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.bias, b_shape), view(b.y, y_shape),
                                 Conv1DParams{});
