@@ -192,8 +192,8 @@ void CpuFastBackend::apply_update(const OptimizerStep& step, const TensorView& w
         return;
     }
     // Keras 3's squared slices take the reference path (a second input per element, on one variable).
-    const bool vectorised = adam_family && !sparse.grad_squares && !sparse.row_counts;
-    if (!vectorised) {  // SGD, RMSprop, embedding statistics and misuse (the reference names the missing slot)
+    const bool vectorised = adam_family && !sparse.grad_squares && !sparse.row_counts && !sparse.moment_decays;
+    if (!vectorised) {  // SGD, RMSprop, embedding statistics and misuse (the reference names what is wrong)
         CpuReferenceBackend::apply_update(step, weights, grads, slot0, slot1, sparse);
         return;
     }

@@ -636,8 +636,9 @@ void nadam_rows(const OptimizerStep& s, float* weights, const float* grads, floa
     });
 }
 
-// The rows of a table whose row count is > 0 (counts are never negative), in order: a vector of
-// counts at a time, then its set lanes. (Queueing the rows ahead to prefetch theirs was slower.)
+// The rows of a table whose row count is not 0 (a NaN count too, as nadam_rows and the reference
+// decide; counts are never negative), in order: a vector of counts at a time, then its set lanes.
+// (Queueing the rows ahead to prefetch theirs was slower.)
 template <class V>
 class BatchRows {
   public:
@@ -647,10 +648,11 @@ class BatchRows {
         while (lanes_ == 0) {
             group_ = scanned_;
             if (scanned_ + V::W <= rows_) {
-                lanes_ = V::lane_bits(V::greater(V::load(counts_ + scanned_), V::zero()));
+                const auto counts = V::load(counts_ + scanned_);
+                lanes_ = V::lane_bits(V::mask_or(V::greater(counts, V::zero()), V::is_nan(counts)));
                 scanned_ += V::W;
             } else if (scanned_ < rows_) {
-                lanes_ = counts_[scanned_] > 0.0f ? 1u : 0u;
+                lanes_ = counts_[scanned_] != 0.0f ? 1u : 0u;
                 scanned_ += 1;
             } else {
                 return -1;
@@ -711,22 +713,18 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
         return;
     }
     constexpr int kSlots = 4;  // 8 chains of 2 operations: enough to fill two pipes' latency
-    constexpr std::uint32_t kIdle = ~0u;
     const auto lanes = V::tail(static_cast<int>(width));
     F m[kSlots], v[kSlots];  // an idle slot's decay zeros, which nothing stores
 #pragma GCC unroll 4
     for (int k = 0; k < kSlots; ++k) m[k] = v[k] = V::zero();
-    std::int64_t slot_row[kSlots];
-    std::uint32_t left[kSlots];
+    std::int64_t slot_row[kSlots];  // -1: the slot is idle (no batch rows left)
+    std::uint32_t left[kSlots] = {};  // decays its row still owes (any uint32, 2^32 - 1 included)
     // Slot k takes the next batch row (or goes idle), then hands rows that owe nothing straight on.
     const auto fill = [&](int k) {
         for (;;) {
             const std::int64_t row = batch_rows.next();
             slot_row[k] = row;
-            if (row < 0) {
-                left[k] = kIdle;
-                return;
-            }
+            if (row < 0) return;
             m[k] = V::load_part(m_slot + row * width, lanes);
             v[k] = V::load_part(v_slot + row * width, lanes);
             left[k] = owed(row);
@@ -736,19 +734,22 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
     };
 #pragma GCC unroll 4
     for (int k = 0; k < kSlots; ++k) fill(k);
+    constexpr std::uint64_t kNoRow = ~std::uint64_t{0};  // above every uint32 count
     for (;;) {
-        std::uint32_t decays = kIdle;
+        std::uint64_t decays = kNoRow;
 #pragma GCC unroll 4
-        for (int k = 0; k < kSlots; ++k) decays = std::min(decays, left[k]);
-        if (decays == kIdle) return;
-        for (std::uint32_t d = 0; d < decays; ++d) {
+        for (int k = 0; k < kSlots; ++k) {
+            if (slot_row[k] >= 0) decays = std::min<std::uint64_t>(decays, left[k]);
+        }
+        if (decays == kNoRow) return;
+        for (std::uint64_t d = 0; d < decays; ++d) {
 #pragma GCC unroll 4
             for (int k = 0; k < kSlots; ++k) nadam_math.moments(V::zero(), m[k], v[k]);
         }
 #pragma GCC unroll 4
         for (int k = 0; k < kSlots; ++k) {
-            if (left[k] == kIdle) continue;
-            left[k] -= decays;
+            if (slot_row[k] < 0) continue;
+            left[k] -= static_cast<std::uint32_t>(decays);
             if (left[k] != 0) continue;
             update.template operator()<true>(slot_row[k] * width, lanes, m[k], v[k]);
             fill(k);

@@ -142,7 +142,6 @@ ModelReplica::ModelReplica(const Model& model, LogicalDevice& device, std::int32
     for (std::size_t i = 0; i < infos.size(); ++i) {
         const LayerInfo& info = infos[i];
         LayerBuffers& buffers = layers_[i];
-        buffers.first_variable_offset = offset;
         for (const auto& variable : info.variables) {
             const std::int64_t count = variable.shape.numel();
             buffers.variables.push_back(weights_.view().slice(offset, variable.shape));
@@ -252,7 +251,7 @@ void ModelReplica::settle_moment_decays_in_place() const {
         backend_.download(m_host.data(), m);
         backend_.download(v_host.data(), v);
         {
-            const ScopedFlushDenormals engine_float_mode;  // the update threads' mode, whoever asks
+            const ScopedFloatMode as_the_updates_ran(update_float_mode_);  // whichever thread asks
             settle_moment_decays(last_step_, m_host.data(), v_host.data(), marks.data(), m.shape[0], m.shape[1]);
         }
         backend_.upload(m, m_host.data());
@@ -428,6 +427,7 @@ void ModelReplica::for_each_variable_update(Update&& update) {
 
 void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite) {
     last_step_ = step;
+    update_float_mode_ = float_mode();  // the pool's helpers run the update under it too
     if (summed_all_finite) {
         backend_.step_set_finite(*summed_all_finite);
     } else {
@@ -441,6 +441,7 @@ void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::option
 
 void ModelReplica::apply_update(const OptimizerStep& step) {
     last_step_ = step;
+    update_float_mode_ = float_mode();  // the pool's helpers run the update under it too
     for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
                                  const TensorView& slot1, const IndexedSlicesViews& sparse) {
         backend_.apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -137,7 +137,6 @@ private:
         std::vector<TensorView> slot0, slot1;    // views into slots_
         IndexedSlicesViews embedding_stats;      // Embedding only: views into gradients_ past the variables,
                                                  // and its deferred decays (into moment_decays_)
-        std::int64_t first_variable_offset = 0;  // where its variable 0 starts in weights_
     };
 
     void upload_batch(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch);
@@ -160,7 +159,10 @@ private:
     // has them; handed to a backend that defers_moment_decays(), and settled into a copy of the
     // slots for optimizer_slots().
     Tensor moment_decays_;
-    OptimizerStep last_step_;  // the betas that settling uses
+    // What settling needs to pay the debt exactly as the updates would have: their betas, and the
+    // floating-point mode they ran under (the calling thread's: denormals flushed or not).
+    OptimizerStep last_step_;
+    unsigned update_float_mode_ = 0;
     Tensor input_ids_, labels_, probabilities_;
     std::vector<LayerBuffers> layers_;
     // Layer i runs itself and layer i + 1 as one op (LayerType::fuses_with_next).

@@ -13,17 +13,22 @@ void enable_flush_denormals() {
 #endif
 }
 
-ScopedFlushDenormals::ScopedFlushDenormals() {
+unsigned float_mode() {
 #if defined(__x86_64__) || defined(__i386__)
-    saved_mode_ = _mm_getcsr();
-    enable_flush_denormals();
+    return _mm_getcsr();
+#else
+    return 0;
 #endif
 }
 
-ScopedFlushDenormals::~ScopedFlushDenormals() {
+void set_float_mode([[maybe_unused]] unsigned mode) {
 #if defined(__x86_64__) || defined(__i386__)
-    _mm_setcsr(saved_mode_);
+    _mm_setcsr(mode);
 #endif
 }
+
+ScopedFloatMode::ScopedFloatMode(unsigned mode) : saved_mode_(float_mode()) { set_float_mode(mode); }
+
+ScopedFloatMode::~ScopedFloatMode() { set_float_mode(saved_mode_); }
 
 }  // namespace mirrorlab

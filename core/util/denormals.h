@@ -7,14 +7,19 @@ namespace mirrorlab {
 
 void enable_flush_denormals();
 
-// The engine's threads' mode (enable_flush_denormals) for a scope on any thread, the caller's back
-// after it: for host code that must compute what those threads would (settling deferred decays).
-class ScopedFlushDenormals {
+// The calling thread's floating-point mode (MXCSR on x86: denormal flushing, rounding; 0 elsewhere),
+// and setting it: the thread pool runs each chunk under its caller's mode, and host code that must
+// compute what an op computed (settling deferred decays) takes that op's.
+unsigned float_mode();
+void set_float_mode(unsigned mode);
+
+// `mode` for a scope, the thread's own back after it.
+class ScopedFloatMode {
   public:
-    ScopedFlushDenormals();
-    ~ScopedFlushDenormals();
-    ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
-    ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+    explicit ScopedFloatMode(unsigned mode);
+    ~ScopedFloatMode();
+    ScopedFloatMode(const ScopedFloatMode&) = delete;
+    ScopedFloatMode& operator=(const ScopedFloatMode&) = delete;
 
   private:
     unsigned saved_mode_ = 0;

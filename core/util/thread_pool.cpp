@@ -5,10 +5,6 @@
 
 #include "core/util/denormals.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
-
 namespace mirrorlab {
 
 namespace {
@@ -19,20 +15,6 @@ int default_thread_limit() {
         if (value > 0) return value;
     }
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-unsigned fp_mode() {
-#if defined(__x86_64__) || defined(__i386__)
-    return _mm_getcsr();
-#else
-    return 0;
-#endif
-}
-
-void set_fp_mode([[maybe_unused]] unsigned mode) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_setcsr(mode);
-#endif
 }
 
 }  // namespace
@@ -75,7 +57,7 @@ void ThreadPool::run_job(Job& job, int max_threads) {
     while (static_cast<std::int64_t>(workers_.size()) < helpers)
         workers_.emplace_back([this] { worker_loop(); });
     job.helper_slots = static_cast<int>(helpers);
-    job.fp_mode = fp_mode();
+    job.fp_mode = float_mode();
     job.listed = true;
     job.next_job = jobs_;
     jobs_ = &job;
@@ -148,10 +130,10 @@ void ThreadPool::worker_loop() {
         if (quit_) return;
         --job->helper_slots;
         ++job->helpers_inside;
-        const unsigned own_mode = fp_mode();
-        set_fp_mode(job->fp_mode);
+        const unsigned own_mode = float_mode();
+        set_float_mode(job->fp_mode);
         work_on(*job, lock);
-        set_fp_mode(own_mode);
+        set_float_mode(own_mode);
         --job->helpers_inside;
         if (job->finished == job->count && job->helpers_inside == 0) done_cv_.notify_all();
     }
