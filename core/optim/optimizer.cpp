@@ -322,12 +322,18 @@ void OptimizerSchedule::restore(const State& state) {
 
 namespace {
 
-// Nadam's moments for a zero gradient, as reference_apply_update computes them (g = 0 there is
-// an Embedding row outside the batch: +0 from the zero-filled gradient table).
+// Nadam's moments (TF2 optimizer_v2/nadam.py): the one formula for a step's update and for the
+// decays deferred from the steps a row sat out.
+void nadam_moments(const OptimizerStep& s, float g, float g_squared, float& m, float& v) {
+    m = s.beta_1 * m + s.one_minus_beta_1 * g;
+    v = s.beta_2 * v + s.one_minus_beta_2 * g_squared;
+}
+
+// Nadam's moments for a zero gradient (an Embedding row outside the batch: +0 from the zero-filled
+// gradient table), exactly as a step that decays it computes them.
 void decay_moments(const OptimizerStep& s, float& m, float& v) {
     const float g = 0.0f;
-    m = s.beta_1 * m + s.one_minus_beta_1 * g;
-    v = s.beta_2 * v + s.one_minus_beta_2 * (g * g);
+    nadam_moments(s, g, g * g, m, v);
 }
 
 }  // namespace
@@ -420,10 +426,9 @@ void reference_apply_update(const OptimizerStep& s, float* weights, const float*
                     for (std::uint32_t k = 0; k < owed; ++k) decay_moments(s, m, v);
                     if ((static_cast<std::int64_t>(i) + 1) % sparse.row_width == 0) sparse.moment_decays[row] = clock;
                 }
-                m = s.beta_1 * m + s.one_minus_beta_1 * g;
-                v = s.beta_2 * v + s.one_minus_beta_2 * squared(i, g);
+                nadam_moments(s, g, squared(i, g), m, v);
                 // TF2's sparse Nadam decays every row's moments (g is 0 outside the batch, so the
-                // two lines above are exactly its m * beta_1, v * beta_2) but moves batch rows only.
+                // line above is exactly its m * beta_1, v * beta_2) but moves batch rows only.
                 if (!in_batch(i)) continue;
                 const float m_hat = s.nadam_g_coeff * g + s.nadam_m_coeff * m;
                 const float v_hat = v * s.nadam_v_scale;
