@@ -259,6 +259,7 @@ class TestKernels : public QObject {
     void nadamRowsOutsideBatch();
     void nadamDeferredDecays_data();
     void nadamDeferredDecays();
+    void nadamDeferredDecaysNeedRowCounts();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
     void nanAndInfPropagate_data();
@@ -917,6 +918,24 @@ void TestKernels::nadamDeferredDecays() {
     expect_identical_bits(m_eager, m_ref, "first moment (reference, settled)");
     expect_identical_bits(v_eager, v_ref, "second moment (reference, settled)");
     for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) QCOMPARE(marks[r], 40);
+}
+
+// The fast backend's update refuses deferred decays without the row counts they go with, as the
+// reference does (a vectorised Nadam that ignored them would leave the counters meaning nothing).
+void TestKernels::nadamDeferredDecaysNeedRowCounts() {
+    std::vector<float> w(14, 0.5f), g(14, 0.1f), m(14, 0.0f), v(14, 0.0f);
+    std::vector<std::int32_t> marks(3, 0);
+    OptimizerSchedule schedule(OptimizerConfig::defaults(OptimizerKind::Nadam));
+    CpuFastBackend backend;
+    const Shape shape{2, 7};
+    try {
+        backend.apply_update(schedule.next_step(), view(w, shape), view(g, shape), view(m, shape), view(v, shape),
+                             IndexedSlicesViews{TensorView{}, TensorView{}, view(marks, Shape{3})});
+        QFAIL("the fast Nadam took deferred decays without row counts");
+    } catch (const OpError& error) {
+        QVERIFY2(QString(error.what()).contains("row counts"), error.what());
+    }
+    QCOMPARE(w, std::vector<float>(14, 0.5f));  // nothing moved
 }
 
 void TestKernels::addAndFiniteCheck_data() {
