@@ -1,5 +1,6 @@
 #include "core/optim/optimizer.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -340,17 +341,32 @@ void decay_moments(const OptimizerStep& s, float& m, float& v) {
 
 void settle_moment_decays(const OptimizerStep& step, float* m, float* v, std::uint32_t* moment_decays,
                           std::int64_t rows, std::int64_t width) {
+    // A row's elements decay in lockstep, kBlock floats at a time in fixed-size blocks the compiler
+    // vectorises: each element is its own chain of decays, so the chains overlap. (An element at a
+    // time, with its own exit at +0, ran one chain of dependent products at a time: 70 ms for the
+    // tutorial's 30,982 x 7 table at an epoch's end, a pause of the whole training.) A lane padded
+    // with +0, or an element that reaches +0 and +0, decays to +0 again: the same bits as stopping.
+    constexpr std::int64_t kBlock = 8;
     const std::uint32_t clock = moment_decays[rows];
     for (std::int64_t row = 0; row < rows; ++row) {
         const std::uint32_t owed = clock - moment_decays[row];
-        for (std::int64_t i = row * width; i < (row + 1) * width; ++i) {
-            // +0 decays to +0: a row never in a batch (or long decayed to nothing) is done at once.
-            const auto decayed_to_nothing = [&] {
-                return (std::bit_cast<std::uint32_t>(m[i]) | std::bit_cast<std::uint32_t>(v[i])) == 0;
-            };
-            for (std::uint32_t k = 0; k < owed && !decayed_to_nothing(); ++k) decay_moments(step, m[i], v[i]);
-        }
         moment_decays[row] = clock;
+        for (std::int64_t begin = row * width; owed != 0 && begin < (row + 1) * width; begin += kBlock) {
+            const std::int64_t count = std::min(kBlock, (row + 1) * width - begin);
+            std::array<float, kBlock> m_block{}, v_block{};
+            std::uint32_t any_bits = 0;  // a row never in a batch (or long decayed to nothing) is done at once
+            for (std::int64_t j = 0; j < count; ++j) {
+                m_block[j] = m[begin + j];
+                v_block[j] = v[begin + j];
+                any_bits |= std::bit_cast<std::uint32_t>(m_block[j]) | std::bit_cast<std::uint32_t>(v_block[j]);
+            }
+            if (any_bits == 0) continue;
+            for (std::uint32_t k = 0; k < owed; ++k) {
+                for (std::int64_t j = 0; j < kBlock; ++j) decay_moments(step, m_block[j], v_block[j]);
+            }
+            std::copy_n(m_block.begin(), count, m + begin);
+            std::copy_n(v_block.begin(), count, v + begin);
+        }
     }
 }
 
