@@ -162,6 +162,7 @@ class TestTensorBoard : public QObject {
 private slots:
     void maskedCrc();
     void readsKerasFiles_data();
+    void hardwareCrcMatchesTheTable();
     void readsKerasFiles();
     void writesWhatKerasWrites_data();
     void writesWhatKerasWrites();
@@ -185,6 +186,31 @@ void TestTensorBoard::maskedCrc() {
     for (int i = 0; i < 4; ++i) stored |= std::uint32_t{static_cast<unsigned char>(head[8 + i])} << (8 * i);
     QCOMPARE(crc32c_mask(crc32c(head.constData(), 8)), stored);
     QVERIFY(crc32c(head.constData(), 8) != stored);  // the mask matters
+}
+
+// The hardware CRC (SSE 4.2, where the CPU has it) gives the table's value for every length and
+// alignment, whole or continued piece by piece, as checkpoints and event files compute it.
+void TestTensorBoard::hardwareCrcMatchesTheTable() {
+    QCOMPARE(crc32c_portable("123456789", 9), 0xE3069283u);
+    std::vector<unsigned char> bytes(4099);
+    std::uint32_t state = 12345;
+    for (auto& byte : bytes) {
+        state = state * 1664525u + 1013904223u;
+        byte = static_cast<unsigned char>(state >> 24);
+    }
+    for (std::size_t offset : {0, 1, 3, 7}) {
+        for (std::size_t size : {0, 1, 7, 8, 9, 15, 16, 17, 64, 4000, 4092}) {
+            const unsigned char* data = bytes.data() + offset;
+            QCOMPARE(crc32c(data, size), crc32c_portable(data, size));
+            QCOMPARE(crc32c(data, size, 0xDEADBEEFu), crc32c_portable(data, size, 0xDEADBEEFu));
+            const std::size_t half = size / 2 + offset;
+            const std::size_t first = std::min(half, size);
+            QCOMPARE(crc32c(data + first, size - first, crc32c(data, first)), crc32c_portable(data, size));
+        }
+    }
+    const std::uint32_t intact = crc32c(bytes.data(), bytes.size());
+    bytes[100] ^= 0x10;  // one flipped bit, as a damaged checkpoint has
+    QVERIFY(crc32c(bytes.data(), bytes.size()) != intact);
 }
 
 void TestTensorBoard::readsKerasFiles_data() {

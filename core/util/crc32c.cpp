@@ -1,6 +1,12 @@
 #include "core/util/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <nmmintrin.h>
+#define MIRRORLAB_CRC32C_SSE42 1
+#endif
 
 namespace mirrorlab {
 
@@ -18,13 +24,43 @@ constexpr std::array<std::uint32_t, 256> make_table() {
 
 constexpr std::array<std::uint32_t, 256> kTable = make_table();
 
+#if defined(MIRRORLAB_CRC32C_SSE42)
+// SSE 4.2's CRC32 instruction computes exactly this polynomial, 8 bytes per instruction (3 cycles
+// of latency): ~2.5 bytes per cycle against the table's ~0.15, so a 4 MB checkpoint costs 0.5 ms
+// instead of 18 at every epoch's end.
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(const unsigned char* bytes, std::size_t size,
+                                                            std::uint32_t crc) {
+    std::uint64_t wide = ~crc;
+    for (; size >= 8; size -= 8, bytes += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes, 8);
+        wide = _mm_crc32_u64(wide, word);
+    }
+    auto narrow = static_cast<std::uint32_t>(wide);
+    for (; size > 0; --size, ++bytes) narrow = _mm_crc32_u8(narrow, *bytes);
+    return ~narrow;
+}
+
+bool have_sse42() {
+    static const bool have = __builtin_cpu_supports("sse4.2");
+    return have;
+}
+#endif
+
 }  // namespace
 
-std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) {
+std::uint32_t crc32c_portable(const void* data, std::size_t size, std::uint32_t crc) {
     const auto* bytes = static_cast<const unsigned char*>(data);
     crc = ~crc;
     for (std::size_t i = 0; i < size; ++i) crc = kTable[(crc ^ bytes[i]) & 0xFFu] ^ (crc >> 8);
     return ~crc;
+}
+
+std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) {
+#if defined(MIRRORLAB_CRC32C_SSE42)
+    if (have_sse42()) return crc32c_sse42(static_cast<const unsigned char*>(data), size, crc);
+#endif
+    return crc32c_portable(data, size, crc);
 }
 
 }  // namespace mirrorlab
