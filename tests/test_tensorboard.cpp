@@ -161,8 +161,8 @@ class TestTensorBoard : public QObject {
 
 private slots:
     void maskedCrc();
-    void readsKerasFiles_data();
     void hardwareCrcMatchesTheTable();
+    void readsKerasFiles_data();
     void readsKerasFiles();
     void writesWhatKerasWrites_data();
     void writesWhatKerasWrites();

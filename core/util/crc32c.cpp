@@ -26,8 +26,8 @@ constexpr std::array<std::uint32_t, 256> kTable = make_table();
 
 #if defined(MIRRORLAB_CRC32C_SSE42)
 // SSE 4.2's CRC32 instruction computes exactly this polynomial, 8 bytes per instruction (3 cycles
-// of latency): ~2.5 bytes per cycle against the table's ~0.15, so a 4 MB checkpoint costs 0.5 ms
-// instead of 18 at every epoch's end.
+// of latency): 4 MiB in 0.4-0.5 ms against the table's 9.5 (AMD EPYC Zen 4). The run store writes
+// two 4 MB checkpoints (last and best) at an epoch's end, while the replicas wait.
 __attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(const unsigned char* bytes, std::size_t size,
                                                             std::uint32_t crc) {
     std::uint64_t wide = ~crc;
