@@ -44,9 +44,9 @@ private:
     std::mutex mutex_;
     std::condition_variable start_cv_, done_cv_;
     Task task_;
-    // Atomics so that threads can spin on them briefly before sleeping: a synchronous step hands
-    // work to the replicas three times, and a condition-variable wake-up costs tens of
-    // microseconds each time. Writes still happen under mutex_, so the sleeping path is unchanged.
+    // Atomics so that the workers can spin on them briefly before sleeping: a condition-variable
+    // wake-up costs tens of microseconds at every step. Writes still happen under mutex_, so the
+    // sleeping path is unchanged.
     std::atomic<long> generation_{0};
     std::atomic<int> remaining_{0};
     std::atomic<bool> quit_{false};
