@@ -77,6 +77,8 @@ void print_text(const BenchResult& r) {
         "  phases ms/step  data %.3f, forward %.3f, backward %.3f, all-reduce %.3f, update %.3f, "
         "other %.3f\n",
         p.data_wait_ms, p.forward_ms, p.backward_ms, p.allreduce_ms, p.update_ms, p.other_ms);
+    std::printf("  epoch-end pause %8.1f ms  (the snapshot each kept checkpoint starts with: weights, optimizer slots)\n",
+                run.epoch_end_snapshot_ms);
     std::printf("  peak RSS        %8.1f MiB  (this run's own, the high-water mark reset before it)\n", run.peak_rss_mib);
     std::printf("  process RSS     %8.1f MiB  (whole process, peak through this run; %.1f at start, data set +%.1f)\n",
                 r.process_peak_rss_mib, r.startup_rss_mib, r.data_rss_mib);

@@ -109,7 +109,7 @@ class TestBenchSmoke : public QObject {
         // The numbers a person reads are there and sane (not judged against any speed).
         for (const char* field :
              {"ms_per_step", "samples_per_second", "epoch_seconds", "train_seconds",
-              "validation_seconds", "peak_rss_mib", "final_loss"}) {
+              "validation_seconds", "epoch_end_snapshot_ms", "peak_rss_mib", "final_loss"}) {
             QVERIFY2(positive(run.value(QString::fromLatin1(field))),
                      qPrintable(QString("run.%1 in\n%2").arg(field, shown)));
         }

@@ -66,6 +66,9 @@ struct BenchRun {
     double cpu_seconds_per_epoch = 0.0;
     std::vector<double> epoch_seconds_each;
     PhaseTimes phases;
+    // The snapshot a checkpoint starts with, taken at each epoch's end (median): weights and
+    // optimizer slots, the deferred moment decays paid. The replicas wait for it.
+    double epoch_end_snapshot_ms = 0.0;
     double peak_rss_mib = 0.0;  // of this run alone where the kernel can reset the peak
     std::int64_t allreduce_buffer_bytes = 0;  // what one replica's all-reduce sums
     double final_loss = 0.0;    // training loss of the last epoch (a sanity check)
