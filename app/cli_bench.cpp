@@ -37,6 +37,8 @@ void print_step_parts(const BenchResult& r) {
                 s.total_ms());
 }
 
+void print_scaling(const BenchResult& r);
+
 void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
     std::printf("MirrorLab bench: reference workload (332,856 parameters, batch %d, Nadam, %s semantics)\n",
@@ -89,6 +91,11 @@ void print_text(const BenchResult& r) {
                     r.link.latency_us, r.link.gbytes_per_second);
     }
     print_step_parts(r);
+    print_scaling(r);
+}
+
+// The scaling experiment's rows, and what the machine allowed in parallel meanwhile.
+void print_scaling(const BenchResult& r) {
     if (r.scaling.empty()) return;
     std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",
                 static_cast<long long>(r.config.scaling_steps), r.scaling_rounds);
