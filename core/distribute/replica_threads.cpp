@@ -55,7 +55,7 @@ void ReplicaThreads::run_task(Task task) {
     // The caller sleeps at once: a run is a whole step (milliseconds), and with a replica per core
     // (the reference setting) a caller spinning for the end takes a core from a replica, whose
     // partners then wait for it at the step's barriers (the bench's "other" time per step, 2
-    // replicas on 2 cores, AVX2, AMD EPYC Zen 4: 0.066-0.091 ms with 30 us of spinning here and
+    // replicas on 2 cores, AVX2, AMD EPYC Zen 4: 0.066-0.098 ms with 30 us of spinning here and
     // in the workers, 0.026-0.062 without it and with the workers' 300 us).
     std::unique_lock lock(mutex_);
     done_cv_.wait(lock, [this] { return remaining_.load(std::memory_order_acquire) == 0; });
