@@ -425,9 +425,13 @@ void ModelReplica::for_each_variable_update(Update&& update) {
     }
 }
 
-void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite) {
+void ModelReplica::remember_update(const OptimizerStep& step) {
     last_step_ = step;
     update_float_mode_ = float_mode();  // the pool's helpers run the update under it too
+}
+
+void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::optional<bool> summed_all_finite) {
+    remember_update(step);
     if (summed_all_finite) {
         backend_.step_set_finite(*summed_all_finite);
     } else {
@@ -440,8 +444,7 @@ void ModelReplica::apply_update_if_finite(const OptimizerStep& step, std::option
 }
 
 void ModelReplica::apply_update(const OptimizerStep& step) {
-    last_step_ = step;
-    update_float_mode_ = float_mode();  // the pool's helpers run the update under it too
+    remember_update(step);
     for_each_variable_update([&](const TensorView& weights, const TensorView& grads, const TensorView& slot0,
                                  const TensorView& slot1, const IndexedSlicesViews& sparse) {
         backend_.apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -163,6 +163,7 @@ private:
     // floating-point mode they ran under (the calling thread's: denormals flushed or not).
     OptimizerStep last_step_;
     unsigned update_float_mode_ = 0;
+    void remember_update(const OptimizerStep& step);  // sets the two above
     Tensor input_ids_, labels_, probabilities_;
     std::vector<LayerBuffers> layers_;
     // Layer i runs itself and layer i + 1 as one op (LayerType::fuses_with_next).

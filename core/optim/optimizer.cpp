@@ -351,7 +351,8 @@ void settle_moment_decays(const OptimizerStep& step, float* m, float* v, std::ui
     for (std::int64_t row = 0; row < rows; ++row) {
         const std::uint32_t owed = clock - moment_decays[row];
         moment_decays[row] = clock;
-        for (std::int64_t begin = row * width; owed != 0 && begin < (row + 1) * width; begin += kBlock) {
+        if (owed == 0) continue;
+        for (std::int64_t begin = row * width; begin < (row + 1) * width; begin += kBlock) {
             const std::int64_t count = std::min(kBlock, (row + 1) * width - begin);
             std::array<float, kBlock> m_block{}, v_block{};
             std::uint32_t any_bits = 0;  // a row never in a batch (or long decayed to nothing) is done at once
