@@ -251,6 +251,8 @@ class TestKernels : public QObject {
     void convReluPool();
     void relu_data();
     void relu();
+    void embeddingRows_data();
+    void embeddingRows();
     void optimizers_data();
     void optimizers();
     void nadamOnBatchRows_data();
@@ -697,6 +699,86 @@ void TestKernels::relu() {
     fast_backend.activation_forward(ActivationKind::ReLU, view(in_place, shape),
                                     view(in_place, shape));
     expect_identical_bits(y_ref, in_place, "relu forward in place");
+}
+
+void TestKernels::embeddingRows_data() {
+    QTest::addColumn<QString>("isa");
+    QTest::addColumn<int>("width");
+    for (int width : {1, 3, 7, 8, 9, 16, 17, 23}) {
+        add_isa_rows(qPrintable(QString("width %1").arg(width)), [&](QTestData& row) { row << width; });
+    }
+}
+
+// The Embedding's gather and scatter-add a vector per row: the reference's rows and sums bit for
+// bit (NaN, infinities, -0 and denormals among the values; ids that repeat back to back, that are
+// neighbours, the table's first and last rows, the batch's last position), and nothing written
+// outside the rows: a row's tail vector reaches into the next row, which must keep its own bits.
+// The buffers end exactly where the rows do, so that ASan sees a read or write past them; a second
+// run in padded buffers checks that the padding keeps its sentinel.
+void TestKernels::embeddingRows() {
+    QFETCH(QString, isa);
+    QFETCH(int, width);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(static_cast<unsigned>(width));
+    constexpr float kSentinel = 12345.0f;
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -0.0f, std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min()};
+    for (const std::int64_t rows : {1, 2, 5, 40}) {
+        std::vector<std::int32_t> ids;
+        for (std::int64_t r : {rows - 1, std::int64_t{0}, rows - 1, rows - 1, rows / 2, rows / 2 + 1, rows - 2}) {
+            ids.push_back(static_cast<std::int32_t>(std::clamp<std::int64_t>(r, 0, rows - 1)));
+        }
+        for (int i = 0; i < 20; ++i) ids.push_back(static_cast<std::int32_t>(rng() % static_cast<unsigned>(rows)));
+        ids.push_back(static_cast<std::int32_t>(rows - 1));  // the last position reads the last row
+        const auto count = static_cast<std::int64_t>(ids.size());
+        auto table_values = random_values(rng, rows * width);
+        auto grad = random_values(rng, count * width);
+        for (std::size_t i = 0; i < std::size(specials); ++i) {
+            table_values[(i * 7) % table_values.size()] = specials[i];
+            grad[(i * 11) % grad.size()] = specials[i];
+        }
+        for (const std::int64_t padding : {0, 16}) {
+            const QByteArray what = QStringLiteral("%1 rows, padding %2").arg(rows).arg(padding).toUtf8();
+            // The gather, against a row-by-row copy.
+            std::vector<float> out(static_cast<std::size_t>(count * width + padding), kSentinel);
+            table->embedding_gather(table_values.data(), rows, width, ids.data(), count, out.data());
+            std::vector<float> expected_out;
+            for (const std::int32_t id : ids) {
+                expected_out.insert(expected_out.end(), table_values.begin() + id * width,
+                                    table_values.begin() + (id + 1) * width);
+            }
+            expected_out.resize(out.size(), kSentinel);
+            expect_identical_bits(expected_out, out, what.constData());
+            // The scatter-add onto a table that already holds values (specials too), against
+            // `row[d] += g[d]` position by position.
+            std::vector<float> sums = table_values, expected_sums = table_values;
+            sums.resize(static_cast<std::size_t>(rows * width + padding), kSentinel);
+            expected_sums.resize(sums.size(), kSentinel);
+            table->embedding_scatter_add(sums.data(), rows, width, ids.data(), count, grad.data());
+            for (std::int64_t i = 0; i < count; ++i) {
+                for (std::int64_t d = 0; d < width; ++d) expected_sums[ids[i] * width + d] += grad[i * width + d];
+            }
+            expect_identical_bits(expected_sums, sums, what.constData());
+        }
+    }
+    // Through the backend, as the Embedding layer calls it: the reference's output and gradient.
+    const std::int64_t rows = 50;
+    std::vector<std::int32_t> ids(3 * 11);
+    for (auto& id : ids) id = static_cast<std::int32_t>(rng() % rows);
+    ids.front() = static_cast<std::int32_t>(rows - 1);
+    ids.back() = static_cast<std::int32_t>(rows - 1);
+    auto table_values = random_values(rng, rows * width), grad = random_values(rng, 33 * width);
+    std::vector<float> out_ref(grad.size()), out(grad.size()), grad_ref(table_values.size()),
+        grad_table(table_values.size(), 7.0f);
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend(*table);
+    const Shape ids_shape{3, 11}, rows_shape{3, 11, width}, table_shape{rows, width};
+    reference.embedding_forward(view(ids, ids_shape), view(table_values, table_shape), view(out_ref, rows_shape));
+    fast_backend.embedding_forward(view(ids, ids_shape), view(table_values, table_shape), view(out, rows_shape));
+    expect_identical_bits(out_ref, out, "embedding forward");
+    reference.embedding_backward(view(ids, ids_shape), view(grad, rows_shape), view(grad_ref, table_shape));
+    fast_backend.embedding_backward(view(ids, ids_shape), view(grad, rows_shape), view(grad_table, table_shape));
+    expect_identical_bits(grad_ref, grad_table, "embedding backward");
 }
 
 void TestKernels::optimizers_data() {
@@ -1295,6 +1377,11 @@ void TestKernels::benchmarkKernels() {
         std::vector<float> table_grad(30982 * 7);
         std::vector<std::int32_t> ids(16 * 300);
         for (auto& id : ids) id = static_cast<std::int32_t>(rng() % 30982);
+        std::vector<float> embedding_table = random_values(rng, 30982 * 7);
+        row("embedding forward [30982,7]", 0, [&](Backend& be) {
+            be.embedding_forward(view(ids, Shape{16, 300}), view(embedding_table, Shape{30982, 7}),
+                                 view(dx, Shape{16, 300, 7}));
+        });
         row("embedding backward [30982,7]", 0, [&](Backend& be) {
             be.embedding_backward(view(ids, Shape{16, 300}), view(dx, Shape{16, 300, 7}),
                                   view(table_grad, Shape{30982, 7}));

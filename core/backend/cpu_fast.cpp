@@ -154,6 +154,38 @@ void CpuFastBackend::activation_backward(ActivationKind kind, const TensorView& 
         });
 }
 
+namespace {
+
+// Whether the ids index rows of `table` (rank 2) and `rows_out` holds one row of it per id.
+bool embedding_fits(const TensorView& ids, const TensorView& table, const TensorView& rows_out) {
+    if (ids.shape.rank() != 2 || table.shape.rank() != 2 || ids.dtype != DType::I32) return false;
+    const std::int64_t vocabulary = table.shape[0];
+    if (rows_out.numel() != ids.numel() * table.shape[1]) return false;
+    const std::int32_t* id = ids.i32();
+    return std::all_of(id, id + ids.numel(), [vocabulary](std::int32_t i) { return i >= 0 && i < vocabulary; });
+}
+
+}  // namespace
+
+void CpuFastBackend::embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+    if (!embedding_fits(ids, table, out)) {
+        CpuReferenceBackend::embedding_forward(ids, table, out);  // it says what is wrong
+        return;
+    }
+    kernels_.embedding_gather(table.f32(), table.shape[0], table.shape[1], ids.i32(), ids.numel(), out.f32());
+}
+
+void CpuFastBackend::embedding_backward(const TensorView& ids, const TensorView& grad_out,
+                                        const TensorView& grad_table) {
+    if (!embedding_fits(ids, grad_table, grad_out)) {
+        CpuReferenceBackend::embedding_backward(ids, grad_out, grad_table);
+        return;
+    }
+    std::fill_n(grad_table.f32(), grad_table.numel(), 0.0f);
+    kernels_.embedding_scatter_add(grad_table.f32(), grad_table.shape[0], grad_table.shape[1], ids.i32(), ids.numel(),
+                                   grad_out.f32());
+}
+
 // TF2's sparse Nadam on an Embedding table (reference_apply_update with row counts): the rows in
 // the batch through the vectorised kernel, the others only decay their moments (or, with deferred
 // decays, wait for their next batch), in the reference's operation order, so the result is the

@@ -67,6 +67,10 @@ class CpuFastBackend : public CpuReferenceBackend {
     void activation_forward(ActivationKind kind, const TensorView& x, const TensorView& y) override;
     void activation_backward(ActivationKind kind, const TensorView& y, const TensorView& grad_y,
                              const TensorView& grad_x) override;
+    // The reference's gather and scatter-add a vector per row (KernelTable::embedding_gather); ids
+    // outside the table, or shapes that do not fit, go to the reference, which names them.
+    void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override;
+    void embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) override;
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;

@@ -74,6 +74,12 @@ struct KernelTable {
     void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
                                       const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
                                       std::int64_t batch_end);
+    // An Embedding's rows, ids already checked to lie in [0, rows): out[i] = table[ids[i]] (gather)
+    // and table[ids[i]] += grad[i] in position order, the reference's sums bit for bit (scatter).
+    void (*embedding_gather)(const float* table, std::int64_t rows, std::int64_t width, const std::int32_t* ids,
+                             std::int64_t count, float* out);
+    void (*embedding_scatter_add)(float* table, std::int64_t rows, std::int64_t width, const std::int32_t* ids,
+                                  std::int64_t count, const float* grad);
     // Adam and Nadam exactly as reference_apply_update (same operation order, no contraction):
     // bit-identical results.
     void (*adam)(const OptimizerStep& step, float* weights, const float* grads, float* m, float* v,
