@@ -251,6 +251,8 @@ class TestKernels : public QObject {
     void convReluPool();
     void relu_data();
     void relu();
+    void transposeBlocks_data();
+    void transposeBlocks();
     void embeddingRows_data();
     void embeddingRows();
     void optimizers_data();
@@ -699,6 +701,32 @@ void TestKernels::relu() {
     fast_backend.activation_forward(ActivationKind::ReLU, view(in_place, shape),
                                     view(in_place, shape));
     expect_identical_bits(y_ref, in_place, "relu forward in place");
+}
+
+void TestKernels::transposeBlocks_data() { add_isa_only_rows(); }
+
+// The transpose a block of 8 x 8 at a time (AVX2, AVX-512) and the edges element by element:
+// every element where it belongs, for shapes around the block size and strides wider than the
+// rows (a chunk of the Dense gradient's rows into its place in the batch), and nothing written
+// between the destination's rows.
+void TestKernels::transposeBlocks() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(3);
+    constexpr float kSentinel = 12345.0f;
+    for (const std::int64_t rows : {1, 7, 8, 9, 16, 17, 35, 256}) {
+        for (const std::int64_t cols : {1, 7, 8, 15, 16, 46, 64}) {
+            const std::int64_t ld_src = cols + 3, ld_dst = rows + 5;
+            const auto src = random_values(rng, rows * ld_src);
+            std::vector<float> dst(static_cast<std::size_t>(cols * ld_dst), kSentinel);
+            table->transpose(src.data(), rows, cols, ld_src, dst.data(), ld_dst);
+            std::vector<float> expected(dst.size(), kSentinel);
+            for (std::int64_t r = 0; r < rows; ++r) {
+                for (std::int64_t c = 0; c < cols; ++c) expected[c * ld_dst + r] = src[r * ld_src + c];
+            }
+            expect_identical_bits(expected, dst, qPrintable(QStringLiteral("%1 x %2").arg(rows).arg(cols)));
+        }
+    }
 }
 
 void TestKernels::embeddingRows_data() {

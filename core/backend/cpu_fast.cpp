@@ -15,7 +15,6 @@ namespace {
 using fast::GemmArgs;
 using fast_detail::ceil_div;
 using fast_detail::kUpdateChunk;
-using fast_detail::transpose;
 
 std::atomic<int> g_live_backends{0};
 
@@ -82,7 +81,7 @@ void CpuFastBackend::dense_backward(const TensorView& x, const TensorView& kerne
     if (grad_x) {
         grad_y_t = scratch(static_cast<std::size_t>(units * batch + inputs * batch));
         grad_x_t = grad_y_t + units * batch;
-        transpose(grad_y.f32(), batch, units, grad_y_t);
+        kernels_.transpose(grad_y.f32(), batch, units, units, grad_y_t, batch);
     }
     // Chunks of kernel rows (grad_kernel) and of input features (grad_x), one parallel loop.
     constexpr std::int64_t kChunk = 256;
@@ -117,10 +116,7 @@ void CpuFastBackend::dense_backward(const TensorView& x, const TensorView& kerne
             gemm.c = grad_x_t + i0 * batch;
             gemm.ldc = batch;
             kernels_.gemm(gemm);
-            for (std::int64_t b = 0; b < batch; ++b) {
-                float* dx = grad_x.f32() + b * inputs;
-                for (std::int64_t i = i0; i < i1; ++i) dx[i] = grad_x_t[i * batch + b];
-            }
+            kernels_.transpose(grad_x_t + i0 * batch, i1 - i0, batch, batch, grad_x.f32() + i0, inputs);
         });
 }
 

@@ -61,7 +61,6 @@ namespace {
 using fast::GemmArgs;
 using fast_detail::ceil_div;
 using fast_detail::kConvChunkRows;
-using fast_detail::transpose;
 
 // MIRRORLAB_CPU_FUSION=0 runs the fused op as its three ops (to measure what fusing gains).
 bool fusion_enabled() {
@@ -292,7 +291,7 @@ void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorVie
     const std::int64_t depth = g.depth();
     float* transposed = scratch(static_cast<std::size_t>(depth * g.out_channels + g.batch * g.out_length * depth));
     float* z = transposed + depth * g.out_channels;
-    transpose(kernel.f32(), depth, g.out_channels, transposed);
+    kernels_.transpose(kernel.f32(), depth, g.out_channels, g.out_channels, transposed, depth);
     ThreadPool& pool = ThreadPool::instance();
     const int thread_count = threads();
     if (g.batch >= thread_count) {
@@ -436,7 +435,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
     float* prepared = scratch(static_cast<std::size_t>(depth * g.out_channels + (folded ? g.out_length * depth : 0)));
     if (grad_x) {
         if (folded) {
-            transpose(kernel.f32(), depth, g.out_channels, prepared);
+            kernels_.transpose(kernel.f32(), depth, g.out_channels, g.out_channels, prepared, depth);
         } else {
             flip_kernel(g, kernel.f32(), prepared);
         }

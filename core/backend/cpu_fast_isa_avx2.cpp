@@ -20,6 +20,8 @@
 #pragma GCC target("avx2,fma")
 #endif
 
+#include "core/backend/cpu_fast_transpose8.h"
+
 namespace mirrorlab::fast {
 namespace {
 
@@ -34,6 +36,10 @@ struct V256 {
     static constexpr int kRows[5] = {0, 12, 6, 4, 2};
     static constexpr int kMaxVectors = 3;
     static constexpr int kFmaChains = 12;  // of 16 registers; Zen 2/3 and Intel need >= 10
+    static constexpr int kTransposeBlock = 8;  // transpose_block: 8 x 8 floats
+    static void transpose_block(const float* src, std::int64_t ld_src, float* dst, std::int64_t ld_dst) {
+        transpose_8x8(src, ld_src, dst, ld_dst);
+    }
 
     static F zero() { return _mm256_setzero_ps(); }
     static F set1(float x) { return _mm256_set1_ps(x); }

@@ -23,6 +23,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include "core/backend/cpu_fast_transpose8.h"
+
 namespace mirrorlab::fast {
 namespace {
 
@@ -35,6 +37,10 @@ struct V512 {
     static constexpr int kRows[5] = {0, 12, 12, 8, 6};
     static constexpr int kMaxVectors = 4;
     static constexpr int kFmaChains = 24;  // of 32 registers
+    static constexpr int kTransposeBlock = 8;  // transpose_block: 8 x 8 floats
+    static void transpose_block(const float* src, std::int64_t ld_src, float* dst, std::int64_t ld_dst) {
+        transpose_8x8(src, ld_src, dst, ld_dst);
+    }
 
     static F zero() { return _mm512_setzero_ps(); }
     static F set1(float x) { return _mm512_set1_ps(x); }

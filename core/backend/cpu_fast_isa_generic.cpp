@@ -22,6 +22,8 @@ struct Scalar {
     static constexpr int kRows[5] = {0, 4, 4, 2, 2};
     static constexpr int kMaxVectors = 4;
     static constexpr int kFmaChains = 32;  // 8 SSE2 vectors of multiply-add chains
+    static constexpr int kTransposeBlock = 1;
+    static void transpose_block(const float* src, std::int64_t, float* dst, std::int64_t) { *dst = *src; }
 
     static F zero() { return 0.0f; }
     static F set1(float x) { return x; }

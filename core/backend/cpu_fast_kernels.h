@@ -74,6 +74,10 @@ struct KernelTable {
     void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
                                       const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
                                       std::int64_t batch_end);
+    // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (8 x 8 blocks in registers
+    // with AVX2 and AVX-512).
+    void (*transpose)(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld_src, float* dst,
+                      std::int64_t ld_dst);
     // An Embedding's rows, ids already checked to lie in [0, rows): out[i] = table[ids[i]] (gather)
     // and table[ids[i]] += grad[i] in position order, the reference's sums bit for bit (scatter).
     void (*embedding_gather)(const float* table, std::int64_t rows, std::int64_t width, const std::int32_t* ids,

@@ -551,6 +551,22 @@ void adam(const OptimizerStep& s, float* weights, const float* grads, float* m_s
     });
 }
 
+template <class V>
+void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld_src, float* dst,
+               std::int64_t ld_dst) {
+    constexpr std::int64_t kBlock = V::kTransposeBlock;
+    const std::int64_t block_rows = rows / kBlock * kBlock, block_cols = cols / kBlock * kBlock;
+    for (std::int64_t r = 0; r < block_rows; r += kBlock) {
+        for (std::int64_t c = 0; c < block_cols; c += kBlock) {
+            V::transpose_block(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
+        }
+    }
+    // The edges: the columns right of the blocks, then the rows below them.
+    for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t c = r < block_rows ? block_cols : 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+    }
+}
+
 // An Embedding row is whole vectors, then a tail of width % W floats. Rows of a few floats (the
 // tutorial's 7) are one vector each where a vector's overhang stays inside its buffer: a gathered
 // row's overhang is overwritten by the next position's row, a scattered row's carries the next
@@ -898,6 +914,7 @@ KernelTable make_table(std::string_view isa) {
     table.maxpool_backward_disjoint = maxpool_backward_disjoint<V>;
     table.adam = adam<V>;
     table.nadam = nadam<V>;
+    table.transpose = transpose<V>;
     table.embedding_gather = embedding_gather<V>;
     table.embedding_scatter_add = embedding_scatter_add<V>;
     table.nadam_rows = nadam_rows<V>;
