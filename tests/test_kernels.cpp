@@ -795,6 +795,8 @@ void TestKernels::embeddingRows() {
     for (auto& id : ids) id = static_cast<std::int32_t>(rng() % rows);
     ids.front() = static_cast<std::int32_t>(rows - 1);
     ids.back() = static_cast<std::int32_t>(rows - 1);
+    std::fill(ids.begin() + 1, ids.begin() + 9, 0);  // a padded sequence's run of zeros
+    std::fill(ids.begin() + 20, ids.begin() + 23, 7);
     auto table_values = random_values(rng, rows * width), grad = random_values(rng, 33 * width);
     std::vector<float> out_ref(grad.size()), out(grad.size()), grad_ref(table_values.size()),
         grad_table(table_values.size(), 7.0f);
@@ -807,6 +809,15 @@ void TestKernels::embeddingRows() {
     reference.embedding_backward(view(ids, ids_shape), view(grad, rows_shape), view(grad_ref, table_shape));
     fast_backend.embedding_backward(view(ids, ids_shape), view(grad, rows_shape), view(grad_table, table_shape));
     expect_identical_bits(grad_ref, grad_table, "embedding backward");
+    // The row counts, runs of equal ids added at once.
+    std::vector<float> counts_ref(static_cast<std::size_t>(rows)), counts(static_cast<std::size_t>(rows), 7.0f);
+    reference.embedding_gradient_stats(view(ids, ids_shape), view(grad, rows_shape), TensorView{},
+                                       view(counts_ref, Shape{rows}));
+    fast_backend.embedding_gradient_stats(view(ids, ids_shape), view(grad, rows_shape), TensorView{},
+                                          view(counts, Shape{rows}));
+    expect_identical_bits(counts_ref, counts, "embedding row counts");
+    QCOMPARE(counts[0], counts_ref[0]);
+    QVERIFY2(counts[0] >= 8.0f, "the run of zeros was not counted");
 }
 
 void TestKernels::optimizers_data() {

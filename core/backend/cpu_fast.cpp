@@ -182,6 +182,27 @@ void CpuFastBackend::embedding_backward(const TensorView& ids, const TensorView&
                                    grad_out.f32());
 }
 
+void CpuFastBackend::embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out,
+                                              const TensorView& grad_squares, const TensorView& row_counts) {
+    const std::int64_t positions = ids.numel();
+    constexpr std::int64_t kExactCounts = std::int64_t{1} << 24;  // floats hold every whole number below
+    const std::int32_t* id = ids.i32();
+    const std::int64_t rows = row_counts.numel();
+    if (grad_squares || !row_counts || positions >= kExactCounts ||
+        !std::all_of(id, id + positions, [rows](std::int32_t i) { return i >= 0 && i < rows; })) {
+        CpuReferenceBackend::embedding_gradient_stats(ids, grad_out, grad_squares, row_counts);
+        return;
+    }
+    float* counts = row_counts.f32();
+    std::fill_n(counts, rows, 0.0f);
+    for (std::int64_t i = 0; i < positions;) {
+        std::int64_t run = 1;
+        while (i + run < positions && id[i + run] == id[i]) ++run;
+        counts[id[i]] += static_cast<float>(run);
+        i += run;
+    }
+}
+
 // TF2's sparse Nadam on an Embedding table (reference_apply_update with row counts): the rows in
 // the batch through the vectorised kernel, the others only decay their moments (or, with deferred
 // decays, wait for their next batch), in the reference's operation order, so the result is the

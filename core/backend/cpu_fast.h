@@ -71,6 +71,11 @@ class CpuFastBackend : public CpuReferenceBackend {
     // outside the table, or shapes that do not fit, go to the reference, which names them.
     void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) override;
     void embedding_backward(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_table) override;
+    // Row counts alone (TF2's IndexedSlices): a run of equal ids (a sequence's padding) adds its
+    // length at once; counts are whole numbers below 2^24, which a float holds exactly, so that is
+    // the reference's one-by-one sum bit for bit. Squared slices go to the reference.
+    void embedding_gradient_stats(const TensorView& ids, const TensorView& grad_out, const TensorView& grad_squares,
+                                  const TensorView& row_counts) override;
     void apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;
