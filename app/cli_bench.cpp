@@ -37,7 +37,42 @@ void print_step_parts(const BenchResult& r) {
                 s.total_ms());
 }
 
-void print_scaling(const BenchResult& r);
+// The scaling experiment's rows, and what the machine allowed in parallel meanwhile.
+void print_scaling(const BenchResult& r) {
+    if (r.scaling.empty()) return;
+    std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",
+                static_cast<long long>(r.config.scaling_steps), r.scaling_rounds);
+    if (r.parallel_capacity_threads > 0) {
+        // Replicas cannot scale past what the machine gives parallel work at the moment.
+        std::printf(
+            "  parallel capacity (median of the rounds): %.2fx on %d threads (idle cores: %d.00x), so N replicas can "
+            "reach at\n"
+            "  most capacity / N efficiency\n",
+            r.parallel_capacity, r.parallel_capacity_threads, r.parallel_capacity_threads);
+    }
+    std::printf("  replicas  threads  samples/s  ms/step  efficiency\n");
+    const ScalingRow* copies = nullptr;
+    for (const ScalingRow& row : r.scaling) {
+        if (row.independent_copies) {
+            copies = &row;
+            continue;
+        }
+        std::printf("  %8d  %7d  %9.0f  %7.2f  %9.0f%%%s\n", row.replicas, row.threads,
+                    row.samples_per_second, row.ms_per_step, 100.0 * row.efficiency,
+                    row.replicas == 1 && row.threads > 1 ? "  (vs 1 thread)" : "");
+    }
+    if (copies != nullptr) {
+        // The same per-replica work with no synchronisation: what this machine allows right now.
+        std::printf("  %d independent 1-thread trainings on one shard each: %.0f samples/s, %.0f%% of ideal\n",
+                    copies->replicas, copies->samples_per_second, 100.0 * copies->efficiency);
+        for (const ScalingRow& row : r.scaling) {
+            if (row.replicas == copies->replicas && !row.independent_copies && copies->samples_per_second > 0) {
+                std::printf("  %d mirrored replicas reach %.0f%% of the independent trainings' throughput\n",
+                            row.replicas, 100.0 * row.samples_per_second / copies->samples_per_second);
+            }
+        }
+    }
+}
 
 void print_text(const BenchResult& r) {
     const BenchRun& run = r.run;
@@ -92,43 +127,6 @@ void print_text(const BenchResult& r) {
     }
     print_step_parts(r);
     print_scaling(r);
-}
-
-// The scaling experiment's rows, and what the machine allowed in parallel meanwhile.
-void print_scaling(const BenchResult& r) {
-    if (r.scaling.empty()) return;
-    std::printf("Scaling (%lld steps per row in %d interleaved rounds, medians; validation off):\n",
-                static_cast<long long>(r.config.scaling_steps), r.scaling_rounds);
-    if (r.parallel_capacity_threads > 0) {
-        // Replicas cannot scale past what the machine gives parallel work at the moment.
-        std::printf(
-            "  parallel capacity (median of the rounds): %.2fx on %d threads (idle cores: %d.00x), so N replicas can "
-            "reach at\n"
-            "  most capacity / N efficiency\n",
-            r.parallel_capacity, r.parallel_capacity_threads, r.parallel_capacity_threads);
-    }
-    std::printf("  replicas  threads  samples/s  ms/step  efficiency\n");
-    const ScalingRow* copies = nullptr;
-    for (const ScalingRow& row : r.scaling) {
-        if (row.independent_copies) {
-            copies = &row;
-            continue;
-        }
-        std::printf("  %8d  %7d  %9.0f  %7.2f  %9.0f%%%s\n", row.replicas, row.threads,
-                    row.samples_per_second, row.ms_per_step, 100.0 * row.efficiency,
-                    row.replicas == 1 && row.threads > 1 ? "  (vs 1 thread)" : "");
-    }
-    if (copies != nullptr) {
-        // The same per-replica work with no synchronisation: what this machine allows right now.
-        std::printf("  %d independent 1-thread trainings on one shard each: %.0f samples/s, %.0f%% of ideal\n",
-                    copies->replicas, copies->samples_per_second, 100.0 * copies->efficiency);
-        for (const ScalingRow& row : r.scaling) {
-            if (row.replicas == copies->replicas && !row.independent_copies && copies->samples_per_second > 0) {
-                std::printf("  %d mirrored replicas reach %.0f%% of the independent trainings' throughput\n",
-                            row.replicas, 100.0 * row.samples_per_second / copies->samples_per_second);
-            }
-        }
-    }
 }
 
 // The run store's cost on the bench's devices and data (core/store/store_cost.h).

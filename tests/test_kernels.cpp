@@ -816,7 +816,6 @@ void TestKernels::embeddingRows() {
     fast_backend.embedding_gradient_stats(view(ids, ids_shape), view(grad, rows_shape), TensorView{},
                                           view(counts, Shape{rows}));
     expect_identical_bits(counts_ref, counts, "embedding row counts");
-    QCOMPARE(counts[0], counts_ref[0]);
     QVERIFY2(counts[0] >= 8.0f, "the run of zeros was not counted");
 }
 

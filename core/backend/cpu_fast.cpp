@@ -152,13 +152,17 @@ void CpuFastBackend::activation_backward(ActivationKind kind, const TensorView& 
 
 namespace {
 
+// Whether every id lies in [0, rows). check_batch has checked them on the host already; the fast
+// ops check again so that an id outside still reaches the reference, which names it.
+bool ids_inside(const TensorView& ids, std::int64_t rows) {
+    const std::int32_t* id = ids.i32();
+    return std::all_of(id, id + ids.numel(), [rows](std::int32_t i) { return i >= 0 && i < rows; });
+}
+
 // Whether the ids index rows of `table` (rank 2) and `rows_out` holds one row of it per id.
 bool embedding_fits(const TensorView& ids, const TensorView& table, const TensorView& rows_out) {
     if (ids.shape.rank() != 2 || table.shape.rank() != 2 || ids.dtype != DType::I32) return false;
-    const std::int64_t vocabulary = table.shape[0];
-    if (rows_out.numel() != ids.numel() * table.shape[1]) return false;
-    const std::int32_t* id = ids.i32();
-    return std::all_of(id, id + ids.numel(), [vocabulary](std::int32_t i) { return i >= 0 && i < vocabulary; });
+    return rows_out.numel() == ids.numel() * table.shape[1] && ids_inside(ids, table.shape[0]);
 }
 
 }  // namespace
@@ -188,8 +192,7 @@ void CpuFastBackend::embedding_gradient_stats(const TensorView& ids, const Tenso
     constexpr std::int64_t kExactCounts = std::int64_t{1} << 24;  // floats hold every whole number below
     const std::int32_t* id = ids.i32();
     const std::int64_t rows = row_counts.numel();
-    if (grad_squares || !row_counts || positions >= kExactCounts ||
-        !std::all_of(id, id + positions, [rows](std::int32_t i) { return i >= 0 && i < rows; })) {
+    if (grad_squares || !row_counts || positions >= kExactCounts || !ids_inside(ids, rows)) {
         CpuReferenceBackend::embedding_gradient_stats(ids, grad_out, grad_squares, row_counts);
         return;
     }

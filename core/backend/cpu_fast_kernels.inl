@@ -575,14 +575,13 @@ void transpose(const float* src, std::int64_t rows, std::int64_t cols, std::int6
 // masked store costs 42 micro-ops on AMD). Replaces a memcpy call (or a scalar loop) per position.
 template <class V>
 struct EmbeddingRows {
-    std::int64_t width, whole;
+    std::int64_t whole;
     int tail;
     std::int64_t rows_reached;  // rows after its own that a tail vector reaches into
     typename V::M tail_lanes;
 
     explicit EmbeddingRows(std::int64_t row_width)
-        : width(row_width),
-          whole(row_width / V::W * V::W),
+        : whole(row_width / V::W * V::W),
           tail(static_cast<int>(row_width % V::W)),
           rows_reached(tail == 0 ? 0 : (V::W - tail + row_width - 1) / row_width),
           tail_lanes(V::tail(tail)) {}
