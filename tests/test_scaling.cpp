@@ -84,7 +84,13 @@ private slots:
             QVERIFY(p.samples_per_second > 0);
             QVERIFY(p.ms_per_step > 0);
             QVERIFY(p.compute_ms > 0);
-            QVERIFY2(p.efficiency > 0 && p.efficiency <= 1.5, qPrintable(QString::number(p.efficiency)));
+            // The efficiency is the row's throughput over the one-replica row's, per replica: what the
+            // table shows next to it. (Not a bound on the timings themselves: six steps on a loaded
+            // machine, under TSan, once read 1.59 for two replicas.)
+            const double speedup = p.samples_per_second / experiment.points[0].samples_per_second;
+            QVERIFY2(p.efficiency > 0 && std::abs(p.efficiency - speedup / (i + 1)) < 1e-12,
+                     qPrintable(QString::number(p.efficiency)));
+            QVERIFY(std::abs(p.speedup - speedup) < 1e-12);
             QVERIFY(std::isfinite(p.final_loss));
         }
         QCOMPARE(experiment.points[0].devices, std::string("cpu"));
