@@ -31,6 +31,7 @@
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
+#include "core/util/denormals.h"
 #include "core/util/error.h"
 #include "core/util/step_barrier.h"
 #include "support/fake_nccl.h"
@@ -262,6 +263,8 @@ class TestMirrored : public QObject {
     void replica_threads_run_concurrently_on_distinct_threads();
     void replica_threads_rethrow_after_all_finished();
     void replica_threads_prefer_the_failing_replicas_error();
+    void replica_zero_runs_on_the_caller_like_the_others();
+    void replica_zero_on_the_caller_fails_after_all_finished();
     void step_barrier_keeps_phases_apart();
     void step_barrier_abort_releases_sleeping_waiters();
 
@@ -518,6 +521,79 @@ void TestMirrored::replica_threads_prefer_the_failing_replicas_error() {
     } catch (const OutOfMemoryError& error) {
         QCOMPARE(std::string(error.what()), std::string("out of memory on /device:CPU:2: test"));
     }
+}
+
+namespace {
+// What a product below float's normal range gives on the calling thread: 0 where denormals are
+// flushed (the replicas' mode), a denormal otherwise.
+float denormal_product() {
+    volatile float smallest_normal = std::numeric_limits<float>::min();
+    volatile float half = 0.5f;
+    return smallest_normal * half;
+}
+}  // namespace
+
+void TestMirrored::replica_zero_runs_on_the_caller_like_the_others() {
+    // CPU replicas: the caller runs replica 0 itself (no thread of its own to wake up each step),
+    // at the same time as the others, under the same floating-point mode; its own mode comes back.
+    constexpr int n = 3;
+    ReplicaThreads threads(n, ReplicaZero::Caller);
+    QCOMPARE(threads.size(), n);
+    const unsigned callers_mode = float_mode();
+    std::vector<std::thread::id> ran_on(n);
+    std::vector<float> products(n, -1.0f);
+    std::atomic<int> arrived{0};
+    std::vector<int> saw_everyone(n, 0);
+    for (int round = 0; round < 2; ++round) {
+        threads.run([&](int r) {
+            const auto i = static_cast<std::size_t>(r);
+            ran_on[i] = std::this_thread::get_id();
+            products[i] = denormal_product();
+            ++arrived;
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (arrived.load() < n * (round + 1) && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::yield();
+            saw_everyone[i] = arrived.load() >= n * (round + 1) ? 1 : 0;
+        });
+        QCOMPARE(ran_on[0], std::this_thread::get_id());
+        const std::set<std::thread::id> distinct(ran_on.begin(), ran_on.end());
+        QCOMPARE(distinct.size(), std::size_t{n});
+        QCOMPARE(saw_everyone, std::vector<int>(n, 1));
+        QCOMPARE(products, std::vector<float>(n, 0.0f));  // flushed on every replica, replica 0 included
+        QCOMPARE(float_mode(), callers_mode);
+    }
+
+    // One replica: it runs on the caller, and no other thread is involved.
+    ReplicaThreads alone(1, ReplicaZero::Caller);
+    std::thread::id alone_on;
+    alone.run([&](int) { alone_on = std::this_thread::get_id(); });
+    QCOMPARE(alone_on, std::this_thread::get_id());
+}
+
+void TestMirrored::replica_zero_on_the_caller_fails_after_all_finished() {
+    // Replica 0's error on the calling thread comes out only once the others have finished, and is
+    // preferred to their StepAborted; an error of another replica still comes out of the caller.
+    constexpr int n = 3;
+    ReplicaThreads threads(n, ReplicaZero::Caller);
+    std::vector<std::atomic<bool>> finished(n);
+    try {
+        threads.run([&](int r) {
+            if (r == 0) throw OutOfMemoryError("out of memory on /device:CPU:0: test");
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            finished[static_cast<std::size_t>(r)] = true;
+            throw StepAborted();
+        });
+        QFAIL("nothing was rethrown");
+    } catch (const OutOfMemoryError& error) {
+        QCOMPARE(std::string(error.what()), std::string("out of memory on /device:CPU:0: test"));
+        QVERIFY(finished[1] && finished[2]);
+    }
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, threads.run([](int r) {
+        if (r == 2) throw std::runtime_error("replica 2");
+    }));
+    std::vector<int> ran(n, 0);
+    threads.run([&](int r) { ran[static_cast<std::size_t>(r)] = 1; });
+    QCOMPARE(ran, std::vector<int>(n, 1));
 }
 
 // ---- All-reduce from real threads --------------------------------------------------------

@@ -20,6 +20,16 @@ double ms_between(std::chrono::steady_clock::time_point from, std::chrono::stead
     return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+// CPU devices only: the replicas share host memory, and nothing is bound to their threads.
+bool all_cpu(const StrategyPlan& plan) {
+    return std::all_of(plan.devices.begin(), plan.devices.end(),
+                       [](const LogicalDevicePlan& device) { return device.type == DeviceType::CPU; });
+}
+
+ReplicaZero replica_zero_runs_on(const StrategyPlan& plan) {
+    return all_cpu(plan) ? ReplicaZero::Caller : ReplicaZero::OwnThread;
+}
+
 }  // namespace
 
 // FNV-1a (64-bit) over the variables' 32-bit words: bit-identical replicas give equal sums.
@@ -102,7 +112,7 @@ MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_pt
         for (const PlanLogLine& line : plan_.log_lines()) log(line.level, line.text);
         cross_worker_ = std::make_unique<CrossWorkerAllReduce>(*workers, plan_.all_reduce, replica_count());
         log(LogLevel::Info, plan_.exchange_line());
-        threads_ = std::make_unique<ReplicaThreads>(replica_count());
+        threads_ = std::make_unique<ReplicaThreads>(replica_count(), replica_zero_runs_on(plan_));
         return;
     }
     std::vector<LogicalDevice*> raw;
@@ -125,15 +135,12 @@ MirroredStrategy::MirroredStrategy(StrategyPlan plan, std::vector<std::unique_pt
         cross_device_ops_ = std::move(collectives);
     } else if (plan_.all_reduce == AllReduceAlgorithm::ReduceToOneDevice) {
         // CPU devices share host memory, so every replica's thread can take a slice of the sum.
-        const bool host_memory =
-            std::all_of(plan_.devices.begin(), plan_.devices.end(),
-                        [](const LogicalDevicePlan& device) { return device.type == DeviceType::CPU; });
-        cross_device_ops_ = std::make_unique<ReduceToOneDevice>(host_memory, replica_count());
+        cross_device_ops_ = std::make_unique<ReduceToOneDevice>(all_cpu(plan_), replica_count());
     } else if (plan_.all_reduce == AllReduceAlgorithm::Ring) {
         cross_device_ops_ = std::make_unique<RingAllReduce>();
     }
     if (cross_device_ops_) log(LogLevel::Info, cross_device_ops_->describe(raw));
-    threads_ = std::make_unique<ReplicaThreads>(replica_count());
+    threads_ = std::make_unique<ReplicaThreads>(replica_count(), replica_zero_runs_on(plan_));
 }
 
 AllReduceAlgorithm MirroredStrategy::all_reduce_algorithm() const {
