@@ -162,7 +162,8 @@ public:
 
     // Drains pending events now (tests call this instead of waiting for the timer).
     void drainEvents();
-    // Blocks until the current run ends, draining events meanwhile (tests, --screenshot).
+    // Runs the event loop until the current run ends (true) or timeout_ms passes (false; -1: no
+    // limit), as the application would meanwhile (tests, --screenshot).
     bool waitForFinished(int timeout_ms);
 
 signals:
