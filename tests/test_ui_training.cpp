@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QLineSeries>
 #include <QLegend>
@@ -143,6 +144,7 @@ private slots:
     void longRunIsDrawnDecimatedAndZoomShowsDetail();
     void refreshPacerKeepsGuiThreadInBudget();
     void refreshPacerFollowsRuns();
+    void waitingForARunLeavesTheEventLoopToItsTimers();
 
 private:
     bool runToEnd(const RunSettings& settings);
@@ -653,6 +655,36 @@ void TestUiTraining::refreshPacerFollowsRuns() {
     volatile double sink = 0.0;
     for (int i = 0; i < 20'000'000; ++i) sink = sink + i * 0.5;
     QVERIFY2(threadCpuSeconds() > cpu_before, "the GUI thread's CPU clock did not move");
+}
+
+// waitForFinished (tests, --screenshot, which gui_vs_cli.sh times) runs the event loop as the
+// application does: the run's steps reach the views at the drain timer's pace, and the wait gives
+// up at its deadline while the run goes on. (A loop polling every 5 ms handed steps over up to 200
+// times a second, each wake-up taking a core from a replica.)
+void TestUiTraining::waitingForARunLeavesTheEventLoopToItsTimers() {
+    // Long epochs: step events are also flushed before each epoch's and each memory event.
+    RunSettings settings = smallRun(100);
+    settings.data = syntheticData(20000, 100);
+    controller_->start(settings);
+    int hand_overs = 0;
+    const QMetaObject::Connection counting =
+        connect(controller_.get(), &TrainingController::stepsEnded, this, [&hand_overs] { ++hand_overs; });
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(!controller_->waitForFinished(1000));  // the deadline passes: the run goes on
+    const qint64 waited_ms = clock.elapsed();
+    disconnect(counting);
+    QCOMPARE(controller_->state(), TrainingController::State::Running);
+    QVERIFY2(waited_ms >= 980, qPrintable(QString("returned after %1 ms").arg(waited_ms)));
+    // Steps arrived while waiting, but no more often than the 50 ms drain timer fires (a few more
+    // where an epoch or a memory event came between them).
+    QVERIFY2(hand_overs >= 1 && hand_overs <= waited_ms / 50 + 12,
+             qPrintable(QString("%1 hand-overs in %2 ms").arg(hand_overs).arg(waited_ms)));
+    qInfo("%d hand-overs of steps in %lld ms", hand_overs, static_cast<long long>(waited_ms));
+    controller_->stop();
+    QVERIFY(controller_->waitForFinished(60000));
+    QCOMPARE(controller_->state(), TrainingController::State::Idle);
+    QVERIFY(controller_->waitForFinished(0));  // nothing running: at once
 }
 
 QTEST_MAIN(TestUiTraining)
