@@ -490,7 +490,7 @@ bool TrainingController::waitForFinished(int timeout_ms) {
     deadline.setTimerType(Qt::PreciseTimer);  // a coarse timer may end the wait 5 % early
     connect(&deadline, &QTimer::timeout, &loop, &QEventLoop::quit);
     if (timeout_ms >= 0) deadline.start(timeout_ms);
-    if (state_ != State::Idle) loop.exec();
+    loop.exec();
     disconnect(ended);
     return state_ == State::Idle;
 }
