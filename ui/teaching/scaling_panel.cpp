@@ -130,6 +130,8 @@ void add_ideal_line(QChart* chart, QLineSeries* ideal, const QString& name) {
 
 ScalingPanel::ScalingPanel(std::shared_ptr<DeviceRegistry> registry, QWidget* parent)
     : QWidget(parent), registry_(registry ? std::move(registry) : std::make_shared<DeviceRegistry>()) {
+    drain_timer_.setInterval(50);
+    connect(&drain_timer_, &QTimer::timeout, this, &ScalingPanel::drainWorker);
     QHBoxLayout* controls = buildControls();
     QWidget* results = buildResults();
     QScrollArea* explanation_scroll = buildExplanation();
@@ -299,13 +301,19 @@ bool ScalingPanel::start(ScalingSetup setup) {
     status_->setText(tr("Experiment %1: training on 1 replica…").arg(id));
     runner_ = std::make_unique<ScalingRunner>(registry_);
     ScalingRunner* runner = runner_.get();
+    {
+        std::lock_guard lock(handover_mutex_);
+        handover_ = {};
+    }
     worker_ = std::thread([this, runner, id, setup = std::move(setup)] {
         ScalingExperiment result = runner->run(setup, id, [this](const ScalingPoint& point, int done, int total) {
-            QMetaObject::invokeMethod(this, [this, point, done, total] { addPoint(point, done, total); }, Qt::QueuedConnection);
+            std::lock_guard lock(handover_mutex_);
+            handover_.points.push_back({point, done, total});
         });
-        QMetaObject::invokeMethod(this, [this, result = std::move(result)]() mutable { finish(std::move(result)); },
-                                  Qt::QueuedConnection);
+        std::lock_guard lock(handover_mutex_);
+        handover_.result = std::move(result);
     });
+    drain_timer_.start();
     refresh();
     updateButtons();
     return true;
@@ -325,6 +333,19 @@ bool ScalingPanel::waitForFinished(int timeout_ms) {
         QThread::msleep(5);
     }
     return true;
+}
+
+void ScalingPanel::drainWorker() {
+    Handover taken;
+    {
+        std::lock_guard lock(handover_mutex_);
+        std::swap(taken, handover_);
+    }
+    for (const Handover::Point& row : taken.points) addPoint(row.point, row.done, row.total);
+    if (taken.result) {
+        drain_timer_.stop();
+        finish(std::move(*taken.result));
+    }
 }
 
 void ScalingPanel::addPoint(const ScalingPoint& point, int done, int total) {
