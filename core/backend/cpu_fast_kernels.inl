@@ -798,15 +798,15 @@ void nadam_rows_deferred(const OptimizerStep& s, float* weights, const float* gr
     }
     constexpr int kSlots = 4;  // 8 chains of 2 operations: enough to fill two pipes' latency
     const auto lanes = V::tail(static_cast<int>(width));
-    // A row's floats as one whole vector where the vector ends inside this chunk of rows, its
-    // overhang reading into the rows after it (the partial stores leave those alone): the batch's
-    // rows are scattered cache lines, and the masked loads of them were this kernel's hottest
-    // instructions (AMD Zen 4, AVX2, the tutorial's table with the tables evicted between updates:
-    // 0.187-0.194 -> 0.173-0.181 ms per update; a proxy of 3,511 rows, 4 tables: 171 -> 124 us). The
-    // chunk's last rows, whose vector would leave the chunk, load their own floats only.
-    const std::int64_t whole_rows = rows - (V::W - width + width - 1) / width;
+    // A row's floats as one whole vector where the vector stays inside this chunk of rows
+    // (EmbeddingRows, as the gather and the scatter read theirs), its overhang reading into the rows
+    // after it, which the partial stores leave alone: the batch's rows are scattered cache lines, and
+    // the masked loads of them were this kernel's hottest instructions (AMD Zen 4, AVX2, the tutorial's
+    // table with the tables evicted between updates: 0.187-0.194 -> 0.173-0.181 ms per update; a proxy
+    // of 3,511 rows, 4 tables: 171 -> 124 us). The chunk's last rows load their own floats only.
+    const EmbeddingRows<V> shape(width);
     const auto load_row = [&](const float* table, std::int64_t row) {
-        return row < whole_rows ? V::load(table + row * width) : V::load_part(table + row * width, lanes);
+        return shape.room_after(row, rows) ? V::load(table + row * width) : V::load_part(table + row * width, lanes);
     };
     // Nadam's update of a batch row of at most one vector, from its caught-up moments.
     const auto update_row = [&](std::int64_t row, F m, F v) {
