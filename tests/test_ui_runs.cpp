@@ -1,5 +1,6 @@
 // Kept runs in the GUI: a run trained in one session is listed by the next with its epochs, steps
-// and status (interrupted when its process died); names and notes edited in the table reach the
+// and status (interrupted when its process died), and follows a run as it trains without
+// re-measuring the whole table for every changed cell; names and notes edited in the table reach the
 // store; the filter hides other runs; Resume continues a run from its checkpoint to the same
 // numbers an uninterrupted run reaches; Train again puts its settings back into the forms; a run
 // exports to TensorBoard and opens in it (or the panel says how to install it); and a store that
@@ -84,6 +85,7 @@ private slots:
     void runsSurviveARestart();
     void deadProcessShowsInterrupted();
     void namesNotesFilterAndDelete();
+    void theTableFollowsARunWithOneNoticePerRefresh();
     void resumeReachesTheUninterruptedNumbers();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
@@ -172,6 +174,44 @@ void TestUiRuns::namesNotesFilterAndDelete() {
     QCOMPARE(panel.rowCount(), 1);
     QVERIFY(!QFile::exists(folder));
     QVERIFY(!store.find(first).has_value());
+}
+
+// The table sizes its columns to their contents, so every notice of a changed cell had the view
+// measure all the cells' text again: several times at each epoch's end, on the GUI thread that
+// shares the cores with the replicas, growing with the square of the runs kept. Each refresh now
+// tells the view once, and the columns still fit what they show.
+void TestUiRuns::theTableFollowsARunWithOneNoticePerRefresh() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    panel.resize(1400, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QSignalSpy notices(panel.table()->model(), &QAbstractItemModel::dataChanged);
+    // The controller's signals that refresh the panel.
+    QSignalSpy started(&controller, &TrainingController::runStarted);
+    QSignalSpy epochs(&controller, &TrainingController::epochEnded);
+    QSignalSpy finished(&controller, &TrainingController::runFinished);
+    QSignalSpy states(&controller, &TrainingController::stateChanged);
+    QSignalSpy changes(&controller, &TrainingController::runsChanged);
+    auto refreshCount = [&] { return started.count() + epochs.count() + finished.count() + states.count() + changes.count(); };
+    const int id = controller.start(smallRun(3));
+    QVERIFY(controller.waitForFinished(60000));
+    QCOMPARE(epochs.count(), 3);  // each shown as it ended
+    QVERIFY2(notices.count() <= refreshCount(),
+             qPrintable(QStringLiteral("%1 notices for %2 refreshes").arg(notices.count()).arg(refreshCount())));
+    const int row = rowOf(panel, id);
+    QCOMPARE(panel.table()->item(row, RunsPanel::EpochsColumn)->text(), QStringLiteral("3/3"));
+    QCOMPARE(panel.statusText(id), QStringLiteral("finished"));
+
+    const int name_width = panel.table()->columnWidth(RunsPanel::NameColumn);
+    const QString long_name = QStringLiteral("Nadam at a tenth of the learning rate, second try");
+    notices.clear();
+    QString error;
+    QVERIFY2(controller.renameRun(id, long_name, &error), qPrintable(error));
+    QCOMPARE(notices.count(), 1);
+    QCOMPARE(panel.table()->item(row, RunsPanel::NameColumn)->text(), long_name);
+    QTRY_VERIFY(panel.table()->columnWidth(RunsPanel::NameColumn) >
+                name_width + panel.fontMetrics().horizontalAdvance(QStringLiteral("of the learning rate")));
 }
 
 void TestUiRuns::resumeReachesTheUninterruptedNumbers() {

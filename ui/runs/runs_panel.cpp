@@ -17,6 +17,7 @@
 #include <QRegularExpression>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSignalBlocker>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QToolButton>
@@ -191,7 +192,16 @@ void RunsPanel::refresh() {
     const int selected = selectedRunIdOnly();
     filling_ = true;
     table_->setRowCount(static_cast<int>(runs.size()));
-    for (std::size_t i = 0; i < runs.size(); ++i) fillRow(static_cast<int>(i), runs[i]);
+    QAbstractItemModel* model = table_->model();
+    {
+        // The header sizes every column to its contents, so each cell's own change notice would
+        // have the view measure the text of every cell again before the next one: at each epoch's
+        // end, on the GUI thread that shares the cores with the replicas, and growing with the
+        // square of the rows kept. The cells change unannounced and the view hears of them once.
+        const QSignalBlocker quiet(model);
+        for (std::size_t i = 0; i < runs.size(); ++i) fillRow(static_cast<int>(i), runs[i]);
+    }
+    if (!runs.empty()) emit model->dataChanged(model->index(0, 0), model->index(model->rowCount() - 1, ColumnCount - 1));
     filling_ = false;
     applyFilter();
     if (selected != 0) selectRun(selected);
