@@ -573,7 +573,9 @@ void TestKernels::convReluPool_data() {
 }
 
 // The fused Conv1D + ReLU + MaxPooling1D writes every buffer the three ops write, bit for bit,
-// forward and backward, on 1 and 2 threads; and stays close to the reference.
+// forward and backward, on 1 and 2 threads; and stays close to the reference. (The gradient of the
+// convolution's output is the backward's own room, backend.h: on one thread the CPU's fused op keeps
+// one sample's there at a time, so only the gradients it passes on are compared.)
 void TestKernels::convReluPool() {
     QFETCH(QString, isa);
     QFETCH(int, index);
@@ -632,7 +634,6 @@ void TestKernels::convReluPool() {
         expect_identical_bits(expected.conv_y, actual.conv_y, qPrintable(what + ": conv output after ReLU"));
         expect_identical_bits(expected.y, actual.y, qPrintable(what + ": pooled"));
         expect_equal(expected.argmax, actual.argmax, qPrintable(what + ": argmax"));
-        expect_identical_bits(expected.grad_conv_y, actual.grad_conv_y, qPrintable(what + ": grad of conv output"));
         expect_identical_bits(expected.grad_x, actual.grad_x, qPrintable(what + ": grad_x"));
         expect_identical_bits(expected.grad_kernel, actual.grad_kernel, qPrintable(what + ": grad_kernel"));
         expect_identical_bits(expected.grad_bias, actual.grad_bias, qPrintable(what + ": grad_bias"));

@@ -219,10 +219,12 @@ public:
                                                const TensorView& conv_y, const TensorView& y,
                                                const TensorView& argmax, const Conv1DParams& conv,
                                                const Pool1DParams& pool);
-    // Their backward: grad_y through the pooling and the ReLU into grad_conv_y (overwritten, as
-    // maxpool1d_backward and activation_backward leave it), then conv1d_backward. y and argmax are
-    // what the forward op wrote (a backend may take the ReLU's verdict from the pooled values, the
-    // winning rows' ReLU output). The default runs the three ops.
+    // Their backward: grad_y through the pooling and the ReLU, then conv1d_backward. grad_conv_y is
+    // room for the gradient of the convolution's output: the default leaves there what
+    // maxpool1d_backward and activation_backward write, a backend may use it as it likes (the CPU's
+    // takes one sample at a time through its first rows). y and argmax are what the forward op wrote
+    // (a backend may take the ReLU's verdict from the pooled values, the winning rows' ReLU output).
+    // The default runs the three ops.
     virtual void conv1d_relu_maxpool1d_backward(const TensorView& x, const TensorView& kernel,
                                                 const TensorView& conv_y, const TensorView& y,
                                                 const TensorView& argmax,
