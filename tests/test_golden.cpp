@@ -30,6 +30,7 @@
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
+#include "core/util/thread_pool.h"
 #include "support/fixture.h"
 
 using namespace mirrorlab;
@@ -473,11 +474,17 @@ void TestGolden::fixtureHeaderDescribesEveryRun() {
     }
 }
 
+// On one thread and on the machine's: the CPU backend's fused Conv1D + MaxPooling1D keeps only one
+// sample's convolution output on one thread (ModelReplica::layer_output computes it again).
 void TestGolden::forwardLossAndGradients_data() {
     QTest::addColumn<QString>("key");
-    QTest::newRow("model A (Conv1D valid/same, MaxPooling1D, Flatten)") << "a";
-    QTest::newRow("model B (GlobalMaxPooling1D, Dense relu)") << "b";
-    QTest::newRow("model C (GlobalAveragePooling1D, tf.keras 2.15)") << "c";
+    QTest::addColumn<int>("threads");
+    for (int threads : {1, 0}) {
+        const char* where = threads == 1 ? "one thread" : "all cores";
+        QTest::addRow("model A (Conv1D valid/same, MaxPooling1D, Flatten), %s", where) << "a" << threads;
+        QTest::addRow("model B (GlobalMaxPooling1D, Dense relu), %s", where) << "b" << threads;
+        QTest::addRow("model C (GlobalAveragePooling1D, tf.keras 2.15), %s", where) << "c" << threads;
+    }
 }
 
 // The layer's own ops on Keras' numbers: y = GlobalAveragePooling1D()(x) and d sum(r * y) / dx.
@@ -505,6 +512,15 @@ void TestGolden::globalAveragePoolingOpMatchesKeras() {
 
 void TestGolden::forwardLossAndGradients() {
     QFETCH(QString, key);
+    QFETCH(int, threads);
+    ThreadPool& pool = ThreadPool::instance();
+    const int machine_threads = pool.limit();
+    if (threads > 0) pool.set_limit(threads);
+    struct Restore {
+        ThreadPool& pool;
+        int threads;
+        ~Restore() { pool.set_limit(threads); }
+    } restore{pool, machine_threads};
     try {
         const Golden golden(key.toStdString());
         auto device = cpu_device();

@@ -392,6 +392,12 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
     const bool pool_in_gemm = geometry.pool_size == 2 && geometry.stride == 2 && geometry.pad_left == 0 &&
                               2 * geometry.out_length == g.out_length && g.full_begin == 0 &&
                               g.full_end == g.out_length;
+    // With the pooling in the stores and one thread, the backward takes this op's fused path, which
+    // reads the pooled rows and never conv_y: every sample's rows then go to the first sample's,
+    // still in L2 from the sample before. A slot per sample (conv1's 1.2 MB for a batch of 16) had
+    // every store fetch a line that left the caches a step before: 2-3 % of the tutorial's step on an
+    // AMD EPYC (Zen 4), AVX2. (ModelReplica::layer_output computes such a layer's output again.)
+    const bool one_slot = pool_in_gemm && thread_count == 1;
     ThreadPool::instance().parallel_for(g.batch, thread_count, [&](std::int64_t b) {
         const std::int64_t pooled_offset = b * geometry.out_length * geometry.channels;
         const PooledRows pooled = pool_in_gemm ? PooledRows{y.f32() + pooled_offset, argmax.i32() + pooled_offset}
@@ -401,7 +407,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
         for (std::int64_t row_begin = 0; row_begin < g.out_length; row_begin += kConvChunkRows) {
             const std::int64_t row_end = std::min(g.out_length, row_begin + kConvChunkRows);
             conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data,
-                              conv_y.f32() + b * g.y_sample(), row_begin, row_end, true, pooled);
+                              conv_y.f32() + (one_slot ? 0 : b * g.y_sample()), row_begin, row_end, true, pooled);
         }
         if (!pool_in_gemm) kernels_.maxpool_forward(geometry, conv_y.f32(), y.f32(), argmax.i32(), b, b + 1);
     });

@@ -407,6 +407,9 @@ LossCounts ModelReplica::evaluate(const std::int32_t* ids, const std::int32_t* l
 }
 
 std::vector<float> ModelReplica::layer_output(std::size_t index, std::int32_t batch) const {
+    // A layer that ran fused with the next one may have left its own output unkept (backend.h):
+    // computed again, on its own, from its input (the same bits as inside the fused op).
+    if (runs_with_next_[index]) layer_type(model_.layers()[index].config.kind).forward(pass(index, batch, false, 0, false));
     const TensorView view = output_view(index, batch);
     std::vector<float> host(static_cast<std::size_t>(view.numel()));
     backend_.download(host.data(), view);
