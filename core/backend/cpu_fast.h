@@ -91,13 +91,17 @@ class CpuFastBackend : public CpuReferenceBackend {
     struct PoolRecord {
         const void* argmax = nullptr;
         fast::PoolArgs geometry;
+        // Written by the fused Conv1D + ReLU + MaxPooling1D forward on one thread: one sample's
+        // convolution output kept, inactive windows marked -1 in argmax. Only the fused backward
+        // can follow it.
+        bool one_slot = false;
     };
 
-    void remember_pool(const void* argmax, const fast::PoolArgs& geometry);
+    void remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool one_slot = false);
     // The geometry of the forward call that wrote `argmax`, when its windows do not overlap and
-    // it matches these shapes; else null.
+    // it matches these shapes (and whether that call was a fused one-slot forward); else null.
     const fast::PoolArgs* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
-                                        const TensorView& grad_x) const;
+                                        const TensorView& grad_x, bool* one_slot = nullptr) const;
     // A convolution of every sample (conv1d_forward, and the direct input gradient as one).
     void convolve(const ConvGeometry& g, const float* x, const float* kernel, const float* bias, float* y);
     void conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,

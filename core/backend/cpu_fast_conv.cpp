@@ -77,6 +77,7 @@ bool fusion_enabled() {
 struct PooledRows {
     float* y_b = nullptr;
     std::int32_t* argmax_b = nullptr;
+    bool marks_inactive = false;  // GemmArgs::pool_marks_inactive
 };
 
 // Output rows [row_begin, row_end) of one sample, bias included (and the ReLU, with `relu`): the
@@ -103,6 +104,7 @@ void conv_forward_rows(const fast::KernelTable& kernels, const ConvGeometry& g, 
             gemm.pooled = pool.y_b + full_begin / 2 * g.out_channels;
             gemm.pool_argmax = pool.argmax_b + full_begin / 2 * g.out_channels;
             gemm.pool_first_row = full_begin;
+            gemm.pool_marks_inactive = pool.marks_inactive;
         }
         kernels.gemm(gemm);
     }
@@ -319,7 +321,7 @@ void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorVie
     });
 }
 
-void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geometry) {
+void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool one_slot) {
     PoolRecord* record = nullptr;
     for (auto& candidate : pools_) {
         if (candidate.argmax == argmax) record = &candidate;
@@ -330,10 +332,11 @@ void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geo
     }
     record->argmax = argmax;
     record->geometry = geometry;
+    record->one_slot = one_slot;
 }
 
 const fast::PoolArgs* CpuFastBackend::disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
-                                                    const TensorView& grad_x) const {
+                                                    const TensorView& grad_x, bool* one_slot) const {
     const PoolRecord* record = nullptr;
     for (const auto& candidate : pools_) {
         if (candidate.argmax == argmax.data) record = &candidate;
@@ -343,6 +346,7 @@ const fast::PoolArgs* CpuFastBackend::disjoint_pool(const TensorView& argmax, co
                        record->geometry.length == grad_x.shape[1] && record->geometry.channels == grad_x.shape[2] &&
                        record->geometry.out_length == grad_y.shape[1] &&
                        record->geometry.stride >= record->geometry.pool_size && record->geometry.pad_left >= 0;
+    if (one_slot != nullptr) *one_slot = known && record->one_slot;
     return known ? &record->geometry : nullptr;
 }
 
@@ -392,15 +396,17 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
     const bool pool_in_gemm = geometry.pool_size == 2 && geometry.stride == 2 && geometry.pad_left == 0 &&
                               2 * geometry.out_length == g.out_length && g.full_begin == 0 &&
                               g.full_end == g.out_length;
-    // With the pooling in the stores and one thread, the backward takes this op's fused path, which
-    // reads the pooled rows and never conv_y: every sample's rows then go to the first sample's,
-    // still in L2 from the sample before. A slot per sample (conv1's 1.2 MB for a batch of 16) had
-    // every store fetch a line that left the caches a step before: 2-3 % of the tutorial's step on an
-    // AMD EPYC (Zen 4), AVX2. (ModelReplica::layer_output computes such a layer's output again.)
+    // With the pooling in the stores and one thread, the backward takes this op's fused path (the
+    // pool record says so), which never reads conv_y: every sample's rows then go to the first
+    // sample's, still in L2 from the sample before. A slot per sample (conv1's 1.2 MB for a batch
+    // of 16) had every store fetch a line that left the caches a step before: 2-3 % of the
+    // tutorial's step on an AMD EPYC (Zen 4), AVX2. (ModelReplica::layer_output computes such a
+    // layer's output again.) The windows the ReLU passes no gradient through are marked -1 in
+    // argmax, so that the backward needs no pooled values either.
     const bool one_slot = pool_in_gemm && thread_count == 1;
     ThreadPool::instance().parallel_for(g.batch, thread_count, [&](std::int64_t b) {
         const std::int64_t pooled_offset = b * geometry.out_length * geometry.channels;
-        const PooledRows pooled = pool_in_gemm ? PooledRows{y.f32() + pooled_offset, argmax.i32() + pooled_offset}
+        const PooledRows pooled = pool_in_gemm ? PooledRows{y.f32() + pooled_offset, argmax.i32() + pooled_offset, one_slot}
                                                : PooledRows{};
         // In chunks of rows, as the unfused op (one GEMM over all 296 rows of the tutorial's conv1 was
         // slower with AVX-512, 0.25-0.29 ms against 0.22-0.23 for the batch; no faster with AVX2).
@@ -411,7 +417,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
         }
         if (!pool_in_gemm) kernels_.maxpool_forward(geometry, conv_y.f32(), y.f32(), argmax.i32(), b, b + 1);
     });
-    remember_pool(argmax.data, geometry);
+    remember_pool(argmax.data, geometry, one_slot);
 }
 
 // One sample at a time through the pooling's backward, the ReLU's and the convolution's three
@@ -426,10 +432,12 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
                                                     const TensorView& grad_y, const TensorView& grad_conv_y,
                                                     const TensorView& grad_x, const TensorView& grad_kernel,
                                                     const TensorView& grad_bias, const Conv1DParams& conv) {
-    const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y);
+    bool one_slot = false;
+    const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y, &one_slot);
     // The ReLU's verdict comes from the pooled values: without them, the three ops (they read conv_y).
+    // After a one-slot forward (conv_y not kept) this path, whatever the threads now.
     const bool pooled = y && y.numel() == grad_y.numel();
-    if (!fusion_enabled() || pool == nullptr || threads() != 1 || !pooled) {
+    if (!fusion_enabled() || pool == nullptr || !pooled || (threads() != 1 && !one_slot)) {
         Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
                                                 grad_bias, conv);
         return;
@@ -465,7 +473,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         // them in registers.)
         const std::int64_t pooled_offset = b * pooled_sample;
         kernels_.maxpool_backward_disjoint(*pool, grad_y.f32() + pooled_offset, argmax.i32() + pooled_offset,
-                                           y.f32() + pooled_offset, dy_b, 0, 1);
+                                           one_slot ? nullptr : y.f32() + pooled_offset, dy_b, 0, 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
         conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);

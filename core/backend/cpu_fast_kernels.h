@@ -37,6 +37,9 @@ struct GemmArgs {
     float* pooled = nullptr;
     std::int32_t* pool_argmax = nullptr;
     std::int64_t pool_first_row = 0;
+    // With relu: -1 in pool_argmax where the pooled value is not above 0, whose window the ReLU's
+    // backward passes no gradient through, so that the backward needs no pooled values.
+    bool pool_marks_inactive = false;
 };
 
 struct PoolArgs {
@@ -70,7 +73,8 @@ struct KernelTable {
     // one window, so grad_x is written once instead of zero-filled and scattered into. With
     // relu_pooled_y (the pooling's output where its input is a ReLU's output; else null) it is also
     // the ReLU's backward, relu_backward on the result bit for bit, in the same pass: the winning
-    // row's ReLU output is the pooled value.
+    // row's ReLU output is the pooled value. A window whose argmax is -1 (GemmArgs::
+    // pool_marks_inactive) gives every row 0: the ReLU's backward without relu_pooled_y.
     void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
                                       const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
                                       std::int64_t batch_end);

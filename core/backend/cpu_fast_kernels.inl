@@ -72,16 +72,20 @@ template <class V, int MR, int NV, bool kPartial>
         std::int32_t* argmax = g.pool_argmax + row / 2 * g.ldc + col0;
         const auto first = V::set1_i(static_cast<std::int32_t>(g.pool_first_row + row));
         const auto second = V::set1_i(static_cast<std::int32_t>(g.pool_first_row + row + 1));
+        const auto inactive = V::set1_i(-1);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
             const auto a = acc[2 * pair][v], in = acc[2 * pair + 1][v];
             const auto take = pool_takes<V>(in, a);
+            const auto max = V::select(take, in, a);
+            auto winner = V::select_i(take, second, first);
+            if (g.pool_marks_inactive) winner = V::select_i(V::greater(max, V::zero()), winner, inactive);
             if (v == NV - 1) {
-                store_vector<V, kPartial>(y + v * W, V::select(take, in, a), last);
-                store_i_vector<V, kPartial>(argmax + v * W, V::select_i(take, second, first), last);
+                store_vector<V, kPartial>(y + v * W, max, last);
+                store_i_vector<V, kPartial>(argmax + v * W, winner, last);
             } else {
-                V::store(y + v * W, V::select(take, in, a));
-                V::store_i(argmax + v * W, V::select_i(take, second, first));
+                V::store(y + v * W, max);
+                V::store_i(argmax + v * W, winner);
             }
         }
     }
@@ -461,7 +465,8 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
 
 // One window of maxpool_backward_disjoint, a vector of channels at a time: its gradient (kept
 // only where the pooled value, the ReLU's output at the winning row, is above 0: the ReLU's
-// backward) goes to the row its argmax names and 0 to the window's other rows.
+// backward) goes to the row its argmax names and 0 to the window's other rows (to all of them
+// where the argmax is -1, a window the forward marked inactive).
 template <class V>
 struct PoolWindowPointers {
     const float* grad_y;
