@@ -160,8 +160,10 @@ struct LayerType {
     void (*backward)(const LayerPass& pass) = nullptr;
     // This layer and the next run as one backend op where fuses_with_next says so (a Conv1D with
     // ReLU into a MaxPooling1D), in place of both types' forward and backward; null: never.
-    // Every buffer of both layers is written as the two passes write it, so nothing that reads a
-    // layer's output (the inspector, the step view) can tell.
+    // The buffers the next layers read are written as the two passes write them; the first layer's
+    // output and its gradient are the op's room, which a backend may keep only in part (backend.h),
+    // and ModelReplica::layer_output computes that output again: nothing that reads a layer's
+    // output (the golden tests) can tell.
     bool (*fuses_with_next)(const LayerPass& pass, const LayerInfo& next) = nullptr;
     void (*forward_with_next)(const LayerPass& pass, const LayerPass& next) = nullptr;
     void (*backward_with_next)(const LayerPass& pass, const LayerPass& next) = nullptr;
