@@ -25,6 +25,7 @@
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
+#include "core/util/thread_pool.h"
 
 using namespace mirrorlab;
 
@@ -219,6 +220,26 @@ const char* const kModelGlobalAverage = R"({
   ]
 })";
 
+// Five Conv1D(relu) + MaxPooling1D(2) blocks, each fused into one op (fusedBlocksMatchTheReference).
+const char* const kModelFiveBlocks = R"({
+  "name": "fd_five_blocks", "input_length": 68,
+  "layers": [
+    {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 3}},
+    {"class_name": "Conv1D", "config": {"name": "conv_a", "filters": 4, "kernel_size": 3, "activation": "relu"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "pool_a", "pool_size": 2}},
+    {"class_name": "Conv1D", "config": {"name": "conv_b", "filters": 5, "kernel_size": 2, "activation": "relu"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "pool_b", "pool_size": 2}},
+    {"class_name": "Conv1D", "config": {"name": "conv_c", "filters": 4, "kernel_size": 1, "activation": "relu"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "pool_c", "pool_size": 2}},
+    {"class_name": "Conv1D", "config": {"name": "conv_d", "filters": 5, "kernel_size": 1, "activation": "relu"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "pool_d", "pool_size": 2}},
+    {"class_name": "Conv1D", "config": {"name": "conv_e", "filters": 4, "kernel_size": 1, "activation": "relu"}},
+    {"class_name": "MaxPooling1D", "config": {"name": "pool_e", "pool_size": 2}},
+    {"class_name": "Flatten", "config": {"name": "flatten"}},
+    {"class_name": "Dense", "config": {"name": "output", "units": 3, "activation": "softmax"}}
+  ]
+})";
+
 // SpatialDropout1D(0.4) in training: the finite differences see the same channels dropped as the
 // backward pass (one seed), so they check the mask is the one forward applied.
 const char* const kModelSpatialDropout = R"({
@@ -291,6 +312,8 @@ class TestOps : public QObject {
     void modelGradientMatchesFiniteDifferences_data();
     void modelGradientMatchesFiniteDifferences();
     void dropoutIsReproducibleForASeed();
+    void fusedBlocksMatchTheReference_data();
+    void fusedBlocksMatchTheReference();
 };
 
 // ---- Backward passes -------------------------------------------------------------------------
@@ -1121,6 +1144,59 @@ void TestOps::modelGradientMatchesFiniteDifferences() {
     QVERIFY2(failure.empty(), failure.c_str());
     qInfo("checked %zu weights (%d skipped on a ReLU/max kink) of %s",
           indices.size() - std::size_t(skipped), skipped, qPrintable(covered.join(", ")));
+}
+
+void TestOps::fusedBlocksMatchTheReference_data() {
+    QTest::addColumn<int>("threads");  // the CPU pool's limit; 0: the machine's
+    QTest::newRow("one thread") << 1;
+    QTest::newRow("the machine's threads") << 0;
+}
+
+// The CPU backend's fused Conv1D + ReLU + MaxPooling1D against the reference backend's three ops,
+// through five such blocks: on one thread the fused forward keeps one sample's convolution output,
+// so the first block's backward, four pooling layers later, must still know it may not fall back
+// on the three ops (the backend remembers every pooling layer of a model). Loss and every gradient
+// within the summation order's rounding.
+void TestOps::fusedBlocksMatchTheReference() {
+    QFETCH(int, threads);
+    ThreadPool& pool = ThreadPool::instance();
+    const int machine_threads = pool.limit();
+    if (threads > 0) pool.set_limit(threads);
+    struct Restore {
+        ThreadPool& pool;
+        int threads;
+        ~Restore() { pool.set_limit(threads); }
+    } restore{pool, machine_threads};
+    const Model model = Model::from_json_text(kModelFiveBlocks);
+    const std::int32_t batch = 5;
+    std::mt19937 rng(17);
+    const std::vector<float> weights = random_weights(model, rng);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(batch * model.input_length()));
+    std::uniform_int_distribution<std::int32_t> id_distribution(0, static_cast<std::int32_t>(model.vocabulary_size()) - 1);
+    for (auto& id : ids) id = id_distribution(rng);
+    const std::vector<std::int32_t> labels{0, 1, 2, 1, 0};
+    auto step = [&](std::unique_ptr<Backend> backend, std::vector<float>& gradients) {
+        LogicalDevice device("/device:CPU:0", detect_cpu(), 0, std::move(backend), nullptr);
+        ModelReplica replica(model, device, batch, UpdateLayout{});
+        replica.set_weights(weights);
+        const LossCounts counts = replica.forward_backward(ids.data(), labels.data(), batch, batch, 0, nullptr);
+        gradients = replica.gradients();
+        return counts.loss_sum;
+    };
+    std::vector<float> expected, actual;
+    const double expected_loss = step(std::make_unique<CpuReferenceBackend>(), expected);
+    const double actual_loss = step(make_cpu_backend(), actual);
+    QVERIFY2(std::abs(actual_loss - expected_loss) <= 1e-5 * std::abs(expected_loss),
+             qPrintable(QString("loss %1, the reference's %2").arg(actual_loss).arg(expected_loss)));
+    QCOMPARE(actual.size(), expected.size());
+    double scale = 0.0;
+    for (float g : expected) scale = std::max(scale, static_cast<double>(std::abs(g)));
+    QVERIFY(scale > 0.0);
+    int differ = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        if (std::abs(actual[i] - expected[i]) > 1e-5 * scale) ++differ;
+    }
+    QVERIFY2(differ == 0, qPrintable(QString("%1 of %2 gradients differ from the reference's").arg(differ).arg(expected.size())));
 }
 
 void TestOps::dropoutIsReproducibleForASeed() {

@@ -87,7 +87,7 @@ class CpuFastBackend : public CpuReferenceBackend {
                                    const TensorView& m, const TensorView& v, const IndexedSlicesViews& sparse);
     // Pooling geometry of recent forward calls, keyed by their argmax buffer: the backward op
     // gets no parameters, and with windows that do not overlap it can write grad_x once instead
-    // of zero-filling and scattering. A few slots cover every pooling layer of a model.
+    // of zero-filling and scattering.
     struct PoolRecord {
         const void* argmax = nullptr;
         fast::PoolArgs geometry;
@@ -112,8 +112,12 @@ class CpuFastBackend : public CpuReferenceBackend {
 
     const fast::KernelTable& kernels_;
     std::vector<float> scratch_;
-    PoolRecord pools_[4];
-    int next_pool_ = 0;
+    // A few records to start with; a new buffer takes the oldest record that no backward needs
+    // (one_slot false: the geometry only spares a zero fill there), and the list grows where every
+    // record holds a one-slot forward, so a model's every fused pooling layer keeps its record
+    // until its backward (allocations only in a model's first step).
+    std::vector<PoolRecord> pools_ = std::vector<PoolRecord>(4);
+    std::size_t next_pool_ = 0;
 };
 
 }  // namespace mirrorlab

@@ -326,10 +326,12 @@ void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geo
     for (auto& candidate : pools_) {
         if (candidate.argmax == argmax) record = &candidate;
     }
-    if (record == nullptr) {
-        record = &pools_[next_pool_];
-        next_pool_ = (next_pool_ + 1) % static_cast<int>(std::size(pools_));
+    for (std::size_t tried = 0; record == nullptr && tried < pools_.size(); ++tried) {
+        PoolRecord& oldest = pools_[next_pool_];
+        next_pool_ = (next_pool_ + 1) % pools_.size();
+        if (!oldest.one_slot) record = &oldest;
     }
+    if (record == nullptr) record = &pools_.emplace_back();
     record->argmax = argmax;
     record->geometry = geometry;
     record->one_slot = one_slot;
