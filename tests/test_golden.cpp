@@ -30,8 +30,8 @@
 #include "core/model/replica.h"
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
-#include "core/util/thread_pool.h"
 #include "support/fixture.h"
+#include "support/thread_limit.h"
 
 using namespace mirrorlab;
 using testsupport::Fixture;
@@ -513,14 +513,7 @@ void TestGolden::globalAveragePoolingOpMatchesKeras() {
 void TestGolden::forwardLossAndGradients() {
     QFETCH(QString, key);
     QFETCH(int, threads);
-    ThreadPool& pool = ThreadPool::instance();
-    const int machine_threads = pool.limit();
-    if (threads > 0) pool.set_limit(threads);
-    struct Restore {
-        ThreadPool& pool;
-        int threads;
-        ~Restore() { pool.set_limit(threads); }
-    } restore{pool, machine_threads};
+    const testsupport::ScopedThreadLimit limit(threads);
     try {
         const Golden golden(key.toStdString());
         auto device = cpu_device();

@@ -31,6 +31,7 @@
 #include "core/optim/optimizer.h"
 #include "core/util/error.h"
 #include "core/util/thread_pool.h"
+#include "support/thread_limit.h"
 
 // Counts every allocation of this program, to check that warm kernels allocate nothing.
 namespace {
@@ -144,11 +145,8 @@ void expect_identical_bits(const std::vector<float>& expected, const std::vector
 // Runs `body` with the process's pool limited to `threads`; restores the limit afterwards.
 template <class F>
 void with_threads(int threads, F&& body) {
-    ThreadPool& pool = ThreadPool::instance();
-    const int saved = pool.limit();
-    pool.set_limit(threads);
+    const testsupport::ScopedThreadLimit limit(threads);
     body();
-    pool.set_limit(saved);
 }
 
 #define SKIP_UNLESS_AVAILABLE(isa)                   \

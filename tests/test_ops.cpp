@@ -25,7 +25,7 @@
 #include "core/model/model.h"
 #include "core/model/replica.h"
 #include "core/util/error.h"
-#include "core/util/thread_pool.h"
+#include "support/thread_limit.h"
 
 using namespace mirrorlab;
 
@@ -222,7 +222,7 @@ const char* const kModelGlobalAverage = R"({
 
 // Five Conv1D(relu) + MaxPooling1D(2) blocks, each fused into one op (fusedBlocksMatchTheReference).
 const char* const kModelFiveBlocks = R"({
-  "name": "fd_five_blocks", "input_length": 68,
+  "name": "five_fused_blocks", "input_length": 68,
   "layers": [
     {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 12, "output_dim": 3}},
     {"class_name": "Conv1D", "config": {"name": "conv_a", "filters": 4, "kernel_size": 3, "activation": "relu"}},
@@ -1159,14 +1159,7 @@ void TestOps::fusedBlocksMatchTheReference_data() {
 // within the summation order's rounding.
 void TestOps::fusedBlocksMatchTheReference() {
     QFETCH(int, threads);
-    ThreadPool& pool = ThreadPool::instance();
-    const int machine_threads = pool.limit();
-    if (threads > 0) pool.set_limit(threads);
-    struct Restore {
-        ThreadPool& pool;
-        int threads;
-        ~Restore() { pool.set_limit(threads); }
-    } restore{pool, machine_threads};
+    const testsupport::ScopedThreadLimit limit(threads);
     const Model model = Model::from_json_text(kModelFiveBlocks);
     const std::int32_t batch = 5;
     std::mt19937 rng(17);
