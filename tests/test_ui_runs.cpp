@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPointer>
 #include <QProcess>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -86,6 +87,8 @@ private slots:
     void deadProcessShowsInterrupted();
     void namesNotesFilterAndDelete();
     void theTableFollowsARunWithOneNoticePerRefresh();
+    void anOpenEditorKeepsItsTextWhileAnotherRunTrains();
+    void anEditGoesToItsRunWhenARunAboveIsDeleted();
     void resumeReachesTheUninterruptedNumbers();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
@@ -212,6 +215,79 @@ void TestUiRuns::theTableFollowsARunWithOneNoticePerRefresh() {
     QCOMPARE(panel.table()->item(row, RunsPanel::NameColumn)->text(), long_name);
     QTRY_VERIFY(panel.table()->columnWidth(RunsPanel::NameColumn) >
                 name_width + panel.fontMetrics().horizontalAdvance(QStringLiteral("of the learning rate")));
+}
+
+// A person annotates one run while another trains: the refreshes at its epochs' ends, and a
+// rename of the annotated run itself, leave the text being typed alone, and it is kept when they
+// press Return.
+void TestUiRuns::anOpenEditorKeepsItsTextWhileAnotherRunTrains() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    panel.resize(1400, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const int annotated = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QTableWidgetItem* note = panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn);
+    panel.table()->setCurrentItem(note);
+    panel.table()->editItem(note);
+    QPointer<QLineEdit> editor;
+    QTRY_VERIFY((editor = panel.table()->viewport()->findChild<QLineEdit*>()) != nullptr);
+    const QString typed = QStringLiteral("try half the learning rate");
+    QTest::keyClicks(editor, typed);
+
+    QSignalSpy epochs(&controller, &TrainingController::epochEnded);
+    const int training = controller.start(smallRun(3));
+    QVERIFY(controller.waitForFinished(60000));
+    QCOMPARE(epochs.count(), 3);
+    QCOMPARE(panel.table()->item(rowOf(panel, training), RunsPanel::EpochsColumn)->text(), QStringLiteral("3/3"));
+    QVERIFY2(editor, "the editor was closed while the other run trained");
+    QCOMPARE(editor->text(), typed);
+    QString error;
+    QVERIFY2(controller.renameRun(annotated, QStringLiteral("baseline"), &error), qPrintable(error));
+    QCOMPARE(panel.table()->item(rowOf(panel, annotated), RunsPanel::NameColumn)->text(), QStringLiteral("baseline"));
+    QVERIFY2(editor, "the editor was closed by the rename");
+    QCOMPARE(editor->text(), typed);
+
+    QTest::keyClick(editor, Qt::Key_Return);  // the delegate stores it from the event loop
+    QTRY_COMPARE(controller.run(annotated)->note, typed);
+    RunStore store(run_store_.path().toStdString());
+    QCOMPARE(QString::fromStdString(store.get(annotated).note), typed);
+    QCOMPARE(panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn)->text(), typed);
+}
+
+// A run deleted above the one being annotated (from elsewhere: another window, the CLI) moves the
+// rows: the note typed so far is stored for the run it was typed for, not the row's next run.
+void TestUiRuns::anEditGoesToItsRunWhenARunAboveIsDeleted() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    panel.resize(1400, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const int above = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    const int annotated = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    const int below = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    QTableWidgetItem* note = panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn);
+    panel.table()->setCurrentItem(note);
+    panel.table()->editItem(note);
+    QLineEdit* editor = nullptr;
+    QTRY_VERIFY((editor = panel.table()->viewport()->findChild<QLineEdit*>()) != nullptr);
+    const QString typed = QStringLiteral("the one with dropout");
+    QTest::keyClicks(editor, typed);
+
+    QString error;
+    QVERIFY2(controller.deleteRun(above, &error), qPrintable(error));
+    QCOMPARE(panel.rowCount(), 2);
+    QTRY_COMPARE(controller.run(annotated)->note, typed);
+    QCOMPARE(controller.run(below)->note, QString());
+    RunStore store(run_store_.path().toStdString());
+    QCOMPARE(QString::fromStdString(store.get(annotated).note), typed);
+    QCOMPARE(store.get(below).note, std::string());
+    QCOMPARE(panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn)->text(), typed);
+    QCOMPARE(panel.table()->item(rowOf(panel, below), RunsPanel::NoteColumn)->text(), QString());
 }
 
 void TestUiRuns::resumeReachesTheUninterruptedNumbers() {

@@ -14,6 +14,7 @@
 #include <QMessageBox>
 #include <QPixmap>
 #include <QProcess>
+#include <QRect>
 #include <QRegularExpression>
 #include <QPushButton>
 #include <QSaveFile>
@@ -26,6 +27,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/export/tensorboard.h"
 #include "core/export/keras_file.h"
@@ -56,6 +58,26 @@ QString pythonFloat(double value) {
 
 QString metricText(double value) {
     return std::isfinite(value) ? QString::number(value, 'f', 4) : QStringLiteral("-");
+}
+
+// The table, telling which cell has an editor open (QAbstractItemView::state() is protected).
+class RunsTable final : public QTableWidget {
+public:
+    using QTableWidget::QTableWidget;
+    QModelIndex editedIndex() const { return state() == EditingState ? currentIndex() : QModelIndex(); }
+};
+
+// What a cell shows and allows, to tell the cells a refresh changed from those it set as they were.
+struct CellLook {
+    QVariant text, tip, foreground, user, check;
+    Qt::ItemFlags flags;
+    bool operator==(const CellLook&) const = default;
+};
+
+CellLook lookOf(const QTableWidgetItem* item) {
+    if (item == nullptr) return {};
+    return {item->data(Qt::DisplayRole), item->data(Qt::ToolTipRole), item->data(Qt::ForegroundRole),
+            item->data(Qt::UserRole),    item->data(Qt::CheckStateRole), item->flags()};
 }
 
 }  // namespace
@@ -96,7 +118,7 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
 }
 
 void RunsPanel::buildTable() {
-    table_ = new QTableWidget(0, ColumnCount, this);
+    table_ = new RunsTable(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("runsTable"));
     table_->setAccessibleName(tr("Runs"));
     table_->setToolTip(tr("Every kept run, earlier sessions' too; tick a run to draw its curves in the charts, "
@@ -187,25 +209,74 @@ void RunsPanel::setTrainingPanel(TrainingPanel* panel) {
 int RunsPanel::rowCount() const { return table_->rowCount(); }
 
 void RunsPanel::refresh() {
-    if (controller_ == nullptr) return;
+    if (controller_ == nullptr || finishing_edit_) return;  // finishing an edit: the refresh under way goes on
+    finishEditOnRowThatMoves();
     const auto& runs = controller_->runs();
     const int selected = selectedRunIdOnly();
     filling_ = true;
-    table_->setRowCount(static_cast<int>(runs.size()));
-    QAbstractItemModel* model = table_->model();
-    {
-        // The header sizes every column to its contents, so each cell's own change notice would
-        // have the view measure the text of every cell again before the next one: at each epoch's
-        // end, on the GUI thread that shares the cores with the replicas, and growing with the
-        // square of the rows kept. The cells change unannounced and the view hears of them once.
-        const QSignalBlocker quiet(model);
-        for (std::size_t i = 0; i < runs.size(); ++i) fillRow(static_cast<int>(i), runs[i]);
+    const int rows = static_cast<int>(runs.size());
+    table_->setRowCount(rows);
+    // The header sizes every column to its contents, so each cell's own change notice would have
+    // the view measure the text of every cell again before the next one: at each epoch's end, on
+    // the GUI thread that shares the cores with the replicas, and growing with the square of the
+    // rows kept. The cells change unannounced; the view then hears once of the ones that changed.
+    std::vector<CellLook> before;
+    before.reserve(static_cast<std::size_t>(rows) * ColumnCount);
+    for (int row = 0; row < rows; ++row) {
+        for (int column = 0; column < ColumnCount; ++column) before.push_back(lookOf(table_->item(row, column)));
     }
-    if (!runs.empty()) emit model->dataChanged(model->index(0, 0), model->index(model->rowCount() - 1, ColumnCount - 1));
+    {
+        const QSignalBlocker quiet(table_->model());
+        for (int row = 0; row < rows; ++row) fillRow(row, runs[static_cast<std::size_t>(row)]);
+    }
+    QRect changed;  // x: columns, y: rows
+    for (int row = 0; row < rows; ++row) {
+        for (int column = 0; column < ColumnCount; ++column) {
+            if (lookOf(table_->item(row, column)) != before[static_cast<std::size_t>(row) * ColumnCount + column]) {
+                changed |= QRect(column, row, 1, 1);
+            }
+        }
+    }
+    announceChanged(changed);
     filling_ = false;
     applyFilter();
-    if (selected != 0) selectRun(selected);
+    // Only where the selected run moved: selecting its row again would move the current cell and
+    // close an editor a person is typing in.
+    if (selected != 0 && selectedRunIdOnly() != selected) selectRun(selected);
     updateButtons();
+}
+
+// A run deleted above the row being edited (or a row that goes) would leave the editor over
+// another run's cell: its text is stored for the run it was typed for first.
+void RunsPanel::finishEditOnRowThatMoves() {
+    const QModelIndex edited = static_cast<const RunsTable*>(table_)->editedIndex();
+    if (!edited.isValid()) return;
+    const auto& runs = controller_->runs();
+    const auto row = static_cast<std::size_t>(edited.row());
+    const QTableWidgetItem* run = table_->item(edited.row(), RunColumn);
+    if (run != nullptr && row < runs.size() && runs[row].id == run->data(Qt::UserRole).toInt()) return;
+    finishing_edit_ = true;
+    table_->setCurrentIndex(QModelIndex());  // commits the editor's text to its cell, which stores it, and closes it
+    finishing_edit_ = false;
+}
+
+void RunsPanel::announceChanged(const QRect& cells) {
+    QAbstractItemModel* model = table_->model();
+    auto notify = [&](int top, int bottom, int left, int right) {
+        if (top <= bottom && left <= right) emit model->dataChanged(model->index(top, left), model->index(bottom, right));
+    };
+    if (cells.isEmpty()) return;
+    // A notice over a cell whose editor is open puts the stored text back into the editor: the
+    // cell a person is typing in stays out of it (their text is stored when they finish).
+    const QModelIndex edited = static_cast<const RunsTable*>(table_)->editedIndex();
+    if (!edited.isValid() || !cells.contains(edited.column(), edited.row())) {
+        notify(cells.top(), cells.bottom(), cells.left(), cells.right());
+        return;
+    }
+    notify(cells.top(), edited.row() - 1, cells.left(), cells.right());
+    notify(edited.row(), edited.row(), cells.left(), edited.column() - 1);
+    notify(edited.row(), edited.row(), edited.column() + 1, cells.right());
+    notify(edited.row() + 1, cells.bottom(), cells.left(), cells.right());
 }
 
 void RunsPanel::fillRow(int row, const RunRecord& record) {

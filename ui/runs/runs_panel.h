@@ -8,6 +8,7 @@
 // it is installed).
 #include <QList>
 #include <QPointer>
+#include <QRect>
 #include <QString>
 #include <QWidget>
 
@@ -83,6 +84,10 @@ private:
     void buildButtons();
     void buildExportMenu();
     void fillRow(int row, const RunRecord& record);
+    // Tells the table's view that `cells` (x: columns, y: rows) changed: one notice, or up to four
+    // around a cell whose editor is open.
+    void announceChanged(const QRect& cells);
+    void finishEditOnRowThatMoves();
     QString statusOf(const RunRecord& record, QString* tip, bool* failed) const;
     void applyFilter();
     void onItemEdited(QTableWidgetItem* item);
@@ -110,6 +115,7 @@ private:
     QAction* open_tensorboard_action_ = nullptr;
     QProcess* tensorboard_ = nullptr;  // the TensorBoard this panel started, if any
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
+    bool finishing_edit_ = false;  // finishEditOnRowThatMoves is storing an edit
 };
 
 }  // namespace mirrorlab::ui
