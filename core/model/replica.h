@@ -106,7 +106,8 @@ public:
     LossCounts evaluate(const std::int32_t* ids, const std::int32_t* labels, std::int32_t batch,
                         std::vector<float>* probabilities = nullptr);
     // Output of layer `index` from the last forward pass, on the host (tests, step view). A layer
-    // that ran fused with the next one computes it again from its input.
+    // that ran fused with the next one computes it again from its input and its weights as they are
+    // now: the last forward pass's output until an update changes them.
     std::vector<float> layer_output(std::size_t index, std::int32_t batch) const;
 
     void apply_update(const OptimizerStep& step);
