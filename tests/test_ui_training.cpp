@@ -128,6 +128,7 @@ private slots:
     void initTestCase();
     void cleanupTestCase();
     void stepAxisFollowsRealRun();
+    void shortChartsKeepTheirLabelsReadable();
     void epochAxisShowsOnePointPerEpoch();
     void smoothingAddsSeriesAndKeepsRaw();
     void overfittingWarningShadesCharts();
@@ -283,6 +284,29 @@ void TestUiTraining::longRunIsDrawnDecimatedAndZoomShowsDetail() {
     QCOMPARE(train->at(1).y(), record->steps[999].running.loss);
     panel_->resetZoom();  // back to the whole run, decimated again
     QVERIFY(train->count() <= budget + 2);
+}
+
+// A short chart (the window of a laptop, a dock opened below the charts) gets no more value labels
+// than its height holds (~28 px each): more, and Qt elides every one of them to "...". The run has
+// ended, so no refresh comes: resizing alone fits them.
+void TestUiTraining::shortChartsKeepTheirLabelsReadable() {
+    const QSize size = panel_->size();
+    for (int height : {330, 420, 900, 330}) {
+        panel_->resize(1400, height);
+        QTest::qWait(50);  // the layout and the charts' geometry
+        for (QChart* chart : {panel_->lossChart(), panel_->accuracyChart(), panel_->top5Chart()}) {
+            auto* y_axis = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).value(0));
+            QVERIFY(y_axis != nullptr);
+            const qreal plot_height = chart->plotArea().height();
+            const long labels = std::lround((y_axis->max() - y_axis->min()) / y_axis->tickInterval()) + 1;
+            const long fit = std::max(2L, static_cast<long>(plot_height / 28.0) + 1);
+            QVERIFY2(labels >= 2 && labels <= fit,
+                     qPrintable(QString("%1: %2 labels on a plot %3 px high (%4 fit), range %5..%6")
+                                    .arg(chart->title()).arg(labels).arg(plot_height).arg(fit)
+                                    .arg(y_axis->min()).arg(y_axis->max())));
+        }
+    }
+    panel_->resize(size);
 }
 
 void TestUiTraining::epochAxisShowsOnePointPerEpoch() {

@@ -87,6 +87,13 @@ double niceStep(double span, int target_ticks) {
     return 10.0 * magnitude;
 }
 
+// As many y labels as a plot's height holds without Qt eliding them all to "..." (~28 px each, the
+// two ends at least).
+int yLabelsThatFit(const QChart* chart) {
+    const qreal plot_height = chart->plotArea().height();
+    return plot_height > 0 ? std::clamp(static_cast<int>(plot_height / 28.0) + 1, 2, 8) : 8;
+}
+
 // printf format showing as many decimals as the tick interval needs.
 QString labelFormat(double interval) {
     const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)), 0, 6);
@@ -312,6 +319,11 @@ void TrainingPanel::buildChart(MetricChart& c, int metric, const QString& title)
     // the axes stay where they put them until "Reset zoom".
     connect(c.x_axis, &QValueAxis::rangeChanged, this, [this, &c] { onAxisRangeChanged(c); });
     connect(c.y_axis, &QValueAxis::rangeChanged, this, [this, &c] { onAxisRangeChanged(c); });
+    // A chart made shorter or taller (a dock opened below it, the window resized) after its run
+    // ended gets no refresh: its labels are fitted to the new height here.
+    connect(c.chart, &QChart::plotAreaChanged, this, [this, &c] {
+        if (!c.user_zoomed && c.fitted_labels != 0 && yLabelsThatFit(c.chart) != c.fitted_labels) updateRanges(c);
+    });
 }
 
 // The live run's series. Created again (empty) after overlays are added, because series are painted
@@ -786,14 +798,21 @@ void TrainingPanel::updateRanges(MetricChart& c) {
         y_min -= pad;
         y_max += pad;
     }
-    // As many y ticks as the plot's height holds without Qt eliding the labels (~28 px each).
-    const qreal plot_height = c.chart->plotArea().height();
-    const int y_ticks = plot_height > 0 ? std::clamp(static_cast<int>(plot_height / 28.0), 3, 7) : 7;
-    const double y_step = niceStep(y_max - y_min, y_ticks);
-    y_min = std::max(0.0, std::floor(y_min / y_step) * y_step);
-    y_max = std::ceil(y_max / y_step) * y_step;
-    if (is_accuracy) y_max = std::min(1.0, y_max);
-    if (y_max <= y_min) y_max = y_min + y_step;
+    // The interval grows until the range, rounded out to whole intervals, has no more labels than
+    // the plot's height holds.
+    const int max_labels = yLabelsThatFit(c.chart);
+    c.fitted_labels = max_labels;
+    double y_step = 1.0, y_low = 0.0, y_high = 1.0;
+    for (int intervals = max_labels - 1;; --intervals) {
+        y_step = niceStep(y_max - y_min, std::max(1, intervals));
+        y_low = std::max(0.0, std::floor(y_min / y_step) * y_step);
+        y_high = std::ceil(y_max / y_step) * y_step;
+        if (is_accuracy) y_high = std::min(1.0, y_high);
+        if (y_high <= y_low) y_high = y_low + y_step;
+        if (intervals <= 1 || std::lround((y_high - y_low) / y_step) + 1 <= max_labels) break;
+    }
+    y_min = y_low;
+    y_max = y_high;
     // A little room on the right so the last validation marker is not cut in half.
     x_max += axis_mode_ == AxisMode::Epochs ? 0.25 : x_max * 0.015;
     const double x_step = std::max(1.0, niceStep(x_max, axis_mode_ == AxisMode::Epochs ? 10 : 8));

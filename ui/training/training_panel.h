@@ -116,6 +116,7 @@ private:
         QLineSeries* restored_line = nullptr;
         std::vector<OverlaySeries> overlays;
         bool user_zoomed = false;
+        int fitted_labels = 0;  // the y labels the plot's height held when the axes were last set
     };
 
     // Buffers for both axis modes, filled as events arrive; the timer pushes the current mode's.
