@@ -75,6 +75,26 @@ int rowOf(const RunsPanel& panel, int run_id) {
     return -1;
 }
 
+// Shows the panel as in the window, wide enough for every column.
+bool showPanel(RunsPanel& panel) {
+    panel.resize(1400, 300);
+    panel.show();
+    return QTest::qWaitForWindowExposed(&panel);
+}
+
+// Opens the cell's editor as a double-click does; null when none opened.
+QLineEdit* openEditor(RunsPanel& panel, int run_id, int column) {
+    QTableWidgetItem* cell = panel.table()->item(rowOf(panel, run_id), column);
+    panel.table()->setCurrentItem(cell);
+    panel.table()->editItem(cell);
+    QLineEdit* editor = nullptr;
+    for (int tries = 0; editor == nullptr && tries < 100; ++tries) {
+        QTest::qWait(10);
+        editor = panel.table()->viewport()->findChild<QLineEdit*>();
+    }
+    return editor;
+}
+
 }  // namespace
 
 class TestUiRuns : public QObject {
@@ -186,9 +206,7 @@ void TestUiRuns::namesNotesFilterAndDelete() {
 void TestUiRuns::theTableFollowsARunWithOneNoticePerRefresh() {
     TrainingController controller;
     RunsPanel panel(&controller);
-    panel.resize(1400, 300);
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(showPanel(panel));
     QSignalSpy notices(panel.table()->model(), &QAbstractItemModel::dataChanged);
     // The controller's signals that refresh the panel.
     QSignalSpy started(&controller, &TrainingController::runStarted);
@@ -223,16 +241,11 @@ void TestUiRuns::theTableFollowsARunWithOneNoticePerRefresh() {
 void TestUiRuns::anOpenEditorKeepsItsTextWhileAnotherRunTrains() {
     TrainingController controller;
     RunsPanel panel(&controller);
-    panel.resize(1400, 300);
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(showPanel(panel));
     const int annotated = controller.start(smallRun(1));
     QVERIFY(controller.waitForFinished(60000));
-    QTableWidgetItem* note = panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn);
-    panel.table()->setCurrentItem(note);
-    panel.table()->editItem(note);
-    QPointer<QLineEdit> editor;
-    QTRY_VERIFY((editor = panel.table()->viewport()->findChild<QLineEdit*>()) != nullptr);
+    const QPointer<QLineEdit> editor = openEditor(panel, annotated, RunsPanel::NoteColumn);
+    QVERIFY(editor);
     const QString typed = QStringLiteral("try half the learning rate");
     QTest::keyClicks(editor, typed);
 
@@ -261,20 +274,15 @@ void TestUiRuns::anOpenEditorKeepsItsTextWhileAnotherRunTrains() {
 void TestUiRuns::anEditGoesToItsRunWhenARunAboveIsDeleted() {
     TrainingController controller;
     RunsPanel panel(&controller);
-    panel.resize(1400, 300);
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(showPanel(panel));
     const int above = controller.start(smallRun(1));
     QVERIFY(controller.waitForFinished(60000));
     const int annotated = controller.start(smallRun(1));
     QVERIFY(controller.waitForFinished(60000));
     const int below = controller.start(smallRun(1));
     QVERIFY(controller.waitForFinished(60000));
-    QTableWidgetItem* note = panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn);
-    panel.table()->setCurrentItem(note);
-    panel.table()->editItem(note);
-    QLineEdit* editor = nullptr;
-    QTRY_VERIFY((editor = panel.table()->viewport()->findChild<QLineEdit*>()) != nullptr);
+    QLineEdit* editor = openEditor(panel, annotated, RunsPanel::NoteColumn);
+    QVERIFY(editor != nullptr);
     const QString typed = QStringLiteral("the one with dropout");
     QTest::keyClicks(editor, typed);
 
