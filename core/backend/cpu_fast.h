@@ -98,10 +98,10 @@ class CpuFastBackend : public CpuReferenceBackend {
     };
 
     void remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool one_slot = false);
-    // The geometry of the forward call that wrote `argmax`, when its windows do not overlap and
-    // it matches these shapes (and whether that call was a fused one-slot forward); else null.
-    const fast::PoolArgs* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
-                                        const TensorView& grad_x, bool* one_slot = nullptr) const;
+    // The record of the forward call that wrote `argmax`, when its windows do not overlap and it
+    // matches these shapes; else null.
+    const PoolRecord* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
+                                    const TensorView& grad_x) const;
     // A convolution of every sample (conv1d_forward, and the direct input gradient as one).
     void convolve(const ConvGeometry& g, const float* x, const float* kernel, const float* bias, float* y);
     void conv1d_grad_x_direct(const ConvGeometry& g, const TensorView& kernel,

@@ -337,8 +337,8 @@ void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geo
     record->one_slot = one_slot;
 }
 
-const fast::PoolArgs* CpuFastBackend::disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
-                                                    const TensorView& grad_x, bool* one_slot) const {
+const CpuFastBackend::PoolRecord* CpuFastBackend::disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
+                                                                const TensorView& grad_x) const {
     const PoolRecord* record = nullptr;
     for (const auto& candidate : pools_) {
         if (candidate.argmax == argmax.data) record = &candidate;
@@ -348,8 +348,7 @@ const fast::PoolArgs* CpuFastBackend::disjoint_pool(const TensorView& argmax, co
                        record->geometry.length == grad_x.shape[1] && record->geometry.channels == grad_x.shape[2] &&
                        record->geometry.out_length == grad_y.shape[1] &&
                        record->geometry.stride >= record->geometry.pool_size && record->geometry.pad_left >= 0;
-    if (one_slot != nullptr) *one_slot = known && record->one_slot;
-    return known ? &record->geometry : nullptr;
+    return known ? record : nullptr;
 }
 
 void CpuFastBackend::maxpool1d_forward(const TensorView& x, const TensorView& y, const TensorView& argmax,
@@ -363,11 +362,12 @@ void CpuFastBackend::maxpool1d_forward(const TensorView& x, const TensorView& y,
 }
 
 void CpuFastBackend::maxpool1d_backward(const TensorView& grad_y, const TensorView& argmax, const TensorView& grad_x) {
-    const fast::PoolArgs* geometry = disjoint_pool(argmax, grad_y, grad_x);
-    if (geometry == nullptr) {
+    const PoolRecord* record = disjoint_pool(argmax, grad_y, grad_x);
+    if (record == nullptr) {
         CpuReferenceBackend::maxpool1d_backward(grad_y, argmax, grad_x);
         return;
     }
+    const fast::PoolArgs* geometry = &record->geometry;
     ThreadPool::instance().parallel_for(geometry->batch, threads(), [&](std::int64_t b) {
         kernels_.maxpool_backward_disjoint(*geometry, grad_y.f32(), argmax.i32(), nullptr, grad_x.f32(), b, b + 1);
     });
@@ -434,12 +434,12 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
                                                     const TensorView& grad_y, const TensorView& grad_conv_y,
                                                     const TensorView& grad_x, const TensorView& grad_kernel,
                                                     const TensorView& grad_bias, const Conv1DParams& conv) {
-    bool one_slot = false;
-    const fast::PoolArgs* pool = disjoint_pool(argmax, grad_y, grad_conv_y, &one_slot);
+    const PoolRecord* record = disjoint_pool(argmax, grad_y, grad_conv_y);
     // The ReLU's verdict comes from the pooled values: without them, the three ops (they read conv_y).
     // After a one-slot forward (conv_y not kept) this path, whatever the threads now.
     const bool pooled = y && y.numel() == grad_y.numel();
-    if (!fusion_enabled() || pool == nullptr || !pooled || (threads() != 1 && !one_slot)) {
+    const bool one_slot = record != nullptr && record->one_slot;
+    if (!fusion_enabled() || record == nullptr || !pooled || (threads() != 1 && !one_slot)) {
         Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
                                                 grad_bias, conv);
         return;
@@ -466,7 +466,8 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
     // a step before: 2-3 % of the tutorial's step on an AMD EPYC (Zen 4), AVX2. So grad_conv_y holds
     // the last sample's gradient afterwards (backend.h leaves it to the backend).
     float* dy_b = grad_conv_y.f32();
-    const std::int64_t pooled_sample = pool->out_length * pool->channels;
+    const fast::PoolArgs& pool = record->geometry;
+    const std::int64_t pooled_sample = pool.out_length * pool.channels;
     for (std::int64_t b = 0; b < g.batch; ++b) {
         const float* x_b = x.f32() + b * g.x_sample();
         // The pooling's and the ReLU's backward in one pass over the sample's windows, the ReLU's
@@ -474,7 +475,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         // slower with AVX-512: every row's sums waited on the previous row's store; column_sums keeps
         // them in registers.)
         const std::int64_t pooled_offset = b * pooled_sample;
-        kernels_.maxpool_backward_disjoint(*pool, grad_y.f32() + pooled_offset, argmax.i32() + pooled_offset,
+        kernels_.maxpool_backward_disjoint(pool, grad_y.f32() + pooled_offset, argmax.i32() + pooled_offset,
                                            one_slot ? nullptr : y.f32() + pooled_offset, dy_b, 0, 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
