@@ -686,25 +686,37 @@ void TestUiTraining::refreshPacerFollowsRuns() {
 // up at its deadline while the run goes on. (A loop polling every 5 ms handed steps over up to 200
 // times a second, each wake-up taking a core from a replica.)
 void TestUiTraining::waitingForARunLeavesTheEventLoopToItsTimers() {
-    // Long epochs: step events are also flushed before each epoch's and each memory event.
+    // Long epochs (3,125 steps): step events are also flushed before each epoch's and each memory event.
     RunSettings settings = smallRun(100);
-    settings.data = syntheticData(20000, 100);
+    settings.data = syntheticData(100000, 100);
     controller_->start(settings);
     int hand_overs = 0;
-    const QMetaObject::Connection counting =
-        connect(controller_.get(), &TrainingController::stepsEnded, this, [&hand_overs] { ++hand_overs; });
+    int other_events = 0;  // each one that comes between steps ends a hand-over early
+    auto count_other = [&other_events] { ++other_events; };
+    const TrainingController* c = controller_.get();
+    const std::vector<QMetaObject::Connection> counting = {
+        connect(c, &TrainingController::stepsEnded, this, [&hand_overs] { ++hand_overs; }),
+        connect(c, &TrainingController::epochBegan, this, count_other),
+        connect(c, &TrainingController::epochEnded, this, count_other),
+        connect(c, &TrainingController::memoryUpdated, this, count_other),
+        connect(c, &TrainingController::warningRaised, this, count_other),
+        connect(c, &TrainingController::logLine, this, count_other)};
     QElapsedTimer clock;
     clock.start();
     QVERIFY(!controller_->waitForFinished(1000));  // the deadline passes: the run goes on
     const qint64 waited_ms = clock.elapsed();
-    disconnect(counting);
+    for (const QMetaObject::Connection& connection : counting) disconnect(connection);
     QCOMPARE(controller_->state(), TrainingController::State::Running);
     QVERIFY2(waited_ms >= 980, qPrintable(QString("returned after %1 ms").arg(waited_ms)));
-    // Steps arrived while waiting, but no more often than the 50 ms drain timer fires (a few more
-    // where an epoch or a memory event came between them).
-    QVERIFY2(hand_overs >= 1 && hand_overs <= waited_ms / 50 + 12,
-             qPrintable(QString("%1 hand-overs in %2 ms").arg(hand_overs).arg(waited_ms)));
-    qInfo("%d hand-overs of steps in %lld ms", hand_overs, static_cast<long long>(waited_ms));
+    // Steps arrived while waiting, but no more often than the 50 ms drain timer fires, plus one
+    // where an epoch's, a memory or a log event came between them. (On a slow machine short epochs
+    // bring several such events a second: a fixed allowance failed there.)
+    const qint64 most_hand_overs = waited_ms / 50 + 2 + other_events;
+    QVERIFY2(hand_overs >= 1 && hand_overs <= most_hand_overs,
+             qPrintable(QString("%1 hand-overs in %2 ms (at most %3: %4 other events came)")
+                            .arg(hand_overs).arg(waited_ms).arg(most_hand_overs).arg(other_events)));
+    qInfo("%d hand-overs of steps in %lld ms, %d other events", hand_overs, static_cast<long long>(waited_ms),
+          other_events);
     controller_->stop();
     QVERIFY(controller_->waitForFinished(60000));
     QCOMPARE(controller_->state(), TrainingController::State::Idle);
