@@ -30,6 +30,7 @@
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "ui/runs/runs_panel.h"
+#include "ui/training/chart_ticks.h"
 #include "ui/training/decimate.h"
 #include "ui/training/refresh_pacer.h"
 #include "ui/training/training_controller.h"
@@ -129,6 +130,7 @@ private slots:
     void cleanupTestCase();
     void stepAxisFollowsRealRun();
     void shortChartsKeepTheirLabelsReadable();
+    void yTicksNeverOutnumberWhatThePlotHolds();
     void epochAxisShowsOnePointPerEpoch();
     void smoothingAddsSeriesAndKeepsRaw();
     void overfittingWarningShadesCharts();
@@ -307,6 +309,37 @@ void TestUiTraining::shortChartsKeepTheirLabelsReadable() {
         }
     }
     panel_->resize(size);
+}
+
+// Every range a curve can span, on plots from two labels' height up: the labels cover the data at
+// round intervals and never outnumber the room (a short plot crowded with labels shows "..." each).
+void TestUiTraining::yTicksNeverOutnumberWhatThePlotHolds() {
+    // The first step that fits in one interval, 0.2, straddles 1.0: three labels where two fit.
+    const YTicks straddling = y_ticks_that_fit(0.9, 1.1, 2, false);
+    QCOMPARE(straddling.low, 0.0);
+    QCOMPARE(straddling.high, 2.0);
+    int checked = 0;
+    for (bool is_accuracy : {false, true}) {
+        for (int max_labels = 2; max_labels <= 8; ++max_labels) {
+            for (double y_min = 0.0; y_min < 4.0; y_min += 0.037) {
+                for (double span : {0.001, 0.013, 0.05, 0.2, 0.31, 0.77, 1.9, 4.3}) {
+                    const double y_max = y_min + span;
+                    if (is_accuracy && (y_min > 1.0 || y_max > 1.05)) continue;  // padded accuracies
+                    const YTicks t = y_ticks_that_fit(y_min, y_max, max_labels, is_accuracy);
+                    const long labels = std::lround((t.high - t.low) / t.step) + 1;
+                    const double round = t.step / std::pow(10.0, std::floor(std::log10(t.step) + 1e-9));
+                    const bool covers = t.low <= y_min + 1e-9 && (t.high >= y_max - 1e-9 || (is_accuracy && t.high == 1.0));
+                    QVERIFY2(labels >= 2 && labels <= max_labels && covers &&
+                                 (std::abs(round - 1) < 1e-6 || std::abs(round - 2) < 1e-6 || std::abs(round - 5) < 1e-6),
+                             qPrintable(QString("%1..%2 in %3 labels%4: %5..%6 by %7")
+                                            .arg(y_min).arg(y_max).arg(max_labels)
+                                            .arg(is_accuracy ? " (accuracy)" : "").arg(t.low).arg(t.high).arg(t.step)));
+                    ++checked;
+                }
+            }
+        }
+    }
+    QVERIFY(checked > 1000);
 }
 
 void TestUiTraining::epochAxisShowsOnePointPerEpoch() {

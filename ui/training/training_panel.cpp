@@ -24,6 +24,7 @@
 
 #include "core/train/progress.h"
 #include "ui/common/theme.h"
+#include "ui/training/chart_ticks.h"
 #include "ui/training/decimate.h"
 #include "ui/training/zoomable_chart_view.h"
 
@@ -77,27 +78,11 @@ QVector<QPointF> smoothed(const QVector<QPointF>& raw, double weight) {
 }
 
 // 1, 2 or 5 times a power of ten, so that about `target_ticks` ticks cover `span`.
-double niceStep(double span, int target_ticks) {
-    if (!(span > 0.0)) return 1.0;
-    const double raw = span / target_ticks;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double step : {1.0, 2.0, 5.0}) {
-        if (step * magnitude >= raw * (1.0 - 1e-9)) return step * magnitude;
-    }
-    return 10.0 * magnitude;
-}
-
 // As many y labels as a plot's height holds without Qt eliding them all to "..." (~28 px each, the
 // two ends at least).
 int yLabelsThatFit(const QChart* chart) {
     const qreal plot_height = chart->plotArea().height();
     return plot_height > 0 ? std::clamp(static_cast<int>(plot_height / 28.0) + 1, 2, 8) : 8;
-}
-
-// printf format showing as many decimals as the tick interval needs.
-QString labelFormat(double interval) {
-    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)), 0, 6);
-    return QStringLiteral("%.%1f").arg(decimals);
 }
 
 QString formatDuration(double seconds) {
@@ -798,24 +783,15 @@ void TrainingPanel::updateRanges(MetricChart& c) {
         y_min -= pad;
         y_max += pad;
     }
-    // The interval grows until the range, rounded out to whole intervals, has no more labels than
-    // the plot's height holds.
     const int max_labels = yLabelsThatFit(c.chart);
     c.fitted_labels = max_labels;
-    double y_step = 1.0, y_low = 0.0, y_high = 1.0;
-    for (int intervals = max_labels - 1;; --intervals) {
-        y_step = niceStep(y_max - y_min, std::max(1, intervals));
-        y_low = std::max(0.0, std::floor(y_min / y_step) * y_step);
-        y_high = std::ceil(y_max / y_step) * y_step;
-        if (is_accuracy) y_high = std::min(1.0, y_high);
-        if (y_high <= y_low) y_high = y_low + y_step;
-        if (intervals <= 1 || std::lround((y_high - y_low) / y_step) + 1 <= max_labels) break;
-    }
-    y_min = y_low;
-    y_max = y_high;
+    const YTicks y_ticks = y_ticks_that_fit(y_min, y_max, max_labels, is_accuracy);
+    y_min = y_ticks.low;
+    y_max = y_ticks.high;
+    const double y_step = y_ticks.step;
     // A little room on the right so the last validation marker is not cut in half.
     x_max += axis_mode_ == AxisMode::Epochs ? 0.25 : x_max * 0.015;
-    const double x_step = std::max(1.0, niceStep(x_max, axis_mode_ == AxisMode::Epochs ? 10 : 8));
+    const double x_step = std::max(1.0, nice_step(x_max, axis_mode_ == AxisMode::Epochs ? 10 : 8));
 
     applying_range_ = true;
     c.x_axis->setTickType(QValueAxis::TicksDynamic);
@@ -824,7 +800,7 @@ void TrainingPanel::updateRanges(MetricChart& c) {
     c.y_axis->setTickType(QValueAxis::TicksDynamic);
     c.y_axis->setTickAnchor(0.0);
     c.y_axis->setTickInterval(y_step);
-    c.y_axis->setLabelFormat(labelFormat(y_step));
+    c.y_axis->setLabelFormat(label_format(y_step));
     c.x_axis->setRange(0.0, x_max);
     c.y_axis->setRange(y_min, y_max);
     applying_range_ = false;
@@ -833,10 +809,10 @@ void TrainingPanel::updateRanges(MetricChart& c) {
 void TrainingPanel::updateTicksAfterZoom(MetricChart& c) {
     // Whole steps or epochs at round intervals; a fixed tick count would print 7.8 as "7".
     c.x_axis->setTickInterval(
-        std::max(1.0, niceStep(c.x_axis->max() - c.x_axis->min(), axis_mode_ == AxisMode::Epochs ? 10 : 8)));
-    const double y_step = niceStep(c.y_axis->max() - c.y_axis->min(), 7);
+        std::max(1.0, nice_step(c.x_axis->max() - c.x_axis->min(), axis_mode_ == AxisMode::Epochs ? 10 : 8)));
+    const double y_step = nice_step(c.y_axis->max() - c.y_axis->min(), 7);
     c.y_axis->setTickInterval(y_step);
-    c.y_axis->setLabelFormat(labelFormat(y_step));
+    c.y_axis->setLabelFormat(label_format(y_step));
 }
 
 void TrainingPanel::onAxisRangeChanged(MetricChart& c) {
