@@ -78,6 +78,7 @@ StepView::StepView(TrainingController* controller, QWidget* parent) : QWidget(pa
     connect(stage_timer_, &QTimer::timeout, this, &StepView::advanceStage);
     connect(slow_motion_, &QCheckBox::toggled, this, [this](bool on) {
         if (controller_ != nullptr) {
+            controller_->setStartHeld(on);
             const auto state = controller_->state();
             if (on && state == TrainingController::State::Running) {
                 controller_->stepOnce();  // the step in flight finishes, then the engine waits
@@ -98,6 +99,7 @@ StepView::StepView(TrainingController* controller, QWidget* parent) : QWidget(pa
 // A new run clears the view (and keeps slow motion on from its first step); its steps and state
 // changes follow.
 void StepView::connectController() {
+    controller_->setStartHeld(slowMotion());
     connect(controller_, &TrainingController::runStarted, this, [this](int run_id) {
         clear();
         if (const RunRecord* run = controller_->run(run_id)) {
@@ -105,8 +107,8 @@ void StepView::connectController() {
                                  .arg(QString::fromUtf8(optimizer_name(run->config.optimizer.kind).data()))
                                  .arg(run->config.optimizer.learning_rate));
         }
-        // Slow motion from the first step on.
-        if (slowMotion()) controller_->stepOnce();
+        // Slow motion from the first step on: the controller started the run held (startHeld).
+        if (slowMotion() && controller_->state() != TrainingController::State::Paused) controller_->stepOnce();
         updateControls();
     });
     connect(controller_, &TrainingController::trainBegan, this, &StepView::setRunInfo);
@@ -117,6 +119,7 @@ void StepView::connectController() {
             slowMotion()) {
             const QSignalBlocker block(slow_motion_);
             slow_motion_->setChecked(false);
+            controller_->setStartHeld(false);
         }
         last_state_ = static_cast<int>(state);
         updateControls();
@@ -259,6 +262,7 @@ void StepView::nextStep() {
     if (!slowMotion()) {
         const QSignalBlocker block(slow_motion_);
         slow_motion_->setChecked(true);
+        controller_->setStartHeld(true);
     }
     controller_->stepOnce();
     updateControls();

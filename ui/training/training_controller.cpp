@@ -264,6 +264,8 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         std::lock_guard lock(queue_mutex_);
         queue_.push_back(*not_recorded);
     }
+    // Slow motion from the first step: the sink holds the engine after it (as stepOnce).
+    step_once_ = start_held_;
     trainer_->start();
     drain_timer_.start();
     // A run on CPU devices uses every core (the replicas share the thread pool), so the GUI
@@ -271,7 +273,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
     pacer_.setCoresBusy(std::any_of(settings.devices.devices.begin(), settings.devices.devices.end(),
                                     [](const DeviceChoice& choice) { return choice.type == DeviceType::CPU; }));
     pacer_clock_.start();
-    setState(State::Running);
+    setState(start_held_ ? State::Paused : State::Running);
     emit runStarted(runs_.back().id);
 }
 

@@ -149,6 +149,11 @@ public:
     void stop();
     // Pause between steps after each step (slow motion); the step view steps through one at a time.
     void stepOnce();
+    // Runs started from now on hold after their first step, as stepOnce makes them (the step
+    // view's slow motion). Set before the run's thread starts, so a fast engine cannot run ahead
+    // of the GUI thread's runStarted handlers.
+    void setStartHeld(bool held) { start_held_ = held; }
+    bool startHeld() const { return start_held_; }
 
     State state() const { return state_; }
     const std::vector<RunRecord>& runs() const { return runs_; }
@@ -214,6 +219,7 @@ private:
     State state_ = State::Idle;
     // Written on the GUI thread, read by the training thread's event sink after every step.
     std::atomic<bool> step_once_{false};
+    bool start_held_ = false;
     // The followed run's event file, its reader and the timer that reads what it has grown by.
     std::unique_ptr<QFile> followed_;
     EventLineReader follow_reader_;
