@@ -1133,9 +1133,29 @@ void TestKernels::addAndFiniteCheck() {
                      qPrintable(QString("%1 at %2 not seen").arg(value).arg(position)));
         }
     }
+    // The two-replica all-reduce's last add: the reference's sum in both buffers, the same verdict.
+    for (Backend* backend : {static_cast<Backend*>(&fast_backend), static_cast<Backend*>(&reference)}) {
+        std::vector<float> first = a, second = b;
+        QVERIFY(backend->add_into_both_all_finite(view(first, shape), view(second, shape)));
+        expect_identical_bits(sum_ref, first, "add_into_both_all_finite, the first buffer");
+        expect_identical_bits(sum_ref, second, "add_into_both_all_finite, the second buffer");
+        for (float value : bad) {
+            for (int position : {0, count / 2, count - 1}) {
+                std::vector<float> with_bad = a, other = b;
+                with_bad[static_cast<std::size_t>(position)] = value;
+                QVERIFY2(!backend->add_into_both_all_finite(view(other, shape), view(with_bad, shape)),
+                         qPrintable(QString("%1 at %2 not seen").arg(value).arg(position)));
+                QCOMPARE(std::isnan(other[static_cast<std::size_t>(position)]), std::isnan(value));
+                expect_identical_bits(other, with_bad, "add_into_both_all_finite with a bad element");
+            }
+        }
+    }
     for (Backend* backend : {static_cast<Backend*>(&fast_backend), static_cast<Backend*>(&reference)}) {
         std::vector<float> overflow = extremes;  // finite addends, an infinite sum
         QVERIFY2(!backend->add_inplace_all_finite(view(overflow, shape), view(extremes, shape)),
+                 qPrintable(QString::fromStdString(std::string(backend->name())) + ": max + max taken as finite"));
+        std::vector<float> first = extremes, second = extremes;
+        QVERIFY2(!backend->add_into_both_all_finite(view(first, shape), view(second, shape)),
                  qPrintable(QString::fromStdString(std::string(backend->name())) + ": max + max taken as finite"));
     }
 }

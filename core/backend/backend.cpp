@@ -26,6 +26,13 @@ bool Backend::add_inplace_all_finite(const TensorView& dst, const TensorView& sr
     return all_finite(dst);
 }
 
+bool Backend::add_into_both_all_finite(const TensorView& a, const TensorView& b) {
+    const bool finite = add_inplace_all_finite(a, b);
+    copy(b, a);
+    synchronize();
+    return finite;
+}
+
 void Backend::step_apply_update(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,
                                 const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) {
     if (step_update_allowed_) apply_update(step, weights, grads, slot0, slot1, sparse);

@@ -278,6 +278,10 @@ public:
     // memory (CPU devices), which checks its sum as it makes it instead of the update reading the
     // summed buffer again (step_set_finite). The host waits for the sum.
     virtual bool add_inplace_all_finite(const TensorView& dst, const TensorView& src);
+    // Both a and b become a + b (same shape), then whether every element of the sum is finite: the
+    // last add of an all-reduce through host memory, which leaves the sum in both buffers in one
+    // pass where add_inplace_all_finite and a copy took two. The host waits for the sum.
+    virtual bool add_into_both_all_finite(const TensorView& a, const TensorView& b);
     // Sum of squares in double (gradient norms) and a finiteness check (NaN guard).
     virtual double sum_of_squares(const TensorView& x) = 0;
     virtual bool all_finite(const TensorView& x) = 0;

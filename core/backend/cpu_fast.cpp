@@ -270,6 +270,11 @@ bool CpuFastBackend::add_inplace_all_finite(const TensorView& dst, const TensorV
     return kernels_.add_all_finite(dst.f32(), src.f32(), dst.numel());
 }
 
+bool CpuFastBackend::add_into_both_all_finite(const TensorView& a, const TensorView& b) {
+    if (a.numel() != b.numel()) check_same_shape(a, b, "add");
+    return kernels_.add_into_both_all_finite(a.f32(), b.f32(), a.numel());
+}
+
 bool CpuFastBackend::all_finite(const TensorView& x) {
     return kernels_.all_finite(x.f32(), x.numel());
 }

@@ -80,6 +80,7 @@ class CpuFastBackend : public CpuReferenceBackend {
                       const TensorView& slot0, const TensorView& slot1, const IndexedSlicesViews& sparse) override;
     void add_inplace(const TensorView& dst, const TensorView& src) override;
     bool add_inplace_all_finite(const TensorView& dst, const TensorView& src) override;
+    bool add_into_both_all_finite(const TensorView& a, const TensorView& b) override;
     bool all_finite(const TensorView& x) override;
 
   private:

@@ -109,6 +109,7 @@ struct KernelTable {
     void (*add)(float* dst, const float* src, std::int64_t count);
     // add, then whether every element of dst is finite (all_finite, in the same pass).
     bool (*add_all_finite)(float* dst, const float* src, std::int64_t count);
+    bool (*add_into_both_all_finite)(float* a, float* b, std::int64_t count);  // a = b = a + b
     bool (*all_finite)(const float* x, std::int64_t count);
 
     // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of

@@ -889,6 +889,23 @@ bool add_all_finite(float* dst, const float* src, std::int64_t count) {
     return V::all_zero(check);
 }
 
+// add_all_finite storing the sum into both addends: a two-replica all-reduce's sum, in both
+// replicas' buffers without a copy that reads it back. AMD EPYC Zen 4, AVX2, the tutorial's
+// gradients, in-process A/B of 200-step trainings (10 rounds, medians): the all-reduce 0.049 ->
+// 0.030 and 0.070 -> 0.033 ms, the step 1.978 -> 1.960 and 2.128 -> 2.058 ms. (Two check
+// accumulators instead of one changed nothing: the pass is bound by memory.)
+template <class V>
+bool add_into_both_all_finite(float* a, float* b, std::int64_t count) {
+    auto check = V::zero();
+    for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
+        const auto sum = V::add(load_vector<V, kPartial>(a + i, lanes), load_vector<V, kPartial>(b + i, lanes));
+        store_vector<V, kPartial>(a + i, sum, lanes);
+        store_vector<V, kPartial>(b + i, sum, lanes);
+        check = V::add(check, V::mul(sum, V::zero()));
+    });
+    return V::all_zero(check);
+}
+
 // x * 0 is 0 for every finite x and NaN for an infinity or a NaN; the sum stays 0 until then.
 template <class V>
 bool all_finite(const float* x, std::int64_t count) {
@@ -946,6 +963,7 @@ KernelTable make_table(std::string_view isa) {
     table.nadam_rows_deferred = nadam_rows_deferred<V>;
     table.add = add<V>;
     table.add_all_finite = add_all_finite<V>;
+    table.add_into_both_all_finite = add_into_both_all_finite<V>;
     table.all_finite = all_finite<V>;
     table.fma_probe = fma_probe<V>;
     table.fma_probe_flops = 2 * V::W * V::kFmaChains;

@@ -36,7 +36,8 @@ namespace mirrorlab {
 // 8: Backend gained add_inplace_all_finite and step_set_finite; conv1d_relu_maxpool1d_backward
 //    takes the pooled y; CrossDeviceOps gained sum_all_finite (issue #17).
 // 9: Backend gained defers_moment_decays; IndexedSlicesViews gained moment_decays (issue #17).
-inline constexpr int kPluginAbiVersion = 9;
+// 10: Backend gained add_into_both_all_finite (issue #17).
+inline constexpr int kPluginAbiVersion = 10;
 
 // Sizes of every structure that crosses the boundary by value or by reference (the classes handed
 // to the plugin: MemoryArena, StepBarrier, LogicalDevice), folded into one number: a plugin built

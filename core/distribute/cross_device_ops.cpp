@@ -49,16 +49,17 @@ void ReduceToOneDevice::all_reduce(int replica, const std::vector<TensorView>& b
             throw OpError("[all_reduce] built for " + std::to_string(slice_finite_.size()) + " replicas, called with " +
                           std::to_string(buffers.size()) + " buffers");
         }
-        for (std::size_t s = 1; s < buffers.size(); ++s) {
-            if (check && s + 1 == buffers.size()) {
-                slice_finite_[r] = backends[r]->add_inplace_all_finite(sum, buffers[s].slice(begin, slice)) ? 1 : 0;
-            } else {
-                backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
-            }
+        // The last add leaves the sum in the last buffer too (and checks it): one pass fewer.
+        const std::size_t last = buffers.size() - 1;
+        for (std::size_t s = 1; s < last; ++s) backends[r]->add_inplace(sum, buffers[s].slice(begin, slice));
+        if (last > 0) {
+            const bool finite = backends[r]->add_into_both_all_finite(sum, buffers[last].slice(begin, slice));
+            if (check) slice_finite_[r] = finite ? 1 : 0;
+        } else if (check) {
+            slice_finite_[r] = backends[r]->all_finite(sum) ? 1 : 0;
         }
-        if (check && buffers.size() == 1) slice_finite_[r] = backends[r]->all_finite(sum) ? 1 : 0;
         // Host memory: add_inplace and copy are complete when they return, no wait on top.
-        for (std::size_t s = 1; s < buffers.size(); ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
+        for (std::size_t s = 1; s < last; ++s) backends[r]->copy(buffers[s].slice(begin, slice), sum);
         barrier.arrive_and_wait();
         return;
     }
