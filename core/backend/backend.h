@@ -213,7 +213,7 @@ public:
     // y and argmax get the pooling, exactly what conv1d_forward, activation_forward(ReLU) and
     // maxpool1d_forward write. conv_y [B, T', Cout] is room for the convolution after the ReLU: the
     // default leaves it there for the whole batch; a backend whose backward op then does not read it
-    // may keep less (the CPU's keeps one sample's rows on one thread). A backend may take each sample
+    // may keep less (the CPU's keeps none on one thread). A backend may take each sample
     // through all three while its convolution output is still in cache (the CPU's does: 1.2 MB per
     // replica of the tutorial's first Conv1D otherwise leaves the L2 cache twice). The default runs
     // the three ops.

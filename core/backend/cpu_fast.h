@@ -92,13 +92,13 @@ class CpuFastBackend : public CpuReferenceBackend {
     struct PoolRecord {
         const void* argmax = nullptr;
         fast::PoolArgs geometry;
-        // Written by the fused Conv1D + ReLU + MaxPooling1D forward on one thread: one sample's
-        // convolution output kept, inactive windows marked -1 in argmax. Only the fused backward
-        // can follow it.
-        bool one_slot = false;
+        // Written by the fused Conv1D + ReLU + MaxPooling1D forward on one thread: only the pooled
+        // rows and argmax stored (no convolution output), inactive windows marked -1 in argmax.
+        // Only the fused backward can follow it.
+        bool pooled_only = false;
     };
 
-    void remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool one_slot = false);
+    void remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool pooled_only = false);
     // The record of the forward call that wrote `argmax`, when its windows do not overlap and it
     // matches these shapes; else null.
     const PoolRecord* disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
@@ -114,8 +114,8 @@ class CpuFastBackend : public CpuReferenceBackend {
     const fast::KernelTable& kernels_;
     std::vector<float> scratch_;
     // A few records to start with; a new buffer takes the oldest record that no backward needs
-    // (one_slot false: the geometry only spares a zero fill there), and the list grows where every
-    // record holds a one-slot forward, so a model's every fused pooling layer keeps its record
+    // (pooled_only false: the geometry only spares a zero fill there), and the list grows where every
+    // record holds a pooled-only forward, so a model's every fused pooling layer keeps its record
     // until its backward (allocations only in a model's first step).
     std::vector<PoolRecord> pools_ = std::vector<PoolRecord>(4);
     std::size_t next_pool_ = 0;

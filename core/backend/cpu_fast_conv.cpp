@@ -77,7 +77,9 @@ bool fusion_enabled() {
 struct PooledRows {
     float* y_b = nullptr;
     std::int32_t* argmax_b = nullptr;
-    bool marks_inactive = false;  // GemmArgs::pool_marks_inactive
+    // GemmArgs::pooled_only and pool_marks_inactive: the backward reads neither the convolution's
+    // rows nor the pooled values.
+    bool pooled_only = false;
 };
 
 // Output rows [row_begin, row_end) of one sample, bias included (and the ReLU, with `relu`): the
@@ -104,7 +106,8 @@ void conv_forward_rows(const fast::KernelTable& kernels, const ConvGeometry& g, 
             gemm.pooled = pool.y_b + full_begin / 2 * g.out_channels;
             gemm.pool_argmax = pool.argmax_b + full_begin / 2 * g.out_channels;
             gemm.pool_first_row = full_begin;
-            gemm.pool_marks_inactive = pool.marks_inactive;
+            gemm.pool_marks_inactive = pool.pooled_only;
+            gemm.pooled_only = pool.pooled_only;
         }
         kernels.gemm(gemm);
     }
@@ -321,7 +324,7 @@ void CpuFastBackend::conv1d_grad_x_folded(const ConvGeometry& g, const TensorVie
     });
 }
 
-void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool one_slot) {
+void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geometry, bool pooled_only) {
     PoolRecord* record = nullptr;
     for (auto& candidate : pools_) {
         if (candidate.argmax == argmax) record = &candidate;
@@ -329,12 +332,12 @@ void CpuFastBackend::remember_pool(const void* argmax, const fast::PoolArgs& geo
     for (std::size_t tried = 0; record == nullptr && tried < pools_.size(); ++tried) {
         PoolRecord& oldest = pools_[next_pool_];
         next_pool_ = (next_pool_ + 1) % pools_.size();
-        if (!oldest.one_slot) record = &oldest;
+        if (!oldest.pooled_only) record = &oldest;
     }
     if (record == nullptr) record = &pools_.emplace_back();
     record->argmax = argmax;
     record->geometry = geometry;
-    record->one_slot = one_slot;
+    record->pooled_only = pooled_only;
 }
 
 const CpuFastBackend::PoolRecord* CpuFastBackend::disjoint_pool(const TensorView& argmax, const TensorView& grad_y,
@@ -399,27 +402,29 @@ void CpuFastBackend::conv1d_relu_maxpool1d_forward(const TensorView& x, const Te
                               2 * geometry.out_length == g.out_length && g.full_begin == 0 &&
                               g.full_end == g.out_length;
     // With the pooling in the stores and one thread, the backward takes this op's fused path (the
-    // pool record says so), which never reads conv_y: every sample's rows then go to the first
-    // sample's, still in L2 from the sample before. A slot per sample (conv1's 1.2 MB for a batch
-    // of 16) had every store fetch a line that left the caches a step before: 2-3 % of the
-    // tutorial's step on an AMD EPYC (Zen 4), AVX2. (ModelReplica::layer_output computes such a
-    // layer's output again.) The windows the ReLU passes no gradient through are marked -1 in
-    // argmax, so that the backward needs no pooled values either.
-    const bool one_slot = pool_in_gemm && thread_count == 1;
+    // pool record says so), which never reads conv_y: the GEMM then stores only the pooled rows
+    // (GemmArgs::pooled_only). A slot per sample (conv1's 1.2 MB for a batch of 16) had every
+    // store fetch a line that left the caches a step before: 2-3 % of the tutorial's step on an
+    // AMD EPYC (Zen 4), AVX2; the first sample's slot for every sample, in L2, 1 % more than no
+    // store at all (in-process A/B, 200-step trainings, 12-16 rounds: 2.020 -> 1.994, 1.932 ->
+    // 1.910 ms per step, once a tie). (ModelReplica::layer_output computes such a layer's output
+    // again.) The windows the ReLU passes no gradient through are marked -1 in argmax, so that the
+    // backward needs no pooled values either.
+    const bool pooled_only = pool_in_gemm && thread_count == 1;
     ThreadPool::instance().parallel_for(g.batch, thread_count, [&](std::int64_t b) {
         const std::int64_t pooled_offset = b * geometry.out_length * geometry.channels;
-        const PooledRows pooled = pool_in_gemm ? PooledRows{y.f32() + pooled_offset, argmax.i32() + pooled_offset, one_slot}
+        const PooledRows pooled = pool_in_gemm ? PooledRows{y.f32() + pooled_offset, argmax.i32() + pooled_offset, pooled_only}
                                                : PooledRows{};
         // In chunks of rows, as the unfused op (one GEMM over all 296 rows of the tutorial's conv1 was
         // slower with AVX-512, 0.25-0.29 ms against 0.22-0.23 for the batch; no faster with AVX2).
         for (std::int64_t row_begin = 0; row_begin < g.out_length; row_begin += kConvChunkRows) {
             const std::int64_t row_end = std::min(g.out_length, row_begin + kConvChunkRows);
             conv_forward_rows(kernels_, g, x.f32() + b * g.x_sample(), kernel.f32(), bias_data,
-                              conv_y.f32() + (one_slot ? 0 : b * g.y_sample()), row_begin, row_end, true, pooled);
+                              conv_y.f32() + b * g.y_sample(), row_begin, row_end, true, pooled);
         }
         if (!pool_in_gemm) kernels_.maxpool_forward(geometry, conv_y.f32(), y.f32(), argmax.i32(), b, b + 1);
     });
-    remember_pool(argmax.data, geometry, one_slot);
+    remember_pool(argmax.data, geometry, pooled_only);
 }
 
 // One sample at a time through the pooling's backward, the ReLU's and the convolution's three
@@ -436,10 +441,10 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
                                                     const TensorView& grad_bias, const Conv1DParams& conv) {
     const PoolRecord* record = disjoint_pool(argmax, grad_y, grad_conv_y);
     // The ReLU's verdict comes from the pooled values: without them, the three ops (they read conv_y).
-    // After a one-slot forward (conv_y not kept) this path, whatever the threads now.
+    // After a pooled-only forward (conv_y not kept) this path, whatever the threads now.
     const bool pooled = y && y.numel() == grad_y.numel();
-    const bool one_slot = record != nullptr && record->one_slot;
-    if (!fusion_enabled() || record == nullptr || !pooled || (threads() != 1 && !one_slot)) {
+    const bool pooled_only = record != nullptr && record->pooled_only;
+    if (!fusion_enabled() || record == nullptr || !pooled || (threads() != 1 && !pooled_only)) {
         Backend::conv1d_relu_maxpool1d_backward(x, kernel, conv_y, y, argmax, grad_y, grad_conv_y, grad_x, grad_kernel,
                                                 grad_bias, conv);
         return;
@@ -476,7 +481,7 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
         // them in registers.)
         const std::int64_t pooled_offset = b * pooled_sample;
         kernels_.maxpool_backward_disjoint(pool, grad_y.f32() + pooled_offset, argmax.i32() + pooled_offset,
-                                           one_slot ? nullptr : y.f32() + pooled_offset, dy_b, 0, 1);
+                                           pooled_only ? nullptr : y.f32() + pooled_offset, dy_b, 0, 1);
         // 0 + the first sample's sum is that sum: the same bits as the unfused op's fresh sums.
         if (grad_bias) kernels_.column_sums(dy_b, g.out_length, g.out_channels, g.out_channels, grad_bias.f32(), true);
         conv_grad_kernel_sample(kernels_, g, x_b, dy_b, grad_kernel.f32(), 0, depth);

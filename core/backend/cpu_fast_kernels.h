@@ -40,6 +40,8 @@ struct GemmArgs {
     // With relu: -1 in pool_argmax where the pooled value is not above 0, whose window the ReLU's
     // backward passes no gradient through, so that the backward needs no pooled values.
     bool pool_marks_inactive = false;
+    // With pooled: C itself is not stored, where nothing reads the convolution's rows afterwards.
+    bool pooled_only = false;
 };
 
 struct PoolArgs {

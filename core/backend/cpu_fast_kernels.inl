@@ -152,14 +152,16 @@ void gemm_block(const GemmArgs& g, std::int64_t row0, std::int64_t col0, typenam
             for (int v = 0; v < NV; ++v) acc[r][v] = V::relu(acc[r][v]);
         }
     }
+    if (!g.pooled_only) {
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
+        for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) {
-            if (v == NV - 1) {
-                store_vector<V, kPartial>(c + r * ldc + v * W, acc[r][v], last);
-            } else {
-                V::store(c + r * ldc + v * W, acc[r][v]);
+            for (int v = 0; v < NV; ++v) {
+                if (v == NV - 1) {
+                    store_vector<V, kPartial>(c + r * ldc + v * W, acc[r][v], last);
+                } else {
+                    V::store(c + r * ldc + v * W, acc[r][v]);
+                }
             }
         }
     }
