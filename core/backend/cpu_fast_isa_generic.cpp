@@ -1,6 +1,7 @@
 // The kernels compiled for the build's baseline (x86-64 without AVX, or any other CPU), one float
 // per "vector", and the run-time choice between the tables.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
