@@ -99,6 +99,7 @@ struct V256 {
     // MAXPS returns its second operand when either is NaN and for two zeros: NaN and -0 pass.
     static F relu(F x) { return _mm256_max_ps(zero(), x); }
     static M greater(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+    static M not_less_equal(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }  // a > b or a NaN
     static M is_nan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
     static M and_not(M a, M b) { return _mm256_andnot_ps(a, b); }
     static M mask_and(M a, M b) { return _mm256_and_ps(a, b); }

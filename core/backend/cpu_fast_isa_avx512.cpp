@@ -64,6 +64,7 @@ struct V512 {
     // MAXPS returns its second operand when either is NaN and for two zeros: NaN and -0 pass.
     static F relu(F x) { return _mm512_max_ps(zero(), x); }
     static M greater(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+    static M not_less_equal(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }  // a > b or a NaN
     static M is_nan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
     static M and_not(M a, M b) { return M(~a & b); }
     static M mask_and(M a, M b) { return M(a & b); }

@@ -50,6 +50,7 @@ struct Scalar {
     static F sqrt(F a) { return std::sqrt(a); }
     static F relu(F x) { return std::isnan(x) ? x : std::max(x, 0.0f); }
     static M greater(F a, F b) { return a > b; }
+    static M not_less_equal(F a, F b) { return !(a <= b); }  // a > b or a NaN
     static M is_nan(F a) { return std::isnan(a); }
     static M and_not(M a, M b) { return !a && b; }
     static M mask_and(M a, M b) { return a && b; }
