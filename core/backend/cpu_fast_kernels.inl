@@ -244,7 +244,8 @@ int widest_block(std::int64_t rows, std::int64_t vectors) {
     static std::atomic<std::uint64_t> remembered[64];
     const bool fits = rows >= 0 && rows < (std::int64_t{1} << 40) && vectors >= 0 && vectors < (1 << 16);
     const std::uint64_t key = (static_cast<std::uint64_t>(rows) << 24) | (static_cast<std::uint64_t>(vectors) << 8);
-    std::atomic<std::uint64_t>& slot = remembered[static_cast<std::size_t>(rows * 31 + vectors) & 63];
+    std::atomic<std::uint64_t>& slot =
+        remembered[(static_cast<std::uint64_t>(rows) * 31u + static_cast<std::uint64_t>(vectors)) & 63u];
     if (fits) {
         const std::uint64_t entry = slot.load(std::memory_order_relaxed);
         if (entry != 0 && (entry & ~std::uint64_t{0xFF}) == key) return static_cast<int>(entry & 0xFF);
