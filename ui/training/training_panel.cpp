@@ -77,7 +77,6 @@ QVector<QPointF> smoothed(const QVector<QPointF>& raw, double weight) {
     return out;
 }
 
-// 1, 2 or 5 times a power of ten, so that about `target_ticks` ticks cover `span`.
 // As many y labels as a plot's height holds without Qt eliding them all to "..." (~28 px each, the
 // two ends at least).
 int yLabelsThatFit(const QChart* chart) {
