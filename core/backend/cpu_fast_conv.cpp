@@ -77,9 +77,7 @@ bool fusion_enabled() {
 struct PooledRows {
     float* y_b = nullptr;
     std::int32_t* argmax_b = nullptr;
-    // GemmArgs::pooled_only and pool_marks_inactive: the backward reads neither the convolution's
-    // rows nor the pooled values.
-    bool pooled_only = false;
+    bool pooled_only = false;  // GemmArgs::pooled_only
 };
 
 // Output rows [row_begin, row_end) of one sample, bias included (and the ReLU, with `relu`): the
@@ -106,7 +104,6 @@ void conv_forward_rows(const fast::KernelTable& kernels, const ConvGeometry& g, 
             gemm.pooled = pool.y_b + full_begin / 2 * g.out_channels;
             gemm.pool_argmax = pool.argmax_b + full_begin / 2 * g.out_channels;
             gemm.pool_first_row = full_begin;
-            gemm.pool_marks_inactive = pool.pooled_only;
             gemm.pooled_only = pool.pooled_only;
         }
         kernels.gemm(gemm);

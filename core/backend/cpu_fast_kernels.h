@@ -37,10 +37,9 @@ struct GemmArgs {
     float* pooled = nullptr;
     std::int32_t* pool_argmax = nullptr;
     std::int64_t pool_first_row = 0;
-    // With relu: -1 in pool_argmax where the pooled value is not above 0, whose window the ReLU's
-    // backward passes no gradient through, so that the backward needs no pooled values.
-    bool pool_marks_inactive = false;
-    // With pooled: C itself is not stored, where nothing reads the convolution's rows afterwards.
+    // With pooled and relu, for a backward that reads neither the convolution's rows nor the pooled
+    // values: C itself is not stored, and pool_argmax gets -1 where the pooled value is not above 0
+    // (a window the ReLU's backward passes no gradient through).
     bool pooled_only = false;
 };
 
@@ -76,7 +75,7 @@ struct KernelTable {
     // relu_pooled_y (the pooling's output where its input is a ReLU's output; else null) it is also
     // the ReLU's backward, relu_backward on the result bit for bit, in the same pass: the winning
     // row's ReLU output is the pooled value. A window whose argmax is -1 (GemmArgs::
-    // pool_marks_inactive) gives every row 0: the ReLU's backward without relu_pooled_y.
+    // pooled_only) gives every row 0: the ReLU's backward without relu_pooled_y.
     void (*maxpool_backward_disjoint)(const PoolArgs& args, const float* grad_y, const std::int32_t* argmax,
                                       const float* relu_pooled_y, float* grad_x, std::int64_t batch_begin,
                                       std::int64_t batch_end);

@@ -81,7 +81,7 @@ template <class V, int MR, int NV, bool kPartial>
             const auto take = pool_takes<V>(in, a);
             const auto max = V::select(take, in, a);
             auto winner = V::select_i(take, second, first);
-            if (g.pool_marks_inactive) winner = V::select_i(V::greater(max, V::zero()), winner, inactive);
+            if (g.pooled_only) winner = V::select_i(V::greater(max, V::zero()), winner, inactive);
             if (v == NV - 1) {
                 store_vector<V, kPartial>(y + v * W, max, last);
                 store_i_vector<V, kPartial>(argmax + v * W, winner, last);
