@@ -107,8 +107,7 @@ void StepView::connectController() {
                                  .arg(QString::fromUtf8(optimizer_name(run->config.optimizer.kind).data()))
                                  .arg(run->config.optimizer.learning_rate));
         }
-        // Slow motion from the first step on: the controller started the run held (startHeld).
-        if (slowMotion() && controller_->state() != TrainingController::State::Paused) controller_->stepOnce();
+        // Slow motion from the first step on: the controller started the run held (setStartHeld).
         updateControls();
     });
     connect(controller_, &TrainingController::trainBegan, this, &StepView::setRunInfo);
