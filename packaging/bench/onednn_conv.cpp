@@ -5,13 +5,8 @@
 // engine holds) and with the layouts it picks itself (format any; the reorders into them are not
 // timed, which flatters it). Every oneDNN result is checked against ours first: a benchmark of a
 // different op would say nothing.
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,39 +15,19 @@
 #include "core/backend/cpu_fast.h"
 #include "core/util/denormals.h"
 #include "core/util/thread_pool.h"
+#include "packaging/bench/onednn_bench.h"
 
 namespace {
 
 using mirrorlab::Conv1DParams;
 using mirrorlab::DType;
 using mirrorlab::TensorView;
+using onednn_bench::ConvShape;
+using onednn_bench::interleaved_medians_ms;
+using onednn_bench::kShapes;
+using onednn_bench::random_values;
+using onednn_bench::relative_difference;
 using tag = dnnl::memory::format_tag;
-
-struct ConvShape {
-    const char* name;
-    int batch, length, in_channels, window, out_channels;
-    int out_length() const { return length - window + 1; }  // 'valid', stride 1: the tutorial's
-};
-
-constexpr ConvShape kShapes[] = {{"conv1", 16, 300, 7, 5, 64}, {"conv2", 16, 148, 64, 3, 32}};
-
-
-// Largest |a - b| relative to the largest |b|: float sums in another order differ by rounding only.
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-    double worst = 0.0, scale = 1e-30;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
-        scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
-    }
-    return worst / scale;
-}
-
-std::vector<float> random_values(std::mt19937& rng, std::size_t count) {
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    std::vector<float> values(count);
-    for (float& v : values) v = uniform(rng);
-    return values;
-}
 
 struct Buffers {
     std::vector<float> x, kernel, bias, grad_y;
@@ -156,29 +131,6 @@ class OneDnnConv {
     dnnl::memory x_, kernel_, bias_, y_, grad_y_, kernel_for_data_, grad_x_, x_for_weights_, grad_y_for_weights_,
         grad_kernel_, grad_bias_;
 };
-
-// Medians of `runs` calls of each of `calls`, taken in turn (a machine whose speed drifts slows
-// all of them alike, not whichever happened to run last).
-std::vector<double> interleaved_medians_ms(int runs, const std::vector<std::function<void()>>& calls) {
-    for (int i = 0; i < 5; ++i) {
-        for (const auto& call : calls) call();  // warm caches and oneDNN's JIT
-    }
-    std::vector<std::vector<double>> times(calls.size());
-    for (int i = 0; i < runs; ++i) {
-        for (std::size_t c = 0; c < calls.size(); ++c) {
-            const auto start = std::chrono::steady_clock::now();
-            calls[c]();
-            const auto end = std::chrono::steady_clock::now();
-            times[c].push_back(std::chrono::duration<double, std::milli>(end - start).count());
-        }
-    }
-    std::vector<double> medians;
-    for (auto& t : times) {
-        std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
-        medians.push_back(t[static_cast<std::size_t>(runs / 2)]);
-    }
-    return medians;
-}
 
 }  // namespace
 

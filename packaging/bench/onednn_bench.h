@@ -1,0 +1,65 @@
+// What the oneDNN comparisons (onednn_conv.cpp, onednn_block.cpp) share: the tutorial's two
+// Conv1D shapes, random inputs, the check that oneDNN computed the same op as ours, and timing
+// that interleaves the calls. Built only by compare_onednn.sh, never part of the project's build.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace onednn_bench {
+
+struct ConvShape {
+    const char* name;
+    int batch, length, in_channels, window, out_channels;
+    int out_length() const { return length - window + 1; }  // 'valid', stride 1: the tutorial's
+};
+
+// One replica's shard (batch 16) through the tutorial's Conv1D(64, 5) and Conv1D(32, 3).
+constexpr ConvShape kShapes[] = {{"conv1", 16, 300, 7, 5, 64}, {"conv2", 16, 148, 64, 3, 32}};
+
+// Largest |a - b| relative to the largest |b|: float sums in another order differ by rounding only.
+inline double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double worst = 0.0, scale = 1e-30;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
+        scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+    }
+    return worst / scale;
+}
+
+inline std::vector<float> random_values(std::mt19937& rng, std::size_t count) {
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> values(count);
+    for (float& v : values) v = uniform(rng);
+    return values;
+}
+
+// Medians of `runs` calls of each of `calls`, taken in turn (a machine whose speed drifts slows
+// all of them alike, not whichever happened to run last).
+inline std::vector<double> interleaved_medians_ms(int runs, const std::vector<std::function<void()>>& calls) {
+    for (int i = 0; i < 5; ++i) {
+        for (const auto& call : calls) call();  // warm caches and oneDNN's JIT
+    }
+    std::vector<std::vector<double>> times(calls.size());
+    for (int i = 0; i < runs; ++i) {
+        for (std::size_t c = 0; c < calls.size(); ++c) {
+            const auto start = std::chrono::steady_clock::now();
+            calls[c]();
+            const auto end = std::chrono::steady_clock::now();
+            times[c].push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        }
+    }
+    std::vector<double> medians;
+    for (auto& t : times) {
+        std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
+        medians.push_back(t[static_cast<std::size_t>(runs / 2)]);
+    }
+    return medians;
+}
+
+}  // namespace onednn_bench

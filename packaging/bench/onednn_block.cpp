@@ -1,0 +1,314 @@
+// The tutorial's Conv1D + ReLU + MaxPooling1D(2) blocks as a training step runs them, ours next to
+// oneDNN's, one thread, batch 16 (one replica's shard). onednn_conv.cpp compares the convolutions
+// alone; training runs ours fused (one op each way, the ReLU and the pooling in the GEMM's stores,
+// one sample at a time), so issue #17's "whichever is faster for each op" is decided here, on the
+// ops the engine calls:
+//   forward: x -> relu(conv(x) + bias) -> max pool (2, 2) -> pooled (and the pooling's winners)
+//   backward: grad pooled -> pooling -> ReLU -> convolution's grad x, grad kernel and grad bias
+// oneDNN gets its best: the ReLU as the convolution's post-op, the pooling's workspace, the ReLU's
+// backward from the convolution's output. With its own layouts the reorders at the block's ends
+// are timed (the engine's tensors are Keras' nwc: the Embedding's output, the next layer's input,
+// the gradients it hands on) and reported apart; the kernel's reorder into oneDNN's layout is not
+// (an engine built on oneDNN could hold the weights and apply the update in that layout), but its
+// reorders between primitives that want different layouts of one tensor are. Every oneDNN result
+// is checked against ours first. Built and run by compare_onednn.sh, never part of the build.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/backend/cpu_fast.h"
+#include "core/util/denormals.h"
+#include "core/util/thread_pool.h"
+#include "packaging/bench/onednn_bench.h"
+
+namespace {
+
+using mirrorlab::DType;
+using mirrorlab::TensorView;
+using onednn_bench::ConvShape;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct BlockBuffers {
+    std::vector<float> x, kernel, bias, grad_pooled;  // the inputs, in Keras' layouts
+    // Ours, the reference for oneDNN's (conv_y and grad_conv_y: the fused ops' working rows)
+    std::vector<float> conv_y, pooled, grad_conv_y, grad_x, grad_kernel, grad_bias;
+    std::vector<std::int32_t> argmax;
+};
+
+// One block in oneDNN: a list of primitives per direction, each step marked when it only changes a
+// tensor's layout, so that the block runs with its reorders or, for the report, without them.
+class OneDnnBlock {
+  public:
+    OneDnnBlock(const ConvShape& s, const BlockBuffers& in, bool keras_layouts)
+        : stream_(engine_), x_host_(in.x), grad_pooled_host_(in.grad_pooled) {
+        const dnnl::memory::dims src_dims{s.batch, s.in_channels, s.length};
+        const dnnl::memory::dims weight_dims{s.out_channels, s.in_channels, s.window};
+        const dnnl::memory::dims conv_dims{s.batch, s.out_channels, s.out_length()};
+        const dnnl::memory::dims pooled_dims{s.batch, s.out_channels, s.out_length() / 2};
+        keras_src_ = dnnl::memory::desc(src_dims, dt::f32, tag::nwc);
+        keras_weights_ = dnnl::memory::desc(weight_dims, dt::f32, tag::wio);
+        keras_pooled_ = dnnl::memory::desc(pooled_dims, dt::f32, tag::nwc);
+        const dnnl::memory::desc bias_md({s.out_channels}, dt::f32, tag::x);
+        const auto layout = [&](const dnnl::memory::dims& dims, tag keras) {
+            return dnnl::memory::desc(dims, dt::f32, keras_layouts ? keras : tag::any);
+        };
+        const auto src = layout(src_dims, tag::nwc), weights = layout(weight_dims, tag::wio),
+                   conv_dst = layout(conv_dims, tag::nwc);
+        const dnnl::memory::dims one{1}, two{2}, none{0};
+
+        dnnl::post_ops relu_after;
+        relu_after.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        dnnl::primitive_attr with_relu;
+        with_relu.set_post_ops(relu_after);
+        const dnnl::convolution_forward::primitive_desc conv_pd(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                            src, weights, bias_md, conv_dst, one, none, none),
+            with_relu, engine_);
+        const dnnl::pooling_forward::primitive_desc pool_pd(
+            dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max,
+                                        conv_pd.dst_desc(), layout(pooled_dims, tag::nwc), two, two, none, none),
+            engine_);
+        const dnnl::pooling_backward::primitive_desc pool_back_pd(
+            dnnl::pooling_backward::desc(dnnl::algorithm::pooling_max, conv_pd.dst_desc(), pool_pd.dst_desc(), two,
+                                         two, none, none),
+            engine_, pool_pd);
+        // The ReLU's backward needs a forward hint; the forward itself is the convolution's post-op.
+        const dnnl::eltwise_forward::primitive_desc relu_hint(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training,
+                                        dnnl::algorithm::eltwise_relu_use_dst_for_bwd, conv_pd.dst_desc(), 0.0f, 0.0f),
+            engine_);
+        const dnnl::eltwise_backward::primitive_desc relu_back_pd(
+            dnnl::eltwise_backward::desc(dnnl::algorithm::eltwise_relu_use_dst_for_bwd, pool_back_pd.diff_src_desc(),
+                                         conv_pd.dst_desc(), 0.0f, 0.0f),
+            engine_, relu_hint);
+        const dnnl::convolution_backward_data::primitive_desc data_pd(
+            dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, src, weights, conv_dst, one,
+                                                  none, none),
+            engine_, conv_pd);
+        const dnnl::convolution_backward_weights::primitive_desc weights_pd(
+            dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, weights, bias_md,
+                                                     conv_dst, one, none, none),
+            engine_, conv_pd);
+        implementation_ = std::string(conv_pd.impl_info_str()) + " / " + pool_pd.impl_info_str() + " / " +
+                          relu_back_pd.impl_info_str() + " / " + data_pd.impl_info_str() + " / " +
+                          weights_pd.impl_info_str();
+
+        // The weights as the engine would hold them (not timed), in the forward's layout.
+        kernel_ = memory(conv_pd.weights_desc());
+        dnnl::memory kernel_keras(keras_weights_, engine_, const_cast<float*>(in.kernel.data()));
+        dnnl::reorder(kernel_keras, kernel_).execute(stream_, kernel_keras, kernel_);
+        const dnnl::memory bias(bias_md, engine_, const_cast<float*>(in.bias.data()));
+        stream_.wait();
+
+        // Forward: [x to oneDNN's layout], the convolution with its ReLU, the pooling, [pooled to nwc].
+        const dnnl::memory x = converted(dnnl::memory(keras_src_, engine_, x_host_.data()), conv_pd.src_desc(),
+                                         forward_);
+        const dnnl::memory conv_y = memory(conv_pd.dst_desc()), pooled = memory(pool_pd.dst_desc()),
+                           workspace = memory(pool_pd.workspace_desc());
+        forward_.push_back({dnnl::convolution_forward(conv_pd),
+                            {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, kernel_}, {DNNL_ARG_BIAS, bias},
+                             {DNNL_ARG_DST, conv_y}},
+                            false});
+        forward_.push_back({dnnl::pooling_forward(pool_pd),
+                            {{DNNL_ARG_SRC, conv_y}, {DNNL_ARG_DST, pooled}, {DNNL_ARG_WORKSPACE, workspace}},
+                            false});
+        pooled_ = converted(pooled, keras_pooled_, forward_);
+
+        // Backward: [grad pooled to oneDNN's layout], the pooling's, the ReLU's (in place), then the
+        // convolution's grad x [to nwc] and its grad kernel and bias.
+        const dnnl::memory grad_pooled = converted(dnnl::memory(keras_pooled_, engine_, grad_pooled_host_.data()),
+                                                   pool_back_pd.diff_dst_desc(), backward_);
+        const dnnl::memory grad_conv = memory(pool_back_pd.diff_src_desc());
+        backward_.push_back({dnnl::pooling_backward(pool_back_pd),
+                             {{DNNL_ARG_DIFF_DST, grad_pooled}, {DNNL_ARG_DIFF_SRC, grad_conv},
+                              {DNNL_ARG_WORKSPACE, workspace}},
+                             false});
+        const dnnl::memory grad_relu = relu_back_pd.diff_src_desc() == grad_conv.get_desc()
+                                           ? grad_conv
+                                           : memory(relu_back_pd.diff_src_desc());
+        backward_.push_back({dnnl::eltwise_backward(relu_back_pd),
+                             {{DNNL_ARG_DIFF_DST, grad_conv}, {DNNL_ARG_DST, conv_y}, {DNNL_ARG_DIFF_SRC, grad_relu}},
+                             false});
+        const dnnl::memory grad_x = memory(data_pd.diff_src_desc());
+        backward_.push_back({dnnl::convolution_backward_data(data_pd),
+                             {{DNNL_ARG_DIFF_DST, converted(grad_relu, data_pd.diff_dst_desc(), backward_)},
+                              {DNNL_ARG_WEIGHTS, converted(kernel_, data_pd.weights_desc(), backward_)},
+                              {DNNL_ARG_DIFF_SRC, grad_x}},
+                             false});
+        grad_x_ = converted(grad_x, keras_src_, backward_);
+        grad_kernel_ = memory(weights_pd.diff_weights_desc());
+        grad_bias_ = memory(bias_md);
+        backward_.push_back({dnnl::convolution_backward_weights(weights_pd),
+                             {{DNNL_ARG_SRC, converted(x, weights_pd.src_desc(), backward_)},
+                              {DNNL_ARG_DIFF_DST, converted(grad_relu, weights_pd.diff_dst_desc(), backward_)},
+                              {DNNL_ARG_DIFF_WEIGHTS, grad_kernel_},
+                              {DNNL_ARG_DIFF_BIAS, grad_bias_}},
+                             false});
+        converted(grad_kernel_, conv_pd.weights_desc(), backward_);  // where the update would read it
+    }
+
+    void forward(bool with_reorders) { run(forward_, with_reorders); }
+    void backward(bool with_reorders) { run(backward_, with_reorders); }
+    bool has_reorders() const {
+        for (const auto* steps : {&forward_, &backward_}) {
+            for (const Step& step : *steps) {
+                if (step.reorder) return true;
+            }
+        }
+        return false;
+    }
+    const std::string& implementation() const { return implementation_; }
+    // The largest relative difference from our results (after forward(true) and backward(true)).
+    double difference_from(const BlockBuffers& ours) {
+        using onednn_bench::relative_difference;
+        return std::max({relative_difference(read(pooled_, keras_pooled_, ours.pooled.size()), ours.pooled),
+                         relative_difference(read(grad_x_, keras_src_, ours.grad_x.size()), ours.grad_x),
+                         relative_difference(read(grad_kernel_, keras_weights_, ours.grad_kernel.size()),
+                                             ours.grad_kernel),
+                         relative_difference(read(grad_bias_, grad_bias_.get_desc(), ours.grad_bias.size()),
+                                             ours.grad_bias)});
+    }
+
+  private:
+    struct Step {
+        dnnl::primitive primitive;
+        std::unordered_map<int, dnnl::memory> args;
+        bool reorder;  // only a layout change
+    };
+
+    dnnl::memory memory(const dnnl::memory::desc& desc) { return dnnl::memory(desc, engine_); }
+    // `from` in the layout `wanted`: itself, or a new memory that a reorder step (appended) fills.
+    dnnl::memory converted(const dnnl::memory& from, const dnnl::memory::desc& wanted, std::vector<Step>& steps) {
+        if (from.get_desc() == wanted) return from;
+        dnnl::memory to = memory(wanted);
+        steps.push_back({dnnl::reorder(from, to), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, true});
+        return to;
+    }
+    void run(const std::vector<Step>& steps, bool with_reorders) {
+        for (const Step& step : steps) {
+            if (with_reorders || !step.reorder) step.primitive.execute(stream_, step.args);
+        }
+        stream_.wait();
+    }
+    std::vector<float> read(dnnl::memory source, const dnnl::memory::desc& keras, std::size_t count) {
+        std::vector<float> host(count);
+        dnnl::memory target(keras, engine_, host.data());
+        dnnl::reorder(source, target).execute(stream_, source, target);
+        stream_.wait();
+        return host;
+    }
+
+    dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream_;
+    std::vector<float> x_host_, grad_pooled_host_;
+    dnnl::memory::desc keras_src_, keras_weights_, keras_pooled_;
+    std::vector<Step> forward_, backward_;
+    std::string implementation_;
+    dnnl::memory kernel_, pooled_, grad_x_, grad_kernel_, grad_bias_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using onednn_bench::interleaved_medians_ms;
+    const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 101;
+    mirrorlab::enable_flush_denormals();  // as the engine's threads run
+    mirrorlab::ThreadPool::instance().set_limit(1);
+    mirrorlab::CpuFastBackend ours;
+    std::printf("Conv1D + ReLU + MaxPooling1D(2) blocks, forward and backward as training runs them; one thread, batch "
+                "16, medians of %d; our kernels %s, oneDNN %d.%d.%d\n",
+                runs, std::string(ours.isa()).c_str(), dnnl::version()->major, dnnl::version()->minor,
+                dnnl::version()->patch);
+    std::printf("%-6s %-22s %-24s %-24s %9s  %s\n", "block", "implementation", "forward ms (no reorders)",
+                "backward ms (no reorders)", "differs",
+                "oneDNN's primitives (conv + relu / pool / relu back / data / weights)");
+    std::mt19937 rng(17);
+    int failures = 0;
+    for (const ConvShape& s : onednn_bench::kShapes) {
+        const auto n = [](int a, int c, int d) { return static_cast<std::size_t>(a) * c * d; };
+        const std::int64_t pooled_length = s.out_length() / 2;
+        BlockBuffers b;
+        b.x = onednn_bench::random_values(rng, n(s.batch, s.length, s.in_channels));
+        b.kernel = onednn_bench::random_values(rng, n(s.window, s.in_channels, s.out_channels));
+        b.bias = onednn_bench::random_values(rng, static_cast<std::size_t>(s.out_channels));
+        b.grad_pooled = onednn_bench::random_values(rng, n(s.batch, static_cast<int>(pooled_length), s.out_channels));
+        b.conv_y.resize(n(s.batch, s.out_length(), s.out_channels));
+        b.grad_conv_y.resize(b.conv_y.size());
+        b.pooled.resize(b.grad_pooled.size());
+        b.argmax.resize(b.grad_pooled.size());
+        b.grad_x.resize(b.x.size());
+        b.grad_kernel.resize(b.kernel.size());
+        b.grad_bias.resize(b.bias.size());
+        const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
+            return TensorView{v.data(), shape, DType::F32};
+        };
+        const TensorView argmax{b.argmax.data(), {s.batch, pooled_length, s.out_channels}, DType::I32};
+        const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels}, k_shape{s.window, s.in_channels, s.out_channels};
+        const mirrorlab::Shape conv_shape{s.batch, s.out_length(), s.out_channels},
+            pooled_shape{s.batch, pooled_length, s.out_channels}, b_shape{s.out_channels};
+        const auto our_forward = [&] {
+            ours.conv1d_relu_maxpool1d_forward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.bias, b_shape),
+                                               view(b.conv_y, conv_shape), view(b.pooled, pooled_shape),
+                                               argmax, mirrorlab::Conv1DParams{},
+                                               mirrorlab::Pool1DParams{});
+        };
+        const auto our_backward = [&] {
+            ours.conv1d_relu_maxpool1d_backward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.conv_y, conv_shape),
+                                                view(b.pooled, pooled_shape), argmax,
+                                                view(b.grad_pooled, pooled_shape), view(b.grad_conv_y, conv_shape),
+                                                view(b.grad_x, x_shape), view(b.grad_kernel, k_shape),
+                                                view(b.grad_bias, b_shape), mirrorlab::Conv1DParams{});
+        };
+        our_forward();
+        our_backward();
+        OneDnnBlock keras_layout(s, b, true), own_layout(s, b, false);
+        // Per implementation: forward, backward; oneDNN's also without their reorders.
+        const std::vector<double> ms = interleaved_medians_ms(
+            runs, {our_forward, our_backward, [&] { keras_layout.forward(true); }, [&] { keras_layout.backward(true); },
+                   [&] { keras_layout.forward(false); }, [&] { keras_layout.backward(false); },
+                   [&] { own_layout.forward(true); }, [&] { own_layout.backward(true); },
+                   [&] { own_layout.forward(false); }, [&] { own_layout.backward(false); }});
+        std::printf("%-6s %-22s %-24.3f %-24.3f\n", s.name, "MirrorLab, fused", ms[0], ms[1]);
+        double best_onednn = 1e30, best_without_reorders = 1e30;
+        for (int k = 0; k < 2; ++k) {
+            OneDnnBlock& block = k == 0 ? keras_layout : own_layout;
+            block.forward(true);
+            block.backward(true);
+            const double difference = block.difference_from(b);
+            const bool same_op = difference < 1e-4;
+            failures += same_op ? 0 : 1;
+            const double forward_ms = ms[2 + 4 * k], backward_ms = ms[3 + 4 * k];
+            const double without_reorders_ms = ms[4 + 4 * k] + ms[5 + 4 * k];
+            const auto with_and_without = [&](double with_ms, double without_ms) {
+                char text[32];
+                if (block.has_reorders()) {
+                    std::snprintf(text, sizeof text, "%.3f (%.3f)", with_ms, without_ms);
+                } else {
+                    std::snprintf(text, sizeof text, "%.3f", with_ms);
+                }
+                return std::string(text);
+            };
+            std::printf("%-6s %-22s %-24s %-24s %9.1e  %s%s\n", s.name,
+                        k == 0 ? "oneDNN, Keras layout" : "oneDNN, own layout",
+                        with_and_without(forward_ms, ms[4 + 4 * k]).c_str(),
+                        with_and_without(backward_ms, ms[5 + 4 * k]).c_str(), difference,
+                        block.implementation().c_str(), same_op ? "" : "  RESULTS DIFFER FROM OURS");
+            best_onednn = std::min(best_onednn, forward_ms + backward_ms);
+            best_without_reorders = std::min(best_without_reorders, without_reorders_ms);
+        }
+        const double ours_ms = ms[0] + ms[1];
+        std::printf("%-6s forward + backward: MirrorLab %.3f ms; oneDNN's best %.3f ms (%.2fx ours), %.3f ms without "
+                    "reorders (%.2fx)\n",
+                    s.name, ours_ms, best_onednn, best_onednn / ours_ms, best_without_reorders,
+                    best_without_reorders / ours_ms);
+    }
+    return failures == 0 ? 0 : 1;
+}
