@@ -49,110 +49,21 @@ class OneDnnBlock {
   public:
     OneDnnBlock(const ConvShape& s, const BlockBuffers& in, bool keras_layouts)
         : stream_(engine_), x_host_(in.x), grad_pooled_host_(in.grad_pooled) {
-        const dnnl::memory::dims src_dims{s.batch, s.in_channels, s.length};
-        const dnnl::memory::dims weight_dims{s.out_channels, s.in_channels, s.window};
-        const dnnl::memory::dims conv_dims{s.batch, s.out_channels, s.out_length()};
-        const dnnl::memory::dims pooled_dims{s.batch, s.out_channels, s.out_length() / 2};
-        keras_src_ = dnnl::memory::desc(src_dims, dt::f32, tag::nwc);
-        keras_weights_ = dnnl::memory::desc(weight_dims, dt::f32, tag::wio);
-        keras_pooled_ = dnnl::memory::desc(pooled_dims, dt::f32, tag::nwc);
-        const dnnl::memory::desc bias_md({s.out_channels}, dt::f32, tag::x);
-        const auto layout = [&](const dnnl::memory::dims& dims, tag keras) {
-            return dnnl::memory::desc(dims, dt::f32, keras_layouts ? keras : tag::any);
-        };
-        const auto src = layout(src_dims, tag::nwc), weights = layout(weight_dims, tag::wio),
-                   conv_dst = layout(conv_dims, tag::nwc);
-        const dnnl::memory::dims one{1}, two{2}, none{0};
-
-        dnnl::post_ops relu_after;
-        relu_after.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-        dnnl::primitive_attr with_relu;
-        with_relu.set_post_ops(relu_after);
-        const dnnl::convolution_forward::primitive_desc conv_pd(
-            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                            src, weights, bias_md, conv_dst, one, none, none),
-            with_relu, engine_);
-        const dnnl::pooling_forward::primitive_desc pool_pd(
-            dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max,
-                                        conv_pd.dst_desc(), layout(pooled_dims, tag::nwc), two, two, none, none),
-            engine_);
-        const dnnl::pooling_backward::primitive_desc pool_back_pd(
-            dnnl::pooling_backward::desc(dnnl::algorithm::pooling_max, conv_pd.dst_desc(), pool_pd.dst_desc(), two,
-                                         two, none, none),
-            engine_, pool_pd);
-        // The ReLU's backward needs a forward hint; the forward itself is the convolution's post-op.
-        const dnnl::eltwise_forward::primitive_desc relu_hint(
-            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training,
-                                        dnnl::algorithm::eltwise_relu_use_dst_for_bwd, conv_pd.dst_desc(), 0.0f, 0.0f),
-            engine_);
-        const dnnl::eltwise_backward::primitive_desc relu_back_pd(
-            dnnl::eltwise_backward::desc(dnnl::algorithm::eltwise_relu_use_dst_for_bwd, pool_back_pd.diff_src_desc(),
-                                         conv_pd.dst_desc(), 0.0f, 0.0f),
-            engine_, relu_hint);
-        const dnnl::convolution_backward_data::primitive_desc data_pd(
-            dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, src, weights, conv_dst, one,
-                                                  none, none),
-            engine_, conv_pd);
-        const dnnl::convolution_backward_weights::primitive_desc weights_pd(
-            dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, weights, bias_md,
-                                                     conv_dst, one, none, none),
-            engine_, conv_pd);
-        implementation_ = std::string(conv_pd.impl_info_str()) + " / " + pool_pd.impl_info_str() + " / " +
-                          relu_back_pd.impl_info_str() + " / " + data_pd.impl_info_str() + " / " +
-                          weights_pd.impl_info_str();
-
+        keras_src_ = dnnl::memory::desc({s.batch, s.in_channels, s.length}, dt::f32, tag::nwc);
+        keras_weights_ = dnnl::memory::desc({s.out_channels, s.in_channels, s.window}, dt::f32, tag::wio);
+        keras_pooled_ = dnnl::memory::desc({s.batch, s.out_channels, s.out_length() / 2}, dt::f32, tag::nwc);
+        const Descriptors d = describe(s, keras_layouts);
+        implementation_ = std::string(d.conv.impl_info_str()) + " / " + d.pool.impl_info_str() + " / " +
+                          d.relu_back.impl_info_str() + " / " + d.data.impl_info_str() + " / " +
+                          d.weights.impl_info_str();
         // The weights as the engine would hold them (not timed), in the forward's layout.
-        kernel_ = memory(conv_pd.weights_desc());
+        kernel_ = memory(d.conv.weights_desc());
         dnnl::memory kernel_keras(keras_weights_, engine_, const_cast<float*>(in.kernel.data()));
         dnnl::reorder(kernel_keras, kernel_).execute(stream_, kernel_keras, kernel_);
-        const dnnl::memory bias(bias_md, engine_, const_cast<float*>(in.bias.data()));
         stream_.wait();
-
-        // Forward: [x to oneDNN's layout], the convolution with its ReLU, the pooling, [pooled to nwc].
-        const dnnl::memory x = converted(dnnl::memory(keras_src_, engine_, x_host_.data()), conv_pd.src_desc(),
-                                         forward_);
-        const dnnl::memory conv_y = memory(conv_pd.dst_desc()), pooled = memory(pool_pd.dst_desc()),
-                           workspace = memory(pool_pd.workspace_desc());
-        forward_.push_back({dnnl::convolution_forward(conv_pd),
-                            {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, kernel_}, {DNNL_ARG_BIAS, bias},
-                             {DNNL_ARG_DST, conv_y}},
-                            false});
-        forward_.push_back({dnnl::pooling_forward(pool_pd),
-                            {{DNNL_ARG_SRC, conv_y}, {DNNL_ARG_DST, pooled}, {DNNL_ARG_WORKSPACE, workspace}},
-                            false});
-        pooled_ = converted(pooled, keras_pooled_, forward_);
-
-        // Backward: [grad pooled to oneDNN's layout], the pooling's, the ReLU's (in place), then the
-        // convolution's grad x [to nwc] and its grad kernel and bias.
-        const dnnl::memory grad_pooled = converted(dnnl::memory(keras_pooled_, engine_, grad_pooled_host_.data()),
-                                                   pool_back_pd.diff_dst_desc(), backward_);
-        const dnnl::memory grad_conv = memory(pool_back_pd.diff_src_desc());
-        backward_.push_back({dnnl::pooling_backward(pool_back_pd),
-                             {{DNNL_ARG_DIFF_DST, grad_pooled}, {DNNL_ARG_DIFF_SRC, grad_conv},
-                              {DNNL_ARG_WORKSPACE, workspace}},
-                             false});
-        const dnnl::memory grad_relu = relu_back_pd.diff_src_desc() == grad_conv.get_desc()
-                                           ? grad_conv
-                                           : memory(relu_back_pd.diff_src_desc());
-        backward_.push_back({dnnl::eltwise_backward(relu_back_pd),
-                             {{DNNL_ARG_DIFF_DST, grad_conv}, {DNNL_ARG_DST, conv_y}, {DNNL_ARG_DIFF_SRC, grad_relu}},
-                             false});
-        const dnnl::memory grad_x = memory(data_pd.diff_src_desc());
-        backward_.push_back({dnnl::convolution_backward_data(data_pd),
-                             {{DNNL_ARG_DIFF_DST, converted(grad_relu, data_pd.diff_dst_desc(), backward_)},
-                              {DNNL_ARG_WEIGHTS, converted(kernel_, data_pd.weights_desc(), backward_)},
-                              {DNNL_ARG_DIFF_SRC, grad_x}},
-                             false});
-        grad_x_ = converted(grad_x, keras_src_, backward_);
-        grad_kernel_ = memory(weights_pd.diff_weights_desc());
-        grad_bias_ = memory(bias_md);
-        backward_.push_back({dnnl::convolution_backward_weights(weights_pd),
-                             {{DNNL_ARG_SRC, converted(x, weights_pd.src_desc(), backward_)},
-                              {DNNL_ARG_DIFF_DST, converted(grad_relu, weights_pd.diff_dst_desc(), backward_)},
-                              {DNNL_ARG_DIFF_WEIGHTS, grad_kernel_},
-                              {DNNL_ARG_DIFF_BIAS, grad_bias_}},
-                             false});
-        converted(grad_kernel_, conv_pd.weights_desc(), backward_);  // where the update would read it
+        bias_ = dnnl::memory(d.bias, engine_, const_cast<float*>(in.bias.data()));
+        build_forward(d);
+        build_backward(d);
     }
 
     void forward(bool with_reorders) { run(forward_, with_reorders); }
@@ -178,6 +89,101 @@ class OneDnnBlock {
     }
 
   private:
+    // The primitives of one block, oneDNN's choice of layouts where `any` let it choose.
+    struct Descriptors {
+        dnnl::memory::desc bias;
+        dnnl::convolution_forward::primitive_desc conv;  // with the ReLU as its post-op
+        dnnl::pooling_forward::primitive_desc pool;
+        dnnl::pooling_backward::primitive_desc pool_back;
+        dnnl::eltwise_backward::primitive_desc relu_back;
+        dnnl::convolution_backward_data::primitive_desc data;
+        dnnl::convolution_backward_weights::primitive_desc weights;
+    };
+
+    Descriptors describe(const ConvShape& s, bool keras_layouts) const {
+        const auto layout = [&](const dnnl::memory::dims& dims, tag keras) {
+            return dnnl::memory::desc(dims, dt::f32, keras_layouts ? keras : tag::any);
+        };
+        const auto src = layout({s.batch, s.in_channels, s.length}, tag::nwc);
+        const auto weights = layout({s.out_channels, s.in_channels, s.window}, tag::wio);
+        const auto conv_dst = layout({s.batch, s.out_channels, s.out_length()}, tag::nwc);
+        const auto pooled = layout({s.batch, s.out_channels, s.out_length() / 2}, tag::nwc);
+        const dnnl::memory::dims one{1}, two{2}, none{0};
+        const dnnl::algorithm direct = dnnl::algorithm::convolution_direct, max = dnnl::algorithm::pooling_max;
+        const auto training = dnnl::prop_kind::forward_training;
+        Descriptors d;
+        d.bias = dnnl::memory::desc({s.out_channels}, dt::f32, tag::x);
+        dnnl::post_ops relu_after;
+        relu_after.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        dnnl::primitive_attr with_relu;
+        with_relu.set_post_ops(relu_after);
+        d.conv = {{training, direct, src, weights, d.bias, conv_dst, one, none, none}, with_relu, engine_};
+        const auto conv_out = d.conv.dst_desc();
+        d.pool = {{training, max, conv_out, pooled, two, two, none, none}, engine_};
+        d.pool_back = {{max, conv_out, d.pool.dst_desc(), two, two, none, none}, engine_, d.pool};
+        // The ReLU's backward needs a forward hint; the forward itself is the convolution's post-op.
+        const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+        const dnnl::eltwise_forward::primitive_desc relu_hint({training, relu, conv_out, 0.0f, 0.0f}, engine_);
+        d.relu_back = {{relu, d.pool_back.diff_src_desc(), conv_out, 0.0f, 0.0f}, engine_, relu_hint};
+        d.data = {{direct, src, weights, conv_dst, one, none, none}, engine_, d.conv};
+        d.weights = {{direct, src, weights, d.bias, conv_dst, one, none, none}, engine_, d.conv};
+        return d;
+    }
+
+    // [x to oneDNN's layout], the convolution with its ReLU, the pooling, [pooled to nwc].
+    void build_forward(const Descriptors& d) {
+        x_ = converted(dnnl::memory(keras_src_, engine_, x_host_.data()), d.conv.src_desc(), forward_);
+        conv_y_ = memory(d.conv.dst_desc());
+        workspace_ = memory(d.pool.workspace_desc());
+        const dnnl::memory pooled = memory(d.pool.dst_desc());
+        forward_.push_back({dnnl::convolution_forward(d.conv),
+                            {{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, kernel_}, {DNNL_ARG_BIAS, bias_},
+                             {DNNL_ARG_DST, conv_y_}},
+                            false});
+        forward_.push_back({dnnl::pooling_forward(d.pool),
+                            {{DNNL_ARG_SRC, conv_y_}, {DNNL_ARG_DST, pooled}, {DNNL_ARG_WORKSPACE, workspace_}},
+                            false});
+        pooled_ = converted(pooled, keras_pooled_, forward_);
+    }
+
+    // [grad pooled to oneDNN's layout], the pooling's, the ReLU's (in place where the layouts
+    // allow), then the convolution's grad x [to nwc] and its grad kernel and bias [to the layout
+    // of the weights, where the update would read it].
+    void build_backward(const Descriptors& d) {
+        const dnnl::memory grad_pooled = converted(dnnl::memory(keras_pooled_, engine_, grad_pooled_host_.data()),
+                                                   d.pool_back.diff_dst_desc(), backward_);
+        const dnnl::memory grad_conv = memory(d.pool_back.diff_src_desc());
+        backward_.push_back({dnnl::pooling_backward(d.pool_back),
+                             {{DNNL_ARG_DIFF_DST, grad_pooled}, {DNNL_ARG_DIFF_SRC, grad_conv},
+                              {DNNL_ARG_WORKSPACE, workspace_}},
+                             false});
+        const dnnl::memory grad_relu =
+            d.relu_back.diff_src_desc() == grad_conv.get_desc() ? grad_conv : memory(d.relu_back.diff_src_desc());
+        backward_.push_back({dnnl::eltwise_backward(d.relu_back),
+                             {{DNNL_ARG_DIFF_DST, grad_conv}, {DNNL_ARG_DST, conv_y_}, {DNNL_ARG_DIFF_SRC, grad_relu}},
+                             false});
+        const dnnl::memory grad_for_data = converted(grad_relu, d.data.diff_dst_desc(), backward_);
+        const dnnl::memory grad_x = memory(d.data.diff_src_desc());
+        backward_.push_back({dnnl::convolution_backward_data(d.data),
+                             {{DNNL_ARG_DIFF_DST, grad_for_data},
+                              {DNNL_ARG_WEIGHTS, converted(kernel_, d.data.weights_desc(), backward_)},
+                              {DNNL_ARG_DIFF_SRC, grad_x}},
+                             false});
+        grad_x_ = converted(grad_x, keras_src_, backward_);
+        const dnnl::memory grad_for_weights = d.weights.diff_dst_desc() == grad_for_data.get_desc()
+                                                  ? grad_for_data
+                                                  : converted(grad_relu, d.weights.diff_dst_desc(), backward_);
+        grad_kernel_ = memory(d.weights.diff_weights_desc());
+        grad_bias_ = memory(d.bias);
+        backward_.push_back({dnnl::convolution_backward_weights(d.weights),
+                             {{DNNL_ARG_SRC, converted(x_, d.weights.src_desc(), backward_)},
+                              {DNNL_ARG_DIFF_DST, grad_for_weights},
+                              {DNNL_ARG_DIFF_WEIGHTS, grad_kernel_},
+                              {DNNL_ARG_DIFF_BIAS, grad_bias_}},
+                             false});
+        converted(grad_kernel_, d.conv.weights_desc(), backward_);
+    }
+
     struct Step {
         dnnl::primitive primitive;
         std::unordered_map<int, dnnl::memory> args;
@@ -212,7 +218,7 @@ class OneDnnBlock {
     dnnl::memory::desc keras_src_, keras_weights_, keras_pooled_;
     std::vector<Step> forward_, backward_;
     std::string implementation_;
-    dnnl::memory kernel_, pooled_, grad_x_, grad_kernel_, grad_bias_;
+    dnnl::memory kernel_, bias_, x_, conv_y_, workspace_, pooled_, grad_x_, grad_kernel_, grad_bias_;
 };
 
 }  // namespace
