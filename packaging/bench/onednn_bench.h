@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 namespace onednn_bench {
 
 struct ConvShape {
@@ -60,6 +62,16 @@ inline std::vector<double> interleaved_medians_ms(int runs, const std::vector<st
         medians.push_back(t[static_cast<std::size_t>(runs / 2)]);
     }
     return medians;
+}
+
+// `source` (any layout) copied out in `layout` (Keras' own): what a result is compared in.
+inline std::vector<float> read_in_layout(const dnnl::engine& engine, dnnl::stream& stream, dnnl::memory source,
+                                         const dnnl::memory::desc& layout, std::size_t count) {
+    std::vector<float> host(count);
+    dnnl::memory target(layout, engine, host.data());
+    dnnl::reorder(source, target).execute(stream, source, target);
+    stream.wait();
+    return host;
 }
 
 }  // namespace onednn_bench

@@ -205,11 +205,7 @@ class OneDnnBlock {
         stream_.wait();
     }
     std::vector<float> read(dnnl::memory source, const dnnl::memory::desc& keras, std::size_t count) {
-        std::vector<float> host(count);
-        dnnl::memory target(keras, engine_, host.data());
-        dnnl::reorder(source, target).execute(stream_, source, target);
-        stream_.wait();
-        return host;
+        return onednn_bench::read_in_layout(engine_, stream_, source, keras, count);
     }
 
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
