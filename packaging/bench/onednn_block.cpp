@@ -217,10 +217,93 @@ class OneDnnBlock {
     dnnl::memory kernel_, bias_, x_, conv_y_, workspace_, pooled_, grad_x_, grad_kernel_, grad_bias_;
 };
 
+// One block's comparison: ours and oneDNN's (Keras' layouts, its own) timed side by side, each
+// oneDNN result checked against ours. Returns the number of oneDNN results that differ.
+int compare_block(const ConvShape& s, mirrorlab::CpuFastBackend& ours, std::mt19937& rng, int runs) {
+    using onednn_bench::interleaved_medians_ms;
+    int failures = 0;
+    const auto n = [](int a, int c, int d) { return static_cast<std::size_t>(a) * c * d; };
+    const std::int64_t pooled_length = s.out_length() / 2;
+    BlockBuffers b;
+    b.x = onednn_bench::random_values(rng, n(s.batch, s.length, s.in_channels));
+    b.kernel = onednn_bench::random_values(rng, n(s.window, s.in_channels, s.out_channels));
+    b.bias = onednn_bench::random_values(rng, static_cast<std::size_t>(s.out_channels));
+    b.grad_pooled = onednn_bench::random_values(rng, n(s.batch, static_cast<int>(pooled_length), s.out_channels));
+    b.conv_y.resize(n(s.batch, s.out_length(), s.out_channels));
+    b.grad_conv_y.resize(b.conv_y.size());
+    b.pooled.resize(b.grad_pooled.size());
+    b.argmax.resize(b.grad_pooled.size());
+    b.grad_x.resize(b.x.size());
+    b.grad_kernel.resize(b.kernel.size());
+    b.grad_bias.resize(b.bias.size());
+    const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
+        return TensorView{v.data(), shape, DType::F32};
+    };
+    const TensorView argmax{b.argmax.data(), {s.batch, pooled_length, s.out_channels}, DType::I32};
+    const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels}, k_shape{s.window, s.in_channels, s.out_channels};
+    const mirrorlab::Shape conv_shape{s.batch, s.out_length(), s.out_channels},
+        pooled_shape{s.batch, pooled_length, s.out_channels}, b_shape{s.out_channels};
+    const auto our_forward = [&] {
+        ours.conv1d_relu_maxpool1d_forward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.bias, b_shape),
+                                           view(b.conv_y, conv_shape), view(b.pooled, pooled_shape),
+                                           argmax, mirrorlab::Conv1DParams{},
+                                           mirrorlab::Pool1DParams{});
+    };
+    const auto our_backward = [&] {
+        ours.conv1d_relu_maxpool1d_backward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.conv_y, conv_shape),
+                                            view(b.pooled, pooled_shape), argmax,
+                                            view(b.grad_pooled, pooled_shape), view(b.grad_conv_y, conv_shape),
+                                            view(b.grad_x, x_shape), view(b.grad_kernel, k_shape),
+                                            view(b.grad_bias, b_shape), mirrorlab::Conv1DParams{});
+    };
+    our_forward();
+    our_backward();
+    OneDnnBlock keras_layout(s, b, true), own_layout(s, b, false);
+    // Per implementation: forward, backward; oneDNN's also without their reorders.
+    const std::vector<double> ms = interleaved_medians_ms(
+        runs, {our_forward, our_backward, [&] { keras_layout.forward(true); }, [&] { keras_layout.backward(true); },
+               [&] { keras_layout.forward(false); }, [&] { keras_layout.backward(false); },
+               [&] { own_layout.forward(true); }, [&] { own_layout.backward(true); },
+               [&] { own_layout.forward(false); }, [&] { own_layout.backward(false); }});
+    std::printf("%-6s %-22s %-24.3f %-24.3f\n", s.name, "MirrorLab, fused", ms[0], ms[1]);
+    double best_onednn = 1e30, best_without_reorders = 1e30;
+    for (int k = 0; k < 2; ++k) {
+        OneDnnBlock& block = k == 0 ? keras_layout : own_layout;
+        block.forward(true);
+        block.backward(true);
+        const double difference = block.difference_from(b);
+        const bool same_op = difference < 1e-4;
+        failures += same_op ? 0 : 1;
+        const double forward_ms = ms[2 + 4 * k], backward_ms = ms[3 + 4 * k];
+        const double without_reorders_ms = ms[4 + 4 * k] + ms[5 + 4 * k];
+        const auto with_and_without = [&](double with_ms, double without_ms) {
+            char text[32];
+            if (block.has_reorders()) {
+                std::snprintf(text, sizeof text, "%.3f (%.3f)", with_ms, without_ms);
+            } else {
+                std::snprintf(text, sizeof text, "%.3f", with_ms);
+            }
+            return std::string(text);
+        };
+        std::printf("%-6s %-22s %-24s %-24s %9.1e  %s%s\n", s.name,
+                    k == 0 ? "oneDNN, Keras layout" : "oneDNN, own layout",
+                    with_and_without(forward_ms, ms[4 + 4 * k]).c_str(),
+                    with_and_without(backward_ms, ms[5 + 4 * k]).c_str(), difference,
+                    block.implementation().c_str(), same_op ? "" : "  RESULTS DIFFER FROM OURS");
+        best_onednn = std::min(best_onednn, forward_ms + backward_ms);
+        best_without_reorders = std::min(best_without_reorders, without_reorders_ms);
+    }
+    const double ours_ms = ms[0] + ms[1];
+    std::printf("%-6s forward + backward: MirrorLab %.3f ms; oneDNN's best %.3f ms (%.2fx ours), %.3f ms without "
+                "reorders (%.2fx)\n",
+                s.name, ours_ms, best_onednn, best_onednn / ours_ms, best_without_reorders,
+                best_without_reorders / ours_ms);
+    return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    using onednn_bench::interleaved_medians_ms;
     const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 101;
     mirrorlab::enable_flush_denormals();  // as the engine's threads run
     mirrorlab::ThreadPool::instance().set_limit(1);
@@ -234,83 +317,6 @@ int main(int argc, char** argv) {
                 "oneDNN's primitives (conv + relu / pool / relu back / data / weights)");
     std::mt19937 rng(17);
     int failures = 0;
-    for (const ConvShape& s : onednn_bench::kShapes) {
-        const auto n = [](int a, int c, int d) { return static_cast<std::size_t>(a) * c * d; };
-        const std::int64_t pooled_length = s.out_length() / 2;
-        BlockBuffers b;
-        b.x = onednn_bench::random_values(rng, n(s.batch, s.length, s.in_channels));
-        b.kernel = onednn_bench::random_values(rng, n(s.window, s.in_channels, s.out_channels));
-        b.bias = onednn_bench::random_values(rng, static_cast<std::size_t>(s.out_channels));
-        b.grad_pooled = onednn_bench::random_values(rng, n(s.batch, static_cast<int>(pooled_length), s.out_channels));
-        b.conv_y.resize(n(s.batch, s.out_length(), s.out_channels));
-        b.grad_conv_y.resize(b.conv_y.size());
-        b.pooled.resize(b.grad_pooled.size());
-        b.argmax.resize(b.grad_pooled.size());
-        b.grad_x.resize(b.x.size());
-        b.grad_kernel.resize(b.kernel.size());
-        b.grad_bias.resize(b.bias.size());
-        const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
-            return TensorView{v.data(), shape, DType::F32};
-        };
-        const TensorView argmax{b.argmax.data(), {s.batch, pooled_length, s.out_channels}, DType::I32};
-        const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels}, k_shape{s.window, s.in_channels, s.out_channels};
-        const mirrorlab::Shape conv_shape{s.batch, s.out_length(), s.out_channels},
-            pooled_shape{s.batch, pooled_length, s.out_channels}, b_shape{s.out_channels};
-        const auto our_forward = [&] {
-            ours.conv1d_relu_maxpool1d_forward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.bias, b_shape),
-                                               view(b.conv_y, conv_shape), view(b.pooled, pooled_shape),
-                                               argmax, mirrorlab::Conv1DParams{},
-                                               mirrorlab::Pool1DParams{});
-        };
-        const auto our_backward = [&] {
-            ours.conv1d_relu_maxpool1d_backward(view(b.x, x_shape), view(b.kernel, k_shape), view(b.conv_y, conv_shape),
-                                                view(b.pooled, pooled_shape), argmax,
-                                                view(b.grad_pooled, pooled_shape), view(b.grad_conv_y, conv_shape),
-                                                view(b.grad_x, x_shape), view(b.grad_kernel, k_shape),
-                                                view(b.grad_bias, b_shape), mirrorlab::Conv1DParams{});
-        };
-        our_forward();
-        our_backward();
-        OneDnnBlock keras_layout(s, b, true), own_layout(s, b, false);
-        // Per implementation: forward, backward; oneDNN's also without their reorders.
-        const std::vector<double> ms = interleaved_medians_ms(
-            runs, {our_forward, our_backward, [&] { keras_layout.forward(true); }, [&] { keras_layout.backward(true); },
-                   [&] { keras_layout.forward(false); }, [&] { keras_layout.backward(false); },
-                   [&] { own_layout.forward(true); }, [&] { own_layout.backward(true); },
-                   [&] { own_layout.forward(false); }, [&] { own_layout.backward(false); }});
-        std::printf("%-6s %-22s %-24.3f %-24.3f\n", s.name, "MirrorLab, fused", ms[0], ms[1]);
-        double best_onednn = 1e30, best_without_reorders = 1e30;
-        for (int k = 0; k < 2; ++k) {
-            OneDnnBlock& block = k == 0 ? keras_layout : own_layout;
-            block.forward(true);
-            block.backward(true);
-            const double difference = block.difference_from(b);
-            const bool same_op = difference < 1e-4;
-            failures += same_op ? 0 : 1;
-            const double forward_ms = ms[2 + 4 * k], backward_ms = ms[3 + 4 * k];
-            const double without_reorders_ms = ms[4 + 4 * k] + ms[5 + 4 * k];
-            const auto with_and_without = [&](double with_ms, double without_ms) {
-                char text[32];
-                if (block.has_reorders()) {
-                    std::snprintf(text, sizeof text, "%.3f (%.3f)", with_ms, without_ms);
-                } else {
-                    std::snprintf(text, sizeof text, "%.3f", with_ms);
-                }
-                return std::string(text);
-            };
-            std::printf("%-6s %-22s %-24s %-24s %9.1e  %s%s\n", s.name,
-                        k == 0 ? "oneDNN, Keras layout" : "oneDNN, own layout",
-                        with_and_without(forward_ms, ms[4 + 4 * k]).c_str(),
-                        with_and_without(backward_ms, ms[5 + 4 * k]).c_str(), difference,
-                        block.implementation().c_str(), same_op ? "" : "  RESULTS DIFFER FROM OURS");
-            best_onednn = std::min(best_onednn, forward_ms + backward_ms);
-            best_without_reorders = std::min(best_without_reorders, without_reorders_ms);
-        }
-        const double ours_ms = ms[0] + ms[1];
-        std::printf("%-6s forward + backward: MirrorLab %.3f ms; oneDNN's best %.3f ms (%.2fx ours), %.3f ms without "
-                    "reorders (%.2fx)\n",
-                    s.name, ours_ms, best_onednn, best_onednn / ours_ms, best_without_reorders,
-                    best_without_reorders / ours_ms);
-    }
+    for (const ConvShape& s : onednn_bench::kShapes) failures += compare_block(s, ours, rng, runs);
     return failures == 0 ? 0 : 1;
 }
