@@ -251,6 +251,8 @@ class TestKernels : public QObject {
     void relu();
     void transposeBlocks_data();
     void transposeBlocks();
+    void foldWindowsTransposed_data();
+    void foldWindowsTransposed();
     void embeddingRows_data();
     void embeddingRows();
     void optimizers_data();
@@ -754,6 +756,49 @@ void TestKernels::transposeBlocks() {
                 for (std::int64_t c = 0; c < cols; ++c) expected[c * ld_dst + r] = src[r * ld_src + c];
             }
             expect_identical_bits(expected, dst, qPrintable(QStringLiteral("%1 x %2").arg(rows).arg(cols)));
+        }
+    }
+}
+
+void TestKernels::foldWindowsTransposed_data() { add_isa_only_rows(); }
+
+// The input gradient's fold over a transposed z (the fused Conv1D backward where its output rows
+// fill more lanes than its K * Cin columns) gives fold_windows' sums bit for bit, dx transposed:
+// 'valid' and 'same' padding, windows of 1 to 5, channel counts around the vector widths, lengths
+// shorter than a vector, and -0 and NaN among the values (0 + -0 is +0 in both orders).
+void TestKernels::foldWindowsTransposed() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(11);
+    for (const std::int64_t length : {3, 9, 40, 300}) {
+        for (const std::int64_t window : {1, 2, 3, 5}) {
+            for (const std::int64_t channels : {1, 7, 8, 17}) {
+                for (const bool same : {false, true}) {
+                    const std::int64_t pad = same ? (window - 1) / 2 : 0;
+                    const std::int64_t out_length = same ? length : length - window + 1;
+                    if (out_length <= 0) continue;
+                    const std::int64_t depth = window * channels;
+                    auto z = random_values(rng, out_length * depth);
+                    z[0] = -0.0f;
+                    if (z.size() > 3) z[3] = std::numeric_limits<float>::quiet_NaN();
+                    std::vector<float> zt(z.size());
+                    for (std::int64_t t = 0; t < out_length; ++t) {
+                        for (std::int64_t j = 0; j < depth; ++j) zt[j * out_length + t] = z[t * depth + j];
+                    }
+                    std::vector<float> expected(static_cast<std::size_t>(length * channels), 7.0f);
+                    table->fold_windows(z.data(), out_length, window, channels, pad, expected.data(), 0, length);
+                    std::vector<float> dxt(expected.size(), 7.0f);
+                    table->fold_windows_transposed(zt.data(), out_length, window, channels, pad, dxt.data(), length);
+                    std::vector<float> actual(expected.size());
+                    for (std::int64_t s = 0; s < length; ++s) {
+                        for (std::int64_t c = 0; c < channels; ++c) actual[s * channels + c] = dxt[c * length + s];
+                    }
+                    expect_identical_bits(expected, actual,
+                                          qPrintable(QStringLiteral("length %1, window %2, channels %3, %4")
+                                                         .arg(length).arg(window).arg(channels)
+                                                         .arg(same ? "same" : "valid")));
+                }
+            }
         }
     }
 }

@@ -63,6 +63,10 @@ struct KernelTable {
     void (*fold_windows)(const float* z, std::int64_t out_length, std::int64_t window,
                          std::int64_t channels, std::int64_t pad, float* dx, std::int64_t row_begin,
                          std::int64_t row_end);
+    // fold_windows with z and dx transposed: zt[(k * channels + c) * out_length + t] and
+    // dxt[c * length + s] for every input row s, the same sums bit for bit.
+    void (*fold_windows_transposed)(const float* zt, std::int64_t out_length, std::int64_t window,
+                                    std::int64_t channels, std::int64_t pad, float* dxt, std::int64_t length);
     // y = relu(x) (NaN stays NaN, -0 stays -0, as the reference); y may alias x.
     void (*relu_forward)(const float* x, float* y, std::int64_t count);
     // dx = y > 0 ? dy : 0; dx may alias dy.
