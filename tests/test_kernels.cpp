@@ -266,6 +266,8 @@ class TestKernels : public QObject {
     void nadamDeferredDecaysNeedRowCounts();
     void addAndFiniteCheck_data();
     void addAndFiniteCheck();
+    void sumOfSquares_data();
+    void sumOfSquares();
     void nanAndInfPropagate_data();
     void nanAndInfPropagate();
     void errorsReadAsTheReference();
@@ -1130,6 +1132,39 @@ void TestKernels::nadamDeferredDecaysNeedRowCounts() {
         QVERIFY2(QString(error.what()).contains("row counts"), error.what());
     }
     QCOMPARE(w, std::vector<float>(14, 0.5f));  // nothing moved
+}
+
+void TestKernels::sumOfSquares_data() { add_isa_only_rows(); }
+
+// The gradient norms of the step view (sum_of_squares): the reference's double sum up to the order
+// of the additions, for counts around the eight sums and the tutorial's 332,856 weights; a NaN or
+// an infinity anywhere comes out as the reference's NaN or infinity.
+void TestKernels::sumOfSquares() {
+    QFETCH(QString, isa);
+    SKIP_UNLESS_AVAILABLE(isa);
+    std::mt19937 rng(5);
+    CpuReferenceBackend reference;
+    CpuFastBackend fast_backend(*table);
+    for (const std::int64_t count : {0, 1, 7, 8, 9, 17, 1000, 332856}) {
+        auto x = random_values(rng, count);
+        for (std::int64_t i = 0; i < count; i += 97) x[static_cast<std::size_t>(i)] *= 1e-20f;  // tiny squares too
+        const TensorView view_x{x.data(), {count}, DType::F32};
+        const double expected = reference.sum_of_squares(view_x), actual = fast_backend.sum_of_squares(view_x);
+        // Summed in another order, each sum's rounding error grows with the count of its additions.
+        const double tolerance = static_cast<double>(count) * std::numeric_limits<double>::epsilon() * expected;
+        QVERIFY2(std::abs(actual - expected) <= tolerance,
+                 qPrintable(QStringLiteral("%1 floats: %2 against the reference's %3").arg(count).arg(actual, 0, 'g', 17)
+                                .arg(expected, 0, 'g', 17)));
+        if (count == 0) continue;
+        for (const float odd : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+            auto with_odd = x;
+            with_odd[static_cast<std::size_t>(count - 1)] = odd;
+            const TensorView view{with_odd.data(), {count}, DType::F32};
+            const double odd_expected = reference.sum_of_squares(view), odd_actual = fast_backend.sum_of_squares(view);
+            QVERIFY2(std::isnan(odd_expected) ? std::isnan(odd_actual) : odd_actual == odd_expected,
+                     qPrintable(QStringLiteral("%1 floats ending in %2: %3").arg(count).arg(odd).arg(odd_actual)));
+        }
+    }
 }
 
 void TestKernels::addAndFiniteCheck_data() {

@@ -279,4 +279,8 @@ bool CpuFastBackend::all_finite(const TensorView& x) {
     return kernels_.all_finite(x.f32(), x.numel());
 }
 
+double CpuFastBackend::sum_of_squares(const TensorView& x) {
+    return kernels_.sum_of_squares(x.f32(), x.numel());
+}
+
 }  // namespace mirrorlab

@@ -82,6 +82,7 @@ class CpuFastBackend : public CpuReferenceBackend {
     bool add_inplace_all_finite(const TensorView& dst, const TensorView& src) override;
     bool add_into_both_all_finite(const TensorView& a, const TensorView& b) override;
     bool all_finite(const TensorView& x) override;
+    double sum_of_squares(const TensorView& x) override;
 
   private:
     void apply_nadam_to_batch_rows(const OptimizerStep& step, const TensorView& weights, const TensorView& grads,

@@ -116,6 +116,8 @@ struct KernelTable {
     bool (*add_all_finite)(float* dst, const float* src, std::int64_t count);
     bool (*add_into_both_all_finite)(float* a, float* b, std::int64_t count);  // a = b = a + b
     bool (*all_finite)(const float* x, std::int64_t count);
+    // The sum of the squares in double (the reference's, summed in another order).
+    double (*sum_of_squares)(const float* x, std::int64_t count);
 
     // The FMA units' peak for this instruction set (the bench's floor): `iterations` rounds of
     // independent multiply-add chains, one vector register each, enough of them to cover the
