@@ -1153,7 +1153,9 @@ void TestKernels::sumOfSquares() {
         // Summed in another order, each sum's rounding error grows with the count of its additions.
         const double tolerance = static_cast<double>(count) * std::numeric_limits<double>::epsilon() * expected;
         QVERIFY2(std::abs(actual - expected) <= tolerance,
-                 qPrintable(QStringLiteral("%1 floats: %2 against the reference's %3").arg(count).arg(actual, 0, 'g', 17)
+                 qPrintable(QStringLiteral("%1 floats: %2 against the reference's %3")
+                                .arg(count)
+                                .arg(actual, 0, 'g', 17)
                                 .arg(expected, 0, 'g', 17)));
         if (count == 0) continue;
         for (const float odd : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {

@@ -495,9 +495,9 @@ void CpuFastBackend::conv1d_relu_maxpool1d_backward(const TensorView& x, const T
     const bool folded = grad_x && grad_x_folded(kernels_, g);
     const bool folded_transposed = folded && folded_z_transposed(kernels_, g);
     // The flipped or transposed kernel, then (folded) one sample's z; or the transposed z's room.
-    float* prepared = scratch(folded_transposed
-                                  ? folded_transposed_floats(g)
-                                  : static_cast<std::size_t>(depth * g.out_channels + (folded ? g.out_length * depth : 0)));
+    const std::int64_t kernel_and_z = depth * g.out_channels + (folded ? g.out_length * depth : 0);
+    float* prepared =
+        scratch(folded_transposed ? folded_transposed_floats(g) : static_cast<std::size_t>(kernel_and_z));
     if (grad_x && !folded_transposed) {
         if (folded) {
             kernels_.transpose(kernel.f32(), depth, g.out_channels, g.out_channels, prepared, depth);
