@@ -765,7 +765,8 @@ void TestKernels::transposeBlocks() {
 void TestKernels::foldWindowsTransposed_data() { add_isa_only_rows(); }
 
 // The input gradient's fold over a transposed z (the fused Conv1D backward where its output rows
-// fill more lanes than its K * Cin columns) gives fold_windows' sums bit for bit, dx transposed:
+// fill more lanes than its K * Cin columns) gives fold_windows' sums bit for bit, into dx transposed
+// and (AVX2, AVX-512, up to 8 channels) straight into dx's rows:
 // 'valid' and 'same' padding, windows of 1 to 5, channel counts around the vector widths, lengths
 // shorter than a vector, and -0 and NaN among the values (0 + -0 is +0 in both orders).
 void TestKernels::foldWindowsTransposed() {
@@ -774,7 +775,7 @@ void TestKernels::foldWindowsTransposed() {
     std::mt19937 rng(11);
     for (const std::int64_t length : {3, 9, 40, 300}) {
         for (const std::int64_t window : {1, 2, 3, 5}) {
-            for (const std::int64_t channels : {1, 7, 8, 17}) {
+            for (const std::int64_t channels : {1, 3, 7, 8, 17}) {
                 for (const bool same : {false, true}) {
                     const std::int64_t pad = same ? (window - 1) / 2 : 0;
                     const std::int64_t out_length = same ? length : length - window + 1;
@@ -795,10 +796,17 @@ void TestKernels::foldWindowsTransposed() {
                     for (std::int64_t s = 0; s < length; ++s) {
                         for (std::int64_t c = 0; c < channels; ++c) actual[s * channels + c] = dxt[c * length + s];
                     }
-                    expect_identical_bits(expected, actual,
-                                          qPrintable(QStringLiteral("length %1, window %2, channels %3, %4")
-                                                         .arg(length).arg(window).arg(channels)
-                                                         .arg(same ? "same" : "valid")));
+                    const QString shape = QStringLiteral("length %1, window %2, channels %3, %4")
+                                              .arg(length).arg(window).arg(channels).arg(same ? "same" : "valid");
+                    expect_identical_bits(expected, actual, qPrintable(shape));
+                    if (table->fold_windows_to_rows == nullptr || channels > 8) continue;
+                    // Straight into dx's rows: the same bits, and nothing written past them.
+                    std::vector<float> rows(expected.size() + 16, 7.0f);
+                    table->fold_windows_to_rows(zt.data(), out_length, window, channels, pad, rows.data(), length);
+                    expect_identical_bits(expected, std::vector<float>(rows.begin(), rows.end() - 16),
+                                          qPrintable(shape + ", into rows"));
+                    QVERIFY2(std::all_of(rows.end() - 16, rows.end(), [](float v) { return v == 7.0f; }),
+                             qPrintable(shape + ": written past dx"));
                 }
             }
         }

@@ -124,7 +124,9 @@ struct V256 {
 #include "core/backend/cpu_fast_kernels.inl"
 
 KernelTable make_avx2_table() {
-    return make_table<V256>("avx2");
+    KernelTable table = make_table<V256>("avx2");
+    table.fold_windows_to_rows = fold_windows_to_rows_8;
+    return table;
 }
 
 }  // namespace

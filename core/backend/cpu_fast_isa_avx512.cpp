@@ -88,7 +88,9 @@ struct V512 {
 #include "core/backend/cpu_fast_kernels.inl"
 
 KernelTable make_avx512_table() {
-    return make_table<V512>("avx512");
+    KernelTable table = make_table<V512>("avx512");
+    table.fold_windows_to_rows = fold_windows_to_rows_8;
+    return table;
 }
 
 }  // namespace
