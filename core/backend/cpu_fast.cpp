@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 
 #include "core/backend/cpu_fast_common.h"
 #include "core/optim/optimizer.h"
@@ -39,8 +40,9 @@ int CpuFastBackend::threads() const {
 }
 
 float* CpuFastBackend::scratch(std::size_t count) {
-    if (scratch_.size() < count) scratch_.resize(count);
-    return scratch_.data();
+    if (scratch_.size() < count + kLineFloats) scratch_.resize(count + kLineFloats);
+    const auto floats_into_line = reinterpret_cast<std::uintptr_t>(scratch_.data()) / sizeof(float) % kLineFloats;
+    return scratch_.data() + (kLineFloats - floats_into_line) % kLineFloats;
 }
 
 void CpuFastBackend::dense_forward(const TensorView& x, const TensorView& kernel,

@@ -186,10 +186,17 @@ bool folded_z_transposed(const fast::KernelTable& kernels, const ConvGeometry& g
     return lane_use(kernels.vector_width, g.out_length) > lane_use(kernels.vector_width, g.depth());
 }
 
-// What conv_grad_x_folded_transposed_sample works in: grad_y, z and dx of one sample, transposed.
+// `floats` rounded up to whole 64-byte lines, so that the next piece of a scratch starts on one.
+std::size_t in_lines(std::int64_t floats) {
+    constexpr std::int64_t kLine = 16;
+    return static_cast<std::size_t>((floats + kLine - 1) / kLine * kLine);
+}
+
+// What conv_grad_x_folded_transposed_sample works in: grad_y, z and dx of one sample, transposed,
+// each starting on a cache line.
 std::size_t folded_transposed_floats(const ConvGeometry& g) {
-    return static_cast<std::size_t>(g.out_channels * g.out_length + g.depth() * g.out_length +
-                                    g.in_channels * g.length);
+    return in_lines(g.out_channels * g.out_length) + in_lines(g.depth() * g.out_length) +
+           in_lines(g.in_channels * g.length);
 }
 
 // One sample's folded input gradient through the transposed z: zt = kernel (K * Cin x Cout) times
@@ -199,8 +206,8 @@ std::size_t folded_transposed_floats(const ConvGeometry& g) {
 void conv_grad_x_folded_transposed_sample(const fast::KernelTable& kernels, const ConvGeometry& g, const float* kernel,
                                           const float* dy_b, float* room, float* dx_b) {
     float* dyt = room;
-    float* zt = dyt + g.out_channels * g.out_length;
-    float* dxt = zt + g.depth() * g.out_length;
+    float* zt = dyt + in_lines(g.out_channels * g.out_length);
+    float* dxt = zt + in_lines(g.depth() * g.out_length);
     kernels.transpose(dy_b, g.out_length, g.out_channels, g.out_channels, dyt, g.out_length);
     GemmArgs gemm;
     gemm.rows = g.depth();
