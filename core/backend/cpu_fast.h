@@ -111,10 +111,11 @@ class CpuFastBackend : public CpuReferenceBackend {
     void conv1d_grad_x_folded(const ConvGeometry& g, const TensorView& kernel,
                               const TensorView& grad_y, const TensorView& grad_x);
     // Room for `count` floats, starting on a 64-byte cache line as the arena's tensors do: where a
-    // GEMM's operands sit in their lines decides how fast its loads go (conv1's fused backward, whose
-    // transposed z and grad_y live here: 0.488 -> 0.481 and 0.487 -> 0.477 ms with AVX2, 0.485 ->
-    // 0.472 with AVX-512, against malloc's 16-byte alignment; the same GEMM on misaligned operands ran anywhere between
-    // 65 and 113 GFLOP/s, AMD EPYC Zen 4). Grows, never shrinks: no allocation once warm.
+    // GEMM's operands sit in their lines decides how fast its loads go. Conv1's fused backward,
+    // whose transposed z and grad_y live here, took 0.488 -> 0.481 and 0.487 -> 0.477 ms with AVX2
+    // and 0.485 -> 0.472 with AVX-512 against malloc's 16-byte alignment; one of its GEMMs ran
+    // anywhere between 65 and 113 GFLOP/s for different offsets of its operands (AMD EPYC Zen 4).
+    // Grows, never shrinks: no allocation once warm.
     float* scratch(std::size_t count);
     static constexpr std::size_t kLineFloats = 16;
 
