@@ -7,11 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/util/denormals.h"
+#include "core/util/thread_pool.h"
 
 namespace onednn_bench {
 
@@ -62,6 +66,14 @@ inline std::vector<double> interleaved_medians_ms(int runs, const std::vector<st
         medians.push_back(t[static_cast<std::size_t>(runs / 2)]);
     }
     return medians;
+}
+
+// The runs asked for on the command line (default 101), and this thread set up as a replica's:
+// denormals flushed, our kernels on one thread (oneDNN gets one through OMP_NUM_THREADS).
+inline int start_one_thread(int argc, char** argv) {
+    mirrorlab::enable_flush_denormals();
+    mirrorlab::ThreadPool::instance().set_limit(1);
+    return argc > 1 ? std::max(1, std::atoi(argv[1])) : 101;
 }
 
 // `source` (any layout) copied out in `layout` (Keras' own): what a result is compared in.

@@ -304,9 +304,7 @@ int compare_block(const ConvShape& s, mirrorlab::CpuFastBackend& ours, std::mt19
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 101;
-    mirrorlab::enable_flush_denormals();  // as the engine's threads run
-    mirrorlab::ThreadPool::instance().set_limit(1);
+    const int runs = onednn_bench::start_one_thread(argc, argv);
     mirrorlab::CpuFastBackend ours;
     std::printf("Conv1D + ReLU + MaxPooling1D(2) blocks, forward and backward as training runs them; one thread, batch "
                 "16, medians of %d; our kernels %s, oneDNN %d.%d.%d\n",

@@ -131,9 +131,7 @@ class OneDnnConv {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 101;
-    mirrorlab::enable_flush_denormals();  // as the engine's threads run
-    mirrorlab::ThreadPool::instance().set_limit(1);
+    const int runs = onednn_bench::start_one_thread(argc, argv);
     mirrorlab::CpuFastBackend ours;
     std::printf("one thread, batch 16, medians of %d; our kernels %s, oneDNN %d.%d.%d (ONEDNN_MAX_CPU_ISA=%s)\n", runs,
                 std::string(ours.isa()).c_str(), dnnl::version()->major, dnnl::version()->minor, dnnl::version()->patch,
