@@ -13,8 +13,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/backend/cpu_fast.h"
-#include "core/util/denormals.h"
-#include "core/util/thread_pool.h"
 #include "packaging/bench/onednn_bench.h"
 
 namespace {
