@@ -121,16 +121,23 @@ std::vector<LinkSample> probe_worker_link(WorkerCommunicator& workers, int repea
     std::vector<LinkSample> samples;
     if (participants < 2) return samples;
     constexpr std::int64_t kSizes[] = {8, 16 << 10, 128 << 10, 512 << 10, 1 << 20, 2 << 20};
-    std::vector<char> buffer(static_cast<std::size_t>(kSizes[std::size(kSizes) - 1]) * participants, 1);
-    for (std::int64_t bytes : kSizes) {
-        std::vector<double> seconds;
-        for (int repeat = -2; repeat < repeats; ++repeat) {
+    constexpr std::size_t kSizeCount = std::size(kSizes);
+    std::vector<char> buffer(static_cast<std::size_t>(kSizes[kSizeCount - 1]) * participants, 1);
+    // The sizes in turn within each round, so that what slows the job for a while (a worker still
+    // settling in after start-up, a neighbour on the host) slows every size alike: size by size,
+    // the first size took all of it, and the largest all-gather once read faster than the smallest
+    // (under AddressSanitizer, 2 workers on 2 cores).
+    std::vector<std::vector<double>> seconds(kSizeCount);
+    for (int repeat = -2; repeat < repeats; ++repeat) {
+        for (std::size_t size = 0; size < kSizeCount; ++size) {
             const auto start = std::chrono::steady_clock::now();
-            workers.all_gather_in_place(buffer.data(), bytes);
+            workers.all_gather_in_place(buffer.data(), kSizes[size]);
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (repeat >= 0) seconds.push_back(elapsed);
+            if (repeat >= 0) seconds[size].push_back(elapsed);
         }
-        samples.push_back({static_cast<double>(bytes), participants, median(seconds)});
+    }
+    for (std::size_t size = 0; size < kSizeCount; ++size) {
+        samples.push_back({static_cast<double>(kSizes[size]), participants, median(seconds[size])});
     }
     return samples;
 }

@@ -58,7 +58,8 @@ struct LinkSample {
 LinkModel fit_link(const std::vector<LinkSample>& samples, std::string name);
 
 // The link probe: every worker calls it at the same point (it is a collective). Times all-gathers
-// of 8 B to 2 MiB per worker (`repeats` each after two untimed) and returns this worker's medians.
+// of 8 B to 2 MiB per worker, every size in turn in each of `repeats` rounds (after two untimed
+// rounds), and returns this worker's medians.
 // Throws ClusterError as the collectives do.
 std::vector<LinkSample> probe_worker_link(WorkerCommunicator& workers, int repeats = 15);
 
