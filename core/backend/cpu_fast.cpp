@@ -15,6 +15,7 @@ namespace {
 
 using fast::GemmArgs;
 using fast_detail::ceil_div;
+using fast_detail::kCacheLineFloats;
 using fast_detail::kUpdateChunk;
 
 std::atomic<int> g_live_backends{0};
@@ -40,9 +41,10 @@ int CpuFastBackend::threads() const {
 }
 
 float* CpuFastBackend::scratch(std::size_t count) {
-    if (scratch_.size() < count + kLineFloats) scratch_.resize(count + kLineFloats);
-    const auto floats_into_line = reinterpret_cast<std::uintptr_t>(scratch_.data()) / sizeof(float) % kLineFloats;
-    return scratch_.data() + (kLineFloats - floats_into_line) % kLineFloats;
+    constexpr auto kLine = static_cast<std::size_t>(kCacheLineFloats);
+    if (scratch_.size() < count + kLine) scratch_.resize(count + kLine);
+    const std::size_t floats_into_line = reinterpret_cast<std::uintptr_t>(scratch_.data()) / sizeof(float) % kLine;
+    return scratch_.data() + (kLine - floats_into_line) % kLine;
 }
 
 void CpuFastBackend::dense_forward(const TensorView& x, const TensorView& kernel,

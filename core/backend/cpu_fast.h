@@ -117,7 +117,6 @@ class CpuFastBackend : public CpuReferenceBackend {
     // anywhere between 65 and 113 GFLOP/s for different offsets of its operands (AMD EPYC Zen 4).
     // Grows, never shrinks: no allocation once warm.
     float* scratch(std::size_t count);
-    static constexpr std::size_t kLineFloats = 16;
 
     const fast::KernelTable& kernels_;
     std::vector<float> scratch_;

@@ -17,4 +17,7 @@ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
     return (a + b - 1) / b;
 }
 
+// Floats in a 64-byte cache line: the arena's tensors and the backend's scratch start on one.
+constexpr std::int64_t kCacheLineFloats = 16;
+
 }  // namespace mirrorlab::fast_detail

@@ -60,6 +60,7 @@ namespace {
 
 using fast::GemmArgs;
 using fast_detail::ceil_div;
+using fast_detail::kCacheLineFloats;
 using fast_detail::kConvChunkRows;
 
 // MIRRORLAB_CPU_FUSION=0 runs the fused op as its three ops (to measure what fusing gains).
@@ -183,31 +184,30 @@ bool grad_x_folded(const fast::KernelTable& kernels, const ConvGeometry& g) {
 // trainings of the tutorial, alternating, the step 1.944 -> 1.941 ms with AVX2 and 1.903 -> 1.875 ms
 // with AVX-512. (Padding dx's 7 rows to a block of 8 for the transpose back was slower.)
 bool folded_z_transposed(const fast::KernelTable& kernels, const ConvGeometry& g) {
-    return lane_use(kernels.vector_width, g.out_length) > lane_use(kernels.vector_width, g.depth());
+    return kernels.fold_windows_to_rows != nullptr &&
+           lane_use(kernels.vector_width, g.out_length) > lane_use(kernels.vector_width, g.depth());
 }
 
-// `floats` rounded up to whole 64-byte lines, so that the next piece of a scratch starts on one.
+// `floats` rounded up to whole cache lines, so that the next piece of a scratch starts on one.
 std::size_t in_lines(std::int64_t floats) {
-    constexpr std::int64_t kLine = 16;
-    return static_cast<std::size_t>((floats + kLine - 1) / kLine * kLine);
+    return static_cast<std::size_t>(ceil_div(floats, kCacheLineFloats) * kCacheLineFloats);
 }
 
-// What conv_grad_x_folded_transposed_sample works in: grad_y, z and dx of one sample, transposed,
-// each starting on a cache line.
+// What conv_grad_x_folded_transposed_sample works in: grad_y and z of one sample, transposed, each
+// starting on a cache line.
 std::size_t folded_transposed_floats(const ConvGeometry& g) {
-    return in_lines(g.out_channels * g.out_length) + in_lines(g.depth() * g.out_length) +
-           in_lines(g.in_channels * g.length);
+    return in_lines(g.out_channels * g.out_length) + in_lines(g.depth() * g.out_length);
 }
 
 // One sample's folded input gradient through the transposed z: zt = kernel (K * Cin x Cout) times
 // grad_y transposed, then each channel's input row as the sum of its taps' rows, shifted, straight
-// into dx's rows where the instruction set transposes 8 x 8 in registers (conv1's fused backward
-// 0.477 -> 0.472 ms with AVX2, 0.481 -> 0.476 with AVX-512, interleaved), else transposed back.
+// into dx's rows (8 x 8 transposes in registers; against fold_windows over a transposed dx and a
+// transpose back, conv1's fused backward 0.477 -> 0.472 ms with AVX2, 0.481 -> 0.476 with
+// AVX-512, interleaved).
 void conv_grad_x_folded_transposed_sample(const fast::KernelTable& kernels, const ConvGeometry& g, const float* kernel,
                                           const float* dy_b, float* room, float* dx_b) {
     float* dyt = room;
     float* zt = dyt + in_lines(g.out_channels * g.out_length);
-    float* dxt = zt + in_lines(g.depth() * g.out_length);
     kernels.transpose(dy_b, g.out_length, g.out_channels, g.out_channels, dyt, g.out_length);
     GemmArgs gemm;
     gemm.rows = g.depth();
@@ -221,12 +221,7 @@ void conv_grad_x_folded_transposed_sample(const fast::KernelTable& kernels, cons
     gemm.c = zt;
     gemm.ldc = g.out_length;
     kernels.gemm(gemm);
-    if (kernels.fold_windows_to_rows != nullptr && g.in_channels <= 8) {
-        kernels.fold_windows_to_rows(zt, g.out_length, g.window, g.in_channels, g.pad, dx_b, g.length);
-        return;
-    }
-    kernels.fold_windows_transposed(zt, g.out_length, g.window, g.in_channels, g.pad, dxt, g.length);
-    kernels.transpose(dxt, g.in_channels, g.length, g.length, dx_b, g.in_channels);
+    kernels.fold_windows_to_rows(zt, g.out_length, g.window, g.in_channels, g.pad, dx_b, g.length);
 }
 
 // The direct input gradient's kernel: flipped[j, o, c] = kernel[K - 1 - j, c, o], the

@@ -63,13 +63,10 @@ struct KernelTable {
     void (*fold_windows)(const float* z, std::int64_t out_length, std::int64_t window,
                          std::int64_t channels, std::int64_t pad, float* dx, std::int64_t row_begin,
                          std::int64_t row_end);
-    // fold_windows with z and dx transposed: zt[(k * channels + c) * out_length + t] and
-    // dxt[c * length + s] for every input row s, the same sums bit for bit.
-    void (*fold_windows_transposed)(const float* zt, std::int64_t out_length, std::int64_t window,
-                                    std::int64_t channels, std::int64_t pad, float* dxt, std::int64_t length);
     // fold_windows from a transposed z, zt[(k * channels + c) * out_length + t], into dx's rows
-    // (dx[s * channels + c], all `length` rows), the same sums bit for bit; for at most 8 channels,
-    // and null where the instruction set has no 8 x 8 transpose in registers.
+    // (dx[s * channels + c], all `length` rows), the same sums bit for bit; null where the
+    // instruction set has no 8 x 8 transpose in registers (one float per vector: a transposed z
+    // fills no more lanes there).
     void (*fold_windows_to_rows)(const float* zt, std::int64_t out_length, std::int64_t window,
                                  std::int64_t channels, std::int64_t pad, float* dx, std::int64_t length) = nullptr;
     // y = relu(x) (NaN stays NaN, -0 stays -0, as the reference); y may alias x.

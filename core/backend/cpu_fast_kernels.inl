@@ -402,32 +402,6 @@ void fold_windows(const float* z, std::int64_t out_length, std::int64_t window,
 }
 
 
-// fold_windows over z transposed, zt[(k * channels + c) * out_length + t], into dx transposed,
-// dxt[c * length + s]: each tap's row added to the input rows it reads, shifted, in tap order from
-// 0 (0 + the first tap's value, as fold_windows sums), so the sums are fold_windows' bit for bit.
-// Every vector is full lanes along the rows, whatever the channel count.
-template <class V>
-void fold_windows_transposed(const float* zt, std::int64_t out_length, std::int64_t window, std::int64_t channels,
-                             std::int64_t pad, float* dxt, std::int64_t length) {
-    for (std::int64_t c = 0; c < channels; ++c) {
-        float* row = dxt + c * length;
-        std::fill_n(row, length, 0.0f);
-        for (std::int64_t k = 0; k < window; ++k) {
-            // Input row s reads tap k's output row t = s + pad - k.
-            const std::int64_t s0 = std::max<std::int64_t>(0, k - pad);
-            const std::int64_t s1 = std::min<std::int64_t>(length, out_length + k - pad);
-            if (s0 >= s1) continue;
-            float* out = row + s0;
-            const float* tap = zt + (k * channels + c) * out_length + (s0 + pad - k);
-            for_vectors<V>(s1 - s0, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
-                store_vector<V, kPartial>(out + i, V::add(load_vector<V, kPartial>(out + i, lanes),
-                                                          load_vector<V, kPartial>(tap + i, lanes)),
-                                          lanes);
-            });
-        }
-    }
-}
-
 template <class V>
 void relu_forward(const float* x, float* y, std::int64_t count) {
     for_vectors<V>(count, [&]<bool kPartial>(std::int64_t i, typename V::M lanes) {
@@ -1019,7 +993,6 @@ KernelTable make_table(std::string_view isa) {
     table.gemm = gemm<V>;
     table.column_sums = column_sums<V>;
     table.fold_windows = fold_windows<V>;
-    table.fold_windows_transposed = fold_windows_transposed<V>;
     table.relu_forward = relu_forward<V>;
     table.relu_backward = relu_backward<V>;
     table.maxpool_forward = maxpool_forward<V>;

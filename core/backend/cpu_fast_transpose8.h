@@ -40,12 +40,14 @@ inline void transpose_8x8(const float* src, std::int64_t ld_src, float* dst, std
     for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + c * ld_dst, row[c]);
 }
 
-// KernelTable::fold_windows_to_rows for at most 8 channels: fold_windows' sums from a transposed
-// z, straight into dx's rows. Eight input rows at a time where every tap of every row reads an
-// output row inside (the rows near the edges one float at a time, as fold_windows): each channel's
-// eight sums along the rows, 0 + the taps in order, then transposed in registers into eight rows.
-// A row's store of 8 floats runs past its channels into the rows after it, which are written
-// later; a block is taken only where those stores stay inside dx.
+// KernelTable::fold_windows_to_rows: fold_windows' sums from a transposed z, straight into dx's
+// rows. Eight input rows at a time where every tap of every row reads an output row inside (the
+// rows near the edges one float at a time, as fold_windows): for each group of up to 8 channels,
+// each channel's eight sums along the rows, 0 + the taps in order, then transposed in registers
+// into eight rows of the group. A group narrower than 8 (the last one) stores 8 floats anyway:
+// they run past its row into the next row's first channels, so that group goes first and the
+// full groups, or the next block, or the edge rows after it, overwrite them; a block is taken only
+// where those stores stay inside dx.
 inline void fold_windows_to_rows_8(const float* zt, std::int64_t out_length, std::int64_t window,
                                    std::int64_t channels, std::int64_t pad, float* dx, std::int64_t length) {
     const auto row_by_row = [&](std::int64_t s) {
@@ -58,24 +60,32 @@ inline void fold_windows_to_rows_8(const float* zt, std::int64_t out_length, std
             dx[s * channels + c] = sum;
         }
     };
-    // Rows s with s + pad - (window - 1) >= 0 and s + pad < out_length read every tap.
-    const std::int64_t first = std::min(length, std::max<std::int64_t>(0, window - 1 - pad));
-    const std::int64_t inside_end = std::min(length, out_length - pad);
-    std::int64_t s = 0;
-    for (; s < first; ++s) row_by_row(s);
-    for (; s + 8 <= inside_end && (s + 7) * channels + 8 <= length * channels; s += 8) {
+    // The eight rows [s, s + 8) of channels [c0, c0 + 8), zeros beyond the last channel.
+    const auto group = [&](std::int64_t s, std::int64_t c0) {
         __m256 sums[8];
         for (std::int64_t c = 0; c < 8; ++c) {
             __m256 sum = _mm256_setzero_ps();
-            if (c < channels) {
+            if (c0 + c < channels) {
+                const float* tap_rows = zt + (c0 + c) * out_length + s + pad;
                 for (std::int64_t k = 0; k < window; ++k) {
-                    sum = _mm256_add_ps(sum, _mm256_loadu_ps(zt + (k * channels + c) * out_length + s + pad - k));
+                    sum = _mm256_add_ps(sum, _mm256_loadu_ps(tap_rows + k * channels * out_length - k));
                 }
             }
             sums[c] = sum;
         }
         transpose_8x8_registers(sums);
-        for (int r = 0; r < 8; ++r) _mm256_storeu_ps(dx + (s + r) * channels, sums[r]);
+        for (int r = 0; r < 8; ++r) _mm256_storeu_ps(dx + (s + r) * channels + c0, sums[r]);
+    };
+    const std::int64_t full_groups = channels / 8, narrow = channels % 8;
+    const std::int64_t last_group = narrow != 0 ? full_groups * 8 : channels - 8;  // its stores reach furthest
+    // Rows s with s + pad - (window - 1) >= 0 and s + pad < out_length read every tap.
+    const std::int64_t first = std::min(length, std::max<std::int64_t>(0, window - 1 - pad));
+    const std::int64_t inside_end = std::min(length, out_length - pad);
+    std::int64_t s = 0;
+    for (; s < first; ++s) row_by_row(s);
+    for (; s + 8 <= inside_end && (s + 7) * channels + last_group + 8 <= length * channels; s += 8) {
+        if (narrow != 0) group(s, full_groups * 8);
+        for (std::int64_t g = 0; g < full_groups; ++g) group(s, g * 8);
     }
     for (; s < length; ++s) row_by_row(s);
 }
