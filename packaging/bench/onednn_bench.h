@@ -14,6 +14,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/backend/tensor.h"
 #include "core/util/denormals.h"
 #include "core/util/thread_pool.h"
 
@@ -43,6 +44,30 @@ inline std::vector<float> random_values(std::mt19937& rng, std::size_t count) {
     std::vector<float> values(count);
     for (float& v : values) v = uniform(rng);
     return values;
+}
+
+// a * b * c, as the count of a tensor's floats.
+inline std::size_t elements(int a, int b, int c) {
+    return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
+}
+
+// A Conv1D's inputs in Keras' layouts: x [batch, length, Cin], kernel [window, Cin, Cout], bias [Cout].
+struct ConvInputs {
+    std::vector<float> x, kernel, bias;
+};
+
+// Random inputs for shape `s`, drawn in that order.
+inline ConvInputs random_conv_inputs(std::mt19937& rng, const ConvShape& s) {
+    ConvInputs in;
+    in.x = random_values(rng, elements(s.batch, s.length, s.in_channels));
+    in.kernel = random_values(rng, elements(s.window, s.in_channels, s.out_channels));
+    in.bias = random_values(rng, static_cast<std::size_t>(s.out_channels));
+    return in;
+}
+
+// `values` as the engine's float tensor of `shape`.
+inline mirrorlab::TensorView float_view(std::vector<float>& values, mirrorlab::Shape shape) {
+    return mirrorlab::TensorView{values.data(), shape, mirrorlab::DType::F32};
 }
 
 // Medians of `runs` calls of each of `calls`, taken in turn (a machine whose speed drifts slows

@@ -34,8 +34,8 @@ using onednn_bench::ConvShape;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-struct BlockBuffers {
-    std::vector<float> x, kernel, bias, grad_pooled;  // the inputs, in Keras' layouts
+struct BlockBuffers : onednn_bench::ConvInputs {
+    std::vector<float> grad_pooled;  // the last input, in Keras' layout
     // Ours, the reference for oneDNN's (conv_y and grad_conv_y: the fused ops' working rows)
     std::vector<float> conv_y, pooled, grad_conv_y, grad_x, grad_kernel, grad_bias;
     std::vector<std::int32_t> argmax;
@@ -220,23 +220,19 @@ class OneDnnBlock {
 int compare_block(const ConvShape& s, mirrorlab::CpuFastBackend& ours, std::mt19937& rng, int runs) {
     using onednn_bench::interleaved_medians_ms;
     int failures = 0;
-    const auto n = [](int a, int c, int d) { return static_cast<std::size_t>(a) * c * d; };
     const std::int64_t pooled_length = s.out_length() / 2;
     BlockBuffers b;
-    b.x = onednn_bench::random_values(rng, n(s.batch, s.length, s.in_channels));
-    b.kernel = onednn_bench::random_values(rng, n(s.window, s.in_channels, s.out_channels));
-    b.bias = onednn_bench::random_values(rng, static_cast<std::size_t>(s.out_channels));
-    b.grad_pooled = onednn_bench::random_values(rng, n(s.batch, static_cast<int>(pooled_length), s.out_channels));
-    b.conv_y.resize(n(s.batch, s.out_length(), s.out_channels));
+    static_cast<onednn_bench::ConvInputs&>(b) = onednn_bench::random_conv_inputs(rng, s);
+    b.grad_pooled = onednn_bench::random_values(
+        rng, onednn_bench::elements(s.batch, static_cast<int>(pooled_length), s.out_channels));
+    b.conv_y.resize(onednn_bench::elements(s.batch, s.out_length(), s.out_channels));
     b.grad_conv_y.resize(b.conv_y.size());
     b.pooled.resize(b.grad_pooled.size());
     b.argmax.resize(b.grad_pooled.size());
     b.grad_x.resize(b.x.size());
     b.grad_kernel.resize(b.kernel.size());
     b.grad_bias.resize(b.bias.size());
-    const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
-        return TensorView{v.data(), shape, DType::F32};
-    };
+    const auto view = onednn_bench::float_view;
     const TensorView argmax{b.argmax.data(), {s.batch, pooled_length, s.out_channels}, DType::I32};
     const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels}, k_shape{s.window, s.in_channels, s.out_channels};
     const mirrorlab::Shape conv_shape{s.batch, s.out_length(), s.out_channels},

@@ -18,8 +18,6 @@
 namespace {
 
 using mirrorlab::Conv1DParams;
-using mirrorlab::DType;
-using mirrorlab::TensorView;
 using onednn_bench::ConvShape;
 using onednn_bench::interleaved_medians_ms;
 using onednn_bench::kShapes;
@@ -27,8 +25,8 @@ using onednn_bench::random_values;
 using onednn_bench::relative_difference;
 using tag = dnnl::memory::format_tag;
 
-struct Buffers {
-    std::vector<float> x, kernel, bias, grad_y;
+struct Buffers : onednn_bench::ConvInputs {
+    std::vector<float> grad_y;
     std::vector<float> y, grad_x, grad_kernel, grad_bias;  // ours, the reference for oneDNN's
 };
 
@@ -140,18 +138,13 @@ int main(int argc, char** argv) {
     int failures = 0;
     for (const ConvShape& s : kShapes) {
         Buffers b;
-        const auto n = [](int a, int c, int d) { return static_cast<std::size_t>(a) * c * d; };
-        b.x = random_values(rng, n(s.batch, s.length, s.in_channels));
-        b.kernel = random_values(rng, n(s.window, s.in_channels, s.out_channels));
-        b.bias = random_values(rng, static_cast<std::size_t>(s.out_channels));
-        b.grad_y = random_values(rng, n(s.batch, s.out_length(), s.out_channels));
+        static_cast<onednn_bench::ConvInputs&>(b) = onednn_bench::random_conv_inputs(rng, s);
+        b.grad_y = random_values(rng, onednn_bench::elements(s.batch, s.out_length(), s.out_channels));
         b.y.resize(b.grad_y.size());
         b.grad_x.resize(b.x.size());
         b.grad_kernel.resize(b.kernel.size());
         b.grad_bias.resize(b.bias.size());
-        const auto view = [](std::vector<float>& v, mirrorlab::Shape shape) {
-            return TensorView{v.data(), shape, DType::F32};
-        };
+        const auto view = onednn_bench::float_view;
         const mirrorlab::Shape x_shape{s.batch, s.length, s.in_channels};
         const mirrorlab::Shape k_shape{s.window, s.in_channels, s.out_channels};
         const mirrorlab::Shape y_shape{s.batch, s.out_length(), s.out_channels}, b_shape{s.out_channels};
