@@ -208,6 +208,50 @@ private slots:
         QVERIFY(view.checksumsIdentical());
     }
 
+    // Hovering the middle of a narrow bar names that bar, not the 1 px update drawn right after it
+    // (the tooltip's 2 px of slack for thin bars once took it: "update" over a 3 px all-reduce).
+    void tooltipNamesTheBarUnderTheMouse() {
+        TimelineView timeline(nullptr);
+        timeline.resize(800, 200);
+        TrainBeginEvent begin;
+        begin.replicas = 2;
+        begin.devices = {"/device:CPU:0", "/device:CPU:1"};
+        timeline.setRunInfo(begin);
+        StepEndEvent step;
+        step.step = step.global_step = 1;
+        step.step_time_ms = 10.0;
+        for (int r = 0; r < 2; ++r) {
+            PhaseTimings t;
+            t.forward_ms = 3.0;
+            t.backward_ms = 6.0;
+            t.allreduce_begin_ms = 9.0;
+            t.allreduce_ms = 0.04;  // about 3 px at this width
+            t.update_begin_ms = 9.04;
+            t.update_ms = 0.01;  // drawn 1 px wide
+            step.replicas.push_back(t);
+        }
+        timeline.addSteps({step});
+        const auto bars = timeline.bars();
+        const auto lane0 = [&](TimelineView::Phase phase) {
+            return std::find_if(bars.begin(), bars.end(),
+                                [&](const TimelineView::Bar& b) { return b.lane == 0 && b.phase == phase; });
+        };
+        const auto all_reduce = lane0(TimelineView::Phase::AllReduce), update = lane0(TimelineView::Phase::Update);
+        QVERIFY(all_reduce != bars.end() && update != bars.end());
+        const QPoint middle = all_reduce->rect.center().toPoint();
+        // The case itself: the update's bar, widened by the slack, reaches the all-reduce's middle.
+        QVERIFY(update->rect.adjusted(-2, 0, 2, 0).contains(middle));
+        const auto expect_tip = [&](const QPoint& at, const char* phase) {
+            const QString tip = timeline.toolTipAt(at);
+            QVERIFY2(tip.contains(QLatin1String(phase)), qPrintable(tip));
+        };
+        expect_tip(middle, "all-reduce");
+        const QPoint on_update = update->rect.center().toPoint();
+        expect_tip(on_update, "update");
+        // Just past the update's right edge, within the slack: still the update.
+        expect_tip(QPoint(static_cast<int>(update->rect.right()) + 1, on_update.y()), "update");
+    }
+
     // NCCL (a GPU-only path) is drawn from the event alone; replicas that differ get the red badge.
     void ncclAndDifferingReplicasAreShown() {
         StepView view(nullptr);

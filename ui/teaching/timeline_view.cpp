@@ -199,26 +199,32 @@ std::vector<TimelineView::Bar> TimelineView::bars() const {
 QString TimelineView::toolTipAt(const QPoint& position) const {
     const auto all = bars();
     const QStringList names = laneNames();
-    // Later bars are drawn on top; look them up first. A bar thinner than the mouse gets 2 px.
-    for (auto it = all.rbegin(); it != all.rend(); ++it) {
-        if (!it->rect.adjusted(-2, 0, 2, 0).contains(position)) continue;
-        const StepEndEvent* step = nullptr;
-        for (const auto& s : steps_) {
-            if (s.global_step == it->step) step = &s;
-        }
-        QString text = tr("Step %1 · %2").arg(it->step).arg(names.value(it->lane));
-        text += QLatin1Char('\n') + tr("%1: %2 (%3 to %4 into the step)")
-                                        .arg(phaseName(it->phase), ms_text(it->length_ms), ms_text(it->begin_ms),
-                                             ms_text(it->begin_ms + it->length_ms));
-        if (it->phase == Phase::BarrierWait) {
-            text += QLatin1Char('\n') + tr("This replica had its gradients and waited for the slowest one before the all-reduce.");
-        } else if (it->phase == Phase::FinishWait) {
-            text += QLatin1Char('\n') + tr("This replica had updated and waited for the others to finish the step.");
-        }
-        if (step != nullptr) text += QLatin1Char('\n') + tr("Whole step: %1").arg(ms_text(step->step_time_ms));
-        return text;
+    // Later bars are drawn on top; look them up first. The bar under the mouse wins; only where
+    // there is none does a bar within 2 px answer (a bar thinner than the mouse), or a 1 px update
+    // right after a 3 px all-reduce would take the all-reduce's own middle.
+    const auto hit = [&](int slack_px) {
+        return std::find_if(all.rbegin(), all.rend(), [&](const Bar& bar) {
+            return bar.rect.adjusted(-slack_px, 0, slack_px, 0).contains(position);
+        });
+    };
+    auto it = hit(0);
+    if (it == all.rend()) it = hit(2);
+    if (it == all.rend()) return {};
+    const StepEndEvent* step = nullptr;
+    for (const auto& s : steps_) {
+        if (s.global_step == it->step) step = &s;
     }
-    return {};
+    QString text = tr("Step %1 · %2").arg(it->step).arg(names.value(it->lane));
+    text += QLatin1Char('\n') + tr("%1: %2 (%3 to %4 into the step)")
+                                    .arg(phaseName(it->phase), ms_text(it->length_ms), ms_text(it->begin_ms),
+                                         ms_text(it->begin_ms + it->length_ms));
+    if (it->phase == Phase::BarrierWait) {
+        text += QLatin1Char('\n') + tr("This replica had its gradients and waited for the slowest one before the all-reduce.");
+    } else if (it->phase == Phase::FinishWait) {
+        text += QLatin1Char('\n') + tr("This replica had updated and waited for the others to finish the step.");
+    }
+    if (step != nullptr) text += QLatin1Char('\n') + tr("Whole step: %1").arg(ms_text(step->step_time_ms));
+    return text;
 }
 
 bool TimelineView::event(QEvent* event) {
