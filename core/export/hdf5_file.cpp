@@ -2,9 +2,7 @@
 
 #include <hdf5.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -66,17 +64,6 @@ std::string library_reason() {
     return text.empty() ? std::string() : " (HDF5: " + text + ")";
 }
 
-std::string dtype_name(hid_t type) {
-    const H5T_class_t type_class = H5Tget_class(type);
-    const std::size_t size = H5Tget_size(type);
-    if (type_class == H5T_FLOAT && (size == 2 || size == 4 || size == 8)) return "float" + std::to_string(size * 8);
-    if (type_class == H5T_INTEGER && (size == 1 || size == 2 || size == 4 || size == 8)) {
-        return std::string(H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
-    }
-    if (type_class == H5T_STRING) return "string";
-    return "other";
-}
-
 // Unique names: HDF5 refuses to open two files of one name at once, even in memory.
 std::string memory_file_name() {
     static std::atomic<unsigned long> counter{0};
@@ -89,42 +76,6 @@ Id memory_access_list() {
         throw DataError("HDF5: cannot set up an in-memory file" + library_reason());
     }
     return access;
-}
-
-struct Listing {
-    std::vector<DatasetInfo>* datasets;
-    std::vector<std::string>* groups;
-    std::size_t objects = 0;
-    bool too_many = false;
-};
-
-herr_t list_link(hid_t root, const char* name, const H5L_info_t* info, void* data) {
-    auto* listing = static_cast<Listing*>(data);
-    if (++listing->objects > kHdf5MaxObjects) {
-        listing->too_many = true;
-        return 1;  // stop
-    }
-    if (info == nullptr || info->type != H5L_TYPE_HARD) return 0;  // soft and external links: never followed
-    Id object(H5Oopen(root, name, H5P_DEFAULT));
-    if (!object.ok()) return -1;
-    const H5I_type_t kind = H5Iget_type(object.get());
-    if (kind == H5I_GROUP) {
-        listing->groups->push_back(name);
-    } else if (kind == H5I_DATASET) {
-        Id space(H5Dget_space(object.get()));
-        Id type(H5Dget_type(object.get()));
-        if (!space.ok() || !type.ok()) return -1;
-        const int rank = H5Sget_simple_extent_ndims(space.get());
-        if (rank < 0 || rank > H5S_MAX_RANK) return -1;
-        hsize_t dims[H5S_MAX_RANK] = {};
-        if (H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0) return -1;
-        DatasetInfo dataset;
-        dataset.path = name;
-        for (int i = 0; i < rank; ++i) dataset.shape.push_back(static_cast<std::int64_t>(dims[i]));
-        dataset.dtype = dtype_name(type.get());
-        listing->datasets->push_back(std::move(dataset));
-    }
-    return 0;
 }
 
 }  // namespace
@@ -224,81 +175,6 @@ std::vector<std::uint8_t> FileWriter::finish() {
     H5Fclose(file_);
     file_ = -1;
     return image;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading
-
-FileReader::FileReader(const std::vector<std::uint8_t>& image, std::string source) : source_(std::move(source)) {
-    const Session session;
-    static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-    if (image.size() < 8 || std::memcmp(kSignature, image.data(), 8) != 0) {
-        // HDF5 may also find a signature at 512, 1024, ... (a user block); Keras never writes one.
-        if (image.empty()) throw DataError(source_ + " is empty (0 bytes), not an HDF5 file");
-        throw DataError(source_ + " is not an HDF5 file (no HDF5 signature at its start)");
-    }
-    const Id access = memory_access_list();
-    if (H5Pset_file_image(access.get(), const_cast<std::uint8_t*>(image.data()), image.size()) < 0) {
-        throw DataError(source_ + ": cannot hand the file to HDF5" + library_reason());
-    }
-    // Held by `file` until the listing succeeds: a constructor that throws runs no destructor.
-    Id file(H5Fopen(memory_file_name().c_str(), H5F_ACC_RDONLY, access.get()));
-    if (!file.ok()) {
-        throw DataError(source_ + " cannot be opened as an HDF5 file: truncated or corrupt" + library_reason());
-    }
-    Listing listing{&datasets_, &groups_};
-    const herr_t visited = H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, list_link, &listing);
-    if (listing.too_many) {
-        throw DataError(source_ + " holds more than " + std::to_string(kHdf5MaxObjects) +
-                        " objects; a Keras weight file holds a few per layer");
-    }
-    if (visited < 0) throw DataError(source_ + " is corrupt: its objects cannot be listed" + library_reason());
-    std::sort(datasets_.begin(), datasets_.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
-    std::sort(groups_.begin(), groups_.end());
-    file_ = file.release();
-}
-
-FileReader::~FileReader() {
-    if (file_ >= 0) {
-        const Session session;
-        H5Fclose(file_);
-    }
-}
-
-const DatasetInfo* FileReader::find(const std::string& path) const {
-    for (const auto& dataset : datasets_) {
-        if (dataset.path == path) return &dataset;
-    }
-    return nullptr;
-}
-
-std::vector<float> FileReader::read_floats(const std::string& path, const std::vector<std::int64_t>& shape) const {
-    const DatasetInfo* info = find(path);
-    if (info == nullptr) throw DataError(source_ + " has no dataset '" + path + "'");
-    if (info->dtype != "float32" && info->dtype != "float64" && info->dtype != "float16") {
-        throw DataError(source_ + ": dataset '" + path + "' holds " + info->dtype + ", not float32");
-    }
-    if (info->shape != shape) {
-        throw DataError(source_ + ": dataset '" + path + "' has shape " + shape_text(info->shape) + ", expected " +
-                        shape_text(shape));
-    }
-    std::size_t count = 1;
-    for (std::int64_t d : shape) count *= static_cast<std::size_t>(d);
-    const Session session;
-    const Id dataset(H5Dopen2(file_, path.c_str(), H5P_DEFAULT));
-    if (!dataset.ok()) throw DataError(source_ + ": dataset '" + path + "' cannot be opened: the file is corrupt" + library_reason());
-    // Stored bytes bound what is allocated: a dataset never written reads as its fill value from no
-    // bytes at all (Keras always writes its weights), and deflate packs at most ~1032 bytes into one.
-    const hsize_t stored = H5Dget_storage_size(dataset.get());
-    if (count > 0 && (stored == 0 || count / 1032 > stored)) {
-        throw DataError(source_ + ": dataset '" + path + "' has " + std::to_string(stored) + " bytes stored for " +
-                        std::to_string(count) + " values (corrupt, or not written by Keras)");
-    }
-    std::vector<float> values(count);
-    if (H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
-        throw DataError(source_ + ": dataset '" + path + "' cannot be read: the file is corrupt" + library_reason());
-    }
-    return values;
 }
 
 }  // namespace mirrorlab::hdf5

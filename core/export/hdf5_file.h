@@ -1,13 +1,19 @@
 #pragma once
-// The little of HDF5 that Keras' weight files need, through the HDF5 C library (Debian:
-// libhdf5-dev), entirely in memory (the "core" driver): groups with a string attribute, float32
-// datasets and int64/float32 scalars to write; the hard-linked datasets, their shapes and dtypes to
-// read. hdf5.h stays out of this header.
+// The little of HDF5 that Keras' weight files need. hdf5.h stays out of this header.
 //
-// Files are untrusted. HDF5's automatic error printing is switched off for every call made here;
-// each failure becomes a DataError naming the source, the object and HDF5's own reason. Links
-// other than hard links (soft, external: an external link would open another file) are never
-// followed, and a file with more than kHdf5MaxObjects objects is refused.
+// Writing goes through the HDF5 C library (Debian: libhdf5-dev), entirely in memory (the "core"
+// driver): groups with a string attribute, float32 datasets and int64/float32 scalars.
+//
+// Reading is our own bounds-checked parser (hdf5_reader.cpp), not libhdf5: files are untrusted,
+// and libhdf5 1.10 trusts a damaged file's metadata (the fuzzer found it dereferencing a null
+// accumulator and malloc()ing exabytes). It reads what h5py and libhdf5 write by default, as
+// Keras does: superblocks 0-3, object headers 1 and 2, groups as symbol tables (v1 B-tree, local
+// heap) or compact link messages, and datasets of any dtype with contiguous or compact storage;
+// float16/32/64 values in either byte order read as float32. A part it does not read (chunked or
+// external storage, dense link storage, shared messages) is named in a DataError; checksums of
+// the version-2 structures are not verified. Every failure is a DataError naming the source and
+// the object. Links other than hard links (soft, external: an external link would open another
+// file) are never followed, and a file with more than kHdf5MaxObjects objects is refused.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -47,26 +53,33 @@ private:
     std::int64_t file_ = -1;  // hid_t
 };
 
-// An HDF5 file read from memory. Every error names `source`.
+// Where a listed dataset's values lie in the file being read (FileReader's bookkeeping).
+struct DatasetStorage {
+    std::uint64_t offset = 0;        // into the file's bytes
+    std::uint64_t stored_bytes = 0;  // what the layout says is there
+    std::uint32_t element_bytes = 0;
+    bool big_endian = false;
+    std::string unreadable;  // why the values cannot be read ("is stored in chunks ..."), else empty
+};
+
+// An HDF5 file read from memory (its bytes are kept). Every error names `source`.
 class FileReader {
 public:
-    FileReader(const std::vector<std::uint8_t>& image, std::string source);
-    ~FileReader();
-    FileReader(const FileReader&) = delete;
-    FileReader& operator=(const FileReader&) = delete;
+    FileReader(std::vector<std::uint8_t> image, std::string source);
 
     const std::string& source() const { return source_; }
     // Every dataset and group reachable through hard links, sorted by path.
     const std::vector<DatasetInfo>& datasets() const { return datasets_; }
     const std::vector<std::string>& groups() const { return groups_; }
     const DatasetInfo* find(const std::string& path) const;
-    // A float dataset (float32 or float64) as float32, row-major; its shape must be `shape`.
+    // A float dataset (float16, float32 or float64) as float32, row-major; its shape must be `shape`.
     std::vector<float> read_floats(const std::string& path, const std::vector<std::int64_t>& shape) const;
 
 private:
-    std::int64_t file_ = -1;  // hid_t
+    std::vector<std::uint8_t> image_;
     std::string source_;
     std::vector<DatasetInfo> datasets_;
+    std::vector<DatasetStorage> storage_;  // datasets_[i]'s values
     std::vector<std::string> groups_;
 };
 

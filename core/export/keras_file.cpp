@@ -2,6 +2,7 @@
 #include "core/export/keras_file.h"
 
 #include <cstring>
+#include <utility>
 
 #include "core/data/zip_reader.h"
 #include "core/export/hdf5_file.h"
@@ -143,7 +144,7 @@ void save_keras_weights_file(const std::string& path, const Model& model, std::s
     write_file_atomically(path, text_of(keras_weights_h5(model, weights, optimizer, state)), "the Keras weights");
 }
 
-std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,
+std::vector<float> keras_weights_from_h5(std::vector<std::uint8_t> bytes, const Model& model,
                                          const std::string& source) {
     // Nothing is allocated for weights the file cannot hold: HDF5's deflate, like zlib's, packs at
     // most ~1032 bytes into one, and a dataset never written reads as zeros from no bytes at all.
@@ -153,7 +154,7 @@ std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes,
                         format_thousands(static_cast<std::int64_t>(count)) + " weights of model '" + model.name() +
                         "': it was saved from another model");
     }
-    const hdf5::FileReader file(bytes, source);
+    const hdf5::FileReader file(std::move(bytes), source);
     std::vector<float> weights;
     weights.reserve(count);
     for (const LayerInfo& layer : model.layers()) {

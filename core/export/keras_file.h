@@ -100,7 +100,7 @@ std::optional<OptimizerConfig> optimizer_from_keras_config(std::string_view json
 // A Keras Sequential config: config.json's or model.to_json()'s. ModelError naming `source`.
 Model model_from_keras_config(std::string_view json_text, std::string_view source);
 // The weights of `model` from a Keras weight file's bytes. DataError naming `source`.
-std::vector<float> keras_weights_from_h5(const std::vector<std::uint8_t>& bytes, const Model& model,
+std::vector<float> keras_weights_from_h5(std::vector<std::uint8_t> bytes, const Model& model,
                                          const std::string& source);
 // A whole .keras archive in memory; `source` starts every message.
 KerasModel read_keras_archive(std::vector<std::uint8_t> bytes, const std::string& source);

@@ -1,0 +1,798 @@
+// Reading HDF5 files without libhdf5: a bounds-checked parser of the part of the format that h5py
+// and libhdf5 write by default (hdf5_file.h says which). Field layouts follow the HDF5 File Format
+// Specification 3.0; section numbers below are its. Every read goes through a Cursor that knows
+// the bytes it may touch, every count read from the file is checked against the bytes that would
+// have to hold it before anything is allocated, and every structure that points elsewhere (B-tree
+// nodes, continuation blocks, groups) is visited once, so a damaged or hostile file ends in a
+// DataError after work bounded by its size.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "core/export/hdf5_file.h"
+#include "core/util/error.h"
+
+namespace mirrorlab::hdf5 {
+
+static_assert(std::endian::native == std::endian::little, "little-endian values are copied as they are");
+
+namespace {
+
+constexpr std::uint64_t kUndefinedAddress = std::numeric_limits<std::uint64_t>::max();
+constexpr int kMaxRank = 32;                 // H5S_MAX_RANK
+constexpr int kMaxGroupDepth = 256;          // Keras nests 4 deep
+constexpr std::size_t kMaxMessagesPerObject = 1 << 16;
+constexpr std::size_t kMaxHeaderBlocks = 1 << 12;  // an object header's chunk and its continuations
+
+// Header message types (IV.A.2).
+enum : std::uint16_t {
+    kDataspaceMessage = 0x01,
+    kLinkInfoMessage = 0x02,
+    kDatatypeMessage = 0x03,
+    kLinkMessage = 0x06,
+    kExternalFilesMessage = 0x07,
+    kLayoutMessage = 0x08,
+    kContinuationMessage = 0x10,
+    kSymbolTableMessage = 0x11,
+};
+constexpr std::uint8_t kMessageIsShared = 0x02;
+
+std::string at_byte(std::uint64_t position) { return " (at byte " + std::to_string(position) + ")"; }
+
+// The file's bytes, the sizes its superblock chose, and the errors every reader of them raises.
+class Image {
+public:
+    Image(std::span<const std::uint8_t> bytes, const std::string& source) : bytes_(bytes), source_(source) {}
+
+    std::span<const std::uint8_t> bytes() const { return bytes_; }
+    int offset_bytes = 8;
+    int length_bytes = 8;
+    std::uint64_t base_address = 0;
+
+    [[noreturn]] void corrupt(const std::string& what) const {
+        throw DataError(source_ + " is corrupt: " + what);
+    }
+    [[noreturn]] void unsupported(const std::string& what) const {
+        throw DataError(source_ + " uses a part of HDF5 that MirrorLab does not read: " + what +
+                        ". Keras and h5py do not write it by default; save the weights again with Keras");
+    }
+    // The image position of a file address (addresses count from the base address).
+    std::uint64_t position_of(std::uint64_t address, const std::string& what) const {
+        if (address == kUndefinedAddress) corrupt(what + " has no address");
+        if (address > bytes_.size() || base_address > bytes_.size() - address) {
+            corrupt(what + " lies past the end of the file (address " + std::to_string(address) + ", the file has " +
+                    std::to_string(bytes_.size()) + " bytes)");
+        }
+        return base_address + address;
+    }
+
+private:
+    std::span<const std::uint8_t> bytes_;
+    const std::string& source_;
+};
+
+// Reads little-endian fields from [position, end) of the image; running past `end` is corruption
+// of `what`.
+class Cursor {
+public:
+    Cursor(const Image& image, std::uint64_t begin, std::uint64_t size, std::string what)
+        : image_(&image), position_(begin), what_(std::move(what)) {
+        if (begin > image.bytes().size() || size > image.bytes().size() - begin) {
+            image.corrupt(what_ + " runs past the end of the file (" + std::to_string(size) + " bytes at byte " +
+                          std::to_string(begin) + ", the file has " + std::to_string(image.bytes().size()) + ")");
+        }
+        end_ = begin + size;
+    }
+    // From a file address to the end of the file.
+    static Cursor at_address(const Image& image, std::uint64_t address, const std::string& what) {
+        const std::uint64_t position = image.position_of(address, what);
+        return Cursor(image, position, image.bytes().size() - position, what);
+    }
+
+    std::uint64_t position() const { return position_; }
+    std::uint64_t remaining() const { return end_ - position_; }
+    const std::string& what() const { return what_; }
+
+    std::uint64_t unsigned_bytes(std::uint64_t count) {
+        need(count);
+        std::uint64_t value = 0;
+        for (std::uint64_t i = 0; i < count && i < 8; ++i) {
+            value |= std::uint64_t{image_->bytes()[position_ + i]} << (8 * i);
+        }
+        position_ += count;
+        return value;
+    }
+    std::uint8_t u8() { return static_cast<std::uint8_t>(unsigned_bytes(1)); }
+    std::uint16_t u16() { return static_cast<std::uint16_t>(unsigned_bytes(2)); }
+    std::uint32_t u32() { return static_cast<std::uint32_t>(unsigned_bytes(4)); }
+    // An address: all bits set is HDF5's "undefined".
+    std::uint64_t address() {
+        const int bytes = image_->offset_bytes;
+        const std::uint64_t value = unsigned_bytes(static_cast<std::uint64_t>(bytes));
+        const std::uint64_t all_ones = bytes == 8 ? kUndefinedAddress : (std::uint64_t{1} << (8 * bytes)) - 1;
+        return value == all_ones ? kUndefinedAddress : value;
+    }
+    std::uint64_t length() { return unsigned_bytes(static_cast<std::uint64_t>(image_->length_bytes)); }
+    void skip(std::uint64_t count) {
+        need(count);
+        position_ += count;
+    }
+    std::span<const std::uint8_t> take(std::uint64_t count) {
+        need(count);
+        const auto view = image_->bytes().subspan(position_, count);
+        position_ += count;
+        return view;
+    }
+    void signature(const char (&expected)[5]) {
+        const auto found = take(4);
+        if (std::memcmp(found.data(), expected, 4) != 0) {
+            image_->corrupt(what_ + " does not start with its signature \"" + expected + "\"" + at_byte(position_ - 4));
+        }
+    }
+    // The next `size` bytes as a cursor of their own, skipped here.
+    Cursor sub(std::uint64_t size, std::string what) {
+        need(size);
+        Cursor inner(*image_, position_, size, std::move(what));
+        position_ += size;
+        return inner;
+    }
+
+private:
+    void need(std::uint64_t count) const {
+        if (count > remaining()) {
+            image_->corrupt(what_ + " ends early" + at_byte(position_) + ": " + std::to_string(count) +
+                            " more bytes expected, " + std::to_string(remaining()) + " left");
+        }
+    }
+
+    const Image* image_;
+    std::uint64_t position_;
+    std::uint64_t end_ = 0;
+    std::string what_;
+};
+
+std::string quoted(const std::string& path) { return path.empty() ? std::string("the root group") : "'" + path + "'"; }
+
+struct Message {
+    std::uint16_t type = 0;
+    std::uint8_t flags = 0;
+    std::uint64_t position = 0;  // of its data in the image
+    std::uint64_t size = 0;
+};
+
+struct Datatype {
+    std::string name = "other";  // numpy's, as DatasetInfo::dtype
+    std::uint32_t element_bytes = 0;
+    bool big_endian = false;
+};
+
+struct Link {
+    std::string name;
+    bool hard = false;
+    std::uint64_t address = kUndefinedAddress;
+};
+
+// A parsed object, kept by header address: a dataset reached by several links is parsed once.
+struct ObjectSummary {
+    enum class Kind { Group, Dataset, Other } kind = Kind::Other;
+    DatasetInfo dataset;  // path left empty
+    DatasetStorage storage;
+};
+
+class Parser {
+public:
+    struct TooManyObjects {};  // more than kHdf5MaxObjects links
+
+    Parser(std::span<const std::uint8_t> bytes, const std::string& source) : image_(bytes, source) {}
+
+    std::vector<DatasetInfo> datasets;
+    std::vector<DatasetStorage> storage;
+    std::vector<std::string> groups;
+
+    void read(const std::string& source) {
+        const std::uint64_t root = superblock(source);
+        visit_group(root, "", 0);
+    }
+
+private:
+    // II.A: the root group's object header address. Also checks the file is not truncated.
+    std::uint64_t superblock(const std::string& source) {
+        Cursor c(image_, 0, image_.bytes().size(), "the superblock");
+        c.skip(8);  // the signature, checked by the caller
+        const std::uint8_t version = c.u8();
+        std::uint64_t root = kUndefinedAddress;
+        std::uint64_t end_of_file = 0;
+        auto sizes = [&](std::uint8_t offsets, std::uint8_t lengths) {
+            if ((offsets != 2 && offsets != 4 && offsets != 8) || (lengths != 2 && lengths != 4 && lengths != 8)) {
+                image_.corrupt("its superblock gives addresses of " + std::to_string(offsets) + " bytes and lengths of " +
+                               std::to_string(lengths) + " (HDF5 uses 2, 4 or 8)");
+            }
+            image_.offset_bytes = offsets;
+            image_.length_bytes = lengths;
+        };
+        if (version <= 1) {
+            c.skip(3);  // free-space, root entry and (reserved) versions
+            c.skip(1);  // shared header message format version
+            const std::uint8_t offsets = c.u8();
+            const std::uint8_t lengths = c.u8();
+            sizes(offsets, lengths);
+            c.skip(1 + 2 + 2 + 4);  // reserved, group leaf and internal node K, consistency flags
+            if (version == 1) c.skip(4);  // indexed storage internal node K, reserved
+            image_.base_address = c.address();
+            c.address();  // free-space info
+            end_of_file = c.address();
+            c.address();  // driver information block
+            // The root group's symbol table entry (III.C): name offset, then its object header.
+            c.address();
+            root = c.address();
+        } else if (version <= 3) {
+            const std::uint8_t offsets = c.u8();
+            const std::uint8_t lengths = c.u8();
+            sizes(offsets, lengths);
+            c.skip(1);  // consistency flags
+            image_.base_address = c.address();
+            c.address();  // superblock extension
+            end_of_file = c.address();
+            root = c.address();
+        } else {
+            image_.unsupported("superblock version " + std::to_string(version));
+        }
+        if (image_.base_address == kUndefinedAddress) image_.corrupt("its superblock has no base address");
+        if (end_of_file == kUndefinedAddress || end_of_file > image_.bytes().size() - image_.base_address) {
+            throw DataError(source + " is truncated or corrupt: it has " + std::to_string(image_.bytes().size()) +
+                            " bytes, but its superblock says the file ends at byte " +
+                            (end_of_file == kUndefinedAddress ? std::string("(undefined)")
+                                                              : std::to_string(end_of_file + image_.base_address)));
+        }
+        return root;
+    }
+
+    // --- object headers (IV.A) -------------------------------------------------------------------
+
+    std::vector<Message> object_header(std::uint64_t address, const std::string& path) {
+        const std::string what = "the object header of " + quoted(path);
+        Cursor c = Cursor::at_address(image_, address, what);
+        std::vector<Message> messages;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;  // continuation (address, length)
+        std::set<std::uint64_t> seen_blocks;
+        bool version_2 = false;
+        bool creation_order = false;
+        const std::uint8_t first = Cursor(c).u8();  // version 1's version, or version 2's "OHDR"
+        if (first == 1) {  // IV.A.1.a
+            c.skip(2);     // version, reserved
+            c.u16();       // message count (what the chunks hold is what counts)
+            c.u32();       // reference count
+            const std::uint32_t size = c.u32();
+            c.skip(4);  // alignment of the messages to 8 bytes
+            Cursor chunk = c.sub(size, what);
+            read_messages(chunk, false, false, messages, blocks);
+        } else if (first == 'O') {  // IV.A.1.b
+            c.signature("OHDR");
+            if (c.u8() != 2) image_.unsupported(what + " has an object header version other than 1 and 2");
+            const std::uint8_t flags = c.u8();
+            if (flags & 0x20) c.skip(16);  // access, modification, change and birth times
+            if (flags & 0x10) c.skip(4);   // attribute storage phase change values
+            creation_order = (flags & 0x04) != 0;
+            version_2 = true;
+            const std::uint64_t size = c.unsigned_bytes(std::uint64_t{1} << (flags & 0x03));
+            Cursor chunk = c.sub(size, what);
+            c.skip(4);  // checksum
+            read_messages(chunk, true, creation_order, messages, blocks);
+        } else {
+            image_.corrupt(what + " has version " + std::to_string(first) + at_byte(c.position()) +
+                           " (HDF5 object headers are version 1 or 2)");
+        }
+        for (std::size_t i = 0; i < blocks.size(); ++i) {  // grows while continuation blocks name more
+            const auto [block_address, block_length] = blocks[i];
+            if (!seen_blocks.insert(block_address).second || seen_blocks.size() > kMaxHeaderBlocks) {
+                image_.corrupt(what + " continues into the same block twice");
+            }
+            const std::string continuation = "a continuation of " + what.substr(4);
+            Cursor block(image_, image_.position_of(block_address, continuation), block_length, continuation);
+            if (version_2) {
+                block.signature("OCHK");
+                if (block.remaining() < 4) image_.corrupt(continuation + " has no room for its checksum");
+                Cursor messages_only = block.sub(block.remaining() - 4, continuation);
+                read_messages(messages_only, true, creation_order, messages, blocks);
+            } else {
+                read_messages(block, false, false, messages, blocks);
+            }
+        }
+        return messages;
+    }
+
+    void read_messages(Cursor& chunk, bool version_2, bool creation_order, std::vector<Message>& messages,
+                       std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks) {
+        const std::uint64_t header_bytes = version_2 ? (creation_order ? 6 : 4) : 8;
+        while (chunk.remaining() >= header_bytes) {  // fewer bytes left: a gap (version 2) or padding
+            Message message;
+            message.type = version_2 ? chunk.u8() : chunk.u16();
+            const std::uint16_t size = chunk.u16();
+            message.flags = chunk.u8();
+            chunk.skip(version_2 ? (creation_order ? 2 : 0) : 3);
+            message.position = chunk.position();
+            message.size = size;
+            chunk.skip(size);
+            if (messages.size() >= kMaxMessagesPerObject) {
+                image_.corrupt(chunk.what() + " holds more than " + std::to_string(kMaxMessagesPerObject) + " messages");
+            }
+            if (message.type == kContinuationMessage) {
+                Cursor data = message_data(message, chunk.what());
+                const std::uint64_t address = data.address();
+                const std::uint64_t length = data.length();
+                blocks.emplace_back(address, length);
+            }
+            messages.push_back(message);
+        }
+    }
+
+    Cursor message_data(const Message& message, const std::string& what) const {
+        return Cursor(image_, message.position, message.size, what);
+    }
+
+    static const Message* find_message(const std::vector<Message>& messages, std::uint16_t type) {
+        for (const Message& message : messages) {
+            if (message.type == type) return &message;
+        }
+        return nullptr;
+    }
+
+    // --- groups -----------------------------------------------------------------------------------
+
+    void visit_group(std::uint64_t address, const std::string& path, int depth) {
+        if (depth > kMaxGroupDepth) {
+            image_.corrupt("groups nest more than " + std::to_string(kMaxGroupDepth) + " deep at " + quoted(path));
+        }
+        if (!visited_groups_.insert(address).second) return;  // reached again through another link
+        const std::vector<Message> messages = object_header(address, path);
+        for (const Link& link : links_of(messages, path)) {
+            if (++objects_ > kHdf5MaxObjects) {
+                throw TooManyObjects{};
+            }
+            if (!link.hard) continue;  // soft and external links are never followed
+            const std::string child = path.empty() ? link.name : path + "/" + link.name;
+            const ObjectSummary& summary = summarize(link.address, child);
+            if (summary.kind == ObjectSummary::Kind::Group) {
+                groups.push_back(child);
+                visit_group(link.address, child, depth + 1);
+            } else if (summary.kind == ObjectSummary::Kind::Dataset) {
+                datasets.push_back(summary.dataset);
+                datasets.back().path = child;
+                storage.push_back(summary.storage);
+            }
+        }
+    }
+
+    std::vector<Link> links_of(const std::vector<Message>& messages, const std::string& path) {
+        std::vector<Link> links;
+        if (const Message* table = find_message(messages, kSymbolTableMessage)) {
+            if (table->flags & kMessageIsShared) image_.unsupported("a shared symbol table message in " + quoted(path));
+            Cursor data = message_data(*table, "the symbol table message of " + quoted(path));
+            const std::uint64_t btree = data.address();
+            const std::uint64_t heap = data.address();
+            symbol_table_links(btree, heap, path, links);
+            return links;
+        }
+        if (const Message* info = find_message(messages, kLinkInfoMessage)) {  // IV.A.2.c
+            Cursor data = message_data(*info, "the link info message of " + quoted(path));
+            if (data.u8() != 0) image_.unsupported("a link info message version other than 0 in " + quoted(path));
+            const std::uint8_t flags = data.u8();
+            if (flags & 0x01) data.skip(8);  // maximum creation index
+            if (data.address() != kUndefinedAddress) {
+                image_.unsupported("group " + quoted(path) + " keeps its links in a fractal heap (dense link storage)");
+            }
+        }
+        for (const Message& message : messages) {
+            if (message.type != kLinkMessage) continue;
+            if (message.flags & kMessageIsShared) image_.unsupported("a shared link message in " + quoted(path));
+            links.push_back(link_message(message, path));
+        }
+        return links;
+    }
+
+    // IV.A.2.g
+    Link link_message(const Message& message, const std::string& path) {
+        Cursor data = message_data(message, "a link message of " + quoted(path));
+        if (data.u8() != 1) image_.unsupported("a link message version other than 1 in " + quoted(path));
+        const std::uint8_t flags = data.u8();
+        const std::uint8_t type = (flags & 0x08) ? data.u8() : 0;
+        if (flags & 0x04) data.skip(8);  // creation order
+        if (flags & 0x10) data.skip(1);  // name character set
+        const std::uint64_t name_length = data.unsigned_bytes(std::uint64_t{1} << (flags & 0x03));
+        const auto name = data.take(name_length);
+        Link link;
+        link.name = checked_name(std::string(name.begin(), name.end()), path);
+        link.hard = type == 0;
+        if (link.hard) link.address = data.address();
+        return link;
+    }
+
+    std::string checked_name(std::string name, const std::string& path) const {
+        if (name.empty() || name.find('/') != std::string::npos || name.find('\0') != std::string::npos ||
+            name == "." || name == "..") {
+            image_.corrupt("group " + quoted(path) + " has a link named \"" + name.substr(0, 64) +
+                           "\" (HDF5 names are not empty and hold no '/')");
+        }
+        return name;
+    }
+
+    // III.D: a local heap; names are NUL-terminated strings in its data segment.
+    struct LocalHeap {
+        std::uint64_t data_position = 0;
+        std::uint64_t data_size = 0;
+    };
+    LocalHeap local_heap(std::uint64_t address, const std::string& path) {
+        const std::string what = "the local heap of " + quoted(path);
+        Cursor c = Cursor::at_address(image_, address, what);
+        c.signature("HEAP");
+        if (c.u8() != 0) image_.unsupported(what + " has a version other than 0");
+        c.skip(3);
+        LocalHeap heap;
+        heap.data_size = c.length();
+        c.length();  // free list
+        const std::uint64_t data_address = c.address();
+        heap.data_position = image_.position_of(data_address, "the data of " + what.substr(4));
+        (void)Cursor(image_, heap.data_position, heap.data_size, "the data of " + what.substr(4));  // throws unless within the file
+        return heap;
+    }
+    std::string heap_string(const LocalHeap& heap, std::uint64_t offset, const std::string& path) const {
+        if (offset >= heap.data_size) {
+            image_.corrupt("a name in group " + quoted(path) + " lies outside its local heap (offset " +
+                           std::to_string(offset) + " of " + std::to_string(heap.data_size) + " bytes)");
+        }
+        const auto data = image_.bytes().subspan(heap.data_position + offset, heap.data_size - offset);
+        const auto end = std::find(data.begin(), data.end(), std::uint8_t{0});
+        if (end == data.end()) image_.corrupt("a name in group " + quoted(path) + " runs off its local heap");
+        return checked_name(std::string(data.begin(), end), path);
+    }
+
+    // III.A.1 (a version 1 B-tree of group nodes) and III.B (symbol table nodes).
+    void symbol_table_links(std::uint64_t btree, std::uint64_t heap_address, const std::string& path,
+                            std::vector<Link>& links) {
+        const LocalHeap heap = local_heap(heap_address, path);
+        btree_node(btree, -1, heap, path, links);
+    }
+
+    void btree_node(std::uint64_t address, int expected_level, const LocalHeap& heap, const std::string& path,
+                    std::vector<Link>& links) {
+        const std::string what = "a B-tree node of group " + quoted(path);
+        if (!visited_nodes_.insert(address).second) image_.corrupt(what + " is reached twice" + at_byte(address));
+        Cursor c = Cursor::at_address(image_, address, what);
+        c.signature("TREE");
+        if (c.u8() != 0) image_.corrupt(what + " is not a group node");
+        const int level = c.u8();
+        if (expected_level >= 0 && level != expected_level) {
+            image_.corrupt(what + " is at level " + std::to_string(level) + ", below a node of level " +
+                           std::to_string(expected_level + 1));
+        }
+        const std::uint16_t entries = c.u16();
+        c.address();  // left sibling
+        c.address();  // right sibling
+        std::vector<std::uint64_t> children;
+        for (std::uint16_t i = 0; i < entries; ++i) {
+            c.length();  // key: the heap offset of the child's greatest name
+            children.push_back(c.address());
+        }
+        for (const std::uint64_t child : children) {
+            if (level > 0) {
+                btree_node(child, level - 1, heap, path, links);
+            } else {
+                symbol_node(child, heap, path, links);
+            }
+        }
+    }
+
+    void symbol_node(std::uint64_t address, const LocalHeap& heap, const std::string& path, std::vector<Link>& links) {
+        const std::string what = "a symbol table node of group " + quoted(path);
+        if (!visited_nodes_.insert(address).second) image_.corrupt(what + " is reached twice" + at_byte(address));
+        Cursor c = Cursor::at_address(image_, address, what);
+        c.signature("SNOD");
+        if (c.u8() != 1) image_.unsupported(what + " has a version other than 1");
+        c.skip(1);
+        const std::uint16_t symbols = c.u16();
+        for (std::uint16_t i = 0; i < symbols; ++i) {  // III.C: a symbol table entry
+            const std::uint64_t name_offset = c.length();
+            Link link;
+            link.address = c.address();
+            const std::uint32_t cache_type = c.u32();
+            c.skip(4 + 16);  // reserved, scratch pad
+            link.name = heap_string(heap, name_offset, path);
+            link.hard = cache_type != 2;  // 2: a soft link, its value in the heap
+            links.push_back(std::move(link));
+        }
+    }
+
+    // --- datasets ---------------------------------------------------------------------------------
+
+    const ObjectSummary& summarize(std::uint64_t address, const std::string& path) {
+        if (const auto found = summaries_.find(address); found != summaries_.end()) return found->second;
+        const std::vector<Message> messages = object_header(address, path);
+        ObjectSummary summary;
+        if (find_message(messages, kSymbolTableMessage) != nullptr || find_message(messages, kLinkInfoMessage) != nullptr ||
+            find_message(messages, kLinkMessage) != nullptr) {
+            summary.kind = ObjectSummary::Kind::Group;
+        } else if (const Message* layout = find_message(messages, kLayoutMessage)) {
+            summary.kind = ObjectSummary::Kind::Dataset;
+            const Message* space = find_message(messages, kDataspaceMessage);
+            const Message* type = find_message(messages, kDatatypeMessage);
+            if (space == nullptr || type == nullptr) {
+                image_.corrupt("dataset " + quoted(path) + " has no " + (space == nullptr ? "dataspace" : "datatype") +
+                               " message");
+            }
+            for (const Message* message : {layout, space, type}) {
+                if (message->flags & kMessageIsShared) {
+                    image_.unsupported("dataset " + quoted(path) + " shares a message with other objects (a committed "
+                                       "datatype or a shared message table)");
+                }
+            }
+            const std::optional<std::uint64_t> count = dataspace(*space, path, summary.dataset.shape);
+            const Datatype datatype = datatype_of(*type, path);
+            summary.dataset.dtype = datatype.name;
+            summary.storage.element_bytes = datatype.element_bytes;
+            summary.storage.big_endian = datatype.big_endian;
+            data_layout(*layout, path, summary.storage);
+            if (count == std::uint64_t{0}) {
+                summary.storage = DatasetStorage{0, 0, datatype.element_bytes, false, ""};  // nothing to read
+            } else if (!count) {
+                summary.storage.unreadable = "holds no values (an HDF5 null dataspace)";
+            } else if (find_message(messages, kExternalFilesMessage) != nullptr) {
+                summary.storage.unreadable = "keeps its values in an external file, which MirrorLab does not open";
+            }
+        }
+        return summaries_.emplace(address, std::move(summary)).first->second;
+    }
+
+    // IV.A.2.b. The element count, or none for a null dataspace.
+    std::optional<std::uint64_t> dataspace(const Message& message, const std::string& path,
+                                           std::vector<std::int64_t>& shape) {
+        Cursor data = message_data(message, "the dataspace of " + quoted(path));
+        const std::uint8_t version = data.u8();
+        if (version != 1 && version != 2) image_.unsupported("dataspace version " + std::to_string(version));
+        const std::uint8_t rank = data.u8();
+        data.u8();  // flags: whether maximum sizes follow the sizes; they do not change what is stored
+        bool null_space = false;
+        if (version == 1) {
+            data.skip(5);
+        } else {
+            null_space = data.u8() == 2;
+        }
+        if (rank > kMaxRank) {
+            image_.corrupt("dataset " + quoted(path) + " has " + std::to_string(rank) + " dimensions (HDF5 allows " +
+                           std::to_string(kMaxRank) + ")");
+        }
+        std::uint64_t count = 1;
+        for (int i = 0; i < rank; ++i) {
+            const std::uint64_t dim = data.length();
+            if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+                (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / dim)) {
+                image_.corrupt("dataset " + quoted(path) + " has a dimension of " + std::to_string(dim) + " values");
+            }
+            count *= dim;
+            shape.push_back(static_cast<std::int64_t>(dim));
+        }
+        if (null_space) return std::nullopt;
+        return count;
+    }
+
+    // IV.A.2.d: numpy's name for the type, and what reading floats needs of it.
+    Datatype datatype_of(const Message& message, const std::string& path) {
+        Cursor data = message_data(message, "the datatype of " + quoted(path));
+        const std::uint8_t class_and_version = data.u8();
+        const int type_class = class_and_version & 0x0f;
+        const std::uint8_t bits0 = data.u8();
+        const std::uint8_t bits1 = data.u8();
+        data.u8();
+        Datatype type;
+        type.element_bytes = data.u32();
+        type.big_endian = (bits0 & 0x01) != 0;
+        const std::uint32_t size = type.element_bytes;
+        if (type_class == 0) {  // fixed-point
+            const std::uint16_t offset = data.u16();
+            const std::uint16_t precision = data.u16();
+            if ((size == 1 || size == 2 || size == 4 || size == 8) && offset == 0 && precision == size * 8) {
+                type.name = std::string((bits0 & 0x08) ? "int" : "uint") + std::to_string(size * 8);
+            }
+        } else if (type_class == 1) {  // floating-point: only IEEE 754 half, single and double count as floats
+            const std::uint16_t offset = data.u16();
+            const std::uint16_t precision = data.u16();
+            const std::uint8_t exponent_location = data.u8();
+            const std::uint8_t exponent_bits = data.u8();
+            const std::uint8_t mantissa_location = data.u8();
+            const std::uint8_t mantissa_bits = data.u8();
+            const std::uint32_t bias = data.u32();
+            struct Ieee {
+                std::uint32_t size, exponent_bits, mantissa_bits, bias;
+            };
+            for (const Ieee ieee : {Ieee{2, 5, 10, 15}, Ieee{4, 8, 23, 127}, Ieee{8, 11, 52, 1023}}) {
+                if (size == ieee.size && offset == 0 && precision == size * 8 && mantissa_location == 0 &&
+                    mantissa_bits == ieee.mantissa_bits && exponent_location == ieee.mantissa_bits &&
+                    exponent_bits == ieee.exponent_bits && bias == ieee.bias && bits1 == size * 8 - 1 &&
+                    (bits0 & 0x40) == 0) {  // bits1: the sign bit's place; 0x40 with 0x01: VAX order
+                    type.name = "float" + std::to_string(size * 8);
+                }
+            }
+        } else if (type_class == 3 || (type_class == 9 && (bits0 & 0x0f) == 1)) {  // fixed or variable string
+            type.name = "string";
+        }
+        return type;
+    }
+
+    // IV.A.2.i: where the values are.
+    void data_layout(const Message& message, const std::string& path, DatasetStorage& storage) {
+        Cursor data = message_data(message, "the data layout of " + quoted(path));
+        const std::uint8_t version = data.u8();
+        const std::string chunked =
+            "is stored in chunks (HDF5's layout for compressed or resizable data); MirrorLab reads the contiguous and "
+            "compact datasets Keras writes";
+        auto contiguous = [&](std::uint64_t address, std::uint64_t size) {
+            if (address == kUndefinedAddress) {
+                storage.unreadable = "was never written (no values are stored)";
+                return;
+            }
+            storage.offset = image_.position_of(address, "the values of dataset " + quoted(path));
+            storage.stored_bytes = size;
+        };
+        auto compact = [&](std::uint64_t size) {
+            storage.offset = data.position();
+            storage.stored_bytes = size;
+            data.skip(size);
+        };
+        if (version == 1 || version == 2) {
+            const std::uint8_t rank = data.u8();
+            const std::uint8_t layout_class = data.u8();
+            data.skip(5);
+            const std::uint64_t address = layout_class != 0 ? data.address() : kUndefinedAddress;
+            data.skip(std::uint64_t{4} * rank);  // sizes, cut to 32 bits
+            if (layout_class == 0) {
+                compact(data.u32());
+            } else if (layout_class == 1) {
+                // Versions 1 and 2 record no size: the values take what the dataspace needs, and
+                // read_floats checks that against the end of the file.
+                contiguous(address, std::numeric_limits<std::uint64_t>::max());
+            } else {
+                storage.unreadable = chunked;
+            }
+        } else if (version == 3 || version == 4) {
+            const std::uint8_t layout_class = data.u8();
+            if (layout_class == 0) {
+                compact(data.u16());
+            } else if (layout_class == 1) {
+                const std::uint64_t address = data.address();
+                contiguous(address, data.length());
+            } else if (layout_class == 2) {
+                storage.unreadable = chunked;
+            } else {
+                storage.unreadable = "is a virtual dataset (its values lie in other datasets or files)";
+            }
+        } else {
+            image_.unsupported("data layout version " + std::to_string(version) + " in dataset " + quoted(path));
+        }
+    }
+
+    Image image_;
+    std::set<std::uint64_t> visited_groups_;
+    std::set<std::uint64_t> visited_nodes_;
+    std::unordered_map<std::uint64_t, ObjectSummary> summaries_;
+    std::size_t objects_ = 0;
+};
+
+template <typename Bits>
+Bits byte_swapped(Bits value) {
+    Bits swapped = 0;
+    for (std::size_t i = 0; i < sizeof(Bits); ++i) {
+        swapped = static_cast<Bits>((swapped << 8) | (value & 0xff));
+        value = static_cast<Bits>(value >> 8);
+    }
+    return swapped;
+}
+
+float half_to_float(std::uint16_t half) {
+    const std::uint32_t sign = std::uint32_t{half & 0x8000u} << 16;
+    const std::uint32_t exponent = (half >> 10) & 0x1f;
+    std::uint32_t mantissa = half & 0x3ffu;
+    std::uint32_t bits = 0;
+    if (exponent == 0x1f) {
+        bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
+    } else if (exponent != 0) {
+        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa != 0) {  // subnormal: normalise
+        int shift = 0;
+        while ((mantissa & 0x400u) == 0) {
+            mantissa <<= 1;
+            ++shift;
+        }
+        bits = sign | (static_cast<std::uint32_t>(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
+    } else {
+        bits = sign;
+    }
+    return std::bit_cast<float>(bits);
+}
+
+}  // namespace
+
+FileReader::FileReader(std::vector<std::uint8_t> image, std::string source)
+    : image_(std::move(image)), source_(std::move(source)) {
+    static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+    if (image_.size() < 8 || std::memcmp(kSignature, image_.data(), 8) != 0) {
+        // HDF5 may also find a signature at 512, 1024, ... (a user block); Keras never writes one.
+        if (image_.empty()) throw DataError(source_ + " is empty (0 bytes), not an HDF5 file");
+        throw DataError(source_ + " is not an HDF5 file (no HDF5 signature at its start)");
+    }
+    Parser parser(image_, source_);
+    try {
+        parser.read(source_);
+    } catch (const Parser::TooManyObjects&) {
+        throw DataError(source_ + " holds more than " + std::to_string(kHdf5MaxObjects) +
+                        " objects; a Keras weight file holds a few per layer");
+    }
+    std::vector<std::size_t> order(parser.datasets.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return parser.datasets[a].path < parser.datasets[b].path; });
+    for (const std::size_t i : order) {
+        datasets_.push_back(std::move(parser.datasets[i]));
+        storage_.push_back(std::move(parser.storage[i]));
+    }
+    groups_ = std::move(parser.groups);
+    std::sort(groups_.begin(), groups_.end());
+}
+
+const DatasetInfo* FileReader::find(const std::string& path) const {
+    for (const auto& dataset : datasets_) {
+        if (dataset.path == path) return &dataset;
+    }
+    return nullptr;
+}
+
+std::vector<float> FileReader::read_floats(const std::string& path, const std::vector<std::int64_t>& shape) const {
+    const DatasetInfo* info = find(path);
+    if (info == nullptr) throw DataError(source_ + " has no dataset '" + path + "'");
+    if (info->dtype != "float32" && info->dtype != "float64" && info->dtype != "float16") {
+        throw DataError(source_ + ": dataset '" + path + "' holds " + info->dtype + ", not float32");
+    }
+    if (info->shape != shape) {
+        throw DataError(source_ + ": dataset '" + path + "' has shape " + shape_text(info->shape) + ", expected " +
+                        shape_text(shape));
+    }
+    const DatasetStorage& stored = storage_[static_cast<std::size_t>(info - datasets_.data())];
+    if (!stored.unreadable.empty()) throw DataError(source_ + ": dataset '" + path + "' " + stored.unreadable);
+    std::uint64_t count = 1;
+    for (const std::int64_t d : shape) count *= static_cast<std::uint64_t>(d);  // the listing checked overflow
+    const std::uint64_t element_bytes = stored.element_bytes;
+    // Nothing is allocated for values the file does not hold.
+    if (count > stored.stored_bytes / element_bytes) {
+        throw DataError(source_ + ": dataset '" + path + "' has " + std::to_string(stored.stored_bytes) +
+                        " bytes stored for " + std::to_string(count) + " values (corrupt, or not written by Keras)");
+    }
+    if (stored.offset > image_.size() || count > (image_.size() - stored.offset) / element_bytes) {
+        throw DataError(source_ + " is corrupt: the values of dataset '" + path + "' run past the end of the file (" +
+                        std::to_string(count * element_bytes) + " bytes at byte " + std::to_string(stored.offset) +
+                        " of " + std::to_string(image_.size()) + ")");
+    }
+    const std::uint8_t* bytes = image_.data() + stored.offset;
+    std::vector<float> values(static_cast<std::size_t>(count));
+    auto element = [&](std::size_t i, auto type_tag) {
+        using Bits = decltype(type_tag);
+        Bits raw;
+        std::memcpy(&raw, bytes + i * sizeof(Bits), sizeof(Bits));
+        return stored.big_endian ? byte_swapped(raw) : raw;
+    };
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (element_bytes == 4) {
+            values[i] = std::bit_cast<float>(element(i, std::uint32_t{}));
+        } else if (element_bytes == 8) {
+            values[i] = static_cast<float>(std::bit_cast<double>(element(i, std::uint64_t{})));
+        } else {
+            values[i] = half_to_float(element(i, std::uint16_t{}));
+        }
+    }
+    return values;
+}
+
+}  // namespace mirrorlab::hdf5

@@ -1,0 +1,199 @@
+// MirrorLab's own HDF5 reader (core/export/hdf5_reader.cpp) against files h5py wrote
+// (tests/data/hdf5, made by tests/golden/make_hdf5_fixtures.py; tests/golden/README.md): it lists
+// what h5py lists and reads the floats h5py reads, in both HDF5 formats h5py writes; what it does
+// not read is refused by name; and damaged files (every byte of Keras' own weight file changed,
+// every length cut) end in a DataError, never a crash. Keras' files themselves: test_keras_file.
+#include <QtTest>
+
+#include <cmath>
+
+#include "core/data/zip_reader.h"
+#include "core/export/hdf5_file.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json.h"
+
+using namespace mirrorlab;
+
+namespace {
+
+const std::string kHdf5Dir = std::string(MIRRORLAB_TEST_DATA_DIR) + "/hdf5";
+
+std::vector<std::uint8_t> fixture(const std::string& name) {
+    return read_file_binary(kHdf5Dir + "/" + name, 1 << 24, name, "a fixture");
+}
+
+std::vector<std::uint8_t> keras_weights() {
+    const std::string path = std::string(MIRRORLAB_TEST_DATA_DIR) + "/keras/small.keras";
+    return ZipReader(read_file_binary(path, 1 << 24, "small.keras", "a fixture"), "small.keras").read("model.weights.h5");
+}
+
+QString data_error_of(const std::function<void()>& run) {
+    try {
+        run();
+    } catch (const DataError& error) {
+        return QString::fromStdString(error.what());
+    }
+    return QString();
+}
+
+void verify_contains(const QString& text, const QStringList& parts) {
+    QVERIFY2(!text.isEmpty(), "no DataError was thrown");
+    for (const QString& part : parts) QVERIFY2(text.contains(part), qPrintable(text + "\n  lacks: " + part));
+}
+
+std::uint64_t u64_at(const std::vector<std::uint8_t>& bytes, std::size_t at) {
+    std::uint64_t value = 0;
+    for (int i = 7; i >= 0; --i) value = (value << 8) | bytes.at(at + static_cast<std::size_t>(i));
+    return value;
+}
+
+// The image position of message `type`'s data in the version-1 object header at `header`.
+std::size_t v1_message(const std::vector<std::uint8_t>& bytes, std::size_t header, int type) {
+    std::size_t size = 0;  // the first chunk's size, bytes 8-11
+    for (int i = 3; i >= 0; --i) size = (size << 8) | bytes.at(header + 8 + static_cast<std::size_t>(i));
+    for (std::size_t at = header + 16; at + 8 <= header + 16 + size;) {
+        const int found = bytes.at(at) | (bytes.at(at + 1) << 8);
+        const std::size_t data_size = bytes.at(at + 2) | (bytes.at(at + 3) << 8);
+        if (found == type) return at + 8;
+        at += 8 + data_size;
+    }
+    return 0;
+}
+
+}  // namespace
+
+class TestHdf5Reader : public QObject {
+    Q_OBJECT
+private slots:
+    void listsAndReadsWhatH5pyWrote_data();
+    void listsAndReadsWhatH5pyWrote();
+    void refusesWhatItDoesNotReadByName();
+    void damagedMetadataNamesThePart();
+    void everyDamagedByteEndsInADataError();
+};
+
+void TestHdf5Reader::listsAndReadsWhatH5pyWrote_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("superblock 0, object header 1, symbol tables (h5py's default, as Keras)") << "earliest.h5";
+    QTest::newRow("superblock 3, object header 2, link messages (libver latest)") << "latest.h5";
+}
+
+void TestHdf5Reader::listsAndReadsWhatH5pyWrote() {
+    QFETCH(QString, file);
+    const json::Value expected = json::parse_file(kHdf5Dir + "/expected.json").at("files").at(file.toStdString());
+    const hdf5::FileReader reader(fixture(file.toStdString()), file.toStdString());
+
+    std::vector<std::string> groups;
+    for (const json::Value& group : expected.at("groups").as_array()) groups.push_back(group.as_string());
+    QCOMPARE(reader.groups(), groups);
+
+    const auto& datasets = expected.at("datasets").as_array();
+    QCOMPARE(reader.datasets().size(), datasets.size());
+    std::size_t float_values = 0;
+    for (std::size_t i = 0; i < datasets.size(); ++i) {
+        const json::Value& want = datasets[i];
+        const hdf5::DatasetInfo& got = reader.datasets()[i];
+        QCOMPARE(got.path, want.at("path").as_string());
+        QCOMPARE(got.dtype, want.at("dtype").as_string());
+        std::vector<std::int64_t> shape;
+        for (const json::Value& d : want.at("shape").as_array()) shape.push_back(d.as_int64());
+        QCOMPARE(got.shape, shape);
+        if (!want.contains("values")) continue;
+        const std::vector<float> values = reader.read_floats(got.path, shape);
+        const auto& want_values = want.at("values").as_array();
+        QCOMPARE(values.size(), want_values.size());
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            const json::Value& v = want_values[k];
+            const float expected_value = v.is_string() ? std::strtof(v.as_string().c_str(), nullptr)
+                                                       : static_cast<float>(v.as_double());
+            if (std::isnan(expected_value)) {
+                QVERIFY2(std::isnan(values[k]), got.path.c_str());
+            } else {
+                QVERIFY2(values[k] == expected_value,
+                         qPrintable(QString("%1[%2]: %3, h5py read %4").arg(got.path.c_str()).arg(k).arg(values[k]).arg(expected_value)));
+            }
+            ++float_values;
+        }
+    }
+    QVERIFY(float_values >= 40);  // the float16, big-endian, compact and scalar datasets were all read
+}
+
+void TestHdf5Reader::refusesWhatItDoesNotReadByName() {
+    const hdf5::FileReader earliest(fixture("earliest.h5"), "earliest.h5");
+    // Listed with its dtype and shape, but its compressed chunks are not read.
+    QVERIFY(earliest.find("others/chunked") != nullptr);
+    verify_contains(data_error_of([&] { earliest.read_floats("others/chunked", {10}); }),
+                    {"earliest.h5", "'others/chunked'", "stored in chunks", "contiguous"});
+    verify_contains(data_error_of([&] { earliest.read_floats("others/i64", {}); }),
+                    {"earliest.h5", "'others/i64'", "int64", "not float32"});
+    verify_contains(data_error_of([&] { earliest.read_floats("floats/f64", {3, 2}); }),
+                    {"'floats/f64'", "(2, 3)", "expected (3, 2)"});
+    verify_contains(data_error_of([&] { earliest.read_floats("elsewhere/soft", {}); }),
+                    {"has no dataset 'elsewhere/soft'"});  // a soft link is never followed
+    // A group whose links live in a fractal heap: the whole file is refused, naming the group.
+    verify_contains(data_error_of([] { hdf5::FileReader(fixture("dense_links.h5"), "dense_links.h5"); }),
+                    {"dense_links.h5", "does not read", "'crowded'", "dense link storage", "save the weights again"});
+}
+
+// What libhdf5 1.10 crashed on (the fuzzer's finding): the root group's local heap at the
+// undefined address. And a dataset whose values lie past the end of the file.
+void TestHdf5Reader::damagedMetadataNamesThePart() {
+    std::vector<std::uint8_t> bytes = keras_weights();
+    const std::size_t root = static_cast<std::size_t>(u64_at(bytes, 64));  // superblock 0's root entry
+    const std::size_t table = v1_message(bytes, root, 0x11);
+    QVERIFY2(table != 0, "the root group has a symbol table message");
+    std::vector<std::uint8_t> no_heap = bytes;
+    std::fill(no_heap.begin() + static_cast<std::ptrdiff_t>(table + 8), no_heap.begin() + static_cast<std::ptrdiff_t>(table + 16),
+              0xff);
+    verify_contains(data_error_of([&] { hdf5::FileReader(no_heap, "w.h5"); }),
+                    {"w.h5 is corrupt", "local heap of the root group", "no address"});
+
+    const hdf5::FileReader intact(bytes, "w.h5");
+    const hdf5::DatasetInfo* kernel = intact.find("layers/dense/vars/0");
+    QVERIFY(kernel != nullptr);
+    std::vector<std::uint8_t> cut = bytes;
+    cut.resize(cut.size() - 1);
+    verify_contains(data_error_of([&] { hdf5::FileReader(cut, "w.h5"); }),
+                    {"w.h5 is truncated or corrupt", std::to_string(cut.size()).c_str()});
+}
+
+// Every byte of Keras' own weight file changed (3 ways) and the file cut at many lengths: each
+// read either succeeds or ends in a DataError. A crash here fails the suite; the sanitizer build
+// (tests/sanitizers/run.sh) also catches reads out of bounds that happen not to crash.
+void TestHdf5Reader::everyDamagedByteEndsInADataError() {
+    const std::vector<std::uint8_t> bytes = keras_weights();
+    std::size_t refused = 0;
+    std::size_t read = 0;
+    auto attempt = [&](const std::vector<std::uint8_t>& damaged) {
+        try {
+            const hdf5::FileReader reader(damaged, "damaged.h5");
+            for (const hdf5::DatasetInfo& dataset : reader.datasets()) {
+                try {
+                    (void)reader.read_floats(dataset.path, dataset.shape);
+                } catch (const DataError&) {
+                }
+            }
+            ++read;
+        } catch (const DataError&) {
+            ++refused;
+        }
+    };
+    std::vector<std::uint8_t> damaged = bytes;
+    for (std::size_t at = 0; at < bytes.size(); ++at) {
+        for (const std::uint8_t change : {std::uint8_t{0xff}, std::uint8_t{0x01}, std::uint8_t{0x80}}) {
+            damaged[at] = static_cast<std::uint8_t>(bytes[at] ^ change);
+            attempt(damaged);
+        }
+        damaged[at] = bytes[at];
+    }
+    for (std::size_t size = 0; size < bytes.size(); size += 37) {
+        attempt(std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(size)));
+    }
+    qInfo("%zu damaged files refused, %zu read (a change in data or padding)", refused, read);
+    QVERIFY(refused > 1000);
+    QVERIFY(read > 1000);
+}
+
+QTEST_GUILESS_MAIN(TestHdf5Reader)
+#include "test_hdf5_reader.moc"
