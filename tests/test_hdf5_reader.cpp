@@ -149,6 +149,20 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     verify_contains(data_error_of([&] { hdf5::FileReader(no_heap, "w.h5"); }),
                     {"w.h5 is corrupt", "local heap of the root group", "no address"});
 
+    // Hostile structures a libFuzzer input cannot reach in seconds (tests/fuzz/regressions/fuzz_keras,
+    // byte 0 choosing the .weights.h5 reader): object headers sharing one continuation block (work
+    // would grow with objects x block), and one 4000-byte name behind many links (memory likewise).
+    const std::string regressions = std::string(MIRRORLAB_SOURCE_DIR) + "/tests/fuzz/regressions/fuzz_keras/";
+    auto regression = [&](const std::string& name) {
+        std::vector<std::uint8_t> input = read_file_binary(regressions + name, 1 << 24, name, "a fuzz regression");
+        input.erase(input.begin());
+        return input;
+    };
+    verify_contains(data_error_of([&] { hdf5::FileReader(regression("hdf5_shared_continuation_block.bin"), "s.h5"); }),
+                    {"s.h5 is corrupt", "object header of 'n1'", "continues into a block already read"});
+    verify_contains(data_error_of([&] { hdf5::FileReader(regression("hdf5_long_heap_name.bin"), "n.h5"); }),
+                    {"n.h5 is corrupt", "a name in the root group", "past 1024 bytes"});
+
     const hdf5::FileReader intact(bytes, "w.h5");
     const hdf5::DatasetInfo* kernel = intact.find("layers/dense/vars/0");
     QVERIFY(kernel != nullptr);

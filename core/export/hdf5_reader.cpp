@@ -2,9 +2,10 @@
 // and libhdf5 write by default (hdf5_file.h says which). Field layouts follow the HDF5 File Format
 // Specification 3.0; section numbers below are its. Every read goes through a Cursor that knows
 // the bytes it may touch, every count read from the file is checked against the bytes that would
-// have to hold it before anything is allocated, and every structure that points elsewhere (B-tree
-// nodes, continuation blocks, groups) is visited once, so a damaged or hostile file ends in a
-// DataError after work bounded by its size.
+// have to hold it before anything is allocated, every structure that points elsewhere (object
+// headers, B-tree nodes, continuation blocks, groups) is parsed once, object headers may not
+// parse more bytes than a few times the file (overlapping headers), and names, paths and links are
+// capped, so a damaged or hostile file ends in a DataError after work and memory bounded by its size.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -29,6 +31,9 @@ constexpr int kMaxRank = 32;                 // H5S_MAX_RANK
 constexpr int kMaxGroupDepth = 256;          // Keras nests 4 deep
 constexpr std::size_t kMaxMessagesPerObject = 1 << 16;
 constexpr std::size_t kMaxHeaderBlocks = 1 << 12;  // an object header's chunk and its continuations
+constexpr std::size_t kMaxNameBytes = 1024;         // one link's name; Keras' are a few dozen
+constexpr std::size_t kMaxPathBytes = 4096;         // a listed path
+constexpr std::size_t kMaxListedPathBytes = std::size_t{64} << 20;  // all listed paths together
 
 // Header message types (IV.A.2).
 enum : std::uint16_t {
@@ -158,6 +163,7 @@ private:
 };
 
 std::string quoted(const std::string& path) { return path.empty() ? std::string("the root group") : "'" + path + "'"; }
+std::string group_name(const std::string& path) { return path.empty() ? quoted(path) : "group " + quoted(path); }
 
 struct Message {
     std::uint16_t type = 0;
@@ -183,6 +189,7 @@ struct ObjectSummary {
     enum class Kind { Group, Dataset, Other } kind = Kind::Other;
     DatasetInfo dataset;  // path left empty
     DatasetStorage storage;
+    std::vector<Message> group_messages;
 };
 
 class Parser {
@@ -197,7 +204,7 @@ public:
 
     void read(const std::string& source) {
         const std::uint64_t root = superblock(source);
-        visit_group(root, "", 0);
+        visit_group(root, object_header(root, ""), "", 0);
     }
 
 private:
@@ -243,7 +250,9 @@ private:
         } else {
             image_.unsupported("superblock version " + std::to_string(version));
         }
-        if (image_.base_address == kUndefinedAddress) image_.corrupt("its superblock has no base address");
+        if (image_.base_address == kUndefinedAddress || image_.base_address > image_.bytes().size()) {
+            image_.corrupt("its superblock's base address lies outside the file");
+        }
         if (end_of_file == kUndefinedAddress || end_of_file > image_.bytes().size() - image_.base_address) {
             throw DataError(source + " is truncated or corrupt: it has " + std::to_string(image_.bytes().size()) +
                             " bytes, but its superblock says the file ends at byte " +
@@ -260,7 +269,7 @@ private:
         Cursor c = Cursor::at_address(image_, address, what);
         std::vector<Message> messages;
         std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;  // continuation (address, length)
-        std::set<std::uint64_t> seen_blocks;
+        std::size_t blocks_of_this_object = 0;
         bool version_2 = false;
         bool creation_order = false;
         const std::uint8_t first = Cursor(c).u8();  // version 1's version, or version 2's "OHDR"
@@ -290,10 +299,13 @@ private:
         }
         for (std::size_t i = 0; i < blocks.size(); ++i) {  // grows while continuation blocks name more
             const auto [block_address, block_length] = blocks[i];
-            if (!seen_blocks.insert(block_address).second || seen_blocks.size() > kMaxHeaderBlocks) {
-                image_.corrupt(what + " continues into the same block twice");
+            if (!seen_blocks_.insert(block_address).second) {
+                image_.corrupt(what + " continues into a block already read" + at_byte(block_address));
             }
-            const std::string continuation = "a continuation of " + what.substr(4);
+            if (++blocks_of_this_object > kMaxHeaderBlocks) {
+                image_.corrupt(what + " continues through more than " + std::to_string(kMaxHeaderBlocks) + " blocks");
+            }
+            const std::string continuation = "a continuation of " + what;
             Cursor block(image_, image_.position_of(block_address, continuation), block_length, continuation);
             if (version_2) {
                 block.signature("OCHK");
@@ -310,6 +322,12 @@ private:
     void read_messages(Cursor& chunk, bool version_2, bool creation_order, std::vector<Message>& messages,
                        std::vector<std::pair<std::uint64_t, std::uint64_t>>& blocks) {
         const std::uint64_t header_bytes = version_2 ? (creation_order ? 6 : 4) : 8;
+        // Headers are parsed once each, but hostile ones may overlap: a budget of a few times the
+        // file keeps the work proportional to it.
+        header_bytes_parsed_ += chunk.remaining();
+        if (header_bytes_parsed_ > 4 * image_.bytes().size() + (std::uint64_t{1} << 20)) {
+            image_.corrupt("its object headers overlap (more header bytes than the file holds)");
+        }
         while (chunk.remaining() >= header_bytes) {  // fewer bytes left: a gap (version 2) or padding
             Message message;
             message.type = version_2 ? chunk.u8() : chunk.u16();
@@ -345,28 +363,47 @@ private:
 
     // --- groups -----------------------------------------------------------------------------------
 
-    void visit_group(std::uint64_t address, const std::string& path, int depth) {
+    // Lists every hard link below the group, as H5Lvisit does: a dataset reached through two links
+    // is listed under both paths; a group's members only under the first path that reaches it.
+    void visit_group(std::uint64_t address, const std::vector<Message>& messages, const std::string& path, int depth) {
         if (depth > kMaxGroupDepth) {
             image_.corrupt("groups nest more than " + std::to_string(kMaxGroupDepth) + " deep at " + quoted(path));
         }
         if (!visited_groups_.insert(address).second) return;  // reached again through another link
-        const std::vector<Message> messages = object_header(address, path);
-        for (const Link& link : links_of(messages, path)) {
-            if (++objects_ > kHdf5MaxObjects) {
-                throw TooManyObjects{};
+        const std::vector<Link> links = links_of(messages, path);
+        std::set<std::string_view> names;
+        for (const Link& link : links) {
+            if (!names.insert(link.name).second) {
+                image_.corrupt(group_name(path) + " has two links named '" + link.name + "'");
             }
+        }
+        for (const Link& link : links) {
             if (!link.hard) continue;  // soft and external links are never followed
             const std::string child = path.empty() ? link.name : path + "/" + link.name;
+            if (child.size() > kMaxPathBytes) {
+                image_.corrupt("a path is longer than " + std::to_string(kMaxPathBytes) + " bytes: " + child.substr(0, 80) +
+                               "...");
+            }
+            listed_path_bytes_ += child.size();
+            if (listed_path_bytes_ > kMaxListedPathBytes) {
+                image_.corrupt("its paths add up to more than " + std::to_string(kMaxListedPathBytes >> 20) +
+                               " MiB (links repeated through deep groups)");
+            }
             const ObjectSummary& summary = summarize(link.address, child);
             if (summary.kind == ObjectSummary::Kind::Group) {
                 groups.push_back(child);
-                visit_group(link.address, child, depth + 1);
+                visit_group(link.address, summary.group_messages, child, depth + 1);
             } else if (summary.kind == ObjectSummary::Kind::Dataset) {
                 datasets.push_back(summary.dataset);
                 datasets.back().path = child;
                 storage.push_back(summary.storage);
             }
         }
+    }
+
+    // Every link of every group counts, followed or not, before the links are kept.
+    void count_link() {
+        if (++links_seen_ > kHdf5MaxObjects) throw TooManyObjects{};
     }
 
     std::vector<Link> links_of(const std::vector<Message>& messages, const std::string& path) {
@@ -385,12 +422,13 @@ private:
             const std::uint8_t flags = data.u8();
             if (flags & 0x01) data.skip(8);  // maximum creation index
             if (data.address() != kUndefinedAddress) {
-                image_.unsupported("group " + quoted(path) + " keeps its links in a fractal heap (dense link storage)");
+                image_.unsupported(group_name(path) + " keeps its links in a fractal heap (dense link storage)");
             }
         }
         for (const Message& message : messages) {
             if (message.type != kLinkMessage) continue;
             if (message.flags & kMessageIsShared) image_.unsupported("a shared link message in " + quoted(path));
+            count_link();
             links.push_back(link_message(message, path));
         }
         return links;
@@ -405,6 +443,10 @@ private:
         if (flags & 0x04) data.skip(8);  // creation order
         if (flags & 0x10) data.skip(1);  // name character set
         const std::uint64_t name_length = data.unsigned_bytes(std::uint64_t{1} << (flags & 0x03));
+        if (name_length > kMaxNameBytes) {
+            image_.corrupt("a link in " + group_name(path) + " has a name of " + std::to_string(name_length) +
+                           " bytes (MirrorLab reads names of up to " + std::to_string(kMaxNameBytes) + ")");
+        }
         const auto name = data.take(name_length);
         Link link;
         link.name = checked_name(std::string(name.begin(), name.end()), path);
@@ -416,7 +458,7 @@ private:
     std::string checked_name(std::string name, const std::string& path) const {
         if (name.empty() || name.find('/') != std::string::npos || name.find('\0') != std::string::npos ||
             name == "." || name == "..") {
-            image_.corrupt("group " + quoted(path) + " has a link named \"" + name.substr(0, 64) +
+            image_.corrupt(group_name(path) + " has a link named \"" + name.substr(0, 64) +
                            "\" (HDF5 names are not empty and hold no '/')");
         }
         return name;
@@ -437,18 +479,22 @@ private:
         heap.data_size = c.length();
         c.length();  // free list
         const std::uint64_t data_address = c.address();
-        heap.data_position = image_.position_of(data_address, "the data of " + what.substr(4));
-        (void)Cursor(image_, heap.data_position, heap.data_size, "the data of " + what.substr(4));  // throws unless within the file
+        heap.data_position = image_.position_of(data_address, "the data of " + what);
+        (void)Cursor(image_, heap.data_position, heap.data_size, "the data of " + what);  // throws unless within the file
         return heap;
     }
     std::string heap_string(const LocalHeap& heap, std::uint64_t offset, const std::string& path) const {
         if (offset >= heap.data_size) {
-            image_.corrupt("a name in group " + quoted(path) + " lies outside its local heap (offset " +
+            image_.corrupt("a name in " + group_name(path) + " lies outside its local heap (offset " +
                            std::to_string(offset) + " of " + std::to_string(heap.data_size) + " bytes)");
         }
-        const auto data = image_.bytes().subspan(heap.data_position + offset, heap.data_size - offset);
+        const auto data = image_.bytes().subspan(heap.data_position + offset,
+                                                 std::min<std::uint64_t>(heap.data_size - offset, kMaxNameBytes + 1));
         const auto end = std::find(data.begin(), data.end(), std::uint8_t{0});
-        if (end == data.end()) image_.corrupt("a name in group " + quoted(path) + " runs off its local heap");
+        if (end == data.end()) {
+            image_.corrupt("a name in " + group_name(path) + " runs off its local heap or past " +
+                           std::to_string(kMaxNameBytes) + " bytes");
+        }
         return checked_name(std::string(data.begin(), end), path);
     }
 
@@ -461,7 +507,7 @@ private:
 
     void btree_node(std::uint64_t address, int expected_level, const LocalHeap& heap, const std::string& path,
                     std::vector<Link>& links) {
-        const std::string what = "a B-tree node of group " + quoted(path);
+        const std::string what = "a B-tree node of " + group_name(path);
         if (!visited_nodes_.insert(address).second) image_.corrupt(what + " is reached twice" + at_byte(address));
         Cursor c = Cursor::at_address(image_, address, what);
         c.signature("TREE");
@@ -489,7 +535,7 @@ private:
     }
 
     void symbol_node(std::uint64_t address, const LocalHeap& heap, const std::string& path, std::vector<Link>& links) {
-        const std::string what = "a symbol table node of group " + quoted(path);
+        const std::string what = "a symbol table node of " + group_name(path);
         if (!visited_nodes_.insert(address).second) image_.corrupt(what + " is reached twice" + at_byte(address));
         Cursor c = Cursor::at_address(image_, address, what);
         c.signature("SNOD");
@@ -502,6 +548,7 @@ private:
             link.address = c.address();
             const std::uint32_t cache_type = c.u32();
             c.skip(4 + 16);  // reserved, scratch pad
+            count_link();
             link.name = heap_string(heap, name_offset, path);
             link.hard = cache_type != 2;  // 2: a soft link, its value in the heap
             links.push_back(std::move(link));
@@ -517,6 +564,7 @@ private:
         if (find_message(messages, kSymbolTableMessage) != nullptr || find_message(messages, kLinkInfoMessage) != nullptr ||
             find_message(messages, kLinkMessage) != nullptr) {
             summary.kind = ObjectSummary::Kind::Group;
+            summary.group_messages = messages;
         } else if (const Message* layout = find_message(messages, kLayoutMessage)) {
             summary.kind = ObjectSummary::Kind::Dataset;
             const Message* space = find_message(messages, kDataspaceMessage);
@@ -585,6 +633,10 @@ private:
         Cursor data = message_data(message, "the datatype of " + quoted(path));
         const std::uint8_t class_and_version = data.u8();
         const int type_class = class_and_version & 0x0f;
+        const int type_version = class_and_version >> 4;
+        if (type_version < 1 || type_version > 5) {
+            image_.corrupt("the datatype of " + quoted(path) + " has version " + std::to_string(type_version));
+        }
         const std::uint8_t bits0 = data.u8();
         const std::uint8_t bits1 = data.u8();
         data.u8();
@@ -613,7 +665,8 @@ private:
                 if (size == ieee.size && offset == 0 && precision == size * 8 && mantissa_location == 0 &&
                     mantissa_bits == ieee.mantissa_bits && exponent_location == ieee.mantissa_bits &&
                     exponent_bits == ieee.exponent_bits && bias == ieee.bias && bits1 == size * 8 - 1 &&
-                    (bits0 & 0x40) == 0) {  // bits1: the sign bit's place; 0x40 with 0x01: VAX order
+                    (bits0 & 0x40) == 0 && ((bits0 >> 4) & 0x03) == 2) {
+                    // bits1: the sign bit's place; 0x40: VAX order; bits 4-5: 2, the implied leading 1
                     type.name = "float" + std::to_string(size * 8);
                 }
             }
@@ -667,8 +720,10 @@ private:
                 contiguous(address, data.length());
             } else if (layout_class == 2) {
                 storage.unreadable = chunked;
-            } else {
+            } else if (layout_class == 3 && version == 4) {
                 storage.unreadable = "is a virtual dataset (its values lie in other datasets or files)";
+            } else {
+                image_.corrupt("dataset " + quoted(path) + " has layout class " + std::to_string(layout_class));
             }
         } else {
             image_.unsupported("data layout version " + std::to_string(version) + " in dataset " + quoted(path));
@@ -678,8 +733,11 @@ private:
     Image image_;
     std::set<std::uint64_t> visited_groups_;
     std::set<std::uint64_t> visited_nodes_;
+    std::set<std::uint64_t> seen_blocks_;  // continuation blocks: no two objects share one
     std::unordered_map<std::uint64_t, ObjectSummary> summaries_;
-    std::size_t objects_ = 0;
+    std::uint64_t header_bytes_parsed_ = 0;
+    std::size_t links_seen_ = 0;
+    std::size_t listed_path_bytes_ = 0;
 };
 
 template <typename Bits>
@@ -744,10 +802,9 @@ FileReader::FileReader(std::vector<std::uint8_t> image, std::string source)
 }
 
 const DatasetInfo* FileReader::find(const std::string& path) const {
-    for (const auto& dataset : datasets_) {
-        if (dataset.path == path) return &dataset;
-    }
-    return nullptr;
+    const auto at = std::lower_bound(datasets_.begin(), datasets_.end(), path,
+                                     [](const DatasetInfo& dataset, const std::string& key) { return dataset.path < key; });
+    return at != datasets_.end() && at->path == path ? &*at : nullptr;
 }
 
 std::vector<float> FileReader::read_floats(const std::string& path, const std::vector<std::int64_t>& shape) const {
