@@ -18,165 +18,23 @@
 #include <utility>
 
 #include "core/export/hdf5_file.h"
+#include "core/export/hdf5_format.h"
 #include "core/util/error.h"
 
 namespace mirrorlab::hdf5 {
+
+using namespace format;
 
 static_assert(std::endian::native == std::endian::little, "little-endian values are copied as they are");
 
 namespace {
 
-constexpr std::uint64_t kUndefinedAddress = std::numeric_limits<std::uint64_t>::max();
-constexpr int kMaxRank = 32;                 // H5S_MAX_RANK
 constexpr int kMaxGroupDepth = 256;          // Keras nests 4 deep
 constexpr std::size_t kMaxMessagesPerObject = 1 << 16;
 constexpr std::size_t kMaxHeaderBlocks = 1 << 12;  // an object header's chunk and its continuations
 constexpr std::size_t kMaxNameBytes = 1024;         // one link's name; Keras' are a few dozen
 constexpr std::size_t kMaxPathBytes = 4096;         // a listed path
 constexpr std::size_t kMaxListedPathBytes = std::size_t{64} << 20;  // all listed paths together
-
-// Header message types (IV.A.2).
-enum : std::uint16_t {
-    kDataspaceMessage = 0x01,
-    kLinkInfoMessage = 0x02,
-    kDatatypeMessage = 0x03,
-    kLinkMessage = 0x06,
-    kExternalFilesMessage = 0x07,
-    kLayoutMessage = 0x08,
-    kContinuationMessage = 0x10,
-    kSymbolTableMessage = 0x11,
-};
-constexpr std::uint8_t kMessageIsShared = 0x02;
-
-std::string at_byte(std::uint64_t position) { return " (at byte " + std::to_string(position) + ")"; }
-
-// The file's bytes, the sizes its superblock chose, and the errors every reader of them raises.
-class Image {
-public:
-    Image(std::span<const std::uint8_t> bytes, const std::string& source) : bytes_(bytes), source_(source) {}
-
-    std::span<const std::uint8_t> bytes() const { return bytes_; }
-    int offset_bytes = 8;
-    int length_bytes = 8;
-    std::uint64_t base_address = 0;
-
-    [[noreturn]] void corrupt(const std::string& what) const {
-        throw DataError(source_ + " is corrupt: " + what);
-    }
-    [[noreturn]] void unsupported(const std::string& what) const {
-        throw DataError(source_ + " uses a part of HDF5 that MirrorLab does not read: " + what +
-                        ". Keras and h5py do not write it by default; save the weights again with Keras");
-    }
-    // The image position of a file address (addresses count from the base address).
-    std::uint64_t position_of(std::uint64_t address, const std::string& what) const {
-        if (address == kUndefinedAddress) corrupt(what + " has no address");
-        if (address > bytes_.size() || base_address > bytes_.size() - address) {
-            corrupt(what + " lies past the end of the file (address " + std::to_string(address) + ", the file has " +
-                    std::to_string(bytes_.size()) + " bytes)");
-        }
-        return base_address + address;
-    }
-
-private:
-    std::span<const std::uint8_t> bytes_;
-    const std::string& source_;
-};
-
-// Reads little-endian fields from [position, end) of the image; running past `end` is corruption
-// of `what`.
-class Cursor {
-public:
-    Cursor(const Image& image, std::uint64_t begin, std::uint64_t size, std::string what)
-        : image_(&image), position_(begin), what_(std::move(what)) {
-        if (begin > image.bytes().size() || size > image.bytes().size() - begin) {
-            image.corrupt(what_ + " runs past the end of the file (" + std::to_string(size) + " bytes at byte " +
-                          std::to_string(begin) + ", the file has " + std::to_string(image.bytes().size()) + ")");
-        }
-        end_ = begin + size;
-    }
-    // From a file address to the end of the file.
-    static Cursor at_address(const Image& image, std::uint64_t address, const std::string& what) {
-        const std::uint64_t position = image.position_of(address, what);
-        return Cursor(image, position, image.bytes().size() - position, what);
-    }
-
-    std::uint64_t position() const { return position_; }
-    std::uint64_t remaining() const { return end_ - position_; }
-    const std::string& what() const { return what_; }
-
-    std::uint64_t unsigned_bytes(std::uint64_t count) {
-        need(count);
-        std::uint64_t value = 0;
-        for (std::uint64_t i = 0; i < count && i < 8; ++i) {
-            value |= std::uint64_t{image_->bytes()[position_ + i]} << (8 * i);
-        }
-        position_ += count;
-        return value;
-    }
-    std::uint8_t u8() { return static_cast<std::uint8_t>(unsigned_bytes(1)); }
-    std::uint16_t u16() { return static_cast<std::uint16_t>(unsigned_bytes(2)); }
-    std::uint32_t u32() { return static_cast<std::uint32_t>(unsigned_bytes(4)); }
-    // An address: all bits set is HDF5's "undefined".
-    std::uint64_t address() {
-        const int bytes = image_->offset_bytes;
-        const std::uint64_t value = unsigned_bytes(static_cast<std::uint64_t>(bytes));
-        const std::uint64_t all_ones = bytes == 8 ? kUndefinedAddress : (std::uint64_t{1} << (8 * bytes)) - 1;
-        return value == all_ones ? kUndefinedAddress : value;
-    }
-    std::uint64_t length() { return unsigned_bytes(static_cast<std::uint64_t>(image_->length_bytes)); }
-    void skip(std::uint64_t count) {
-        need(count);
-        position_ += count;
-    }
-    std::span<const std::uint8_t> take(std::uint64_t count) {
-        need(count);
-        const auto view = image_->bytes().subspan(position_, count);
-        position_ += count;
-        return view;
-    }
-    void signature(const char (&expected)[5]) {
-        const auto found = take(4);
-        if (std::memcmp(found.data(), expected, 4) != 0) {
-            image_->corrupt(what_ + " does not start with its signature \"" + expected + "\"" + at_byte(position_ - 4));
-        }
-    }
-    // The next `size` bytes as a cursor of their own, skipped here.
-    Cursor sub(std::uint64_t size, std::string what) {
-        need(size);
-        Cursor inner(*image_, position_, size, std::move(what));
-        position_ += size;
-        return inner;
-    }
-
-private:
-    void need(std::uint64_t count) const {
-        if (count > remaining()) {
-            image_->corrupt(what_ + " ends early" + at_byte(position_) + ": " + std::to_string(count) +
-                            " more bytes expected, " + std::to_string(remaining()) + " left");
-        }
-    }
-
-    const Image* image_;
-    std::uint64_t position_;
-    std::uint64_t end_ = 0;
-    std::string what_;
-};
-
-std::string quoted(const std::string& path) { return path.empty() ? std::string("the root group") : "'" + path + "'"; }
-std::string group_name(const std::string& path) { return path.empty() ? quoted(path) : "group " + quoted(path); }
-
-struct Message {
-    std::uint16_t type = 0;
-    std::uint8_t flags = 0;
-    std::uint64_t position = 0;  // of its data in the image
-    std::uint64_t size = 0;
-};
-
-struct Datatype {
-    std::string name = "other";  // numpy's, as DatasetInfo::dtype
-    std::uint32_t element_bytes = 0;
-    bool big_endian = false;
-};
 
 struct Link {
     std::string name;
@@ -217,7 +75,8 @@ private:
         std::uint64_t end_of_file = 0;
         auto sizes = [&](std::uint8_t offsets, std::uint8_t lengths) {
             if ((offsets != 2 && offsets != 4 && offsets != 8) || (lengths != 2 && lengths != 4 && lengths != 8)) {
-                image_.corrupt("its superblock gives addresses of " + std::to_string(offsets) + " bytes and lengths of " +
+                image_.corrupt("its superblock gives addresses of " + std::to_string(offsets) +
+                               " bytes and lengths of " +
                                std::to_string(lengths) + " (HDF5 uses 2, 4 or 8)");
             }
             image_.offset_bytes = offsets;
@@ -338,20 +197,17 @@ private:
             message.size = size;
             chunk.skip(size);
             if (messages.size() >= kMaxMessagesPerObject) {
-                image_.corrupt(chunk.what() + " holds more than " + std::to_string(kMaxMessagesPerObject) + " messages");
+                image_.corrupt(chunk.what() + " holds more than " + std::to_string(kMaxMessagesPerObject) +
+                               " messages");
             }
             if (message.type == kContinuationMessage) {
-                Cursor data = message_data(message, chunk.what());
+                Cursor data = message_data(image_, message, chunk.what());
                 const std::uint64_t address = data.address();
                 const std::uint64_t length = data.length();
                 blocks.emplace_back(address, length);
             }
             messages.push_back(message);
         }
-    }
-
-    Cursor message_data(const Message& message, const std::string& what) const {
-        return Cursor(image_, message.position, message.size, what);
     }
 
     static const Message* find_message(const std::vector<Message>& messages, std::uint16_t type) {
@@ -381,7 +237,8 @@ private:
             if (!link.hard) continue;  // soft and external links are never followed
             const std::string child = path.empty() ? link.name : path + "/" + link.name;
             if (child.size() > kMaxPathBytes) {
-                image_.corrupt("a path is longer than " + std::to_string(kMaxPathBytes) + " bytes: " + child.substr(0, 80) +
+                image_.corrupt("a path is longer than " + std::to_string(kMaxPathBytes) + " bytes: " +
+                               child.substr(0, 80) +
                                "...");
             }
             listed_path_bytes_ += child.size();
@@ -410,14 +267,14 @@ private:
         std::vector<Link> links;
         if (const Message* table = find_message(messages, kSymbolTableMessage)) {
             if (table->flags & kMessageIsShared) image_.unsupported("a shared symbol table message in " + quoted(path));
-            Cursor data = message_data(*table, "the symbol table message of " + quoted(path));
+            Cursor data = message_data(image_, *table, "the symbol table message of " + quoted(path));
             const std::uint64_t btree = data.address();
             const std::uint64_t heap = data.address();
             symbol_table_links(btree, heap, path, links);
             return links;
         }
         if (const Message* info = find_message(messages, kLinkInfoMessage)) {  // IV.A.2.c
-            Cursor data = message_data(*info, "the link info message of " + quoted(path));
+            Cursor data = message_data(image_, *info, "the link info message of " + quoted(path));
             if (data.u8() != 0) image_.unsupported("a link info message version other than 0 in " + quoted(path));
             const std::uint8_t flags = data.u8();
             if (flags & 0x01) data.skip(8);  // maximum creation index
@@ -436,7 +293,7 @@ private:
 
     // IV.A.2.g
     Link link_message(const Message& message, const std::string& path) {
-        Cursor data = message_data(message, "a link message of " + quoted(path));
+        Cursor data = message_data(image_, message, "a link message of " + quoted(path));
         if (data.u8() != 1) image_.unsupported("a link message version other than 1 in " + quoted(path));
         const std::uint8_t flags = data.u8();
         const std::uint8_t type = (flags & 0x08) ? data.u8() : 0;
@@ -480,7 +337,8 @@ private:
         c.length();  // free list
         const std::uint64_t data_address = c.address();
         heap.data_position = image_.position_of(data_address, "the data of " + what);
-        (void)Cursor(image_, heap.data_position, heap.data_size, "the data of " + what);  // throws unless within the file
+        // Throws unless the data segment lies within the file.
+        (void)Cursor(image_, heap.data_position, heap.data_size, "the data of " + what);
         return heap;
     }
     std::string heap_string(const LocalHeap& heap, std::uint64_t offset, const std::string& path) const {
@@ -561,7 +419,8 @@ private:
         if (const auto found = summaries_.find(address); found != summaries_.end()) return found->second;
         const std::vector<Message> messages = object_header(address, path);
         ObjectSummary summary;
-        if (find_message(messages, kSymbolTableMessage) != nullptr || find_message(messages, kLinkInfoMessage) != nullptr ||
+        if (find_message(messages, kSymbolTableMessage) != nullptr ||
+            find_message(messages, kLinkInfoMessage) != nullptr ||
             find_message(messages, kLinkMessage) != nullptr) {
             summary.kind = ObjectSummary::Kind::Group;
             summary.group_messages = messages;
@@ -579,12 +438,12 @@ private:
                                        "datatype or a shared message table)");
                 }
             }
-            const std::optional<std::uint64_t> count = dataspace(*space, path, summary.dataset.shape);
-            const Datatype datatype = datatype_of(*type, path);
+            const std::optional<std::uint64_t> count = decode_dataspace(image_, *space, path, summary.dataset.shape);
+            const Datatype datatype = decode_datatype(image_, *type, path);
             summary.dataset.dtype = datatype.name;
             summary.storage.element_bytes = datatype.element_bytes;
             summary.storage.big_endian = datatype.big_endian;
-            data_layout(*layout, path, summary.storage);
+            decode_layout(image_, *layout, path, summary.storage);
             if (count == std::uint64_t{0}) {
                 summary.storage = DatasetStorage{0, 0, datatype.element_bytes, false, ""};  // nothing to read
             } else if (!count) {
@@ -596,140 +455,6 @@ private:
         return summaries_.emplace(address, std::move(summary)).first->second;
     }
 
-    // IV.A.2.b. The element count, or none for a null dataspace.
-    std::optional<std::uint64_t> dataspace(const Message& message, const std::string& path,
-                                           std::vector<std::int64_t>& shape) {
-        Cursor data = message_data(message, "the dataspace of " + quoted(path));
-        const std::uint8_t version = data.u8();
-        if (version != 1 && version != 2) image_.unsupported("dataspace version " + std::to_string(version));
-        const std::uint8_t rank = data.u8();
-        data.u8();  // flags: whether maximum sizes follow the sizes; they do not change what is stored
-        bool null_space = false;
-        if (version == 1) {
-            data.skip(5);
-        } else {
-            null_space = data.u8() == 2;
-        }
-        if (rank > kMaxRank) {
-            image_.corrupt("dataset " + quoted(path) + " has " + std::to_string(rank) + " dimensions (HDF5 allows " +
-                           std::to_string(kMaxRank) + ")");
-        }
-        std::uint64_t count = 1;
-        for (int i = 0; i < rank; ++i) {
-            const std::uint64_t dim = data.length();
-            if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
-                (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / dim)) {
-                image_.corrupt("dataset " + quoted(path) + " has a dimension of " + std::to_string(dim) + " values");
-            }
-            count *= dim;
-            shape.push_back(static_cast<std::int64_t>(dim));
-        }
-        if (null_space) return std::nullopt;
-        return count;
-    }
-
-    // IV.A.2.d: numpy's name for the type, and what reading floats needs of it.
-    Datatype datatype_of(const Message& message, const std::string& path) {
-        Cursor data = message_data(message, "the datatype of " + quoted(path));
-        const std::uint8_t class_and_version = data.u8();
-        const int type_class = class_and_version & 0x0f;
-        const int type_version = class_and_version >> 4;
-        if (type_version < 1 || type_version > 5) {
-            image_.corrupt("the datatype of " + quoted(path) + " has version " + std::to_string(type_version));
-        }
-        const std::uint8_t bits0 = data.u8();
-        const std::uint8_t bits1 = data.u8();
-        data.u8();
-        Datatype type;
-        type.element_bytes = data.u32();
-        type.big_endian = (bits0 & 0x01) != 0;
-        const std::uint32_t size = type.element_bytes;
-        if (type_class == 0) {  // fixed-point
-            const std::uint16_t offset = data.u16();
-            const std::uint16_t precision = data.u16();
-            if ((size == 1 || size == 2 || size == 4 || size == 8) && offset == 0 && precision == size * 8) {
-                type.name = std::string((bits0 & 0x08) ? "int" : "uint") + std::to_string(size * 8);
-            }
-        } else if (type_class == 1) {  // floating-point: only IEEE 754 half, single and double count as floats
-            const std::uint16_t offset = data.u16();
-            const std::uint16_t precision = data.u16();
-            const std::uint8_t exponent_location = data.u8();
-            const std::uint8_t exponent_bits = data.u8();
-            const std::uint8_t mantissa_location = data.u8();
-            const std::uint8_t mantissa_bits = data.u8();
-            const std::uint32_t bias = data.u32();
-            struct Ieee {
-                std::uint32_t size, exponent_bits, mantissa_bits, bias;
-            };
-            for (const Ieee ieee : {Ieee{2, 5, 10, 15}, Ieee{4, 8, 23, 127}, Ieee{8, 11, 52, 1023}}) {
-                if (size == ieee.size && offset == 0 && precision == size * 8 && mantissa_location == 0 &&
-                    mantissa_bits == ieee.mantissa_bits && exponent_location == ieee.mantissa_bits &&
-                    exponent_bits == ieee.exponent_bits && bias == ieee.bias && bits1 == size * 8 - 1 &&
-                    (bits0 & 0x40) == 0 && ((bits0 >> 4) & 0x03) == 2) {
-                    // bits1: the sign bit's place; 0x40: VAX order; bits 4-5: 2, the implied leading 1
-                    type.name = "float" + std::to_string(size * 8);
-                }
-            }
-        } else if (type_class == 3 || (type_class == 9 && (bits0 & 0x0f) == 1)) {  // fixed or variable string
-            type.name = "string";
-        }
-        return type;
-    }
-
-    // IV.A.2.i: where the values are.
-    void data_layout(const Message& message, const std::string& path, DatasetStorage& storage) {
-        Cursor data = message_data(message, "the data layout of " + quoted(path));
-        const std::uint8_t version = data.u8();
-        const std::string chunked =
-            "is stored in chunks (HDF5's layout for compressed or resizable data); MirrorLab reads the contiguous and "
-            "compact datasets Keras writes";
-        auto contiguous = [&](std::uint64_t address, std::uint64_t size) {
-            if (address == kUndefinedAddress) {
-                storage.unreadable = "was never written (no values are stored)";
-                return;
-            }
-            storage.offset = image_.position_of(address, "the values of dataset " + quoted(path));
-            storage.stored_bytes = size;
-        };
-        auto compact = [&](std::uint64_t size) {
-            storage.offset = data.position();
-            storage.stored_bytes = size;
-            data.skip(size);
-        };
-        if (version == 1 || version == 2) {
-            const std::uint8_t rank = data.u8();
-            const std::uint8_t layout_class = data.u8();
-            data.skip(5);
-            const std::uint64_t address = layout_class != 0 ? data.address() : kUndefinedAddress;
-            data.skip(std::uint64_t{4} * rank);  // sizes, cut to 32 bits
-            if (layout_class == 0) {
-                compact(data.u32());
-            } else if (layout_class == 1) {
-                // Versions 1 and 2 record no size: the values take what the dataspace needs, and
-                // read_floats checks that against the end of the file.
-                contiguous(address, std::numeric_limits<std::uint64_t>::max());
-            } else {
-                storage.unreadable = chunked;
-            }
-        } else if (version == 3 || version == 4) {
-            const std::uint8_t layout_class = data.u8();
-            if (layout_class == 0) {
-                compact(data.u16());
-            } else if (layout_class == 1) {
-                const std::uint64_t address = data.address();
-                contiguous(address, data.length());
-            } else if (layout_class == 2) {
-                storage.unreadable = chunked;
-            } else if (layout_class == 3 && version == 4) {
-                storage.unreadable = "is a virtual dataset (its values lie in other datasets or files)";
-            } else {
-                image_.corrupt("dataset " + quoted(path) + " has layout class " + std::to_string(layout_class));
-            }
-        } else {
-            image_.unsupported("data layout version " + std::to_string(version) + " in dataset " + quoted(path));
-        }
-    }
-
     Image image_;
     std::set<std::uint64_t> visited_groups_;
     std::set<std::uint64_t> visited_nodes_;
@@ -739,38 +464,6 @@ private:
     std::size_t links_seen_ = 0;
     std::size_t listed_path_bytes_ = 0;
 };
-
-template <typename Bits>
-Bits byte_swapped(Bits value) {
-    Bits swapped = 0;
-    for (std::size_t i = 0; i < sizeof(Bits); ++i) {
-        swapped = static_cast<Bits>((swapped << 8) | (value & 0xff));
-        value = static_cast<Bits>(value >> 8);
-    }
-    return swapped;
-}
-
-float half_to_float(std::uint16_t half) {
-    const std::uint32_t sign = std::uint32_t{half & 0x8000u} << 16;
-    const std::uint32_t exponent = (half >> 10) & 0x1f;
-    std::uint32_t mantissa = half & 0x3ffu;
-    std::uint32_t bits = 0;
-    if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
-    } else if (exponent != 0) {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa != 0) {  // subnormal: normalise
-        int shift = 0;
-        while ((mantissa & 0x400u) == 0) {
-            mantissa <<= 1;
-            ++shift;
-        }
-        bits = sign | (static_cast<std::uint32_t>(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
-    } else {
-        bits = sign;
-    }
-    return std::bit_cast<float>(bits);
-}
 
 }  // namespace
 
@@ -803,7 +496,9 @@ FileReader::FileReader(std::vector<std::uint8_t> image, std::string source)
 
 const DatasetInfo* FileReader::find(const std::string& path) const {
     const auto at = std::lower_bound(datasets_.begin(), datasets_.end(), path,
-                                     [](const DatasetInfo& dataset, const std::string& key) { return dataset.path < key; });
+                                     [](const DatasetInfo& dataset, const std::string& key) {
+                                         return dataset.path < key;
+                                     });
     return at != datasets_.end() && at->path == path ? &*at : nullptr;
 }
 
