@@ -25,7 +25,8 @@ std::vector<std::uint8_t> fixture(const std::string& name) {
 
 std::vector<std::uint8_t> keras_weights() {
     const std::string path = std::string(MIRRORLAB_TEST_DATA_DIR) + "/keras/small.keras";
-    return ZipReader(read_file_binary(path, 1 << 24, "small.keras", "a fixture"), "small.keras").read("model.weights.h5");
+    const ZipReader archive(read_file_binary(path, 1 << 24, "small.keras", "a fixture"), "small.keras");
+    return archive.read("model.weights.h5");
 }
 
 QString data_error_of(const std::function<void()>& run) {
@@ -111,7 +112,11 @@ void TestHdf5Reader::listsAndReadsWhatH5pyWrote() {
                 QVERIFY2(std::isnan(values[k]), got.path.c_str());
             } else {
                 QVERIFY2(values[k] == expected_value,
-                         qPrintable(QString("%1[%2]: %3, h5py read %4").arg(got.path.c_str()).arg(k).arg(values[k]).arg(expected_value)));
+                         qPrintable(QString("%1[%2]: %3, h5py read %4")
+                                        .arg(got.path.c_str())
+                                        .arg(k)
+                                        .arg(values[k])
+                                        .arg(expected_value)));
             }
             ++float_values;
         }
@@ -144,8 +149,8 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     const std::size_t table = v1_message(bytes, root, 0x11);
     QVERIFY2(table != 0, "the root group has a symbol table message");
     std::vector<std::uint8_t> no_heap = bytes;
-    std::fill(no_heap.begin() + static_cast<std::ptrdiff_t>(table + 8), no_heap.begin() + static_cast<std::ptrdiff_t>(table + 16),
-              0xff);
+    const auto heap_address = no_heap.begin() + static_cast<std::ptrdiff_t>(table + 8);
+    std::fill(heap_address, heap_address + 8, 0xff);
     verify_contains(data_error_of([&] { hdf5::FileReader(no_heap, "w.h5"); }),
                     {"w.h5 is corrupt", "local heap of the root group", "no address"});
 
