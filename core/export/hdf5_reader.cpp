@@ -62,7 +62,8 @@ public:
 
     void read(const std::string& source) {
         const std::uint64_t root = superblock(source);
-        visit_group(root, object_header(root, ""), "", 0);
+        // Through summarize, like every other object: a link back to the root finds it parsed.
+        visit_group(root, summarize(root, "").group_messages, "", 0);
     }
 
 private:
@@ -76,8 +77,7 @@ private:
         auto sizes = [&](std::uint8_t offsets, std::uint8_t lengths) {
             if ((offsets != 2 && offsets != 4 && offsets != 8) || (lengths != 2 && lengths != 4 && lengths != 8)) {
                 image_.corrupt("its superblock gives addresses of " + std::to_string(offsets) +
-                               " bytes and lengths of " +
-                               std::to_string(lengths) + " (HDF5 uses 2, 4 or 8)");
+                               " bytes and lengths of " + std::to_string(lengths) + " (HDF5 uses 2, 4 or 8)");
             }
             image_.offset_bytes = offsets;
             image_.length_bytes = lengths;
