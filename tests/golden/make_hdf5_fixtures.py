@@ -8,7 +8,7 @@ Each file covers a part of the format the reader must read, or must refuse by na
 
   earliest.h5     h5py's defaults, as Keras writes: superblock 0, version-1 object headers,
                   symbol-table groups (one with 300 hard links to one dataset, so its B-tree has
-                  two levels), float16/32/64 in both byte orders, ints, strings, a scalar, an
+                  two levels, and a hard link back to the root), float16/32/64 in both byte orders, ints, strings, a scalar, an
                   empty and a compact dataset, one with enough attributes for continuation blocks,
                   a group that tracks creation order (link messages), a soft and an external link
                   (never followed), and a chunked, compressed dataset (listed, not read)
@@ -77,6 +77,7 @@ def write_earliest(path):
         links.create_dataset("target", data=np.array([42.0], dtype=np.float32))
         for i in range(300):
             links[f"link_{i:03d}"] = links["target"]
+        links["root_again"] = f["/"]  # a cycle: listed, not followed a second time
         ordered = f.create_group("ordered", track_order=True)
         for name in ("c", "a", "b"):
             ordered.create_dataset(name, data=np.array([ord(name)], dtype=np.float32))
@@ -108,7 +109,10 @@ def describe(path):
             datasets.append(entry)
 
     with h5py.File(path, "r") as f:
-        # visititems visits each object once; the reader lists every hard link, as H5Lvisit does.
+        # visititems visits each object once; the reader lists every hard link, as H5Lvisit does,
+        # and a group's members under the first path that reaches it.
+        seen = [f["/"]]
+
         def every_link(group, prefix):
             for name in group:
                 link = group.get(name, getlink=True)
@@ -116,7 +120,8 @@ def describe(path):
                     continue
                 full = prefix + name
                 visit(full, group[name])
-                if isinstance(group[name], h5py.Group):
+                if isinstance(group[name], h5py.Group) and not any(group[name] == g for g in seen):
+                    seen.append(group[name])
                     every_link(group[name], full + "/")
 
         every_link(f, "")
