@@ -10,8 +10,8 @@
 // Keras does: superblocks 0-3, object headers 1 and 2, groups as symbol tables (v1 B-tree, local
 // heap) or compact link messages, and datasets of any dtype with contiguous or compact storage;
 // float16/32/64 values in either byte order read as float32. A part it does not read (chunked or
-// external storage, dense link storage, shared messages) is named in a DataError; checksums of
-// the version-2 structures are not verified. Every failure is a DataError naming the source and
+// external storage, dense link storage, shared messages) is named in a DataError; the checksums of
+// the version-2 structures are verified. Every failure is a DataError naming the source and
 // the object. Links other than hard links (soft, external: an external link would open another
 // file) are never followed, and a file with more than kHdf5MaxObjects objects is refused.
 #include <cstddef>

@@ -34,6 +34,10 @@ constexpr std::uint8_t kMessageIsShared = 0x02;
 
 inline std::string at_byte(std::uint64_t position) { return " (at byte " + std::to_string(position) + ")"; }
 
+// The checksum of the version-2 structures (superblock 2-3, OHDR, OCHK): Bob Jenkins' lookup3
+// hash of the bytes, initial value 0, as HDF5 computes it.
+std::uint32_t checksum_lookup3(std::span<const std::uint8_t> bytes);
+
 // The file's bytes, the sizes its superblock chose, and the errors every reader of them raises.
 class Image {
 public:
@@ -122,6 +126,14 @@ public:
         const auto found = take(4);
         if (std::memcmp(found.data(), expected, 4) != 0) {
             image_->corrupt(what_ + " does not start with its signature \"" + expected + "\"" + at_byte(position_ - 4));
+        }
+    }
+    // The checksum that follows [begin, here) matches it; else `what` is corrupt.
+    void checksum(std::uint64_t begin) {
+        const std::uint64_t end = position_;
+        const std::uint32_t stored = static_cast<std::uint32_t>(unsigned_bytes(4));
+        if (stored != checksum_lookup3(image_->bytes().subspan(begin, end - begin))) {
+            image_->corrupt(what_ + " fails its checksum" + at_byte(end));
         }
     }
     // The next `size` bytes as a cursor of their own, skipped here.

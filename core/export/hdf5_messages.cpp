@@ -144,6 +144,45 @@ void decode_layout(const Image& image, const Message& message, const std::string
     }
 }
 
+std::uint32_t checksum_lookup3(std::span<const std::uint8_t> bytes) {
+    auto rotate = [](std::uint32_t x, int k) { return (x << k) | (x >> (32 - k)); };
+    std::uint32_t a = 0xdeadbeefu + static_cast<std::uint32_t>(bytes.size());
+    std::uint32_t b = a;
+    std::uint32_t c = a;
+    auto word = [&](std::size_t at, std::size_t available) {  // little-endian, short words zero-padded
+        std::uint32_t value = 0;
+        for (std::size_t i = 0; i < 4 && i < available; ++i) value |= std::uint32_t{bytes[at + i]} << (8 * i);
+        return value;
+    };
+    std::size_t at = 0;
+    std::size_t left = bytes.size();
+    while (left > 12) {
+        a += word(at, 4);
+        b += word(at + 4, 4);
+        c += word(at + 8, 4);
+        a -= c, a ^= rotate(c, 4), c += b;
+        b -= a, b ^= rotate(a, 6), a += c;
+        c -= b, c ^= rotate(b, 8), b += a;
+        a -= c, a ^= rotate(c, 16), c += b;
+        b -= a, b ^= rotate(a, 19), a += c;
+        c -= b, c ^= rotate(b, 4), b += a;
+        at += 12;
+        left -= 12;
+    }
+    if (left == 0) return c;
+    a += word(at, left);
+    if (left > 4) b += word(at + 4, left - 4);
+    if (left > 8) c += word(at + 8, left - 8);
+    c ^= b, c -= rotate(b, 14);
+    a ^= c, a -= rotate(c, 11);
+    b ^= a, b -= rotate(a, 25);
+    c ^= b, c -= rotate(b, 16);
+    a ^= c, a -= rotate(c, 4);
+    b ^= a, b -= rotate(a, 14);
+    c ^= b, c -= rotate(b, 24);
+    return c;
+}
+
 float half_to_float(std::uint16_t half) {
     const std::uint32_t sign = std::uint32_t{half & 0x8000u} << 16;
     const std::uint32_t exponent = (half >> 10) & 0x1f;

@@ -106,6 +106,7 @@ private:
             c.address();  // superblock extension
             end_of_file = c.address();
             root = c.address();
+            c.checksum(0);
         } else {
             image_.unsupported("superblock version " + std::to_string(version));
         }
@@ -141,6 +142,7 @@ private:
             Cursor chunk = c.sub(size, what);
             read_messages(chunk, false, false, messages, blocks);
         } else if (first == 'O') {  // IV.A.1.b
+            const std::uint64_t header_start = c.position();
             c.signature("OHDR");
             if (c.u8() != 2) image_.unsupported(what + " has an object header version other than 1 and 2");
             const std::uint8_t flags = c.u8();
@@ -150,7 +152,7 @@ private:
             version_2 = true;
             const std::uint64_t size = c.unsigned_bytes(std::uint64_t{1} << (flags & 0x03));
             Cursor chunk = c.sub(size, what);
-            c.skip(4);  // checksum
+            c.checksum(header_start);
             read_messages(chunk, true, creation_order, messages, blocks);
         } else {
             image_.corrupt(what + " has version " + std::to_string(first) + at_byte(c.position()) +
@@ -167,9 +169,11 @@ private:
             const std::string continuation = "a continuation of " + what;
             Cursor block(image_, image_.position_of(block_address, continuation), block_length, continuation);
             if (version_2) {
+                const std::uint64_t block_start = block.position();
                 block.signature("OCHK");
                 if (block.remaining() < 4) image_.corrupt(continuation + " has no room for its checksum");
                 Cursor messages_only = block.sub(block.remaining() - 4, continuation);
+                block.checksum(block_start);
                 read_messages(messages_only, true, creation_order, messages, blocks);
             } else {
                 read_messages(block, false, false, messages, blocks);
