@@ -4,16 +4,18 @@
 // Writing goes through the HDF5 C library (Debian: libhdf5-dev), entirely in memory (the "core"
 // driver): groups with a string attribute, float32 datasets and int64/float32 scalars.
 //
-// Reading is our own bounds-checked parser (hdf5_reader.cpp, hdf5_messages.cpp, hdf5_format.h), not
-// libhdf5: files are untrusted, and libhdf5 1.10 trusts a damaged file's metadata (the fuzzer found
-// it dereferencing a null accumulator and malloc()ing exabytes). It reads what h5py and libhdf5
-// write by default, as Keras does: superblocks 0-3, object headers 1 and 2, groups as symbol tables
-// (v1 B-tree, local heap) or compact link messages, and datasets of any dtype with contiguous or
-// compact storage; float16/32/64 values in either byte order read as float32. A part it does not
-// read (chunked or external storage, dense link storage, shared messages) is named in a DataError;
-// the checksums of the version-2 structures are verified. Every failure is a DataError naming the
-// source and the object. Links other than hard links (soft, external: an external link would open
-// another file) are never followed, and a file with more than kHdf5MaxObjects objects is refused.
+// Reading is our own bounds-checked parser (hdf5_reader.cpp, hdf5_messages.cpp,
+// hdf5_dense_links.cpp, hdf5_format.h), not libhdf5: files are untrusted, and libhdf5 1.10 trusts a
+// damaged file's metadata (the fuzzer found it dereferencing a null accumulator and malloc()ing
+// exabytes). It reads what h5py and libhdf5 write: superblocks 0-3, object headers 1 and 2, groups
+// as symbol tables (v1 B-tree, local heap), link messages or dense link storage (fractal heap, v2
+// B-tree name index), and datasets of any dtype with contiguous or compact storage; float16/32/64
+// values in either byte order read as float32. A part it does not read (chunked or external
+// storage, shared messages, I/O filters on link storage) is named in a DataError; the checksums of
+// the version-2 structures are verified (those of fractal heap direct blocks are not). Every
+// failure is a DataError naming the source and the object. Links other than hard links (soft,
+// external: an external link would open another file) are never followed, and a file with more than
+// kHdf5MaxObjects objects is refused.
 #include <cstddef>
 #include <cstdint>
 #include <span>

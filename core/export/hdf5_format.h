@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -181,6 +182,13 @@ struct Datatype {
     std::uint32_t element_bytes = 0;
     bool big_endian = false;
 };
+
+// Dense link storage (IV.A.2.c's fractal heap and name index): the group's link messages, to decode
+// as compact ones are. `visited` holds every block and node read so far in the file: none may be
+// reached twice. At most `max_links` links are read (more is a DataError).
+std::vector<Message> dense_link_messages(const Image& image, std::uint64_t heap_address,
+                                         std::uint64_t name_index_address, const std::string& path,
+                                         std::set<std::uint64_t>& visited, std::size_t max_links);
 
 // IV.A.2.b: the dataspace's sizes into `shape`; the element count, or none for a null dataspace.
 std::optional<std::uint64_t> decode_dataspace(const Image& image, const Message& message, const std::string& path,

@@ -282,8 +282,15 @@ private:
             if (data.u8() != 0) image_.unsupported("a link info message version other than 0 in " + quoted(path));
             const std::uint8_t flags = data.u8();
             if (flags & 0x01) data.skip(8);  // maximum creation index
-            if (data.address() != kUndefinedAddress) {
-                image_.unsupported(group_name(path) + " keeps its links in a fractal heap (dense link storage)");
+            const std::uint64_t heap = data.address();
+            const std::uint64_t name_index = data.address();
+            if (heap != kUndefinedAddress) {  // dense storage: the links are objects of a fractal heap
+                const std::size_t links_left = kHdf5MaxObjects - links_seen_;
+                for (const Message& message :
+                     dense_link_messages(image_, heap, name_index, path, dense_blocks_, links_left)) {
+                    count_link();
+                    links.push_back(link_message(message, path));
+                }
             }
         }
         for (const Message& message : messages) {
@@ -463,6 +470,7 @@ private:
     std::set<std::uint64_t> visited_groups_;
     std::set<std::uint64_t> visited_nodes_;
     std::set<std::uint64_t> seen_blocks_;  // continuation blocks: no two objects share one
+    std::set<std::uint64_t> dense_blocks_;  // dense link storage's heap blocks and index nodes
     std::unordered_map<std::uint64_t, ObjectSummary> summaries_;
     std::uint64_t header_bytes_parsed_ = 0;
     std::size_t links_seen_ = 0;

@@ -147,8 +147,9 @@ for path in sorted(glob.glob(os.path.join(root, "tests/data/keras/*.keras"))):
         seed("fuzz_keras", base, b"\x00" + f.read())
     with zipfile.ZipFile(path) as z:
         seed("fuzz_keras", base + "__weights", b"\x01" + z.read("model.weights.h5"))
-# h5py's files in both formats (tests/data/hdf5): version-2 object headers, link messages, compact
-# and chunked layouts, continuation blocks, a two-level B-tree.
+# h5py's files in both formats (tests/data/hdf5): version-2 object headers, link messages, dense link
+# storage (fractal heaps, v2 B-trees), compact and chunked layouts, continuation blocks, a two-level
+# v1 B-tree.
 for path in sorted(glob.glob(os.path.join(root, "tests/data/hdf5/*.h5"))):
     with open(path, "rb") as f:
         seed("fuzz_keras", "hdf5__" + os.path.basename(path), b"\x01" + f.read())

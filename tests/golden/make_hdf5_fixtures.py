@@ -14,10 +14,13 @@ Each file covers a part of the format the reader must read, or must refuse by na
                   (never followed), and a chunked, compressed dataset (listed, not read)
   latest.h5       libver="latest": superblock 3, version-2 object headers (OHDR), compact link
                   messages, data layout 4
-  dense_links.h5  libver="latest" with a group of 20 links kept in a fractal heap (refused)
+  dense_links.h5  libver="latest" with groups of 20 and 601 links, kept in fractal heaps (one
+                  direct block; an indirect block of several) indexed by v2 B-trees (a leaf; two
+                  levels)
 
 expected.json lists, per file, what the reader must find: every group, every dataset's path,
-dtype and shape, and the float datasets' values (as float32 reads them, NaN written as "nan").
+dtype and shape, and the float datasets' values (as float32 reads them, NaN written as "nan"; under
+the first path listed to each dataset).
 Needs h5py and numpy (the throw-away TensorFlow virtualenv has both). See tests/golden/README.md.
 """
 import json
@@ -93,17 +96,24 @@ def write_dense_links(path):
         crowded = f.create_group("crowded")
         for i in range(20):
             crowded.create_dataset(f"d{i:02d}", data=np.array([i], dtype=np.float32))
+        # 600 links: a heap of several blocks under an indirect block, an index two levels deep.
+        many = f.create_group("many")
+        many.create_dataset("target", data=np.array([7.0], dtype=np.float32))
+        for i in range(600):
+            many[f"link_{i:03d}"] = many["target"]
 
 
 def describe(path):
-    groups, datasets = [], []
+    groups, datasets, valued = [], [], []
 
     def visit(name, obj):
         if isinstance(obj, h5py.Group):
             groups.append(name)
         else:
             entry = {"path": name, "dtype": numpy_name(obj.dtype), "shape": list(obj.shape)}
-            if obj.dtype.kind == "f" and obj.chunks is None:
+            # Values once per dataset: the links to one dataset only repeat them.
+            if obj.dtype.kind == "f" and obj.chunks is None and not any(obj == d for d in valued):
+                valued.append(obj)
                 entry["values"] = [v if math.isfinite(v) else repr(v) for v in
                                    np.asarray(obj[()], dtype=np.float32).astype(np.float64).ravel().tolist()]
             datasets.append(entry)
