@@ -47,6 +47,7 @@ struct FractalHeap {
         std::uint64_t heap_offset = 0;
         std::uint64_t position = 0;  // in the image
         std::uint64_t size = 0;
+        std::uint64_t prefix_bytes = 0;  // the block's header: no object starts in it
     };
     std::vector<DirectBlock> blocks;  // sorted by heap_offset once read
 };
@@ -75,6 +76,7 @@ private:
     void read_heap_header(std::uint64_t address) {
         const std::string what = "the fractal heap of " + where_;
         visit(address, what);
+        heap_address_ = address;
         Cursor c = Cursor::at_address(image_, address, what);
         const std::uint64_t start = c.position();
         c.signature("FRHP");
@@ -147,20 +149,28 @@ private:
     }
 
     // III.G.3
-    void direct_block(std::uint64_t address, std::uint64_t heap_offset, std::uint64_t size) {
-        const std::string what = "a direct block of " + where_;
-        visit(address, what);
-        Cursor c(image_, image_.position_of(address, what), size, what);
+    // What FHDB and FHIB start with: signature, version 0, the heap header's address and the
+    // block's own heap offset, both checked against where the block was reached from.
+    void block_prefix(Cursor& c, const char (&signature)[5], std::uint64_t heap_offset, const std::string& what) {
         const std::uint64_t start = c.position();
-        c.signature("FHDB");
+        c.signature(signature);
         if (c.u8() != 0) image_.unsupported(what + " has a version other than 0");
-        c.address();  // the heap header
+        if (c.address() != heap_address_) image_.corrupt(what + " names another heap header" + at_byte(start));
         const std::uint64_t stored_offset = c.unsigned_bytes(heap_.offset_bytes);
         if (stored_offset != heap_offset) {
             image_.corrupt(what + " says it starts at heap offset " + std::to_string(stored_offset) + ", not " +
                            std::to_string(heap_offset) + at_byte(start));
         }
-        heap_.blocks.push_back({heap_offset, start, size});
+    }
+
+    void direct_block(std::uint64_t address, std::uint64_t heap_offset, std::uint64_t size) {
+        const std::string what = "a direct block of " + where_;
+        visit(address, what);
+        Cursor c(image_, image_.position_of(address, what), size, what);
+        const std::uint64_t start = c.position();
+        block_prefix(c, "FHDB", heap_offset, what);
+        if (heap_.checksummed_blocks) c.skip(4);  // over the whole block; not verified
+        heap_.blocks.push_back({heap_offset, start, size, c.position() - start});
     }
 
     // III.G.2: direct blocks for the first rows, indirect blocks (smaller tables) for the rest.
@@ -173,14 +183,7 @@ private:
         }
         Cursor c = Cursor::at_address(image_, address, what);
         const std::uint64_t start = c.position();
-        c.signature("FHIB");
-        if (c.u8() != 0) image_.unsupported(what + " has a version other than 0");
-        c.address();  // the heap header
-        const std::uint64_t stored_offset = c.unsigned_bytes(heap_.offset_bytes);
-        if (stored_offset != heap_offset) {
-            image_.corrupt(what + " says it starts at heap offset " + std::to_string(stored_offset) + ", not " +
-                           std::to_string(heap_offset) + at_byte(start));
-        }
+        block_prefix(c, "FHIB", heap_offset, what);
         struct Child {
             std::uint64_t address, heap_offset, row;
         };
@@ -229,7 +232,10 @@ private:
         const std::uint16_t root_records = c.u16();
         c.length();  // all records
         c.checksum(start);
-        if (record_bytes_ < 4 + heap_.id_bytes || node_bytes_ < 10 + record_bytes_ || depth > kMaxBtreeDepth) {
+        // Records are a name's hash and a heap ID, nothing more; nodes as libhdf5 sizes them (512
+        // bytes for links) or up to 64 KiB: no node can make the checksums hash far more than the file.
+        if (record_bytes_ != 4 + heap_.id_bytes || node_bytes_ < 10 + record_bytes_ || node_bytes_ > (1u << 16) ||
+            depth > kMaxBtreeDepth) {
             image_.corrupt(what + " has nodes of " + std::to_string(node_bytes_) + " bytes, records of " +
                            std::to_string(record_bytes_) + " and depth " + std::to_string(depth));
         }
@@ -242,8 +248,11 @@ private:
         for (std::uint16_t level = 1; level <= depth; ++level) {
             const std::uint64_t pointer = static_cast<std::uint64_t>(image_.offset_bytes) + count_bytes_ +
                                           (level > 1 ? total_bytes_[level - 1] : 0);
-            const std::uint64_t node_records = (node_bytes_ - 10) / (record_bytes_ + pointer);
-            if (node_records == 0) image_.corrupt(what + " has internal nodes too small for one record");
+            // H5B2_NUM_INT_REC: room for one more child pointer than records.
+            if (node_bytes_ < 10 + pointer + record_bytes_ + pointer) {
+                image_.corrupt(what + " has internal nodes too small for one record");
+            }
+            const std::uint64_t node_records = (node_bytes_ - 10 - pointer) / (record_bytes_ + pointer);
             subtree_records = (node_records + 1) * subtree_records + node_records;
             total_bytes_[level] = limit_bytes(subtree_records);
         }
@@ -266,8 +275,8 @@ private:
         if (c.u8() != kLinkNameRecord) image_.corrupt(what + " is not a node of links by name");
         for (std::uint64_t i = 0; i < records; ++i) {
             const auto record = c.take(record_bytes_);
-            if (ids.size() >= max_links) image_.corrupt(what + " indexes more links than MirrorLab reads");
             ids.push_back(record.subspan(4, heap_.id_bytes));  // after the name's hash
+            if (ids.size() > max_links) return;  // the caller counts them and stops at its limit
         }
         if (depth == 0) {
             c.checksum(start);
@@ -281,13 +290,18 @@ private:
             children.emplace_back(child, child_records);
         }
         c.checksum(start);
-        for (const auto& [child, child_records] : children) btree_node(child, depth - 1, child_records, ids, max_links);
+        for (const auto& [child, child_records] : children) {
+            if (ids.size() > max_links) return;
+            btree_node(child, depth - 1, child_records, ids, max_links);
+        }
     }
 
     // A managed object's bytes, from its heap ID, as a link message to decode.
     Message object(std::span<const std::uint8_t> id) {
         const int type = (id[0] >> 4) & 0x03;
-        if ((id[0] >> 6) != 0) image_.corrupt("a heap ID in " + where_ + " has version " + std::to_string(id[0] >> 6));
+        if ((id[0] >> 6) != 0 || (id[0] & 0x0f) != 0 || type == 3) {
+            image_.corrupt("a heap ID in " + where_ + " has flags " + std::to_string(id[0]) + " (version 0, types 0-2)");
+        }
         if (type != 0) {
             image_.unsupported(where_ + " keeps a link as a " + (type == 1 ? "huge" : "tiny") + " heap object");
         }
@@ -301,12 +315,12 @@ private:
         // The block holding it: the last one starting at or before it.
         auto block = std::upper_bound(heap_.blocks.begin(), heap_.blocks.end(), offset,
                                       [](std::uint64_t value, const auto& b) { return value < b.heap_offset; });
-        if (block == heap_.blocks.begin()) image_.corrupt("a link in " + where_ + " lies in no heap block");
+        if (block == heap_.blocks.begin()) image_.corrupt("a heap object among " + where_ + " lies in no heap block");
         --block;
         const std::uint64_t inside = offset - block->heap_offset;
-        if (inside >= block->size || length > block->size - inside || length == 0) {
-            image_.corrupt("a link in " + where_ + " (heap offset " + std::to_string(offset) + ", " +
-                           std::to_string(length) + " bytes) runs past its block");
+        if (inside < block->prefix_bytes || inside >= block->size || length > block->size - inside || length == 0) {
+            image_.corrupt("a heap object among " + where_ + " (heap offset " + std::to_string(offset) + ", " +
+                           std::to_string(length) + " bytes) lies outside the objects of its block");
         }
         Message message;
         message.type = kLinkMessage;
@@ -319,6 +333,7 @@ private:
     std::set<std::uint64_t>& visited_;
     std::string where_;
     FractalHeap heap_;
+    std::uint64_t heap_address_ = kUndefinedAddress;
     std::uint64_t node_bytes_ = 0;
     std::uint64_t record_bytes_ = 0;
     std::uint64_t count_bytes_ = 0;

@@ -185,7 +185,7 @@ struct Datatype {
 
 // Dense link storage (IV.A.2.c's fractal heap and name index): the group's link messages, to decode
 // as compact ones are. `visited` holds every block and node read so far in the file: none may be
-// reached twice. At most `max_links` links are read (more is a DataError).
+// reached twice. Past `max_links` links it stops, returning max_links + 1 (the caller's limit).
 std::vector<Message> dense_link_messages(const Image& image, std::uint64_t heap_address,
                                          std::uint64_t name_index_address, const std::string& path,
                                          std::set<std::uint64_t>& visited, std::size_t max_links);
