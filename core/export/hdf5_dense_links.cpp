@@ -300,7 +300,8 @@ private:
     Message object(std::span<const std::uint8_t> id) {
         const int type = (id[0] >> 4) & 0x03;
         if ((id[0] >> 6) != 0 || (id[0] & 0x0f) != 0 || type == 3) {
-            image_.corrupt("a heap ID in " + where_ + " has flags " + std::to_string(id[0]) + " (version 0, types 0-2)");
+            image_.corrupt("a heap ID in " + where_ + " has flags " + std::to_string(id[0]) +
+                           " (version 0, types 0-2)");
         }
         if (type != 0) {
             image_.unsupported(where_ + " keeps a link as a " + (type == 1 ? "huge" : "tiny") + " heap object");
