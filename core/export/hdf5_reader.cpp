@@ -242,8 +242,7 @@ private:
             const std::string child = path.empty() ? link.name : path + "/" + link.name;
             if (child.size() > kMaxPathBytes) {
                 image_.corrupt("a path is longer than " + std::to_string(kMaxPathBytes) + " bytes: " +
-                               child.substr(0, 80) +
-                               "...");
+                               child.substr(0, 80) + "...");
             }
             listed_path_bytes_ += child.size();
             if (listed_path_bytes_ > kMaxListedPathBytes) {
