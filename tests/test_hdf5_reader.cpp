@@ -6,6 +6,7 @@
 // Keras' files themselves: test_keras_file.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/data/zip_reader.h"
@@ -169,6 +170,15 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     changed[root_header + 12] ^= 0x01;
     verify_contains(data_error_of([&] { hdf5::FileReader(changed, "l.h5"); }),
                     {"l.h5 is corrupt", "the object header of the root group fails its checksum"});
+
+    // ... as do the heap blocks holding dense links: a changed byte among a direct block's objects.
+    std::vector<std::uint8_t> dense = fixture("dense_links.h5");
+    const std::string fhdb = "FHDB";
+    const auto block = std::search(dense.begin(), dense.end(), fhdb.begin(), fhdb.end());
+    QVERIFY(block != dense.end());
+    block[40] ^= 0x01;
+    verify_contains(data_error_of([&] { hdf5::FileReader(dense, "d.h5"); }),
+                    {"d.h5 is corrupt", "a direct block of the links of group", "fails its checksum"});
 
     // Hostile structures a libFuzzer input cannot reach in seconds (tests/fuzz/regressions/fuzz_keras,
     // byte 0 choosing the .weights.h5 reader): object headers sharing one continuation block (work

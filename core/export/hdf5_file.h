@@ -12,9 +12,9 @@
 // B-tree name index), and datasets of any dtype with contiguous or compact storage; float16/32/64
 // values in either byte order read as float32. A part it does not read (chunked or external
 // storage, shared messages, I/O filters on link storage) is named in a DataError; the checksums of
-// the version-2 structures are verified (those of fractal heap direct blocks are not). Every
-// failure is a DataError naming the source and the object. Links other than hard links (soft,
-// external: an external link would open another file) are never followed, and a file with more than
+// the version-2 structures (fractal heap blocks included) are verified. Every failure is a
+// DataError naming the source and the object. Links other than hard links (soft, external: an
+// external link would open another file) are never followed, and a file with more than
 // kHdf5MaxObjects objects is refused.
 #include <cstddef>
 #include <cstdint>
