@@ -26,7 +26,7 @@ std::optional<std::uint64_t> decode_dataspace(const Image& image, const Message&
     }
     if (rank > kMaxRank) {
         image.corrupt("dataset " + quoted(path) + " has " + std::to_string(rank) + " dimensions (HDF5 allows " +
-                       std::to_string(kMaxRank) + ")");
+                      std::to_string(kMaxRank) + ")");
     }
     std::uint64_t count = 1;
     for (int i = 0; i < rank; ++i) {
@@ -122,8 +122,10 @@ void decode_layout(const Image& image, const Message& message, const std::string
             // Versions 1 and 2 record no size: the values take what the dataspace needs, and
             // read_floats checks that against the end of the file.
             contiguous(address, std::numeric_limits<std::uint64_t>::max());
-        } else {
+        } else if (layout_class == 2) {
             storage.unreadable = chunked;
+        } else {
+            image.corrupt("dataset " + quoted(path) + " has layout class " + std::to_string(layout_class));
         }
     } else if (version == 3 || version == 4) {
         const std::uint8_t layout_class = data.u8();
