@@ -314,13 +314,9 @@ private:
         if (type != 0) {
             image_.unsupported(where_ + " keeps a link as a " + (type == 1 ? "huge" : "tiny") + " heap object");
         }
-        auto little_endian = [&](std::size_t from, std::uint64_t bytes) {
-            std::uint64_t value = 0;
-            for (std::uint64_t i = 0; i < bytes && i < 8; ++i) value |= std::uint64_t{id[from + i]} << (8 * i);
-            return value;
-        };
-        const std::uint64_t offset = little_endian(1, heap_.offset_bytes);
-        const std::uint64_t length = little_endian(1 + heap_.offset_bytes, heap_.length_bytes);
+        // The ID's widths were checked against its size with the heap's header.
+        const std::uint64_t offset = load_little_endian(id.data() + 1, heap_.offset_bytes);
+        const std::uint64_t length = load_little_endian(id.data() + 1 + heap_.offset_bytes, heap_.length_bytes);
         // The block holding it: the last one starting at or before it.
         auto block = std::upper_bound(heap_.blocks.begin(), heap_.blocks.end(), offset,
                                       [](std::uint64_t value, const auto& b) { return value < b.heap_offset; });

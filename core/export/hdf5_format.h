@@ -15,6 +15,7 @@
 
 #include "core/export/hdf5_file.h"
 #include "core/util/error.h"
+#include "core/util/little_endian.h"
 
 namespace mirrorlab::hdf5::format {
 
@@ -49,9 +50,8 @@ public:
     int length_bytes = 8;
     std::uint64_t base_address = 0;
 
-    [[noreturn]] void corrupt(const std::string& what) const {
-        throw DataError(source_ + " is corrupt: " + what);
-    }
+    [[noreturn]] void corrupt(const std::string& what) const { fail(" is corrupt: " + what); }
+    [[noreturn]] void fail(const std::string& text) const { throw DataError(source_ + text); }
     [[noreturn]] void unsupported(const std::string& what) const {
         throw DataError(source_ + " uses a part of HDF5 that MirrorLab does not read: " + what +
                         ". Keras and h5py do not write it by default; save the weights again with Keras");
@@ -93,12 +93,9 @@ public:
     std::uint64_t remaining() const { return end_ - position_; }
     const std::string& what() const { return what_; }
 
-    std::uint64_t unsigned_bytes(std::uint64_t count) {
+    std::uint64_t unsigned_bytes(std::uint64_t count) {  // at most 8 bytes count; more are skipped
         need(count);
-        std::uint64_t value = 0;
-        for (std::uint64_t i = 0; i < count && i < 8; ++i) {
-            value |= std::uint64_t{image_->bytes()[position_ + i]} << (8 * i);
-        }
+        const std::uint64_t value = load_little_endian(image_->bytes().data() + position_, count);
         position_ += count;
         return value;
     }
@@ -197,17 +194,5 @@ std::optional<std::uint64_t> decode_dataspace(const Image& image, const Message&
 Datatype decode_datatype(const Image& image, const Message& message, const std::string& path);
 // IV.A.2.i: where the values are, or why they cannot be read (storage.unreadable).
 void decode_layout(const Image& image, const Message& message, const std::string& path, DatasetStorage& storage);
-
-template <typename Bits>
-Bits byte_swapped(Bits value) {
-    Bits swapped = 0;
-    for (std::size_t i = 0; i < sizeof(Bits); ++i) {
-        swapped = static_cast<Bits>((swapped << 8) | (value & 0xff));
-        value = static_cast<Bits>(value >> 8);
-    }
-    return swapped;
-}
-
-float half_to_float(std::uint16_t half);
 
 }  // namespace mirrorlab::hdf5::format

@@ -2,7 +2,7 @@
 // values lie (hdf5_format.h). Every field is read through a Cursor bounded by the message.
 #include "core/export/hdf5_format.h"
 
-#include <bit>
+#include <algorithm>
 
 namespace mirrorlab::hdf5::format {
 
@@ -151,10 +151,8 @@ std::uint32_t checksum_lookup3(std::span<const std::uint8_t> bytes) {
     std::uint32_t a = 0xdeadbeefu + static_cast<std::uint32_t>(bytes.size());
     std::uint32_t b = a;
     std::uint32_t c = a;
-    auto word = [&](std::size_t at, std::size_t available) {  // little-endian, short words zero-padded
-        std::uint32_t value = 0;
-        for (std::size_t i = 0; i < 4 && i < available; ++i) value |= std::uint32_t{bytes[at + i]} << (8 * i);
-        return value;
+    auto word = [&](std::size_t at, std::size_t available) {  // short words zero-padded
+        return static_cast<std::uint32_t>(load_little_endian(bytes.data() + at, std::min<std::size_t>(available, 4)));
     };
     std::size_t at = 0;
     std::size_t left = bytes.size();
@@ -183,28 +181,6 @@ std::uint32_t checksum_lookup3(std::span<const std::uint8_t> bytes) {
     b ^= a, b -= rotate(a, 14);
     c ^= b, c -= rotate(b, 24);
     return c;
-}
-
-float half_to_float(std::uint16_t half) {
-    const std::uint32_t sign = std::uint32_t{half & 0x8000u} << 16;
-    const std::uint32_t exponent = (half >> 10) & 0x1f;
-    std::uint32_t mantissa = half & 0x3ffu;
-    std::uint32_t bits = 0;
-    if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
-    } else if (exponent != 0) {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa != 0) {  // subnormal: normalise
-        int shift = 0;
-        while ((mantissa & 0x400u) == 0) {
-            mantissa <<= 1;
-            ++shift;
-        }
-        bits = sign | (static_cast<std::uint32_t>(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
-    } else {
-        bits = sign;
-    }
-    return std::bit_cast<float>(bits);
 }
 
 }  // namespace mirrorlab::hdf5::format

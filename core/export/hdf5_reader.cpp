@@ -60,15 +60,15 @@ public:
     std::vector<DatasetStorage> storage;
     std::vector<std::string> groups;
 
-    void read(const std::string& source) {
-        const std::uint64_t root = superblock(source);
+    void read() {
+        const std::uint64_t root = superblock();
         // Through summarize, like every other object: a link back to the root finds it parsed.
         visit_group(root, summarize(root, "").group_messages, "", 0);
     }
 
 private:
     // II.A: the root group's object header address. Also checks the file is not truncated.
-    std::uint64_t superblock(const std::string& source) {
+    std::uint64_t superblock() {
         Cursor c(image_, 0, image_.bytes().size(), "the superblock");
         c.skip(8);  // the signature, checked by the caller
         const std::uint8_t version = c.u8();
@@ -114,10 +114,10 @@ private:
             image_.corrupt("its superblock's base address lies outside the file");
         }
         if (end_of_file == kUndefinedAddress || end_of_file > image_.bytes().size() - image_.base_address) {
-            throw DataError(source + " is truncated or corrupt: it has " + std::to_string(image_.bytes().size()) +
-                            " bytes, but its superblock says the file ends at byte " +
-                            (end_of_file == kUndefinedAddress ? std::string("(undefined)")
-                                                              : std::to_string(end_of_file + image_.base_address)));
+            image_.fail(" is truncated or corrupt: it has " + std::to_string(image_.bytes().size()) +
+                        " bytes, but its superblock says the file ends at byte " +
+                        (end_of_file == kUndefinedAddress ? std::string("(undefined)")
+                                                          : std::to_string(end_of_file + image_.base_address)));
         }
         return root;
     }
@@ -476,6 +476,40 @@ private:
     std::size_t listed_path_bytes_ = 0;
 };
 
+// A big-endian value in the host's (little-endian) order.
+template <typename Bits>
+Bits byte_swapped(Bits value) {
+    Bits swapped = 0;
+    for (std::size_t i = 0; i < sizeof(Bits); ++i) {
+        swapped = static_cast<Bits>((swapped << 8) | (value & 0xff));
+        value = static_cast<Bits>(value >> 8);
+    }
+    return swapped;
+}
+
+// IEEE 754 half to single precision, exactly: every half is a float.
+float half_to_float(std::uint16_t half) {
+    const std::uint32_t sign = std::uint32_t{half & 0x8000u} << 16;
+    const std::uint32_t exponent = (half >> 10) & 0x1f;
+    std::uint32_t mantissa = half & 0x3ffu;
+    std::uint32_t bits = 0;
+    if (exponent == 0x1f) {
+        bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
+    } else if (exponent != 0) {
+        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa != 0) {  // subnormal: normalise
+        int shift = 0;
+        while ((mantissa & 0x400u) == 0) {
+            mantissa <<= 1;
+            ++shift;
+        }
+        bits = sign | (static_cast<std::uint32_t>(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
+    } else {
+        bits = sign;
+    }
+    return std::bit_cast<float>(bits);
+}
+
 }  // namespace
 
 FileReader::FileReader(std::vector<std::uint8_t> image, std::string source)
@@ -488,7 +522,7 @@ FileReader::FileReader(std::vector<std::uint8_t> image, std::string source)
     }
     Parser parser(image_, source_);
     try {
-        parser.read(source_);
+        parser.read();
     } catch (const Parser::TooManyObjects&) {
         throw DataError(source_ + " holds more than " + std::to_string(kHdf5MaxObjects) +
                         " objects; a Keras weight file holds a few per layer");
@@ -540,6 +574,10 @@ std::vector<float> FileReader::read_floats(const std::string& path, const std::v
     }
     const std::uint8_t* bytes = image_.data() + stored.offset;
     std::vector<float> values(static_cast<std::size_t>(count));
+    if (element_bytes == 4 && !stored.big_endian) {  // what Keras writes: the bytes as they are
+        std::memcpy(values.data(), bytes, values.size() * sizeof(float));
+        return values;
+    }
     auto element = [&](std::size_t i, auto type_tag) {
         using Bits = decltype(type_tag);
         Bits raw;

@@ -16,6 +16,7 @@
 #include "core/train/progress.h"
 #include "core/train/train_config_json.h"
 #include "core/util/crc32c.h"
+#include "core/util/little_endian.h"
 #include "core/util/file.h"
 #include "core/util/json.h"
 
@@ -52,10 +53,8 @@ void put_u32(std::string& out, std::uint32_t value) {
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFFu));
 }
 
-std::uint64_t get_le(std::string_view bytes, std::size_t offset, int count) {
-    std::uint64_t value = 0;
-    for (int i = 0; i < count; ++i) value |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
-    return value;
+std::uint64_t get_le(std::string_view bytes, std::size_t offset, std::size_t count) {
+    return load_little_endian(reinterpret_cast<const unsigned char*>(bytes.data() + offset), count);
 }
 
 std::uint32_t masked_crc(const void* data, std::size_t size) { return crc32c_mask(crc32c(data, size)); }
