@@ -22,6 +22,7 @@
 #include "core/data/statistics.h"
 #include "core/data/tokenizer.h"
 #include "core/util/error.h"
+#include "support/error_text.h"
 
 using namespace mirrorlab;
 
@@ -43,16 +44,6 @@ std::string make_dir(const QTemporaryDir& dir, const QString& relative) {
     const QString path = dir.filePath(relative);
     if (!QDir().mkpath(path)) throw std::runtime_error("mkpath failed");
     return path.toStdString();
-}
-
-template <class F>
-QString error_of(F&& f) {
-    try {
-        f();
-    } catch (const DataError& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
 }
 
 bool has_warning(const LabelledTexts& texts, const std::string& part) {
@@ -158,7 +149,7 @@ private slots:
         // Before fitting: padding (and OOV) only.
         QCOMPARE(Tokenizer().vocabulary_size(), 1);
         QCOMPARE(Tokenizer(TokenizerOptions{0, std::string("oov")}).vocabulary_size(), 2);
-        QVERIFY(error_of([] { Tokenizer(TokenizerOptions{-1, std::nullopt}); }).contains("num_words is -1"));
+        QVERIFY(error_of<DataError>([] { Tokenizer(TokenizerOptions{-1, std::nullopt}); }).contains("num_words is -1"));
     }
 
     void tokenizerTiesAndRepeatedFits() {
@@ -233,28 +224,28 @@ private slots:
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         const std::string missing = tmp.filePath("nope").toStdString();
-        QString e = error_of([&] { read_text_folder(missing); });
+        QString e = error_of<DataError>([&] { read_text_folder(missing); });
         QVERIFY2(e.contains(QString::fromStdString("folder '" + missing + "' does not exist")), qPrintable(e));
 
         const std::string file = write_file(tmp, "file.txt", "x");
-        e = error_of([&] { read_text_folder(file); });
+        e = error_of<DataError>([&] { read_text_folder(file); });
         QVERIFY2(e.contains(QString::fromStdString("'" + file + "' is not a folder")), qPrintable(e));
 
         write_file(tmp, "flat/a.txt", "no class folders");
         const std::string flat = tmp.filePath("flat").toStdString();
-        e = error_of([&] { read_text_folder(flat); });
+        e = error_of<DataError>([&] { read_text_folder(flat); });
         QVERIFY2(e.contains(QString::fromStdString("folder '" + flat + "' has no subfolders")), qPrintable(e));
 
         write_file(tmp, "one/pos/a.txt", "only one class");
         write_file(tmp, "one/neg/empty.txt", "");
         const std::string one = tmp.filePath("one").toStdString();
-        e = error_of([&] { read_text_folder(one); });
+        e = error_of<DataError>([&] { read_text_folder(one); });
         QVERIFY2(e.contains(QString::fromStdString("folder '" + one + "' needs at least two classes")), qPrintable(e));
         QVERIFY2(e.contains("found only 'pos'"), qPrintable(e));
 
         make_dir(tmp, "none/a");
         make_dir(tmp, "none/b");
-        e = error_of([&] { read_text_folder(tmp.filePath("none").toStdString()); });
+        e = error_of<DataError>([&] { read_text_folder(tmp.filePath("none").toStdString()); });
         QVERIFY2(e.contains("needs at least two classes") && e.contains("found none"), qPrintable(e));
     }
 
@@ -436,7 +427,7 @@ private slots:
         QVERIFY(tmp.isValid());
         // Rule 3: a non-integer first label over integer labels is a header.
         const std::string ints = write_file(tmp, "category.csv", "category,headline\n1,a\n2,b\n1,c\n");
-        QString e = error_of([&] { read_delimited(ints); });
+        QString e = error_of<DataError>([&] { read_delimited(ints); });
         QVERIFY2(e.contains(QString::fromStdString(ints + ":1: column 'label' not found; the header has: category, headline")),
                  qPrintable(e));
         QVERIFY2(e.contains("is not an integer while all other labels are"), qPrintable(e));
@@ -462,7 +453,7 @@ private slots:
         absent.header = HeaderMode::Absent;
         QCOMPARE(read_delimited(ints, absent).class_names, (Strings{"1", "2", "category"}));
         absent.text_column = "headline";
-        e = error_of([&] { read_delimited(ints, absent); });
+        e = error_of<DataError>([&] { read_delimited(ints, absent); });
         QVERIFY2(e.contains("the text column is named 'headline' but the file is read without a header row"), qPrintable(e));
     }
 
@@ -470,73 +461,73 @@ private slots:
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         const std::string missing = tmp.filePath("missing.csv").toStdString();
-        QString e = error_of([&] { read_delimited(missing); });
+        QString e = error_of<DataError>([&] { read_delimited(missing); });
         QVERIFY2(e.contains(QString::fromStdString("file '" + missing + "' does not exist")), qPrintable(e));
 
         const std::string columns = write_file(tmp, "columns.csv", "id,body,topic\n1,hello,a\n2,bye,b\n");
         DelimitedOptions topic;
         topic.label_column = "topic";
-        e = error_of([&] { read_delimited(columns, topic); });
+        e = error_of<DataError>([&] { read_delimited(columns, topic); });
         QVERIFY2(e.contains(QString::fromStdString(columns + ":1: column 'text' not found; the header has: id, body, topic")),
                  qPrintable(e));
         topic.text_column = "bdy";
-        e = error_of([&] { read_delimited(columns, topic); });
+        e = error_of<DataError>([&] { read_delimited(columns, topic); });
         QVERIFY2(e.contains("column 'bdy' not found; the header has: id, body, topic; check the spelling"), qPrintable(e));
 
         const std::string short_row = write_file(tmp, "short.csv", "label,text\npos,good\nneg\n");
-        e = error_of([&] { read_delimited(short_row); });
+        e = error_of<DataError>([&] { read_delimited(short_row); });
         QVERIFY2(e.contains(QString::fromStdString(short_row + ":3: the row has 1 field, but the text column is column 1")),
                  qPrintable(e));
 
         const std::string open_quote = write_file(tmp, "open.csv", "label,text\npos,fine\nneg,\"never closed\nneg,bad\n");
-        e = error_of([&] { read_delimited(open_quote); });
+        e = error_of<DataError>([&] { read_delimited(open_quote); });
         QVERIFY2(e.contains(QString::fromStdString(open_quote + ":3: a quoted field opened on this line is never closed")),
                  qPrintable(e));
 
         for (const char* bytes : {"", "\n\n  \r\n", "\xEF\xBB\xBF"}) {
             const std::string empty = write_file(tmp, "empty.csv", bytes);
-            e = error_of([&] { read_delimited(empty); });
+            e = error_of<DataError>([&] { read_delimited(empty); });
             QVERIFY2(e.contains(QString::fromStdString(empty + ": the file is empty")), qPrintable(e));
         }
 
         const std::string header_only = write_file(tmp, "header.csv", "label,text\n");
-        e = error_of([&] { read_delimited(header_only); });
+        e = error_of<DataError>([&] { read_delimited(header_only); });
         QVERIFY2(e.contains("has a header row but no data rows"), qPrintable(e));
 
         const std::string one_class = write_file(tmp, "one.csv", "label,text\nspam,a\nspam,b\n");
-        e = error_of([&] { read_delimited(one_class); });
+        e = error_of<DataError>([&] { read_delimited(one_class); });
         QVERIFY2(e.contains(QString::fromStdString(one_class + ": needs at least two classes; every row has the label 'spam'")),
                  qPrintable(e));
 
         const std::string empty_label = write_file(tmp, "nolabel.csv", "label,text\nspam,a\n ,b\n");
-        e = error_of([&] { read_delimited(empty_label); });
+        e = error_of<DataError>([&] { read_delimited(empty_label); });
         QVERIFY2(e.contains(QString::fromStdString(empty_label + ":3: the label (column 0) is empty")), qPrintable(e));
 
         const std::string same = write_file(tmp, "same.csv", "a,b\nc,d\n");
         DelimitedOptions twice;
         twice.label_column = "1";
         twice.text_column = "1";
-        e = error_of([&] { read_delimited(same, twice); });
+        e = error_of<DataError>([&] { read_delimited(same, twice); });
         QVERIFY2(e.contains("the label and the text column are the same column"), qPrintable(e));
     }
 
     // Issue #13: CSV and text files were read without a size cap: csv:/dev/zero grew until memory
     // ran out. Only regular files of at most kMaxTextDataFileBytes (2 GiB) are read.
     void csvNonRegularAndHugeFilesAreRefused() {
-        QString e = error_of([&] { read_delimited("/dev/zero"); });
+        QString e = error_of<DataError>([&] { read_delimited("/dev/zero"); });
         QVERIFY2(e.contains("[corpus] cannot read file '/dev/zero': it is a character device, not a regular file"),
                  qPrintable(e));
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         const std::string fifo = tmp.filePath("data.csv").toStdString();
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
-        e = error_of([&] { read_delimited(fifo); });
+        e = error_of<DataError>([&] { read_delimited(fifo); });
         QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + fifo + "': it is a FIFO (named pipe)")),
                  qPrintable(e));
         // Sparse: 2 GiB + 1 byte long, nothing on disk, refused before a byte is read.
         const std::string huge = write_file(tmp, "huge.tsv", "");
         QCOMPARE(::truncate(huge.c_str(), (off_t{2} << 30) + 1), 0);
-        e = error_of([&] { read_delimited(huge); });
+        e = error_of<DataError>([&] { read_delimited(huge); });
         QVERIFY2(e.contains(QString::fromStdString("cannot read file '" + huge +
                                                    "': it is 2147483649 bytes, more than the 2.0 GiB limit for one data file")),
                  qPrintable(e));
@@ -544,7 +535,7 @@ private slots:
         write_file(tmp, "c/a/x.txt", "fine");
         write_file(tmp, "c/b/y.txt", "");
         QCOMPARE(::truncate(tmp.filePath("c/b/y.txt").toLocal8Bit().constData(), (off_t{2} << 30) + 1), 0);
-        e = error_of([&] { read_text_folder(tmp.filePath("c").toStdString()); });
+        e = error_of<DataError>([&] { read_text_folder(tmp.filePath("c").toStdString()); });
         QVERIFY2(e.contains("/c/b/y.txt': it is 2147483649 bytes, more than the 2.0 GiB limit"), qPrintable(e));
     }
 
@@ -617,13 +608,13 @@ private slots:
     void buildDatasetErrors() {
         const LabelledTexts corpus = numbered_corpus(6);
         for (double bad : {1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
-            const QString e = error_of([&] { build_dataset(corpus, TokenizerOptions{}, bad, 1, "x"); });
+            const QString e = error_of<DataError>([&] { build_dataset(corpus, TokenizerOptions{}, bad, 1, "x"); });
             QVERIFY2(e.contains("validation_split is") && e.contains("at least 0 and less than 1"), qPrintable(e));
         }
 
         LabelledTexts unused = corpus;
         unused.class_names.push_back("rare");
-        QString e = error_of([&] { build_dataset(unused, TokenizerOptions{}, 0.0, 1, "x"); });
+        QString e = error_of<DataError>([&] { build_dataset(unused, TokenizerOptions{}, 0.0, 1, "x"); });
         QVERIFY2(e.contains("class 'rare' has no training sample (it has no samples at all)"), qPrintable(e));
 
         // One 'rare' sample: for some seeds it lands in validation, which must be reported.
@@ -633,7 +624,7 @@ private slots:
         single.labels.push_back(2);
         int reported = 0;
         for (uint64_t seed = 0; seed < 40; ++seed) {
-            e = error_of([&] {
+            e = error_of<DataError>([&] {
                 const DatasetSplit s = build_dataset(single, TokenizerOptions{}, 0.2, seed, "x");
                 QCOMPARE(s.train.class_counts()[2], int64_t{1});
             });
@@ -646,10 +637,10 @@ private slots:
 
         LabelledTexts mismatch = corpus;
         mismatch.labels.pop_back();
-        QVERIFY(error_of([&] { build_dataset(mismatch, TokenizerOptions{}, 0.0, 1, "x"); }).contains("6 texts but 5 labels"));
+        QVERIFY(error_of<DataError>([&] { build_dataset(mismatch, TokenizerOptions{}, 0.0, 1, "x"); }).contains("6 texts but 5 labels"));
         LabelledTexts out_of_range = corpus;
         out_of_range.labels[3] = 5;
-        QVERIFY(error_of([&] { build_dataset(out_of_range, TokenizerOptions{}, 0.0, 1, "x"); }).contains("sample 3 has label 5"));
+        QVERIFY(error_of<DataError>([&] { build_dataset(out_of_range, TokenizerOptions{}, 0.0, 1, "x"); }).contains("sample 3 has label 5"));
     }
 
     void buildDatasetFromFolder() {
@@ -716,8 +707,8 @@ private slots:
         const DatasetStatistics empty = compute_statistics(TextDataset{}, 300);
         QCOMPARE(empty.samples, int64_t{0});
         QVERIFY(empty.length_histogram.empty());
-        QVERIFY(error_of([&] { compute_statistics(data, 0); }).contains("sequence_length is 0"));
-        QVERIFY(error_of([&] { compute_statistics(data, 3, 0); }).contains("histogram_bins is 0"));
+        QVERIFY(error_of<DataError>([&] { compute_statistics(data, 0); }).contains("sequence_length is 0"));
+        QVERIFY(error_of<DataError>([&] { compute_statistics(data, 3, 0); }).contains("histogram_bins is 0"));
     }
 
     void lints() {

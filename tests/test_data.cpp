@@ -14,6 +14,7 @@
 #include "core/data/sequence.h"
 #include "core/data/synthetic.h"
 #include "core/util/error.h"
+#include "support/error_text.h"
 #include "support/timing.h"
 
 using namespace mirrorlab;
@@ -127,16 +128,6 @@ std::vector<int32_t> read_epoch(Pipeline& pipeline, int32_t epoch) {
         }
     }
     return labels;
-}
-
-template <class F>
-QString error_of(F&& f) {
-    try {
-        f();
-    } catch (const DataError& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
 }
 
 }  // namespace
@@ -266,13 +257,13 @@ class TestData : public QObject {
     void syntheticRejectsBadOptions() {
         SyntheticReutersOptions options;
         options.num_classes = 1;
-        QVERIFY(error_of([&] { make_synthetic_reuters(options); }).contains("num_classes"));
+        QVERIFY(error_of<DataError>([&] { make_synthetic_reuters(options); }).contains("num_classes"));
         options = {};
         options.vocabulary_size = 10;
-        QVERIFY(error_of([&] { make_synthetic_reuters(options); }).contains("vocabulary_size"));
+        QVERIFY(error_of<DataError>([&] { make_synthetic_reuters(options); }).contains("vocabulary_size"));
         options = {};
         options.train_samples = 0;
-        QVERIFY(error_of([&] { make_synthetic_reuters(options); }).contains("train_samples"));
+        QVERIFY(error_of<DataError>([&] { make_synthetic_reuters(options); }).contains("train_samples"));
     }
 
     // The default synthetic set is what the app shows first; its time is printed, and bounded
@@ -298,27 +289,27 @@ class TestData : public QObject {
         data.name = "tiny";
         data.num_classes = 3;
         data.vocabulary_size = 10;
-        QVERIFY(error_of([&] { data.validate(); }).contains("empty"));
+        QVERIFY(error_of<DataError>([&] { data.validate(); }).contains("empty"));
 
         data.sequences = {{1, 4}, {1, 5}, {1, 6}};
         data.labels = {0, 1};
-        QVERIFY(error_of([&] { data.validate(); }).contains("3 sequences but 2 labels"));
+        QVERIFY(error_of<DataError>([&] { data.validate(); }).contains("3 sequences but 2 labels"));
 
         data.labels = {0, 1, 7};
-        const QString label_error = error_of([&] { data.validate(); });
+        const QString label_error = error_of<DataError>([&] { data.validate(); });
         QVERIFY2(label_error.contains("sample 2") && label_error.contains("label 7") &&
                      label_error.contains("tiny"),
                  qPrintable(label_error));
         data.labels = {0, -1, 2};
-        QVERIFY(error_of([&] { data.validate(); }).contains("sample 1 has label -1"));
+        QVERIFY(error_of<DataError>([&] { data.validate(); }).contains("sample 1 has label -1"));
 
         data.labels = {0, 1, 2};
         data.sequences[1][1] = -3;
-        const QString id_error = error_of([&] { data.validate(); });
+        const QString id_error = error_of<DataError>([&] { data.validate(); });
         QVERIFY2(id_error.contains("sample 1") && id_error.contains("negative"),
                  qPrintable(id_error));
         data.sequences[1][1] = 10;
-        QVERIFY(error_of([&] { data.validate(); }).contains("sample 1 has token id 10"));
+        QVERIFY(error_of<DataError>([&] { data.validate(); }).contains("sample 1 has token id 10"));
 
         data.sequences[1][1] = 9;
         data.validate();
@@ -349,8 +340,8 @@ class TestData : public QObject {
         QCOMPARE(wide.ids.size(), size_t{24});
 
         QCOMPARE(pad_sequences({}, 5).count, int64_t{0});
-        QVERIFY(error_of([&] { pad_sequences(input, 0); }).contains("maxlen"));
-        QVERIFY(error_of([&] { pad_sequences(input, -3); }).contains("maxlen"));
+        QVERIFY(error_of<DataError>([&] { pad_sequences(input, 0); }).contains("maxlen"));
+        QVERIFY(error_of<DataError>([&] { pad_sequences(input, -3); }).contains("maxlen"));
     }
 
     void padSequencesOnTheSyntheticCorpus() {
@@ -468,25 +459,25 @@ class TestData : public QObject {
         auto build = [&](PipelineOptions options) { Pipeline p(data.ids, data.labels, options); };
         PipelineOptions options;
         options.batch_size = 0;
-        QVERIFY(error_of([&] { build(options); }).contains("batch_size"));
+        QVERIFY(error_of<DataError>([&] { build(options); }).contains("batch_size"));
         options = {};
         options.shuffle_buffer_size = -1;
-        QVERIFY(error_of([&] { build(options); }).contains("shuffle_buffer_size"));
+        QVERIFY(error_of<DataError>([&] { build(options); }).contains("shuffle_buffer_size"));
         options = {};
         options.prefetch_batches = -1;
-        QVERIFY(error_of([&] { build(options); }).contains("prefetch_batches"));
+        QVERIFY(error_of<DataError>([&] { build(options); }).contains("prefetch_batches"));
 
         auto short_labels = std::make_shared<std::vector<int32_t>>(9, 0);
-        QVERIFY(error_of([&] {
+        QVERIFY(error_of<DataError>([&] {
                     Pipeline p(data.ids, short_labels, {});
                 }).contains("10 sequences but 9 labels"));
         auto broken = std::make_shared<PaddedSequences>(*data.ids);
         broken->ids.pop_back();
-        QVERIFY(error_of([&] { Pipeline p(broken, data.labels, {}); }).contains("count x length"));
-        QVERIFY(!error_of([&] { Pipeline p(nullptr, data.labels, {}); }).isEmpty());
+        QVERIFY(error_of<DataError>([&] { Pipeline p(broken, data.labels, {}); }).contains("count x length"));
+        QVERIFY(!error_of<DataError>([&] { Pipeline p(nullptr, data.labels, {}); }).isEmpty());
 
         Pipeline not_started(data.ids, data.labels, {});
-        QVERIFY(error_of([&] { not_started.next(); }).contains("start_epoch"));
+        QVERIFY(error_of<DataError>([&] { not_started.next(); }).contains("start_epoch"));
     }
 
     void pipelineCancelWakesBlockedNext() {

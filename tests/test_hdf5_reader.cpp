@@ -14,6 +14,8 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json.h"
+#include "core/util/little_endian.h"
+#include "support/error_text.h"
 
 using namespace mirrorlab;
 
@@ -31,34 +33,19 @@ std::vector<std::uint8_t> keras_weights() {
     return archive.read("model.weights.h5");
 }
 
-QString data_error_of(const std::function<void()>& run) {
-    try {
-        run();
-    } catch (const DataError& error) {
-        return QString::fromStdString(error.what());
-    }
-    return QString();
-}
-
-void verify_contains(const QString& text, const QStringList& parts) {
-    QVERIFY2(!text.isEmpty(), "no DataError was thrown");
-    for (const QString& part : parts) QVERIFY2(text.contains(part), qPrintable(text + "\n  lacks: " + part));
-}
-
-std::uint64_t u64_at(const std::vector<std::uint8_t>& bytes, std::size_t at) {
-    std::uint64_t value = 0;
-    for (int i = 7; i >= 0; --i) value = (value << 8) | bytes.at(at + static_cast<std::size_t>(i));
-    return value;
+// A little-endian field of a fixture (.at() checks it lies within).
+std::uint64_t field_at(const std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t count) {
+    (void)bytes.at(at + count - 1);
+    return load_little_endian(bytes.data() + at, count);
 }
 
 // The image position of message `type`'s data in the version-1 object header at `header`.
 std::size_t v1_message(const std::vector<std::uint8_t>& bytes, std::size_t header, int type) {
-    std::size_t size = 0;  // the first chunk's size, bytes 8-11
-    for (int i = 3; i >= 0; --i) size = (size << 8) | bytes.at(header + 8 + static_cast<std::size_t>(i));
+    const std::size_t size = field_at(bytes, header + 8, 4);  // the first chunk's size
     for (std::size_t at = header + 16; at + 8 <= header + 16 + size;) {
-        const int found = bytes.at(at) | (bytes.at(at + 1) << 8);
-        const std::size_t data_size = bytes.at(at + 2) | (bytes.at(at + 3) << 8);
-        if (found == type) return at + 8;
+        const std::size_t found = field_at(bytes, at, 2);
+        const std::size_t data_size = field_at(bytes, at + 2, 2);
+        if (found == static_cast<std::size_t>(type)) return at + 8;
         at += 8 + data_size;
     }
     return 0;
@@ -132,13 +119,13 @@ void TestHdf5Reader::refusesWhatItDoesNotReadByName() {
     const hdf5::FileReader earliest(fixture("earliest.h5"), "earliest.h5");
     // Listed with its dtype and shape, but its compressed chunks are not read.
     QVERIFY(earliest.find("others/chunked") != nullptr);
-    verify_contains(data_error_of([&] { earliest.read_floats("others/chunked", {10}); }),
+    verify_contains(error_of<DataError>([&] { earliest.read_floats("others/chunked", {10}); }),
                     {"earliest.h5", "'others/chunked'", "stored in chunks", "contiguous"});
-    verify_contains(data_error_of([&] { earliest.read_floats("others/i64", {}); }),
+    verify_contains(error_of<DataError>([&] { earliest.read_floats("others/i64", {}); }),
                     {"earliest.h5", "'others/i64'", "int64", "not float32"});
-    verify_contains(data_error_of([&] { earliest.read_floats("floats/f64", {3, 2}); }),
+    verify_contains(error_of<DataError>([&] { earliest.read_floats("floats/f64", {3, 2}); }),
                     {"'floats/f64'", "(2, 3)", "expected (3, 2)"});
-    verify_contains(data_error_of([&] { earliest.read_floats("elsewhere/soft", {}); }),
+    verify_contains(error_of<DataError>([&] { earliest.read_floats("elsewhere/soft", {}); }),
                     {"has no dataset 'elsewhere/soft'"});  // a soft link is never followed
 }
 
@@ -146,13 +133,13 @@ void TestHdf5Reader::refusesWhatItDoesNotReadByName() {
 // undefined address. And a dataset whose values lie past the end of the file.
 void TestHdf5Reader::damagedMetadataNamesThePart() {
     std::vector<std::uint8_t> bytes = keras_weights();
-    const std::size_t root = static_cast<std::size_t>(u64_at(bytes, 64));  // superblock 0's root entry
+    const std::size_t root = static_cast<std::size_t>(field_at(bytes, 64, 8));  // superblock 0's root entry
     const std::size_t table = v1_message(bytes, root, 0x11);
     QVERIFY2(table != 0, "the root group has a symbol table message");
     std::vector<std::uint8_t> no_heap = bytes;
     const auto heap_address = no_heap.begin() + static_cast<std::ptrdiff_t>(table + 8);
     std::fill(heap_address, heap_address + 8, 0xff);
-    verify_contains(data_error_of([&] { hdf5::FileReader(no_heap, "w.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(no_heap, "w.h5"); }),
                     {"w.h5 is corrupt", "local heap of the root group", "no address"});
 
     // Version-2 structures carry checksums: a changed byte in latest.h5's superblock (its end of
@@ -160,15 +147,15 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     const std::vector<std::uint8_t> latest = fixture("latest.h5");
     std::vector<std::uint8_t> changed = latest;
     changed[30] ^= 0x01;
-    verify_contains(data_error_of([&] { hdf5::FileReader(changed, "l.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(changed, "l.h5"); }),
                     {"l.h5 is corrupt", "the superblock fails its checksum"});
     changed = latest;
-    const std::size_t root_header = static_cast<std::size_t>(u64_at(latest, 36));  // superblock 3's root address
+    const std::size_t root_header = static_cast<std::size_t>(field_at(latest, 36, 8));  // superblock 3's root address
     QCOMPARE(std::string(latest.begin() + static_cast<std::ptrdiff_t>(root_header),
                          latest.begin() + static_cast<std::ptrdiff_t>(root_header) + 4),
              std::string("OHDR"));
     changed[root_header + 12] ^= 0x01;
-    verify_contains(data_error_of([&] { hdf5::FileReader(changed, "l.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(changed, "l.h5"); }),
                     {"l.h5 is corrupt", "the object header of the root group fails its checksum"});
 
     // ... as do the heap blocks holding dense links: a changed byte among a direct block's objects.
@@ -177,7 +164,7 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     const auto block = std::search(dense.begin(), dense.end(), fhdb.begin(), fhdb.end());
     QVERIFY(block != dense.end());
     block[40] ^= 0x01;
-    verify_contains(data_error_of([&] { hdf5::FileReader(dense, "d.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(dense, "d.h5"); }),
                     {"d.h5 is corrupt", "a direct block of the links of group", "fails its checksum"});
 
     // Hostile structures a libFuzzer input cannot reach in seconds (tests/fuzz/regressions/fuzz_keras,
@@ -189,9 +176,9 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
         input.erase(input.begin());
         return input;
     };
-    verify_contains(data_error_of([&] { hdf5::FileReader(regression("hdf5_shared_continuation_block.bin"), "s.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(regression("hdf5_shared_continuation_block.bin"), "s.h5"); }),
                     {"s.h5 is corrupt", "object header of 'n1'", "continues into a block already read"});
-    verify_contains(data_error_of([&] { hdf5::FileReader(regression("hdf5_long_heap_name.bin"), "n.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(regression("hdf5_long_heap_name.bin"), "n.h5"); }),
                     {"n.h5 is corrupt", "a name in the root group", "past 1024 bytes"});
 
     const hdf5::FileReader intact(bytes, "w.h5");
@@ -199,7 +186,7 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
     QVERIFY(kernel != nullptr);
     std::vector<std::uint8_t> cut = bytes;
     cut.resize(cut.size() - 1);
-    verify_contains(data_error_of([&] { hdf5::FileReader(cut, "w.h5"); }),
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(cut, "w.h5"); }),
                     {"w.h5 is truncated or corrupt", std::to_string(cut.size()).c_str()});
 }
 

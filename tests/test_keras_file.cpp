@@ -20,6 +20,7 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json.h"
+#include "support/error_text.h"
 
 using namespace mirrorlab;
 
@@ -108,24 +109,6 @@ OptimizerConfig optimizer_of(const json::Value& keras_config) {
     if (const json::Value* m = config.find("momentum")) optimizer.momentum = m->as_double();
     if (const json::Value* n = config.find("nesterov")) optimizer.nesterov = n->as_bool();
     return optimizer;
-}
-
-template <typename Error, typename F>
-QString error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& error) {
-        return QString::fromStdString(error.what());
-    } catch (const std::exception& error) {
-        return "wrong exception type: " + QString::fromStdString(error.what());
-    }
-    return "no error";
-}
-
-void verify_contains(const QString& message, const QStringList& parts) {
-    for (const QString& part : parts) {
-        if (!message.contains(part)) QFAIL(qPrintable("'" + part + "' is not in: " + message));
-    }
 }
 
 // The run's whole state at its end, as a checkpoint would keep it.

@@ -11,6 +11,7 @@
 #include "core/distribute/step_cost_model.h"
 #include "core/train/what_if.h"
 #include "core/util/error.h"
+#include "support/error_text.h"
 
 using namespace mirrorlab;
 
@@ -31,15 +32,6 @@ ComputeProfile gpu_profile() {
     profile.add_gbytes_per_second = kAdd;
     profile.intra_link = kTestLink;
     return profile;
-}
-
-QString error_of(const std::function<void()>& call) {
-    try {
-        call();
-    } catch (const Error& error) {
-        return QString::fromStdString(error.what());
-    }
-    return {};
 }
 
 // A `bench --json` result of one replica, as the CLI prints it (the fields the calibration reads).
