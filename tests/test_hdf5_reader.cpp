@@ -176,7 +176,8 @@ void TestHdf5Reader::damagedMetadataNamesThePart() {
         input.erase(input.begin());
         return input;
     };
-    verify_contains(error_of<DataError>([&] { hdf5::FileReader(regression("hdf5_shared_continuation_block.bin"), "s.h5"); }),
+    const std::vector<std::uint8_t> shared = regression("hdf5_shared_continuation_block.bin");
+    verify_contains(error_of<DataError>([&] { hdf5::FileReader(shared, "s.h5"); }),
                     {"s.h5 is corrupt", "object header of 'n1'", "continues into a block already read"});
     verify_contains(error_of<DataError>([&] { hdf5::FileReader(regression("hdf5_long_heap_name.bin"), "n.h5"); }),
                     {"n.h5 is corrupt", "a name in the root group", "past 1024 bytes"});
