@@ -574,6 +574,7 @@ std::vector<float> FileReader::read_floats(const std::string& path, const std::v
     }
     const std::uint8_t* bytes = image_.data() + stored.offset;
     std::vector<float> values(static_cast<std::size_t>(count));
+    if (values.empty()) return values;  // (memcpy takes no null pointers, even for 0 bytes)
     if (element_bytes == 4 && !stored.big_endian) {  // what Keras writes: the bytes as they are
         std::memcpy(values.data(), bytes, values.size() * sizeof(float));
         return values;
