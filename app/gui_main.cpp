@@ -23,14 +23,29 @@
 
 namespace {
 
-// Without a display Qt would abort; the screenshot mode renders offscreen instead.
-void render_offscreen_without_display(int argc, char** argv) {
-    bool wants_screenshot = false;
-    for (int i = 1; i < argc; ++i) wants_screenshot = wants_screenshot || std::string(argv[i]) == "--screenshot";
-    if (wants_screenshot && std::getenv("DISPLAY") == nullptr && std::getenv("WAYLAND_DISPLAY") == nullptr &&
-        std::getenv("QT_QPA_PLATFORM") == nullptr) {
-        setenv("QT_QPA_PLATFORM", "offscreen", 1);
+// Without a display Qt aborts with a message about platform plugins that does not say what to do.
+// Printing the help or the version and the screenshot mode need none: they render offscreen. A window
+// does: say so, and name the way to train without one. False: nothing can be shown here.
+bool use_offscreen_or_explain_missing_display(int argc, char** argv) {
+    if (std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr ||
+        std::getenv("QT_QPA_PLATFORM") != nullptr) {
+        return true;
     }
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const std::string name = arg.substr(0, arg.find('='));
+        if (name == "--screenshot" || name == "--help" || name == "--help-all" || name == "-h" || name == "-?" ||
+            name == "--version" || name == "-v") {
+            setenv("QT_QPA_PLATFORM", "offscreen", 1);
+            return true;
+        }
+    }
+    std::fprintf(stderr,
+                 "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY "
+                 "is set).\n"
+                 "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
+                 "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n");
+    return false;
 }
 
 // The language is needed before the parser's help texts exist, so it is read ahead.
@@ -132,7 +147,7 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    render_offscreen_without_display(argc, argv);
+    if (!use_offscreen_or_explain_missing_display(argc, argv)) return 1;
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));

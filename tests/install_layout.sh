@@ -83,4 +83,16 @@ for file in share/applications/org.mirrorlab.MirrorLab.desktop share/metainfo/or
 done
 (cd "$stage" && "$bin/mirrorlab-cli" summary --model "$stage$prefix/share/mirrorlab/presets/reuters_tutorial.json" |
   grep -q 'Total params: 332,856') || fail "the installed preset is not the tutorial model"
+# The installed window, started where there is no display (an ssh session), says so and names the
+# headless way instead of Qt's abort about platform plugins; its help and version still print.
+if [ -x "$bin/mirrorlab" ]; then
+  no_display=(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM)
+  status=0
+  said=$(cd "$stage" && "${no_display[@]}" "$bin/mirrorlab" 2>&1) || status=$?
+  [ "$status" = 1 ] || fail "mirrorlab without a display exited with $status, not 1: $said"
+  grep -q 'no display' <<<"$said" && grep -q 'mirrorlab-cli train' <<<"$said" ||
+    fail "mirrorlab without a display did not say what to do: $said"
+  (cd "$stage" && "${no_display[@]}" "$bin/mirrorlab" --version | grep -q '^MirrorLab ') ||
+    fail "mirrorlab --version printed nothing without a display"
+fi
 echo "install_layout: passed"
