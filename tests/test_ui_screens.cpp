@@ -29,6 +29,7 @@
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTabBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
@@ -153,6 +154,24 @@ QStringList overlaps_and_cut_text(const QMainWindow& window) {
                             .arg(name_of(label))
                             .arg(label->width())
                             .arg(label->minimumSizeHint().width());
+        }
+    }
+    // Tabs (the docks' tab bars among them) whose titles are elided or pushed behind the scroll
+    // arrows: on a laptop screen "Ru..." and "Tr..." name no panel.
+    for (const QTabBar* bar : window.findChildren<QTabBar*>()) {
+        if (!bar->isVisible() || seen_part(bar, &window).isEmpty()) continue;
+        // What QTabBar asks for a tab's title: its text and the style's padding on either side.
+        const int padding = bar->style()->pixelMetric(QStyle::PM_TabBarTabHSpace, nullptr, bar);
+        for (int i = 0; i < bar->count(); ++i) {
+            const QRect tab = bar->tabRect(i);
+            const int needed = bar->fontMetrics().horizontalAdvance(bar->tabText(i)) + padding;
+            if (tab.width() < needed || !bar->rect().contains(tab)) {
+                problems << QStringLiteral("the tab '%1' is %2 px wide in a %3 px bar, its title needs %4")
+                                .arg(bar->tabText(i))
+                                .arg(tab.width())
+                                .arg(bar->width())
+                                .arg(needed);
+            }
         }
     }
     return problems;

@@ -150,6 +150,16 @@ void MainWindow::buildDocks() {
     QDockWidget* data_dock = add_dock(this, data_, tr("Data"), QStringLiteral("dataDock"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(devices_dock, model_dock);
     tabifyDockWidget(model_dock, data_dock);
+    // Asking the trained model: a newswire's topics, and the validation split topic by topic. They
+    // sit beside the set-up forms, which a finished run no longer needs: the left column runs the
+    // window's full height (room for the report's table and confusion matrix), and the strip under
+    // the charts keeps its five tabs readable on a 1366x768 laptop.
+    QDockWidget* try_it_dock = add_dock(this, new TryItPanel(controller_, this), tr("Try it"), QStringLiteral("tryItDock"),
+                                        Qt::LeftDockWidgetArea, Scroll::Both);
+    QDockWidget* report_dock = add_dock(this, new ClassReportView(controller_, this), tr("Per-class report"),
+                                        QStringLiteral("classReportDock"), Qt::LeftDockWidgetArea, Scroll::Both);
+    tabifyDockWidget(data_dock, try_it_dock);
+    tabifyDockWidget(try_it_dock, report_dock);
     devices_dock->raise();
     add_dock(this, monitor_, tr("Device monitor"), QStringLiteral("monitorDock"), Qt::RightDockWidgetArea, Scroll::Vertical);
     QDockWidget* log_dock = add_dock(this, log_, tr("Log"), QStringLiteral("logDock"), Qt::BottomDockWidgetArea);
@@ -164,13 +174,6 @@ void MainWindow::buildDocks() {
     tabifyDockWidget(runs_dock, step_dock);
     tabifyDockWidget(step_dock, timeline_dock);
     tabifyDockWidget(timeline_dock, scaling_dock);
-    // Asking the trained model: a newswire's topics, and the validation split topic by topic.
-    QDockWidget* try_it_dock = add_dock(this, new TryItPanel(controller_, this), tr("Try it"), QStringLiteral("tryItDock"),
-                                        Qt::BottomDockWidgetArea, Scroll::Both);
-    QDockWidget* report_dock = add_dock(this, new ClassReportView(controller_, this), tr("Per-class report"),
-                                        QStringLiteral("classReportDock"), Qt::BottomDockWidgetArea, Scroll::Both);
-    tabifyDockWidget(scaling_dock, try_it_dock);
-    tabifyDockWidget(try_it_dock, report_dock);
     log_dock->raise();
 }
 
