@@ -96,6 +96,7 @@ private slots:
     void tryItAsksForATrainedModelFirst();
     void tryItNamesTheTopicAndMarksUnknownWords();
     void tryItExplainsDataWithoutWords();
+    void tryItStacksInATallDockAndLinesUpInAWideOne();
     void classReportAddsUpToTheValidationSplit();
     void classReportShowsErrorsInItsStatus();
     void confusionMatrixKeepsTheBusiestTopics();
@@ -109,6 +110,26 @@ void TestUiInspect::tryItAsksForATrainedModelFirst() {
     panel.classify();
     QVERIFY2(panel.statusText().startsWith(QStringLiteral("Train a model first")), qPrintable(panel.statusText()));
     QVERIFY(panel.topicNames().isEmpty());
+}
+
+// In a side dock (tall) the text, the bars and the words sit one under the other; in a strip under
+// the charts (wide) side by side, each readable at its size.
+void TestUiInspect::tryItStacksInATallDockAndLinesUpInAWideOne() {
+    TrainingController controller;
+    TryItPanel panel(&controller);
+    auto* text = panel.findChild<QWidget*>(QStringLiteral("tryItText"));
+    QVERIFY(text != nullptr);
+    const QWidget* words = panel.wordsView();
+    panel.resize(520, 640);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTRY_VERIFY(words->geometry().top() > text->geometry().bottom());
+    QVERIFY2(text->width() > 400 && words->width() > 400,
+             qPrintable(QStringLiteral("%1 %2").arg(text->width()).arg(words->width())));  // the column's width
+    panel.resize(1200, 260);
+    QTRY_VERIFY(words->geometry().left() > text->geometry().right());
+    QVERIFY2(text->height() > 180 && words->height() > 180,
+             qPrintable(QStringLiteral("%1 %2").arg(text->height()).arg(words->height())));
 }
 
 void TestUiInspect::tryItNamesTheTopicAndMarksUnknownWords() {

@@ -2,7 +2,7 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QGridLayout>
-#include <QHBoxLayout>
+#include <QBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -106,10 +106,10 @@ TryItPanel::TryItPanel(TrainingController* controller, QWidget* parent)
     answer->addWidget(status_);
     answer->addWidget(words_, 1);
 
-    auto* layout = new QHBoxLayout(this);
-    layout->addLayout(input, 3);
-    layout->addLayout(bars, 2);
-    layout->addLayout(answer, 3);
+    layout_ = new QBoxLayout(QBoxLayout::LeftToRight, this);
+    layout_->addLayout(input, 3);
+    layout_->addLayout(bars, 2);
+    layout_->addLayout(answer, 3);
 
     debounce_ = new QTimer(this);
     debounce_->setSingleShot(true);
@@ -123,6 +123,18 @@ TryItPanel::TryItPanel(TrainingController* controller, QWidget* parent)
     });
     takeLatestRun();
     classify();
+}
+
+// Side by side in a wide strip (a bottom dock), one under the other in a tall column (a side dock):
+// three columns of a 500 px column would leave each a few words wide.
+void TryItPanel::resizeEvent(QResizeEvent* event) {
+    const bool tall = height() > width() / 2;
+    const auto direction = tall ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight;
+    if (layout_->direction() != direction) {
+        layout_->setDirection(direction);
+        layout_->setStretch(1, tall ? 0 : 2);  // the bars: as tall as their five rows
+    }
+    QWidget::resizeEvent(event);
 }
 
 QString TryItPanel::unknownWordToolTip() { return tr("not in the vocabulary: mapped to the OOV id"); }

@@ -12,6 +12,7 @@
 #include "core/device/device.h"
 #include "core/model/model.h"
 
+class QBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -43,6 +44,9 @@ public:
     QTextBrowser* wordsView() const { return words_; }
     static QString unknownWordToolTip();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     // The latest finished run's model, data and weights, taken when the run ends: a run that is
     // still going has no final weights yet, and the model of the run before it stays usable.
@@ -61,6 +65,7 @@ private:
     QLabel* status_ = nullptr;
     QTextBrowser* words_ = nullptr;
     QTimer* debounce_ = nullptr;
+    QBoxLayout* layout_ = nullptr;  // its direction follows the panel's shape
     struct Bar {
         QLabel* name = nullptr;
         QProgressBar* bar = nullptr;
