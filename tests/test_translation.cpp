@@ -19,6 +19,7 @@
 #include "ui/common/translation.h"
 #include "ui/main_window.h"
 #include "ui/teaching/step_view.h"
+#include "ui/training/training_panel.h"
 
 using namespace mirrorlab::ui;
 
@@ -200,6 +201,14 @@ private slots:
             QVERIFY(has_chinese(window.windowTitle()));
         }
         QVERIFY(has_chinese(StepView::stageName(StepView::Stage::WaitForEveryone)));
+        for (const auto reason : {mirrorlab::FinishReason::Completed, mirrorlab::FinishReason::EarlyStopping,
+                                  mirrorlab::FinishReason::StoppedByUser}) {
+            mirrorlab::FinishedEvent finished;
+            finished.reason = reason;
+            finished.epochs_completed = 3;
+            const QString summary = TrainingPanel::finishedSummary(finished);
+            QVERIFY2(has_chinese(summary) && summary.contains(QLatin1Char('3')), qPrintable(summary));
+        }
         QString warning;
         QCOMPARE(installTranslation(QStringLiteral("zh"), &warning), QStringLiteral("zh_CN"));
         QVERIFY(warning.isEmpty());

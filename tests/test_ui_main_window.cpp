@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QToolBar>
 #include <QToolButton>
 
@@ -87,6 +88,8 @@ private slots:
         QCOMPARE(window.monitorPanel()->deviceRowCount(), 2);
         QVERIFY(window.monitorPanel()->shownBytesInUse(0) > 0);
         QCOMPARE(window.runsPanel()->rowCount(), 1);
+        // The status bar says how the run ended as the panel does, in the interface's words.
+        QTRY_COMPARE(window.statusBar()->currentMessage(), QStringLiteral("Finished: 2 epochs"));
         const QString log = window.logPanel()->plainText();
         QVERIFY2(log.contains(QStringLiteral("Using MirroredStrategy with devices (/device:CPU:0, /device:CPU:1)")), qPrintable(log));
         QVERIFY(log.contains(QStringLiteral("Reduce to /device:CPU:0 then broadcast")));

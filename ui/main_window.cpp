@@ -222,7 +222,7 @@ void MainWindow::connectPanels() {
         showMessage(tr("Training failed: %1").arg(QString::fromStdString(event.reason)), true);
     });
     connect(controller_, &TrainingController::runFinished, this, [this](const FinishedEvent& event) {
-        statusBar()->showMessage(QString::fromStdString(event.text), 10000);
+        statusBar()->showMessage(TrainingPanel::finishedSummary(event), 10000);  // in the interface's language
     });
 }
 

@@ -502,26 +502,26 @@ void TrainingPanel::handleWarning(const WarningEvent& event) {
     markDirty();
 }
 
-void TrainingPanel::handleFinished(const FinishedEvent& event) {
-    finished_ = true;
-    QString text;
+QString TrainingPanel::finishedSummary(const FinishedEvent& event) {
     switch (event.reason) {
         case FinishReason::EarlyStopping:
-            if (stop_epoch_ == 0) stop_epoch_ = event.epochs_completed;
-            if (event.best_epoch > 0) best_epoch_ = event.best_epoch;
-            restored_epoch_ = event.restored_epoch;
-            text = tr("Finished: early stopping after %1 epochs").arg(event.epochs_completed);
-            break;
+            return tr("Finished: early stopping after %1 epochs").arg(event.epochs_completed);
         case FinishReason::StoppedByUser:
-            text = event.epochs_completed == 1 ? tr("Stopped after 1 complete epoch")
+            return event.epochs_completed == 1 ? tr("Stopped after 1 complete epoch")
                                                : tr("Stopped after %1 complete epochs").arg(event.epochs_completed);
-            break;
         default:
-            text = event.epochs_completed == 1 ? tr("Finished: 1 epoch")
-                                               : tr("Finished: %1 epochs").arg(event.epochs_completed);
-            break;
+            return event.epochs_completed == 1 ? tr("Finished: 1 epoch") : tr("Finished: %1 epochs").arg(event.epochs_completed);
     }
-    status_label_->setText(text);
+}
+
+void TrainingPanel::handleFinished(const FinishedEvent& event) {
+    finished_ = true;
+    if (event.reason == FinishReason::EarlyStopping) {
+        if (stop_epoch_ == 0) stop_epoch_ = event.epochs_completed;
+        if (event.best_epoch > 0) best_epoch_ = event.best_epoch;
+        restored_epoch_ = event.restored_epoch;
+    }
+    status_label_->setText(finishedSummary(event));
     status_label_->setStyleSheet(QString());
     updateBanner();
     refreshNow();  // the whole run at once, not a paced interval later

@@ -48,6 +48,10 @@ public:
     explicit TrainingPanel(TrainingController* controller, QWidget* parent = nullptr);
     ~TrainingPanel() override;
 
+    // How a run ended, in the interface's language ("Finished: 3 epochs"): the panel's status line
+    // and the window's status bar say the same.
+    static QString finishedSummary(const mirrorlab::FinishedEvent& event);
+
     QChart* lossChart() const;
     QChart* accuracyChart() const;
     QChart* top5Chart() const;
