@@ -260,6 +260,19 @@ class TestUiKeyboard : public QObject {
         QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
         QCOMPARE(dock_of(QApplication::focusWidget()),
                  window.findChild<QDockWidget*>(QStringLiteral("monitorDock")));
+        // Try it, behind the Devices tab, through the View menu with the keyboard alone.
+        auto* try_it_dock = window.findChild<QDockWidget*>(QStringLiteral("tryItDock"));
+        window.findChild<QDockWidget*>(QStringLiteral("devicesDock"))->raise();
+        QVERIFY(!dockIsInFront(&window, try_it_dock));
+        auto* open_try_it = window.findChild<QAction*>(QStringLiteral("tryItDockOpen"));
+        QVERIFY(open_try_it != nullptr);
+        bool in_menu = false;
+        for (QObject* user : open_try_it->associatedObjects())
+            in_menu = in_menu || qobject_cast<QMenu*>(user) != nullptr;
+        QVERIFY(in_menu);
+        open_try_it->trigger();
+        QVERIFY(dockIsInFront(&window, try_it_dock));
+        QCOMPARE(dock_of(QApplication::focusWidget()), try_it_dock);
     }
 
     // Tab goes column by column (left docks, the charts and the strip under them, the monitor),
