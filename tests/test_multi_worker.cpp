@@ -277,6 +277,33 @@ private slots:
         QCOMPARE(steps, 6);  // one worker speaks
     }
 
+    // Rank 0's memory events (the GUI's device monitor following a job) list every worker's devices
+    // as the job names them, each with its own limit: at the start, every 50 steps and each epoch's end.
+    void memoryEventsShowEveryWorker() {
+        const Ran ran = run_workers(2, QStringList{"train", "--devices", "cpu:2x256MB", "--epochs", "3", "--no-store",
+                                                   "--json"} +
+                                           kData);
+        QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
+        int events = 0;
+        for (const QString& line : ran.out.split(QLatin1Char('\n'))) {
+            if (!line.contains(QStringLiteral("\"type\":\"memory\""))) continue;
+            ++events;
+            const json::Value memory = json::parse(line.toStdString());
+            const auto& devices = memory.at("devices").as_array();
+            QCOMPARE(devices.size(), std::size_t{4});
+            for (std::size_t d = 0; d < devices.size(); ++d) {
+                const std::string expected = "/job:worker/task:" + std::to_string(d / 2) + "/device:CPU:" + std::to_string(d % 2);
+                QCOMPARE(devices[d].at("device").as_string(), expected);
+                QCOMPARE(devices[d].at("limit_bytes").as_int64(), std::int64_t{256} << 20);
+                QVERIFY(devices[d].at("bytes_in_use").as_int64() > 0);
+                QVERIFY(devices[d].at("peak_bytes").as_int64() >= devices[d].at("bytes_in_use").as_int64());
+            }
+            // The workers hold the same replicas: task 1's devices hold what task 0's do.
+            QCOMPARE(devices[2].at("bytes_in_use").as_int64(), devices[0].at("bytes_in_use").as_int64());
+        }
+        QCOMPARE(events, 5);  // the start, each of 3 epochs' ends (20 steps each) and step 50
+    }
+
     // `bench` under mpirun: one JSON result for the job (rank 0's), counting every worker's replicas.
     void benchUnderMpirun() {
         const Ran ran = run_workers(2, {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",

@@ -91,6 +91,8 @@ void CrossWorkerAllReduce::gather_counts(std::vector<LossCounts>& counts) { gath
 
 void CrossWorkerAllReduce::gather_timings(std::vector<PhaseTimings>& timings) { gather_entries(timings); }
 
+void CrossWorkerAllReduce::gather_memory(std::vector<DeviceMemoryCounts>& memory) { gather_entries(memory); }
+
 bool CrossWorkerAllReduce::any(bool mine) {
     const std::vector<std::uint64_t> all = gather(mine ? 1 : 0);
     return std::any_of(all.begin(), all.end(), [](std::uint64_t value) { return value != 0; });

@@ -52,6 +52,8 @@ public:
     void gather_counts(std::vector<LossCounts>& counts);
     // The same for a step's phase times (one per global replica), so rank 0's events show the job.
     void gather_timings(std::vector<PhaseTimings>& timings);
+    // The same for each replica's device memory, so rank 0's memory events show every worker's.
+    void gather_memory(std::vector<DeviceMemoryCounts>& memory);
     // True on every worker when `mine` is true on any.
     bool any(bool mine);
     // Every worker's `value` in rank order.

@@ -449,6 +449,25 @@ std::vector<DeviceMemory> MirroredStrategy::memory() const {
     return all;
 }
 
+std::vector<DeviceMemory> MirroredStrategy::job_memory() {
+    std::vector<DeviceMemory> local = memory();
+    if (!cross_worker_) return local;
+    // One device per local replica: the job's devices are the workers' replicas in rank order.
+    std::vector<DeviceMemoryCounts> counts(static_cast<std::size_t>(global_replica_count()));
+    const auto first = static_cast<std::size_t>(first_global_replica());
+    for (std::size_t d = 0; d < local.size(); ++d) {
+        counts[first + d] = {local[d].bytes_in_use, local[d].peak_bytes, local[d].limit_bytes, local[d].physical_free_bytes};
+    }
+    cross_worker_->gather_memory(counts);
+    const std::vector<std::string> names = plan_.global_device_names();
+    std::vector<DeviceMemory> job;
+    job.reserve(counts.size());
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        job.push_back({names[r], counts[r].bytes_in_use, counts[r].peak_bytes, counts[r].limit_bytes, counts[r].physical_free_bytes});
+    }
+    return job;
+}
+
 std::int64_t MirroredStrategy::gradient_bytes() const {
     return replicas_.empty() ? 0 : replicas_.front()->parameter_count() * static_cast<std::int64_t>(sizeof(float));
 }

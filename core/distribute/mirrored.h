@@ -112,6 +112,10 @@ public:
     std::vector<float> optimizer_slots() const;
     void restore_optimizer(const OptimizerSchedule::State& state, const std::vector<float>& slots);
     std::vector<DeviceMemory> memory() const;
+    // Under mpirun: memory() of every worker's devices in global replica order, named as the job
+    // names them ("/job:worker/task:1/device:CPU:0"); a collective, so every worker calls it at the
+    // same points of the run. With one worker: memory().
+    std::vector<DeviceMemory> job_memory();
     // Every replica's Backend::kernel_choices(), each line after its device's name.
     std::vector<std::string> kernel_choices() const;
     std::int64_t allreduce_bytes_per_replica() const;

@@ -45,4 +45,13 @@ struct DeviceMemory {
     std::int64_t physical_free_bytes = 0;  // free memory of the physical GPU now; 0: unknown (CPU)
 };
 
+// A DeviceMemory's numbers without its name: what the workers of a multi-worker run send each other
+// (every worker knows every device's name from the plan they share).
+struct DeviceMemoryCounts {
+    std::int64_t bytes_in_use = 0;
+    std::int64_t peak_bytes = 0;
+    std::int64_t limit_bytes = 0;
+    std::int64_t physical_free_bytes = 0;
+};
+
 }  // namespace mirrorlab

@@ -269,6 +269,9 @@ struct Trainer::FitRun {
     std::int64_t step = 0;       // within it
     std::int64_t global_step = 0;
     Clock::time_point last_memory_event;
+    // Across workers the memory is gathered (a collective) at the same steps on every worker, not on
+    // each worker's clock: every this many steps, besides the run's start and each epoch's end.
+    static constexpr std::int64_t kJobMemoryEverySteps = 50;
     std::optional<Clock::time_point> last_detailed_step;  // see TrainConfig::detailed_step_stats_interval_ms
     // Mid-epoch state for checkpoints taken between steps (empty between epochs).
     std::int64_t steps_into_epoch = 0;
@@ -396,7 +399,7 @@ void Trainer::prepare(FitRun& run) {
     run.all_reduce = replicas > 1 ? std::string(all_reduce_name(strategy.all_reduce_algorithm())) : "none";
 
     announce(run);
-    publish(MemoryEvent{strategy.memory()});
+    publish(MemoryEvent{strategy.job_memory()});
     run.last_memory_event = Clock::now();
 }
 
@@ -552,8 +555,9 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             run.running = pass.running;
             for (Callback* callback : run.step_callbacks) callback->on_step_end(*run.step_context, epoch, run.global_step);
         }
-        if (seconds_since(run.last_memory_event) > 0.5) {
-            publish(MemoryEvent{strategy.memory()});
+        if (strategy.workers() > 1 ? run.global_step % FitRun::kJobMemoryEverySteps == 0
+                                   : seconds_since(run.last_memory_event) > 0.5) {
+            publish(MemoryEvent{strategy.job_memory()});
             run.last_memory_event = Clock::now();
         }
         if (after_step_agreed(run)) {
@@ -609,7 +613,7 @@ bool Trainer::end_epoch(FitRun& run, int epoch, const EpochPass& pass, FinishedE
     end.epoch_seconds = record.epoch_seconds;
     end.ms_per_step = run.steps > 0 ? pass.train_seconds * 1000.0 / static_cast<double>(run.steps) : 0.0;
     publish(end);
-    publish(MemoryEvent{run.strategy->memory()});
+    publish(MemoryEvent{run.strategy->job_memory()});
     keep_weights(run.strategy.get());
 
     // Before any checkpoint keeps them: every worker's variables are still the same.
