@@ -261,7 +261,7 @@ CheckpointSource resume_source(const TrainOptions& options, RunStore* store, Clu
 
 // --config FILE: the settings of the file, then --epochs and --steps-per-epoch where given; the
 // other options that set what the file holds are refused (the file would silently win or lose).
-void apply_config_file(TrainOptions& options) {
+void apply_config_file(TrainOptions& options, ClusterSession& cluster) {
     static const std::set<std::string> kAllowedBeside = {"--model", "--oov", "--name", "--save-best-only"};
     for (const CLI::Option* option : options.fixed_by_checkpoint) {
         if (option->count() > 0 && kAllowedBeside.count(option->get_name()) == 0) {
@@ -271,8 +271,11 @@ void apply_config_file(TrainOptions& options) {
     }
     const int epochs = options.config.epochs;
     const std::int64_t max_steps = options.config.max_steps_per_epoch;
+    // Under mpirun rank 0 reads the file and sends it: workers on other hosts need no copy of it.
+    const std::string settings =
+        cluster.from_leader([&] { return json::dump(json::parse_file(options.config_file)); });
     try {
-        options.config = train_config_from_json(json::parse_file(options.config_file));
+        options.config = train_config_from_json(json::parse(settings, options.config_file));
         options.config.optimizer.validate();
     } catch (const json::ParseError&) {
         throw;  // names the file, line and column already
@@ -285,14 +288,26 @@ void apply_config_file(TrainOptions& options) {
     if (max_steps > 0) options.config.max_steps_per_epoch = max_steps;
 }
 
+// --model: under mpirun rank 0 reads the file and sends the model, so that workers on other hosts
+// (the GUI's jobs write it to this host's temporary folder) need no copy of it.
+Model shared_model(const TrainOptions& options, ClusterSession& cluster) {
+    if (!cluster.active()) return options.model->model();
+    std::optional<Model> read;
+    const std::string text = cluster.from_leader([&] {
+        read = options.model->model();
+        return read->to_json_text();
+    });
+    return read ? std::move(*read) : Model::from_json_text(text, "rank 0's model");
+}
+
 RunStart plan_start(TrainOptions& options, RunStore* store, ClusterSession& cluster) {
     if (options.resume.empty() && !options.config_file.empty()) {
-        apply_config_file(options);
-        return {options.model->model(), std::nullopt};
+        apply_config_file(options, cluster);
+        return {shared_model(options, cluster), std::nullopt};
     }
     if (options.resume.empty()) {
         apply_optimizer(options);
-        return {options.model->model(), std::nullopt};
+        return {shared_model(options, cluster), std::nullopt};
     }
     if (!options.config_file.empty()) throw UsageError("--config cannot be given with --resume: the checkpoint keeps the settings");
     for (const CLI::Option* option : options.fixed_by_checkpoint) {

@@ -304,6 +304,47 @@ private slots:
         QCOMPARE(events, 5);  // the start, each of 3 epochs' ends (20 steps each) and step 50
     }
 
+    // --model and --config are read by rank 0 and sent to the others, so workers on other hosts need
+    // no copy (the GUI writes them to its own temporary folder): here rank 1 is given paths that do
+    // not exist, as on a host without them. A file rank 0 cannot read ends every worker, named.
+    void onlyRankZeroReadsTheModelAndSettings() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath(QStringLiteral("model.json"));
+        const QString config = dir.filePath(QStringLiteral("config.json"));
+        QFile model_file(model);
+        QVERIFY(model_file.open(QIODevice::WriteOnly));
+        model_file.write(R"({"name": "small", "input_length": 60, "layers": [
+            {"class_name": "Embedding", "config": {"input_dim": 30982, "output_dim": 8}},
+            {"class_name": "GlobalMaxPooling1D"},
+            {"class_name": "Dense", "config": {"units": 46, "activation": "softmax"}}]})");
+        model_file.close();
+        QFile config_file(config);
+        QVERIFY(config_file.open(QIODevice::WriteOnly));
+        config_file.write(R"({"epochs": 1, "batch_size": 16, "seed": 7, "max_steps_per_epoch": 4,
+                              "optimizer": {"class_name": "Adam", "learning_rate": 0.002}})");
+        config_file.close();
+        const QString missing = dir.filePath(QStringLiteral("not-on-this-host/"));
+        auto worker = [&](const QString& model_path, const QString& config_path) {
+            return QStringList{QStringLiteral("-np"), QStringLiteral("1"), cli(), QStringLiteral("train"), QStringLiteral("--model"),
+                               model_path, QStringLiteral("--config"), config_path, QStringLiteral("--devices"), QStringLiteral("cpu"),
+                               QStringLiteral("--no-store"), QStringLiteral("--json")} +
+                   kData;
+        };
+        const QStringList mpirun_options = {QStringLiteral("--oversubscribe"), QStringLiteral("--allow-run-as-root")};
+        const Ran ran = run(mpirun(), mpirun_options + worker(model, config) + QStringList{QStringLiteral(":")} +
+                                          worker(missing + QStringLiteral("model.json"), missing + QStringLiteral("config.json")));
+        QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
+        QVERIFY2(ran.out.contains(QStringLiteral("\"global_batch\":16")) && ran.out.contains(QStringLiteral("\"steps_per_epoch\":4")),
+                 qPrintable(describe(ran)));  // the file's settings, on both workers (2 replicas of 8)
+        QVERIFY2(ran.out.contains(QStringLiteral("\"replicas\":2")), qPrintable(describe(ran)));
+        QCOMPARE(ran.out.count(QStringLiteral("\"type\":\"epoch_end\"")), 1);
+
+        const Ran lost = run(mpirun(), mpirun_options + worker(missing + QStringLiteral("model.json"), config) +
+                                           QStringList{QStringLiteral(":")} + worker(model, config));
+        QCOMPARE(lost.exit_code, 1);
+        QVERIFY2(lost.err.contains(QStringLiteral("not-on-this-host/model.json")), qPrintable(describe(lost)));
+    }
+
     // `bench` under mpirun: one JSON result for the job (rank 0's), counting every worker's replicas.
     void benchUnderMpirun() {
         const Ran ran = run_workers(2, {"bench", "--devices", "cpu", "--epochs", "1", "--steps", "20", "--data", "synthetic:640:64",
