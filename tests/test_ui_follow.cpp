@@ -2,13 +2,17 @@
 // writes its events to a file while the GUI reads them as they come and shows the run like its
 // own — curves, epochs, the end — without being able to pause it; Stop stops following and the
 // job goes on; a file that is not there or a run in progress is refused with the reason.
+#include <QDialogButtonBox>
+#include <QLineEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "ui/training/training_controller.h"
+#include "ui/training/workers_dialog.h"
 
 #ifndef MIRRORLAB_CLI_PATH
 #error "MIRRORLAB_CLI_PATH must name the mirrorlab-cli binary"
@@ -176,6 +180,61 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!controller.jobRunning(), 30000);
         QVERIFY(!controller.currentRun()->running);
         QVERIFY(!controller.currentRun()->failed.has_value());  // stopped, not failed
+    }
+
+    // Other hosts: mpirun's --host list, this host first (rank 0 keeps the run here). Here the only
+    // host is this one, given by name, as a user with one machine would try it first.
+    void launchesWorkersOnTheHostsGiven() {
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("mpirun not found (install openmpi-bin)");
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        QSignalSpy log(&controller, &TrainingController::logLine);
+        QSignalSpy began(&controller, &TrainingController::trainBegan);
+        QString error;
+        const int id = controller.launchWorkers(worker_settings(1), 2, &error, QStringLiteral("localhost:2"));
+        QVERIFY2(id > 0, qPrintable(error));
+        QVERIFY(controller.waitForFinished(120000));
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.jobRunning(), 30000);
+        QVERIFY2(controller.currentRun()->epochs.size() == 1 && !controller.currentRun()->failed.has_value(),
+                 qPrintable(QString::fromStdString(controller.currentRun()->failed ? controller.currentRun()->failed->reason : "")));
+        QCOMPARE(began.first().first().value<TrainBeginEvent>().replicas, 2);
+        bool said = false;
+        for (const auto& arguments : log) {
+            said = said || arguments.first().value<LogEvent>().text.find("--host localhost:2 ") != std::string::npos;
+        }
+        QVERIFY(said);
+        QVERIFY2(controller.run(id)->devices_spec.endsWith(QStringLiteral(" on localhost:2")), qPrintable(controller.run(id)->devices_spec));
+    }
+
+    // A host list mpirun cannot take, or one where rank 0 would not run here, is refused by name
+    // before anything starts; the dialog says so under the field and keeps Train disabled.
+    void hostListsAreCheckedFirst() {
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        const struct {
+            const char* hosts;
+            const char* said;
+        } cases[] = {{"node2:2,localhost:2", "put this host first"},
+                     {"localhost:2, node_2", "'node_2' is not a host"},  // spaces are dropped first
+                     {"localhost:0", "'localhost:0' is not a host"},
+                     {"localhost;rm -rf x", "is not a host"},
+                     {"-np:2", "'-np:2' is not a host"}};
+        for (const auto& c : cases) {
+            QString error;
+            QCOMPARE(controller.launchWorkers(worker_settings(1), 2, &error, QLatin1String(c.hosts)), 0);
+            QVERIFY2(error.startsWith(QStringLiteral("Hosts: ")) && error.contains(QLatin1String(c.said)), qPrintable(error));
+            QCOMPARE(controller.state(), TrainingController::State::Idle);
+        }
+        QVERIFY(TrainingController::hostsProblem(QStringLiteral("localhost:2,node-2.example.org:4,10.0.0.7")).isEmpty());
+
+        WorkersDialog dialog(QStringLiteral("cpu:2"), QStringLiteral("synthetic"));
+        QPushButton* train = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+        QVERIFY(dialog.hosts().isEmpty() && dialog.problem().isEmpty() && train->isEnabled());  // this host only
+        dialog.findChild<QLineEdit*>(QStringLiteral("workersHosts"))->setText(QStringLiteral("node2:2,localhost:2"));
+        QVERIFY2(dialog.problem().contains(QStringLiteral("put this host first")), qPrintable(dialog.problem()));
+        QVERIFY(!train->isEnabled());
+        dialog.setHosts(QStringLiteral("localhost:2, node2:2"));
+        QVERIFY(dialog.problem().isEmpty() && train->isEnabled());
     }
 
     void workersNeedMpirunAndNamedData() {

@@ -4,7 +4,6 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
-#include <QInputDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -40,6 +39,7 @@
 #include "ui/training/log_panel.h"
 #include "ui/training/monitor_panel.h"
 #include "ui/training/training_panel.h"
+#include "ui/training/workers_dialog.h"
 
 namespace mirrorlab::ui {
 
@@ -315,14 +315,16 @@ void MainWindow::addFollowAction(QMenu* file) {
 // The forms' run on several workers started with mpirun, shown here live.
 void MainWindow::addWorkersAction(QMenu* training) {
     QAction* on_workers = training->addAction(tr("Train on several workers (MPI)…"), this, [this] {
-        bool ok = false;
-        const int workers = QInputDialog::getInt(
-            this, tr("Train on several workers"),
-            tr("Workers (processes started by mpirun on this host; each uses the Devices panel's configuration, "
-               "now %1):")
-                .arg(QString::fromStdString(devices_->config().to_spec())),
-            2, 1, 64, 1, &ok);
-        if (ok) trainOnWorkers(workers);
+        const QString data_spec = data_->spec();
+        WorkersDialog dialog(QString::fromStdString(devices_->config().to_spec()),
+                             data_spec.isEmpty() ? QStringLiteral("—") : data_spec, this);
+        QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
+        dialog.setWorkers(settings.value(QStringLiteral("workers/count"), 2).toInt());
+        dialog.setHosts(settings.value(QStringLiteral("workers/hosts")).toString());
+        if (dialog.exec() != QDialog::Accepted) return;
+        settings.setValue(QStringLiteral("workers/count"), dialog.workers());
+        settings.setValue(QStringLiteral("workers/hosts"), dialog.hosts());
+        trainOnWorkers(dialog.workers(), dialog.hosts());
     });
     on_workers->setObjectName(QStringLiteral("trainOnWorkersAction"));
     on_workers->setToolTip(tr("MultiWorkerMirroredStrategy: the same model, data and settings trained by several "
@@ -405,13 +407,13 @@ RunSettings MainWindow::runSettings(int epochs_override) const {
     return settings;
 }
 
-bool MainWindow::trainOnWorkers(int workers) {
+bool MainWindow::trainOnWorkers(int workers, const QString& hosts) {
     if (const QString blocker = startBlocker(); !blocker.isEmpty()) {
         showMessage(blocker, true);
         return false;
     }
     QString error;
-    if (controller_->launchWorkers(runSettings(), workers, &error) == 0) {
+    if (controller_->launchWorkers(runSettings(), workers, &error, hosts) == 0) {
         showMessage(error, true);
         return false;
     }

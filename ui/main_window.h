@@ -51,8 +51,9 @@ public:
     QString startBlocker() const;
     // Starts a run with the panels' settings; returns false (and shows why) when blocked.
     bool startTraining(int epochs_override = 0);
-    // The same run on `workers` mpirun processes on this host, followed live (TrainingController::launchWorkers).
-    bool trainOnWorkers(int workers);
+    // The same run on `workers` mpirun processes on this host or on `hosts` (mpirun's --host list),
+    // followed live (TrainingController::launchWorkers).
+    bool trainOnWorkers(int workers, const QString& hosts = QString());
     // The run the forms describe now.
     RunSettings runSettings(int epochs_override = 0) const;
     // A kept run's model, settings, devices and data back in the forms; false (and the message bar

@@ -1423,14 +1423,6 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>在多个工作进程上训练 (MPI)…</translation>
     </message>
     <message>
-        <source>Train on several workers</source>
-        <translation>在多个工作进程上训练</translation>
-    </message>
-    <message>
-        <source>Workers (processes started by mpirun on this host; each uses the Devices panel&apos;s configuration, now %1):</source>
-        <translation>工作进程数（由 mpirun 在本机启动的进程；每个都使用“设备”面板的配置，当前为 %1）：</translation>
-    </message>
-    <message>
         <source>MultiWorkerMirroredStrategy: the same model, data and settings trained by several mirrorlab-cli processes started with mpirun, shown here live</source>
         <translation>MultiWorkerMirroredStrategy：由 mpirun 启动的多个 mirrorlab-cli 进程训练同一模型、数据和设置，并在此实时显示</translation>
     </message>
@@ -2803,6 +2795,22 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>Training on %1 workers: %2 (Stop ends them after their step)</source>
         <translation>在 %1 个工作进程上训练：%2（“停止”会在各进程完成当前步骤后将其结束）</translation>
     </message>
+    <message>
+        <source>&apos;%1&apos; is not a host: give host names or addresses separated by commas, each with its number of workers after a colon where it runs several (localhost:2,node2:2).</source>
+        <translation>“%1”不是主机：请给出以逗号分隔的主机名或地址，在运行多个工作进程的主机后加冒号和进程数（localhost:2,node2:2）。</translation>
+    </message>
+    <message>
+        <source>The first host runs rank 0, which reads the job&apos;s files and keeps the run on this computer: put this host first (localhost:2,%1).</source>
+        <translation>第一个主机运行 rank 0，它读取作业的文件并把运行保存在本机：请把本机放在最前面（localhost:2,%1）。</translation>
+    </message>
+    <message>
+        <source>Hosts: %1</source>
+        <translation>主机：%1</translation>
+    </message>
+    <message>
+        <source> on %1</source>
+        <translation>，在 %1 上</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::TrainingPanel</name>
@@ -3235,6 +3243,49 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>One row per worker count: the predicted step split into its phases, throughput and efficiency</source>
         <translation>每种工作进程数一行：预测的每步按阶段拆分，以及吞吐量和效率</translation>
+    </message>
+</context>
+<context>
+    <name>mirrorlab::ui::WorkersDialog</name>
+    <message>
+        <source>Train on several workers</source>
+        <translation>在多个工作进程上训练</translation>
+    </message>
+    <message>
+        <source>Number of workers</source>
+        <translation>工作进程数</translation>
+    </message>
+    <message>
+        <source>mpirun -np: how many mirrorlab-cli processes train together</source>
+        <translation>mpirun -np：多少个 mirrorlab-cli 进程一起训练</translation>
+    </message>
+    <message>
+        <source>Hosts</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>this computer only</source>
+        <translation>仅本机</translation>
+    </message>
+    <message>
+        <source>mpirun --host: host names or addresses separated by commas, each with its number of workers after a colon, this computer first (localhost:2,node2:2)</source>
+        <translation>mpirun --host：以逗号分隔的主机名或地址，每个主机后加冒号和工作进程数，本机放在最前面（localhost:2,node2:2）</translation>
+    </message>
+    <message>
+        <source>Each worker runs mirrorlab-cli with the Devices panel&apos;s configuration (%1), so the job has that many replicas per worker. Rank 0 runs on this computer: it reads the model and settings and sends them to the others, and keeps the run here. Another host needs Open MPI, ssh without a password from here, mirrorlab-cli at the same path as here, and the data at the same place (%2).</source>
+        <translation>每个工作进程都以“设备”面板的配置（%1）运行 mirrorlab-cli，因此每个工作进程有相应数量的副本。Rank 0 在本机运行：它读取模型和设置并发送给其他进程，并把运行保存在本机。其他主机需要 Open MPI、从本机免密码的 ssh、与本机相同路径的 mirrorlab-cli，以及位于相同位置的数据（%2）。</translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Workers:</source>
+        <translation>工作进程：</translation>
+    </message>
+    <message>
+        <source>Hosts:</source>
+        <translation>主机：</translation>
     </message>
 </context>
 </TS>

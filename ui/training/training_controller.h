@@ -133,13 +133,17 @@ public:
     // following and leaves the job running. Returns the run id, or 0 with *error saying why.
     int follow(const QString& path, QString* error);
     bool following() const { return followed_ != nullptr; }
-    // Trains `settings` on `workers` processes started by mpirun on this host
-    // (MultiWorkerMirroredStrategy; each worker uses `settings.devices`): the model and every
-    // training setting handed to `mirrorlab-cli train --json` in files, rank 0's events followed
-    // as follow() does, the run kept in this store by rank 0. stop() ends the job (mpirun sends
-    // every worker SIGTERM). Returns the run id, or 0 with *error (no mpirun, no mirrorlab-cli, data
-    // the workers cannot load by name, weights imported into this window).
-    int launchWorkers(const RunSettings& settings, int workers, QString* error);
+    // Trains `settings` on `workers` processes started by mpirun (MultiWorkerMirroredStrategy; each
+    // worker uses `settings.devices`): on this host, or on `hosts` (mpirun's --host list,
+    // "localhost:2,node2:2", this host first: rank 0 runs there). The model and every training
+    // setting are handed to `mirrorlab-cli train --json` in files that rank 0 reads and sends to the
+    // others; rank 0's events are followed as follow() does, the run kept in this store by rank 0.
+    // stop() ends the job (mpirun sends every worker SIGTERM). Returns the run id, or 0 with *error
+    // (no mpirun, no mirrorlab-cli, data the workers cannot load by name, weights imported into this
+    // window, a host list mpirun cannot take or that does not start with this host).
+    int launchWorkers(const RunSettings& settings, int workers, QString* error, const QString& hosts = QString());
+    // What is wrong with a --host list for launchWorkers(), in a sentence; empty when nothing is.
+    static QString hostsProblem(const QString& hosts);
     bool jobRunning() const { return job_ != nullptr; }
     // The mirrorlab-cli the workers run (default: next to this program, else on PATH).
     void setCliPath(const QString& path) { cli_path_ = path; }

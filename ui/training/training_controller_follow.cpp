@@ -4,8 +4,10 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QStringList>
+#include <QSysInfo>
 
 #include <unistd.h>
 
@@ -113,13 +115,42 @@ void TrainingController::stopFollowing(const QString& why) {
     drain_timer_.stop();
 }
 
-int TrainingController::launchWorkers(const RunSettings& settings, int workers, QString* error) {
+QString TrainingController::hostsProblem(const QString& hosts) {
+    // A host name or IPv4 address, optionally with its slot count, as mpirun's --host takes them.
+    static const QRegularExpression entry(QStringLiteral("^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:([1-9][0-9]{0,3}))?$"));
+    const QStringList entries = hosts.split(QLatin1Char(','));
+    for (const QString& raw : entries) {
+        const QString host = raw.trimmed();
+        if (!entry.match(host).hasMatch()) {
+            return tr("'%1' is not a host: give host names or addresses separated by commas, each with its number of "
+                      "workers after a colon where it runs several (localhost:2,node2:2).")
+                .arg(host);
+        }
+    }
+    // Rank 0 reads the job's files, writes the events this window follows and keeps the run in its
+    // store: all of them on this host, so it must run here, and mpirun puts it on the first host.
+    const QString first = entries.front().trimmed().section(QLatin1Char(':'), 0, 0);
+    const QStringList here = {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QSysInfo::machineHostName()};
+    if (!here.contains(first, Qt::CaseInsensitive)) {
+        return tr("The first host runs rank 0, which reads the job's files and keeps the run on this computer: put this "
+                  "host first (localhost:2,%1).")
+            .arg(entries.front().trimmed());
+    }
+    return {};
+}
+
+int TrainingController::launchWorkers(const RunSettings& settings, int workers, QString* error, const QString& hosts) {
     auto fail = [&](const QString& why) {
         if (error) *error = why;
         return 0;
     };
     if (state_ != State::Idle) return fail(tr("A run is in progress: stop it before starting another."));
     if (workers < 1) return fail(tr("A job needs at least one worker."));
+    const QString host_list = QStringList(hosts.split(QLatin1Char(','), Qt::SkipEmptyParts)).replaceInStrings(
+        QRegularExpression(QStringLiteral("\\s")), QString()).join(QLatin1Char(','));
+    if (!host_list.isEmpty()) {
+        if (const QString problem = hostsProblem(host_list); !problem.isEmpty()) return fail(tr("Hosts: %1").arg(problem));
+    }
     const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
     if (mpirun.isEmpty()) {
         return fail(tr("mpirun was not found: install Open MPI (apt-get install openmpi-bin; the set-up script "
@@ -152,6 +183,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
         return fail(QString::fromStdString(e.what()));
     }
     QStringList arguments = {QStringLiteral("--oversubscribe"), QStringLiteral("-np"), QString::number(workers)};
+    if (!host_list.isEmpty()) arguments << QStringLiteral("--host") << host_list;
     if (::geteuid() == 0) arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
     arguments << cli << QStringLiteral("train") << QStringLiteral("--json") << QStringLiteral("--model") << model
               << QStringLiteral("--config") << config << QStringLiteral("--data") << settings.data_spec
@@ -170,6 +202,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     runs_.back().title = tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(
         QString::fromStdString(settings.devices.to_spec()), QString::fromStdString(settings.model->name()));
     runs_.back().devices_spec = tr("%1 workers x %2").arg(workers).arg(QString::fromStdString(settings.devices.to_spec()));
+    if (!host_list.isEmpty()) runs_.back().devices_spec += tr(" on %1").arg(host_list);
     runs_.back().model_name = QString::fromStdString(settings.model->name());
     runs_.back().data_name = settings.data_name;
     runs_.back().config = settings.config;
