@@ -278,7 +278,8 @@ private slots:
     }
 
     // Rank 0's memory events (the GUI's device monitor following a job) list every worker's devices
-    // as the job names them, each with its own limit: at the start, every 50 steps and each epoch's end.
+    // as the job names them, each with its own limit: at the start, at each epoch's end and, between
+    // them, when a worker's clock says half a second has passed (all workers agree on when).
     void memoryEventsShowEveryWorker() {
         const Ran ran = run_workers(2, QStringList{"train", "--devices", "cpu:2x256MB", "--epochs", "3", "--no-store",
                                                    "--json"} +
@@ -301,7 +302,7 @@ private slots:
             // The workers hold the same replicas: task 1's devices hold what task 0's do.
             QCOMPARE(devices[2].at("bytes_in_use").as_int64(), devices[0].at("bytes_in_use").as_int64());
         }
-        QCOMPARE(events, 5);  // the start, each of 3 epochs' ends (20 steps each) and step 50
+        QVERIFY2(events >= 4, qPrintable(describe(ran)));  // the start and each of the 3 epochs' ends
     }
 
     // --model and --config are read by rank 0 and sent to the others, so workers on other hosts need

@@ -93,9 +93,12 @@ void CrossWorkerAllReduce::gather_timings(std::vector<PhaseTimings>& timings) { 
 
 void CrossWorkerAllReduce::gather_memory(std::vector<DeviceMemoryCounts>& memory) { gather_entries(memory); }
 
-bool CrossWorkerAllReduce::any(bool mine) {
-    const std::vector<std::uint64_t> all = gather(mine ? 1 : 0);
-    return std::any_of(all.begin(), all.end(), [](std::uint64_t value) { return value != 0; });
+bool CrossWorkerAllReduce::any(bool mine) { return any_bits(mine ? 1 : 0) != 0; }
+
+std::uint64_t CrossWorkerAllReduce::any_bits(std::uint64_t mine) {
+    std::uint64_t all = 0;
+    for (const std::uint64_t value : gather(mine)) all |= value;
+    return all;
 }
 
 std::vector<std::uint64_t> CrossWorkerAllReduce::gather(std::uint64_t value) {

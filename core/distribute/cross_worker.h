@@ -56,6 +56,8 @@ public:
     void gather_memory(std::vector<DeviceMemoryCounts>& memory);
     // True on every worker when `mine` is true on any.
     bool any(bool mine);
+    // Every worker's `mine` ORed together, on every worker: several yes/no questions in one gather.
+    std::uint64_t any_bits(std::uint64_t mine);
     // Every worker's `value` in rank order.
     std::vector<std::uint64_t> gather(std::uint64_t value);
 

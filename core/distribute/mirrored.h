@@ -99,6 +99,8 @@ public:
     // Multi-worker runs; with one worker they return at once (`mine`, nothing to compare).
     // True on every worker when `mine` is true on any (a stop asked of one worker stops all).
     bool any_worker(bool mine);
+    // Bit by bit the same: a bit is set on every worker when it is set on any.
+    std::uint64_t any_worker_bits(std::uint64_t mine);
     // Compares every worker's replicas' variables (an FNV-1a checksum each); throws ClusterError
     // naming the ranks whose variables differ from rank 0's. `after_step` is for the message.
     void check_workers_agree(std::int64_t after_step);
@@ -114,7 +116,7 @@ public:
     std::vector<DeviceMemory> memory() const;
     // Under mpirun: memory() of every worker's devices in global replica order, named as the job
     // names them ("/job:worker/task:1/device:CPU:0"); a collective, so every worker calls it at the
-    // same points of the run. With one worker: memory().
+    // same points of the run (the trainer agrees on them after each step). With one worker: memory().
     std::vector<DeviceMemory> job_memory();
     // Every replica's Backend::kernel_choices(), each line after its device's name.
     std::vector<std::string> kernel_choices() const;

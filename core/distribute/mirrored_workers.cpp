@@ -8,6 +8,8 @@ namespace mirrorlab {
 
 bool MirroredStrategy::any_worker(bool mine) { return cross_worker_ ? cross_worker_->any(mine) : mine; }
 
+std::uint64_t MirroredStrategy::any_worker_bits(std::uint64_t mine) { return cross_worker_ ? cross_worker_->any_bits(mine) : mine; }
+
 void MirroredStrategy::check_workers_agree(std::int64_t after_step) {
     if (!cross_worker_) return;
     // One checksum per worker: its replicas' checksums folded together, so that a replica that

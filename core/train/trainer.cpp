@@ -269,9 +269,6 @@ struct Trainer::FitRun {
     std::int64_t step = 0;       // within it
     std::int64_t global_step = 0;
     Clock::time_point last_memory_event;
-    // Across workers the memory is gathered (a collective) at the same steps on every worker, not on
-    // each worker's clock: every this many steps, besides the run's start and each epoch's end.
-    static constexpr std::int64_t kJobMemoryEverySteps = 50;
     std::optional<Clock::time_point> last_detailed_step;  // see TrainConfig::detailed_step_stats_interval_ms
     // Mid-epoch state for checkpoints taken between steps (empty between epochs).
     std::int64_t steps_into_epoch = 0;
@@ -555,12 +552,13 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             run.running = pass.running;
             for (Callback* callback : run.step_callbacks) callback->on_step_end(*run.step_context, epoch, run.global_step);
         }
-        if (strategy.workers() > 1 ? run.global_step % FitRun::kJobMemoryEverySteps == 0
-                                   : seconds_since(run.last_memory_event) > 0.5) {
+        // Across workers the memory is gathered (a collective), so they agree on when.
+        const AfterStep next = after_step_agreed(run, seconds_since(run.last_memory_event) > 0.5);
+        if (next.memory) {
             publish(MemoryEvent{strategy.job_memory()});
             run.last_memory_event = Clock::now();
         }
-        if (after_step_agreed(run)) {
+        if (next.stop) {
             pass.stopped = true;
             break;
         }
@@ -739,6 +737,11 @@ void Trainer::check_workers_due(FitRun& run) {
     }
 }
 
-bool Trainer::after_step_agreed(FitRun& run) { return run.strategy->any_worker(stop_requested_); }
+Trainer::AfterStep Trainer::after_step_agreed(FitRun& run, bool memory_due) {
+    constexpr std::uint64_t kStop = 1, kMemory = 2;
+    const std::uint64_t agreed =
+        run.strategy->any_worker_bits((stop_requested_ ? kStop : 0) | (memory_due ? kMemory : 0));
+    return {(agreed & kStop) != 0, (agreed & kMemory) != 0};
+}
 
 }  // namespace mirrorlab

@@ -143,8 +143,13 @@ private:
     std::unique_ptr<MirroredStrategy> make_strategy();
     // Across workers: compares their variables every ClusterOptions::consistency_check_every_steps.
     void check_workers_due(FitRun& run);
-    // After a step: stop when a stop was asked of any worker (all workers agree). True to stop.
-    bool after_step_agreed(FitRun& run);
+    // After a step, what every worker does next, agreed in one gather: stop when a stop was asked
+    // of any worker; a memory event when any worker's clock says one is due (`memory_due`).
+    struct AfterStep {
+        bool stop = false;
+        bool memory = false;
+    };
+    AfterStep after_step_agreed(FitRun& run, bool memory_due);
 
     Model model_;
     DeviceConfig device_config_;
