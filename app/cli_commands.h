@@ -22,6 +22,7 @@ class ModelOption {
 public:
     explicit ModelOption(CLI::App& command);
     Model model() const;
+    bool given() const { return option_->count() > 0; }
 
 private:
     CLI::Option* option_ = nullptr;

@@ -272,10 +272,13 @@ void apply_config_file(TrainOptions& options, ClusterSession& cluster) {
     const int epochs = options.config.epochs;
     const std::int64_t max_steps = options.config.max_steps_per_epoch;
     // Under mpirun rank 0 reads the file and sends it: workers on other hosts need no copy of it.
-    const std::string settings =
-        cluster.from_leader([&] { return json::dump(json::parse_file(options.config_file)); });
+    const json::Value settings =
+        cluster.active()
+            ? json::parse(cluster.from_leader([&] { return json::dump(json::parse_file(options.config_file)); }),
+                          options.config_file)
+            : json::parse_file(options.config_file);
     try {
-        options.config = train_config_from_json(json::parse(settings, options.config_file));
+        options.config = train_config_from_json(settings);
         options.config.optimizer.validate();
     } catch (const json::ParseError&) {
         throw;  // names the file, line and column already
@@ -300,7 +303,22 @@ Model shared_model(const TrainOptions& options, ClusterSession& cluster) {
     return read ? std::move(*read) : Model::from_json_text(text, "rank 0's model");
 }
 
+// Under mpirun rank 0 reads the files and sends them (shared_model, apply_config_file,
+// resume_source): the workers must all have been given the same kinds of file, or they would wait
+// for different messages. Throws UsageError naming the ranks that differ.
+void check_workers_given_alike(const TrainOptions& options, ClusterSession& cluster) {
+    const bool model = options.model->given(), config = !options.config_file.empty(), resume = !options.resume.empty();
+    std::string given;
+    for (const auto& [is_given, name] : {std::pair{model, "--model"}, {config, "--config"}, {resume, "--resume"}}) {
+        if (is_given) given += (given.empty() ? "" : " ") + std::string(name);
+    }
+    cluster.check_same((model ? 1u : 0u) | (config ? 2u : 0u) | (resume ? 4u : 0u), given.empty() ? "none of them" : given,
+                       "The files given (--model, --config, --resume)",
+                       "start every worker with the same options (mpirun -np K mirrorlab-cli train ...)");
+}
+
 RunStart plan_start(TrainOptions& options, RunStore* store, ClusterSession& cluster) {
+    check_workers_given_alike(options, cluster);
     if (options.resume.empty() && !options.config_file.empty()) {
         apply_config_file(options, cluster);
         return {shared_model(options, cluster), std::nullopt};

@@ -325,25 +325,36 @@ private slots:
                               "optimizer": {"class_name": "Adam", "learning_rate": 0.002}})");
         config_file.close();
         const QString missing = dir.filePath(QStringLiteral("not-on-this-host/"));
+        // One worker of an MPMD launch (`mpirun -np 1 A : -np 1 B`), without its -np.
         auto worker = [&](const QString& model_path, const QString& config_path) {
-            return QStringList{QStringLiteral("-np"), QStringLiteral("1"), cli(), QStringLiteral("train"), QStringLiteral("--model"),
-                               model_path, QStringLiteral("--config"), config_path, QStringLiteral("--devices"), QStringLiteral("cpu"),
-                               QStringLiteral("--no-store"), QStringLiteral("--json")} +
+            QStringList arguments = {cli(), QStringLiteral("train"), QStringLiteral("--model"), model_path};
+            if (!config_path.isEmpty()) arguments << QStringLiteral("--config") << config_path;
+            return arguments + QStringList{QStringLiteral("--devices"), QStringLiteral("cpu"), QStringLiteral("--no-store"),
+                                           QStringLiteral("--json")} +
                    kData;
         };
-        const QStringList mpirun_options = {QStringLiteral("--oversubscribe"), QStringLiteral("--allow-run-as-root")};
-        const Ran ran = run(mpirun(), mpirun_options + worker(model, config) + QStringList{QStringLiteral(":")} +
-                                          worker(missing + QStringLiteral("model.json"), missing + QStringLiteral("config.json")));
+        auto two_workers = [&](const QStringList& rank0, const QStringList& rank1) {
+            return run(mpirun(), mpirun_arguments(1) + rank0 + QStringList{QStringLiteral(":"), QStringLiteral("-np"),
+                                                                           QStringLiteral("1")} +
+                                     rank1);
+        };
+        const Ran ran = two_workers(worker(model, config), worker(missing + QStringLiteral("model.json"),
+                                                                  missing + QStringLiteral("config.json")));
         QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
         QVERIFY2(ran.out.contains(QStringLiteral("\"global_batch\":16")) && ran.out.contains(QStringLiteral("\"steps_per_epoch\":4")),
                  qPrintable(describe(ran)));  // the file's settings, on both workers (2 replicas of 8)
         QVERIFY2(ran.out.contains(QStringLiteral("\"replicas\":2")), qPrintable(describe(ran)));
         QCOMPARE(ran.out.count(QStringLiteral("\"type\":\"epoch_end\"")), 1);
 
-        const Ran lost = run(mpirun(), mpirun_options + worker(missing + QStringLiteral("model.json"), config) +
-                                           QStringList{QStringLiteral(":")} + worker(model, config));
+        const Ran lost = two_workers(worker(missing + QStringLiteral("model.json"), config), worker(model, config));
         QCOMPARE(lost.exit_code, 1);
         QVERIFY2(lost.err.contains(QStringLiteral("not-on-this-host/model.json")), qPrintable(describe(lost)));
+
+        // Workers given different kinds of file would wait for different messages: refused, named.
+        const Ran unlike = two_workers(worker(model, config), worker(model, QString()));
+        QCOMPARE(unlike.exit_code, 2);
+        QVERIFY2(unlike.err.contains(QStringLiteral("rank 1 has --model where rank 0 has --model --config")),
+                 qPrintable(describe(unlike)));
     }
 
     // `bench` under mpirun: one JSON result for the job (rank 0's), counting every worker's replicas.
