@@ -8,9 +8,11 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "ui/training/mpi_hosts.h"
 #include "ui/training/training_controller.h"
 #include "ui/training/workers_dialog.h"
 
@@ -207,17 +209,19 @@ private slots:
     }
 
     // A host list mpirun cannot take, or one where rank 0 would not run here, is refused by name
-    // before anything starts; the dialog says so under the field and keeps Train disabled.
+    // before anything starts; the dialog says so under the field and keeps Train disabled, and says
+    // what mpirun does where the workers and the hosts' slots differ.
     void hostListsAreCheckedFirst() {
         TrainingController controller;
         controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
         const struct {
             const char* hosts;
             const char* said;
-        } cases[] = {{"node2:2,localhost:2", "put this host first"},
-                     {"localhost:2, node_2", "'node_2' is not a host"},  // spaces are dropped first
+        } cases[] = {{"elsewhere.invalid:2, localhost:2", "put this computer first (localhost:2,elsewhere.invalid:2)"},
+                     {"elsewhere.invalid", "put this computer first (localhost,elsewhere.invalid)"},
+                     {"localhost:2, node 2", "'node 2' is not a host"},  // quoted as typed
                      {"localhost:0", "'localhost:0' is not a host"},
-                     {"localhost;rm -rf x", "is not a host"},
+                     {"localhost;rm -rf x", "'localhost;rm -rf x' is not a host"},
                      {"-np:2", "'-np:2' is not a host"}};
         for (const auto& c : cases) {
             QString error;
@@ -225,16 +229,29 @@ private slots:
             QVERIFY2(error.startsWith(QStringLiteral("Hosts: ")) && error.contains(QLatin1String(c.said)), qPrintable(error));
             QCOMPARE(controller.state(), TrainingController::State::Idle);
         }
-        QVERIFY(TrainingController::hostsProblem(QStringLiteral("localhost:2,node-2.example.org:4,10.0.0.7")).isEmpty());
+        // This computer by any of its names or addresses, then others; empty entries dropped.
+        for (const QString& first : {QStringLiteral("localhost"), QStringLiteral("127.0.1.1"), QSysInfo::machineHostName()}) {
+            const QString hosts = normalizedHosts(first + QStringLiteral(":2, ,node-2.example.org:4,10.0.0.7,"));
+            QCOMPARE(hosts, first + QStringLiteral(":2,node-2.example.org:4,10.0.0.7"));
+            QVERIFY2(hostsProblem(hosts).isEmpty(), qPrintable(hostsProblem(hosts)));
+            QCOMPARE(hostSlots(hosts), 7);
+        }
 
         WorkersDialog dialog(QStringLiteral("cpu:2"), QStringLiteral("synthetic"));
         QPushButton* train = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
         QVERIFY(dialog.hosts().isEmpty() && dialog.problem().isEmpty() && train->isEnabled());  // this host only
-        dialog.findChild<QLineEdit*>(QStringLiteral("workersHosts"))->setText(QStringLiteral("node2:2,localhost:2"));
-        QVERIFY2(dialog.problem().contains(QStringLiteral("put this host first")), qPrintable(dialog.problem()));
+        dialog.findChild<QLineEdit*>(QStringLiteral("workersHosts"))->setText(QStringLiteral("elsewhere.invalid:2,localhost:2"));
+        QVERIFY2(dialog.problem().contains(QStringLiteral("put this computer first")), qPrintable(dialog.problem()));
         QVERIFY(!train->isEnabled());
-        dialog.setHosts(QStringLiteral("localhost:2, node2:2"));
+        dialog.setHosts(QStringLiteral("localhost:2, elsewhere.invalid:2"));
         QVERIFY(dialog.problem().isEmpty() && train->isEnabled());
+        dialog.setWorkers(2);  // 4 slots, 2 workers: the second host would get none
+        QVERIFY2(dialog.slotsNote().contains(QStringLiteral("4 slots for 2 workers")), qPrintable(dialog.slotsNote()));
+        dialog.setWorkers(4);
+        QVERIFY(dialog.slotsNote().isEmpty());
+        dialog.setWorkers(6);
+        QVERIFY2(dialog.slotsNote().contains(QStringLiteral("share the cores")), qPrintable(dialog.slotsNote()));
+        QVERIFY(train->isEnabled());
     }
 
     void workersNeedMpirunAndNamedData() {

@@ -1748,6 +1748,17 @@ The epochs finished so far are in the Runs panel; export them there first if you
     </message>
 </context>
 <context>
+    <name>mirrorlab::ui::MpiHosts</name>
+    <message>
+        <source>&apos;%1&apos; is not a host: give host names or addresses separated by commas, each with its number of workers after a colon where it runs several (localhost:2,node2:2).</source>
+        <translation>“%1”不是主机：请给出以逗号分隔的主机名或地址，在运行多个工作进程的主机后加冒号和进程数（localhost:2,node2:2）。</translation>
+    </message>
+    <message>
+        <source>The first host runs rank 0, which reads the job&apos;s files and keeps the run on this computer: put this computer first (%1).</source>
+        <translation>第一个主机运行 rank 0，它读取作业的文件并把运行保存在本机：请把本机放在最前面（%1）。</translation>
+    </message>
+</context>
+<context>
     <name>mirrorlab::ui::RunsPanel</name>
     <message>
         <source>Run</source>
@@ -2796,20 +2807,12 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <translation>在 %1 个工作进程上训练：%2（“停止”会在各进程完成当前步骤后将其结束）</translation>
     </message>
     <message>
-        <source>&apos;%1&apos; is not a host: give host names or addresses separated by commas, each with its number of workers after a colon where it runs several (localhost:2,node2:2).</source>
-        <translation>“%1”不是主机：请给出以逗号分隔的主机名或地址，在运行多个工作进程的主机后加冒号和进程数（localhost:2,node2:2）。</translation>
-    </message>
-    <message>
-        <source>The first host runs rank 0, which reads the job&apos;s files and keeps the run on this computer: put this host first (localhost:2,%1).</source>
-        <translation>第一个主机运行 rank 0，它读取作业的文件并把运行保存在本机：请把本机放在最前面（localhost:2,%1）。</translation>
-    </message>
-    <message>
         <source>Hosts: %1</source>
         <translation>主机：%1</translation>
     </message>
     <message>
-        <source> on %1</source>
-        <translation>，在 %1 上</translation>
+        <source>%1 workers x %2 on %3</source>
+        <translation>%1 个工作进程 x %2，在 %3 上</translation>
     </message>
 </context>
 <context>
@@ -3286,6 +3289,14 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Hosts:</source>
         <translation>主机：</translation>
+    </message>
+    <message>
+        <source>The hosts offer %1 slots for %2 workers: mpirun fills them in the order given, so the last hosts may get none. Set Workers to %1 to use every host.</source>
+        <translation>这些主机提供 %1 个槽位，而工作进程为 %2 个：mpirun 按给出的顺序填充槽位，排在后面的主机可能一个也分不到。把工作进程数设为 %1 即可用上每个主机。</translation>
+    </message>
+    <message>
+        <source>The hosts offer %1 slots for %2 workers: mpirun puts the others on hosts that are full already, where they share the cores.</source>
+        <translation>这些主机提供 %1 个槽位，而工作进程为 %2 个：mpirun 会把多出的进程放到已满的主机上，与其他进程共享 CPU 核心。</translation>
     </message>
 </context>
 </TS>

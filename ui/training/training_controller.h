@@ -142,8 +142,6 @@ public:
     // (no mpirun, no mirrorlab-cli, data the workers cannot load by name, weights imported into this
     // window, a host list mpirun cannot take or that does not start with this host).
     int launchWorkers(const RunSettings& settings, int workers, QString* error, const QString& hosts = QString());
-    // What is wrong with a --host list for launchWorkers(), in a sentence; empty when nothing is.
-    static QString hostsProblem(const QString& hosts);
     bool jobRunning() const { return job_ != nullptr; }
     // The mirrorlab-cli the workers run (default: next to this program, else on PATH).
     void setCliPath(const QString& path) { cli_path_ = path; }

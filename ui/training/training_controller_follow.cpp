@@ -4,10 +4,8 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QStringList>
-#include <QSysInfo>
 
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include "core/util/file.h"
 #include "core/util/json.h"
 
+#include "ui/training/mpi_hosts.h"
 #include "ui/training/training_controller.h"
 
 namespace mirrorlab::ui {
@@ -115,30 +114,6 @@ void TrainingController::stopFollowing(const QString& why) {
     drain_timer_.stop();
 }
 
-QString TrainingController::hostsProblem(const QString& hosts) {
-    // A host name or IPv4 address, optionally with its slot count, as mpirun's --host takes them.
-    static const QRegularExpression entry(QStringLiteral("^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:([1-9][0-9]{0,3}))?$"));
-    const QStringList entries = hosts.split(QLatin1Char(','));
-    for (const QString& raw : entries) {
-        const QString host = raw.trimmed();
-        if (!entry.match(host).hasMatch()) {
-            return tr("'%1' is not a host: give host names or addresses separated by commas, each with its number of "
-                      "workers after a colon where it runs several (localhost:2,node2:2).")
-                .arg(host);
-        }
-    }
-    // Rank 0 reads the job's files, writes the events this window follows and keeps the run in its
-    // store: all of them on this host, so it must run here, and mpirun puts it on the first host.
-    const QString first = entries.front().trimmed().section(QLatin1Char(':'), 0, 0);
-    const QStringList here = {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QSysInfo::machineHostName()};
-    if (!here.contains(first, Qt::CaseInsensitive)) {
-        return tr("The first host runs rank 0, which reads the job's files and keeps the run on this computer: put this "
-                  "host first (localhost:2,%1).")
-            .arg(entries.front().trimmed());
-    }
-    return {};
-}
-
 int TrainingController::launchWorkers(const RunSettings& settings, int workers, QString* error, const QString& hosts) {
     auto fail = [&](const QString& why) {
         if (error) *error = why;
@@ -146,11 +121,8 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     };
     if (state_ != State::Idle) return fail(tr("A run is in progress: stop it before starting another."));
     if (workers < 1) return fail(tr("A job needs at least one worker."));
-    const QString host_list = QStringList(hosts.split(QLatin1Char(','), Qt::SkipEmptyParts)).replaceInStrings(
-        QRegularExpression(QStringLiteral("\\s")), QString()).join(QLatin1Char(','));
-    if (!host_list.isEmpty()) {
-        if (const QString problem = hostsProblem(host_list); !problem.isEmpty()) return fail(tr("Hosts: %1").arg(problem));
-    }
+    const QString host_list = normalizedHosts(hosts);
+    if (const QString problem = hostsProblem(host_list); !problem.isEmpty()) return fail(tr("Hosts: %1").arg(problem));
     const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
     if (mpirun.isEmpty()) {
         return fail(tr("mpirun was not found: install Open MPI (apt-get install openmpi-bin; the set-up script "
@@ -201,8 +173,9 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     last_settings_ = settings;  // the model and data it trains (its weights stay in the workers)
     runs_.back().title = tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(
         QString::fromStdString(settings.devices.to_spec()), QString::fromStdString(settings.model->name()));
-    runs_.back().devices_spec = tr("%1 workers x %2").arg(workers).arg(QString::fromStdString(settings.devices.to_spec()));
-    if (!host_list.isEmpty()) runs_.back().devices_spec += tr(" on %1").arg(host_list);
+    const QString devices = QString::fromStdString(settings.devices.to_spec());
+    runs_.back().devices_spec = host_list.isEmpty() ? tr("%1 workers x %2").arg(workers).arg(devices)
+                                                    : tr("%1 workers x %2 on %3").arg(workers).arg(devices, host_list);
     runs_.back().model_name = QString::fromStdString(settings.model->name());
     runs_.back().data_name = settings.data_name;
     runs_.back().config = settings.config;

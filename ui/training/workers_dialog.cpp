@@ -8,7 +8,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "ui/training/training_controller.h"
+#include "ui/training/mpi_hosts.h"
 
 namespace mirrorlab::ui {
 
@@ -31,6 +31,10 @@ WorkersDialog::WorkersDialog(const QString& device_spec, const QString& data_spe
     problem_->setWordWrap(true);
     problem_->setStyleSheet(QStringLiteral("QLabel { color: #b00020; }"));
     problem_->setVisible(false);
+    slots_note_ = new QLabel(this);
+    slots_note_->setObjectName(QStringLiteral("workersSlotsNote"));
+    slots_note_->setWordWrap(true);
+    slots_note_->setVisible(false);
 
     auto* about = new QLabel(
         tr("Each worker runs mirrorlab-cli with the Devices panel's configuration (%1), so the job has that many replicas "
@@ -47,11 +51,13 @@ WorkersDialog::WorkersDialog(const QString& device_spec, const QString& data_spe
     connect(buttons_, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(hosts_, &QLineEdit::textChanged, this, &WorkersDialog::check);
+    connect(workers_, &QSpinBox::valueChanged, this, &WorkersDialog::check);
 
     auto* form = new QFormLayout;
     form->addRow(tr("Workers:"), workers_);
     form->addRow(tr("Hosts:"), hosts_);
     form->addRow(QString(), problem_);
+    form->addRow(QString(), slots_note_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(about);
@@ -61,9 +67,12 @@ WorkersDialog::WorkersDialog(const QString& device_spec, const QString& data_spe
 
 int WorkersDialog::workers() const { return workers_->value(); }
 
-void WorkersDialog::setWorkers(int workers) { workers_->setValue(workers); }
+void WorkersDialog::setWorkers(int workers) {
+    workers_->setValue(workers);
+    check();
+}
 
-QString WorkersDialog::hosts() const { return hosts_->text().trimmed(); }
+QString WorkersDialog::hosts() const { return normalizedHosts(hosts_->text()); }
 
 void WorkersDialog::setHosts(const QString& hosts) {
     hosts_->setText(hosts);
@@ -73,12 +82,31 @@ void WorkersDialog::setHosts(const QString& hosts) {
 QString WorkersDialog::problem() const { return problem_->text(); }
 
 void WorkersDialog::check() {
-    QString hosts = this->hosts();
-    hosts.remove(QLatin1Char(' '));
-    const QString problem = hosts.isEmpty() ? QString() : TrainingController::hostsProblem(hosts);
+    const QString hosts = this->hosts();
+    const QString problem = hostsProblem(hosts);
     problem_->setText(problem);
     problem_->setVisible(!problem.isEmpty());
     buttons_->button(QDialogButtonBox::Ok)->setEnabled(problem.isEmpty());
+    // mpirun fills the hosts' slots in the order given (and, with more workers, oversubscribes).
+    QString note;
+    if (problem.isEmpty() && !hosts.isEmpty()) {
+        const int offered = hostSlots(hosts), workers = workers_->value();
+        if (workers < offered) {
+            note = tr("The hosts offer %1 slots for %2 workers: mpirun fills them in the order given, so the last hosts "
+                      "may get none. Set Workers to %1 to use every host.")
+                       .arg(offered)
+                       .arg(workers);
+        } else if (workers > offered) {
+            note = tr("The hosts offer %1 slots for %2 workers: mpirun puts the others on hosts that are full already, "
+                      "where they share the cores.")
+                       .arg(offered)
+                       .arg(workers);
+        }
+    }
+    slots_note_->setText(note);
+    slots_note_->setVisible(!note.isEmpty());
 }
+
+QString WorkersDialog::slotsNote() const { return slots_note_->text(); }
 
 }  // namespace mirrorlab::ui

@@ -25,6 +25,8 @@ public:
     void setHosts(const QString& hosts);
     // What is wrong with the hosts (shown under them, OK disabled); empty when nothing is.
     QString problem() const;
+    // Where the workers and the hosts' slots do not match: what mpirun will do (Train stays enabled).
+    QString slotsNote() const;
 
 private:
     void check();
@@ -32,6 +34,7 @@ private:
     QSpinBox* workers_ = nullptr;
     QLineEdit* hosts_ = nullptr;
     QLabel* problem_ = nullptr;
+    QLabel* slots_note_ = nullptr;
     QDialogButtonBox* buttons_ = nullptr;
 };
 
