@@ -260,19 +260,21 @@ class TestUiKeyboard : public QObject {
         QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
         QCOMPARE(dock_of(QApplication::focusWidget()),
                  window.findChild<QDockWidget*>(QStringLiteral("monitorDock")));
-        // Try it, behind the Devices tab, through the View menu with the keyboard alone.
-        auto* try_it_dock = window.findChild<QDockWidget*>(QStringLiteral("tryItDock"));
-        window.findChild<QDockWidget*>(QStringLiteral("devicesDock"))->raise();
-        QVERIFY(!dockIsInFront(&window, try_it_dock));
-        auto* open_try_it = window.findChild<QAction*>(QStringLiteral("tryItDockOpen"));
-        QVERIFY(open_try_it != nullptr);
-        bool in_menu = false;
-        for (QObject* user : open_try_it->associatedObjects())
-            in_menu = in_menu || qobject_cast<QMenu*>(user) != nullptr;
-        QVERIFY(in_menu);
-        open_try_it->trigger();
-        QVERIFY(dockIsInFront(&window, try_it_dock));
-        QCOMPARE(dock_of(QApplication::focusWidget()), try_it_dock);
+        // Try it and the Per-class report, behind the Devices tab, through the View menu.
+        for (const char* name : {"tryItDock", "classReportDock"}) {
+            auto* dock = window.findChild<QDockWidget*>(QLatin1String(name));
+            window.findChild<QDockWidget*>(QStringLiteral("devicesDock"))->raise();
+            QVERIFY2(!dockIsInFront(&window, dock), name);
+            auto* open = window.findChild<QAction*>(QLatin1String(name) + QStringLiteral("Open"));
+            QVERIFY2(open != nullptr, name);
+            bool in_menu = false;
+            for (QObject* user : open->associatedObjects())
+                in_menu = in_menu || qobject_cast<QMenu*>(user) != nullptr;
+            QVERIFY2(in_menu, name);
+            open->trigger();
+            QVERIFY2(dockIsInFront(&window, dock), name);
+            QCOMPARE(dock_of(QApplication::focusWidget()), dock);
+        }
     }
 
     // Tab goes column by column (left docks, the charts and the strip under them, the monitor),

@@ -488,7 +488,7 @@ QString MainWindow::messageText() const { return message_->isHidden() ? QString(
 void MainWindow::saveSettings() const {
     QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
     settings.setValue(QStringLiteral("training/liveTensorBoard"), live_tensorboard_->isChecked());
     devices_->saveSettings(settings);
     model_->saveSettings(settings);
@@ -505,10 +505,27 @@ void MainWindow::restoreSettings() {
         if (const QScreen* on = screen()) setGeometry(firstLaunchGeometry(on->availableGeometry(), expectedFrameMargins()));
     }
     // First launch: the docks are sized once the window is laid out (showEvent).
-    first_launch_docks_ = !restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    const QByteArray state = settings.value(QStringLiteral("window/state")).toByteArray();
+    bool restored = restoreState(state, kLayoutVersion);
+    if (!restored && restoreState(state, 0)) {  // a layout saved before version 1: keep it, but move the answers
+        restored = true;
+        moveAnswerPanelsToLeftColumn();
+    }
+    first_launch_docks_ = !restored;
     devices_->restoreSettings(settings);
     model_->restoreSettings(settings);
     data_->restoreSettings(settings);
+}
+
+void MainWindow::moveAnswerPanelsToLeftColumn() {
+    auto* data_dock = findChild<QDockWidget*>(QStringLiteral("dataDock"));
+    QDockWidget* after = data_dock;
+    for (const QString& name : {QStringLiteral("tryItDock"), QStringLiteral("classReportDock")}) {
+        auto* dock = findChild<QDockWidget*>(name);
+        if (dock == nullptr || data_dock == nullptr) return;
+        if (dockWidgetArea(dock) == Qt::BottomDockWidgetArea && !dock->isFloating()) tabifyDockWidget(after, dock);
+        after = dock;
+    }
 }
 
 void MainWindow::showEvent(QShowEvent* event) {

@@ -89,6 +89,10 @@ private:
     void showMessage(const QString& text, bool error);
     void saveSettings() const;
     void restoreSettings();
+    // The dock layout's version in saveState(): 1 since Try it and the Per-class report sit in the
+    // left column; a layout saved before (version 0) is restored with those two moved there.
+    static constexpr int kLayoutVersion = 1;
+    void moveAnswerPanelsToLeftColumn();
     // First launch: the docks share the window so that the model form, the charts and the monitor
     // each get room (window_geometry.h), and the frame stays inside the screen's available area.
     void arrangeFirstLaunchDocks();

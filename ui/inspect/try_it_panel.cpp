@@ -1,8 +1,8 @@
 #include "ui/inspect/try_it_panel.h"
 
 #include <QAbstractTextDocumentLayout>
-#include <QGridLayout>
 #include <QBoxLayout>
+#include <QGridLayout>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
