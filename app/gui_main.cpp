@@ -23,9 +23,21 @@
 
 namespace {
 
+// The language is needed before the parser's help texts exist, so it is read ahead.
+QString language_argument(int argc, char** argv) {
+    QString language;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
+        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
+    }
+    return language;
+}
+
 // Without a display Qt aborts with a message about platform plugins that does not say what to do.
 // Printing the help or the version and the screenshot mode need none: they render offscreen. A window
-// does: say so, and name the way to train without one. False: nothing can be shown here.
+// does: say so (in the interface's language), and name the way to train without one. False:
+// nothing can be shown here.
 bool use_offscreen_or_explain_missing_display(int argc, char** argv) {
     if (std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr ||
         std::getenv("QT_QPA_PLATFORM") != nullptr) {
@@ -40,23 +52,15 @@ bool use_offscreen_or_explain_missing_display(int argc, char** argv) {
             return true;
         }
     }
-    std::fprintf(stderr,
-                 "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY "
-                 "is set).\n"
-                 "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
-                 "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n");
+    const QCoreApplication core(argc, argv);  // no platform needed for the translation
+    mirrorlab::ui::installTranslation(language_argument(argc, argv));
+    const QString text = QCoreApplication::translate(
+        "main",
+        "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
+        "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
+        "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n");
+    std::fputs(text.toLocal8Bit().constData(), stderr);
     return false;
-}
-
-// The language is needed before the parser's help texts exist, so it is read ahead.
-QString language_argument(int argc, char** argv) {
-    QString language;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
-        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
-    }
-    return language;
 }
 
 // --screenshot: train for `epochs` on the default data in a window as on a first launch (or of

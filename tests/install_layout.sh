@@ -86,7 +86,7 @@ done
 # The installed window, started where there is no display (an ssh session), says so and names the
 # headless way instead of Qt's abort about platform plugins; its help and version still print.
 if [ -x "$bin/mirrorlab" ]; then
-  no_display=(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM)
+  no_display=(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM LC_ALL=C LANGUAGE=)
   status=0
   said=$(cd "$stage" && "${no_display[@]}" "$bin/mirrorlab" 2>&1) || status=$?
   [ "$status" = 1 ] || fail "mirrorlab without a display exited with $status, not 1: $said"

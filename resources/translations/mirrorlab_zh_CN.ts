@@ -183,6 +183,16 @@
         <source>For --screenshot: train on N workers started by mpirun (Training &gt; Train on several workers).</source>
         <translation>用于 --screenshot：在 mpirun 启动的 N 个工作进程上训练（训练 &gt; 在多个工作进程上训练）。</translation>
     </message>
+    <message>
+        <source>mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).
+  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with
+  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).
+</source>
+        <translation>mirrorlab：错误：没有可以打开窗口的显示（DISPLAY 和 WAYLAND_DISPLAY 都未设置）。
+  请在桌面会话中或通过 `ssh -X` 启动 MirrorLab，或用 `mirrorlab-cli train` 在没有窗口的情况下训练
+  （见 `mirrorlab-cli train --help`）。
+</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ClassReportView</name>
