@@ -448,9 +448,10 @@ class TestUiScreens : public QObject {
         QVERIFY(table != nullptr && table->isVisible());
         QScrollArea* form = scroll_area_of(table);
         QVERIFY(form != nullptr);
+        // The form never scrolls sideways (on a laptop its layer table narrows its Arguments column).
+        QVERIFY2(!form->horizontalScrollBar()->isVisible(), "the model form scrolls sideways");
         const bool big_enough = available.width() >= 1600 && available.height() >= 900;
         if (big_enough) {
-            QVERIFY2(!form->horizontalScrollBar()->isVisible(), "the model form scrolls sideways");
             QVERIFY2(!table->horizontalScrollBar()->isVisible(),
                      "the layer table scrolls sideways");
             for (int column = 0; column < table->columnCount(); ++column) {

@@ -119,6 +119,10 @@ void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     preset_->setObjectName(QStringLiteral("preset"));
     preset_label->setBuddy(preset_);
     preset_->setToolTip(tr("Ready-made models; the tutorial's comes first"));
+    // The longest preset name would set the form's width (and scroll it sideways on a laptop): the
+    // box takes the room there is, its list shows every name whole.
+    preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    preset_->setMinimumContentsLength(16);
     preset_row->addWidget(preset_, 1);
     load_ = new QPushButton(tr("Load…"), content);
     load_->setObjectName(QStringLiteral("loadModel"));
