@@ -11,6 +11,7 @@
 #include "core/util/error.h"
 #include "gpu/compute_loader.h"
 #include "gpu/cuda_errors.h"
+#include "gpu/nvml.h"
 
 #ifndef MIRRORLAB_CUDA_ARCHITECTURES
 #define MIRRORLAB_CUDA_ARCHITECTURES ""
@@ -67,6 +68,12 @@ std::optional<PhysicalDevice> discover_gpu(int ordinal, int oldest, std::string&
     if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) == cudaSuccess) device.bus_id = bus_id;
     cudaGetLastError();
     device.total_memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
+    if (const std::optional<NvmlMemory> memory = nvml_memory(device.bus_id)) {
+        device.free_memory_bytes = memory->free_bytes;
+        device.total_memory_bytes = memory->total_bytes;
+        return device;
+    }
+    // Without NVML only a CUDA context on the GPU can tell (cudaSetDevice makes one since CUDA 12).
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
         device.free_memory_bytes = static_cast<std::int64_t>(free_bytes);
@@ -78,28 +85,38 @@ std::optional<PhysicalDevice> discover_gpu(int ordinal, int oldest, std::string&
     return device;
 }
 
-// Peer access between every pair that supports it, so that one GPU's kernels and copies can
-// read another's buffers directly (the all-reduce fallbacks use it). Returns the pairs that have
-// it: "GPU:0<->GPU:1, ...".
-std::string enable_peer_access(const std::vector<PhysicalDevice>& devices) {
+bool can_access_peer(int from, int to) {
+    int can_access = 0;
+    if (cudaDeviceCanAccessPeer(&can_access, from, to) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return can_access != 0;
+}
+
+// The pairs that could read each other's memory directly: "GPU:0<->GPU:1, ...". Asking makes no
+// context; peer access itself is turned on only between the GPUs a run uses (create_backend).
+std::string peer_pairs(const std::vector<PhysicalDevice>& devices) {
     std::string peers;
     for (const auto& from : devices) {
         for (const auto& to : devices) {
-            if (from.index == to.index) continue;
-            int can_access = 0;
-            if (cudaDeviceCanAccessPeer(&can_access, from.index, to.index) != cudaSuccess || can_access == 0) {
-                cudaGetLastError();
-                continue;
-            }
-            cudaSetDevice(from.index);
-            const cudaError_t enabled = cudaDeviceEnablePeerAccess(to.index, 0);
-            cudaGetLastError();
-            if ((enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled) && from.index < to.index) {
+            if (from.index < to.index && can_access_peer(from.index, to.index) && can_access_peer(to.index, from.index)) {
                 peers += (peers.empty() ? "" : ", ") + from.id() + "<->" + to.id();
             }
         }
     }
     return peers;
+}
+
+// Lets `from`'s kernels and copies read `to`'s buffers directly (a replica's copy from another
+// GPU uses it); both already hold a context, as GPUs in use do.
+void enable_peer_access(int from, int to) {
+    if (!can_access_peer(from, to) || cudaSetDevice(from) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    cudaDeviceEnablePeerAccess(to, 0);  // cudaErrorPeerAccessAlreadyEnabled: as good
+    cudaGetLastError();
 }
 
 }  // namespace
@@ -174,12 +191,14 @@ CudaDeviceProvider::CudaDeviceProvider() {
         if (auto device = discover_gpu(ordinal, oldest, notes)) devices_.push_back(*device);
     }
 
-    const std::string peers = enable_peer_access(devices_);
-    if (!devices_.empty()) cudaSetDevice(devices_.front().index);
-
+    // Discovery makes no CUDA context (NVML reads the free memory); say so where it had to.
+    const std::string peers = peer_pairs(devices_);
     const std::size_t gpus = devices_.size();
     status_ = versions + ": " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
-    if (gpus > 1) status_ += peers.empty() ? ", no peer access" : ", peer access " + peers;
+    if (gpus > 1) status_ += peers.empty() ? ", no peer access" : ", peer access " + peers + " when a run uses them";
+    if (gpus > 0 && !nvml_problem().empty()) {
+        status_ += "; free memory read through a CUDA context on every GPU (NVML: " + nvml_problem() + ")";
+    }
     status_ += notes;
 }
 
@@ -204,7 +223,18 @@ std::unique_ptr<Backend> CudaDeviceProvider::create_backend(int physical_index) 
     const int ordinal = cuda_ordinal(physical_index);
     const ComputeModuleApi& compute = compute_module("GPU:" + std::to_string(ordinal));
     try {
-        return compute.create_backend(ordinal);
+        std::unique_ptr<Backend> backend = compute.create_backend(ordinal);
+        // Peer access between this GPU and the others this process uses, both ways, once a pair.
+        std::lock_guard lock(in_use_mutex_);
+        if (in_use_.insert(ordinal).second) {
+            for (const int other : in_use_) {
+                if (other == ordinal) continue;
+                enable_peer_access(ordinal, other);
+                enable_peer_access(other, ordinal);
+            }
+            cudaSetDevice(ordinal);
+        }
+        return backend;
     } catch (const OpError& error) {
         // A stream, cuBLAS or cuDNN that will not start is the machine's state, not the model's.
         throw DeviceConfigError("device configuration: GPU:" + std::to_string(ordinal) + " could not be set up: " +
@@ -241,6 +271,10 @@ std::unique_ptr<CrossDeviceOps> CudaDeviceProvider::create_all_reduce(const std:
 }
 
 std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {
+    for (const auto& device : devices_) {
+        if (device.index != physical_index) continue;
+        if (const std::optional<NvmlMemory> memory = nvml_memory(device.bus_id)) return memory->free_bytes;
+    }
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaSetDevice(physical_index) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
         cudaGetLastError();

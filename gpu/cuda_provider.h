@@ -6,6 +6,8 @@
 // of them loads (gpu/compute_loader.h), so listing the GPUs does not map cuBLAS, cuDNN or NCCL.
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,10 @@ private:
 
     std::vector<PhysicalDevice> devices_;  // index = CUDA ordinal; unusable GPUs are left out
     std::string status_;  // what discovery found; status() adds the compute module's state
+    // The GPUs a backend was created on (each holds a CUDA context from then on): peer access is
+    // turned on between them, and only them.
+    std::mutex in_use_mutex_;
+    std::set<int> in_use_;
 };
 
 }  // namespace mirrorlab::cuda

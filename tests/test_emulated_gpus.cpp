@@ -81,9 +81,16 @@ private slots:
         }
         QVERIFY2(run.out.contains(QStringLiteral("4.00 GiB memory, compute capability 9.0")), qPrintable(describe(run)));
         // Listing devices loads only the plugin and the CUDA runtime; the line says when the rest loads.
-        QVERIFY2(run.out.contains(QStringLiteral("GPU: CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
-                                                 "cuBLAS, cuDNN and NCCL load when a GPU trains\n")),
+        QVERIFY2(run.out.contains(QStringLiteral("GPU: CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1 when a "
+                                                 "run uses them; cuBLAS, cuDNN and NCCL load when a GPU trains\n")),
                  qPrintable(describe(run)));
+        // Without NVML the free memory needs a CUDA context on every GPU: the line says so and why.
+        const Run no_nvml = cli({QStringLiteral("devices")}, {QStringLiteral("MIRRORLAB_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1")});
+        QVERIFY2(no_nvml.finished && no_nvml.exit_code == 0, qPrintable(describe(no_nvml)));
+        QVERIFY2(no_nvml.out.contains(QStringLiteral("; free memory read through a CUDA context on every GPU (NVML: "
+                                                     "/nonexistent/libnvidia-ml.so.1: cannot open shared object file")),
+                 qPrintable(describe(no_nvml)));
+        QVERIFY2(no_nvml.out.contains(QStringLiteral("GPU:1  CUDA host emulator")), qPrintable(describe(no_nvml)));
     }
 
     void devicesWithoutGpus_data() {

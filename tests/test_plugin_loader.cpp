@@ -323,7 +323,7 @@ private slots:
         DeviceRegistry registry;
         const PluginLoadResult result = load_from(MIRRORLAB_EMULATED_PLUGIN_DIR, registry);
         QVERIFY2(result.gpu_count == 2, result.status.c_str());
-        QCOMPARE(result.status, std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+        QCOMPARE(result.status, std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1 when a run uses them; "
                                             "cuBLAS, cuDNN and NCCL load when a GPU trains"));
         QVERIFY2(!mapped(module), "discovery loaded the compute module");
         DeviceProvider* provider = registry.provider(DeviceType::GPU);
@@ -334,12 +334,12 @@ private slots:
         std::unique_ptr<Backend> backend = provider->create_backend(0);
         QVERIFY(backend != nullptr);
         QVERIFY2(mapped(module), "the first GPU backend did not load the compute module");
-        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1 when a run uses them; "
                                                  "cuDNN 9.0.0, NCCL 2.28.0 loaded"));
         // Loaded once: the second GPU's backend uses the same module.
         std::unique_ptr<Backend> second = provider->create_backend(1);
         QVERIFY(second != nullptr);
-        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1; "
+        QCOMPARE(provider->status(), std::string("CUDA runtime 13.0, driver 13.0: 2 GPUs, peer access GPU:0<->GPU:1 when a run uses them; "
                                                  "cuDNN 9.0.0, NCCL 2.28.0 loaded"));
     }
 

@@ -100,6 +100,10 @@ std::optional<cudaError_t> wait_in_capture(const std::shared_ptr<Event>& event, 
 
 int current_device();
 bool valid_device(int device);
+// A GPU's memory as the driver sees it (NVML's stand-in reads it); false for no such device.
+bool device_memory(int device, std::size_t* free_bytes, std::size_t* total_bytes);
+// Whether the runtime found a driver (MIRRORLAB_CUDA_EMULATION_DRIVER=none: it did not).
+bool driver_present();
 // The stream work goes to: `stream`, or the current device's default stream for null.
 Stream* resolve(cudaStream_t stream);
 int stream_device(cudaStream_t stream);

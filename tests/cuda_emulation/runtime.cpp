@@ -179,6 +179,12 @@ State& state() {
 }
 
 thread_local int tls_device = 0;
+// The devices that hold this process's CUDA context (bit d: GPU d). cudaSetDevice makes one, as
+// it does since CUDA 12, and so do the calls that use the current device without it.
+std::atomic<std::uint64_t> context_devices{0};
+void mark_context(int device) {
+    if (device >= 0 && device < 64) context_devices.fetch_or(std::uint64_t{1} << device, std::memory_order_relaxed);
+}
 thread_local cudaError_t tls_last_error = cudaSuccess;
 
 // The allocation that holds `pointer`; end() when none. Call with the state's mutex held.
@@ -507,8 +513,21 @@ bool valid_device(int device) {
     return state().driver && device >= 0 && static_cast<std::size_t>(device) < state().devices.size();
 }
 
+bool driver_present() { return state().driver; }
+
+bool device_memory(int device, std::size_t* free_bytes, std::size_t* total_bytes) {
+    if (!valid_device(device)) return false;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const Device& d = s.devices[static_cast<std::size_t>(device)];
+    *free_bytes = d.capacity_bytes - d.used_bytes;
+    *total_bytes = d.capacity_bytes;
+    return true;
+}
+
 Stream* resolve(cudaStream_t stream) {
     if (stream != nullptr) return stream;
+    mark_context(tls_device);
     return state().devices[static_cast<std::size_t>(tls_device)].default_stream.get();
 }
 
@@ -741,6 +760,7 @@ cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer) {
 
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags) {
     if (!valid_device(peer) || peer == tls_device || flags != 0) return fail(cudaErrorInvalidDevice);
+    mark_context(tls_device);
     State& s = state();
     std::lock_guard lock(s.mutex);
     if (!s.devices[static_cast<std::size_t>(tls_device)].peers_enabled.insert(peer).second) {
@@ -752,11 +772,13 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags) {
 cudaError_t cudaSetDevice(int device) {
     if (!valid_device(device)) return no_driver_or(fail(cudaErrorInvalidDevice));
     tls_device = device;
+    mark_context(device);
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize() {
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    mark_context(tls_device);
     if (const cudaError_t refused = refuse_if_device_captures(tls_device, "cudaDeviceSynchronize", kHostWaits)) {
         return refused;
     }
@@ -767,6 +789,7 @@ cudaError_t cudaDeviceSynchronize() {
 
 cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    mark_context(tls_device);
     State& s = state();
     std::lock_guard lock(s.mutex);
     const Device& device = s.devices[static_cast<std::size_t>(tls_device)];
@@ -1013,6 +1036,7 @@ cudaError_t cudaFreeHost(void* pointer) {
 cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
     *pointer = nullptr;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
+    mark_context(tls_device);
     if (const cudaError_t refused = refuse_if_device_captures(tls_device, "cudaMalloc", "it may make the host wait for "
                                                              "the device, and a step allocates from its arenas only")) {
         return refused;
@@ -1246,6 +1270,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
     (void)flags;
     if (!valid_device(tls_device)) return no_driver_or(fail(cudaErrorInvalidDevice));
     if (injected_failure("cudaStreamCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
+    mark_context(tls_device);
     auto made = std::make_shared<Stream>();
     made->device = tls_device;
     State& s = state();
@@ -1408,4 +1433,13 @@ void mirrorlab_emulation_reset_counters() {
                           &counters.malloc_calls, &counters.malloc_bytes, &counters.free_calls}) {
         counter->store(0, std::memory_order_relaxed);
     }
+}
+
+std::uint64_t mirrorlab_emulation_context_devices() { return context_devices.load(std::memory_order_relaxed); }
+
+int mirrorlab_emulation_peer_enabled(int device, int peer) {
+    if (!valid_device(device) || !valid_device(peer)) return 0;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    return s.devices[static_cast<std::size_t>(device)].peers_enabled.count(peer) > 0 ? 1 : 0;
 }

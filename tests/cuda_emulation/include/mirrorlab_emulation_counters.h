@@ -52,6 +52,14 @@ __attribute__((visibility("default"))) void mirrorlab_emulation_counters(
     struct MirrorlabEmulationCounters* counters);
 __attribute__((visibility("default"))) void mirrorlab_emulation_reset_counters(void);
 
+// The emulated GPUs that hold a CUDA context of this process, bit d for GPU d: cudaSetDevice makes
+// one (as it does since CUDA 12), and so do the calls that use the current device without it
+// (cudaMalloc, cudaMemGetInfo, stream creation, the default stream, cudaDeviceSynchronize, peer
+// access). A real context costs the GPU a few hundred MB and shows the program in nvidia-smi.
+__attribute__((visibility("default"))) uint64_t mirrorlab_emulation_context_devices(void);
+// 1 when cudaDeviceEnablePeerAccess(peer) was called on `device`, else 0.
+__attribute__((visibility("default"))) int mirrorlab_emulation_peer_enabled(int device, int peer);
+
 #ifdef __cplusplus
 }
 #endif
