@@ -25,6 +25,31 @@ namespace {
 constexpr qint64 kQuietWarningMs = 30000;
 constexpr qint64 kMostBytesPerRead = 4 << 20;
 
+// The mirrorlab-cli the workers run: `configured`, else the one next to this program, else on PATH;
+// empty when there is none.
+QString worker_program(const QString& configured) {
+    QString cli = configured;
+    if (cli.isEmpty()) {
+        const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/mirrorlab-cli");
+        cli = QFileInfo(beside).isExecutable() ? beside : QStandardPaths::findExecutable(QStringLiteral("mirrorlab-cli"));
+    }
+    return !cli.isEmpty() && QFileInfo(cli).isExecutable() ? cli : QString();
+}
+
+// The job's model and settings (rank 0 reads them and sends them to the others) and its empty
+// events file; what went wrong, or empty.
+QString write_job_files(const RunSettings& settings, const QString& model, const QString& config, const QString& events) {
+    try {
+        write_file_atomically(model.toStdString(), settings.model->to_json_text(), "the job's model file");
+        write_file_atomically(config.toStdString(), json::dump(train_config_to_json(settings.config), 2),
+                              "the job's settings file");
+        write_file_atomically(events.toStdString(), std::string_view(), "the job's events file");
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
 }  // namespace
 
 int TrainingController::follow(const QString& path, QString* error) {
@@ -128,12 +153,8 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
         return fail(tr("mpirun was not found: install Open MPI (apt-get install openmpi-bin; the set-up script "
                        "packaging/mirrorlab.sh installs it) to train on several workers."));
     }
-    QString cli = cli_path_;
-    if (cli.isEmpty()) {
-        const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/mirrorlab-cli");
-        cli = QFileInfo(beside).isExecutable() ? beside : QStandardPaths::findExecutable(QStringLiteral("mirrorlab-cli"));
-    }
-    if (cli.isEmpty() || !QFileInfo(cli).isExecutable())
+    const QString cli = worker_program(cli_path_);
+    if (cli.isEmpty())
         return fail(tr("mirrorlab-cli was not found next to this program or on PATH: the workers run it."));
     if (settings.data_spec.isEmpty())
         return fail(tr("The workers load the data themselves, by name: load it from a file or a built-in set in the Data panel."));
@@ -146,14 +167,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     const QString config = job_dir_->filePath(QStringLiteral("config.json"));
     const QString events = job_dir_->filePath(QStringLiteral("job.jsonl"));
     if (!job_dir_->isValid()) return fail(tr("Cannot write the job's files to %1.").arg(QDir::tempPath()));
-    try {
-        write_file_atomically(model.toStdString(), settings.model->to_json_text(), "the job's model file");
-        write_file_atomically(config.toStdString(), json::dump(train_config_to_json(settings.config), 2),
-                              "the job's settings file");
-        write_file_atomically(events.toStdString(), std::string_view(), "the job's events file");
-    } catch (const Error& e) {
-        return fail(QString::fromStdString(e.what()));
-    }
+    if (const QString why = write_job_files(settings, model, config, events); !why.isEmpty()) return fail(why);
     QStringList arguments = {QStringLiteral("--oversubscribe"), QStringLiteral("-np"), QString::number(workers)};
     if (!host_list.isEmpty()) arguments << QStringLiteral("--host") << host_list;
     if (::geteuid() == 0) arguments.prepend(QStringLiteral("--allow-run-as-root"));  // Open MPI refuses root otherwise
