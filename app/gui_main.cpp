@@ -60,6 +60,7 @@ bool use_offscreen_or_explain_missing_display(int argc, char** argv) {
         "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
         "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n");
     std::fputs(text.toLocal8Bit().constData(), stderr);
+    mirrorlab::ui::installTranslation(QStringLiteral("en"));  // its translators go before `core` does
     return false;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/export/keras_file.h"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -20,6 +21,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTableWidget>
 #include <QToolButton>
@@ -120,7 +122,7 @@ void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     preset_label->setBuddy(preset_);
     preset_->setToolTip(tr("Ready-made models; the tutorial's comes first"));
     // The longest preset name would set the form's width (and scroll it sideways on a laptop): the
-    // box takes the room there is, its list shows every name whole.
+    // box takes the room there is (its list shows every name whole, see buildPresets).
     preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     preset_->setMinimumContentsLength(16);
     preset_row->addWidget(preset_, 1);
@@ -295,6 +297,10 @@ void ModelPanel::buildPresets() {
 
     for (const Preset& preset : presets_) preset_->addItem(preset.label);
     preset_->addItem(tr("Custom model"));
+    // The box may be narrower than its longest name (it takes the room the column has); its list,
+    // in every style, is wide enough to show each name whole.
+    preset_->view()->setMinimumWidth(preset_->view()->sizeHintForColumn(0) + 2 * preset_->view()->frameWidth() +
+                                     preset_->view()->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
     if (auto* items = qobject_cast<QStandardItemModel*>(preset_->model())) {
         items->item(preset_->count() - 1)->setEnabled(false);  // shown after edits, not chosen
     }
