@@ -41,6 +41,17 @@ int oldest_architecture() {
     return oldest;
 }
 
+// NVML's free memory of `device`, when NVML's view is the GPU CUDA sees: a MIG slice has its parent
+// GPU's bus id, and NVML then answers for the whole GPU (a total far from the slice's). NVML's
+// total also counts memory the driver keeps, so the device's total stays CUDA's.
+std::optional<std::int64_t> nvml_free_bytes(const PhysicalDevice& device) {
+    const std::optional<NvmlMemory> memory = nvml_memory(device.bus_id);
+    if (!memory || device.total_memory_bytes <= 0) return std::nullopt;
+    const double ratio = static_cast<double>(memory->total_bytes) / static_cast<double>(device.total_memory_bytes);
+    if (ratio < 0.9 || ratio > 1.1 || memory->free_bytes < 0) return std::nullopt;
+    return std::min(memory->free_bytes, device.total_memory_bytes);
+}
+
 // GPU `ordinal` as a PhysicalDevice, or none when its properties cannot be read or the kernels
 // were not built for it (said in `notes`).
 std::optional<PhysicalDevice> discover_gpu(int ordinal, int oldest, std::string& notes) {
@@ -68,12 +79,15 @@ std::optional<PhysicalDevice> discover_gpu(int ordinal, int oldest, std::string&
     if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) == cudaSuccess) device.bus_id = bus_id;
     cudaGetLastError();
     device.total_memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
-    if (const std::optional<NvmlMemory> memory = nvml_memory(device.bus_id)) {
-        device.free_memory_bytes = memory->free_bytes;
-        device.total_memory_bytes = memory->total_bytes;
+    if (const std::optional<std::int64_t> free_bytes = nvml_free_bytes(device)) {
+        device.free_memory_bytes = *free_bytes;
         return device;
     }
     // Without NVML only a CUDA context on the GPU can tell (cudaSetDevice makes one since CUDA 12).
+    if (nvml_problem().empty()) {
+        notes += "; GPU:" + std::to_string(ordinal) + " free memory read through a CUDA context (NVML does not report this "
+                 "GPU as CUDA sees it: a MIG slice?)";
+    }
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
         device.free_memory_bytes = static_cast<std::int64_t>(free_bytes);
@@ -224,7 +238,7 @@ std::unique_ptr<Backend> CudaDeviceProvider::create_backend(int physical_index) 
     const ComputeModuleApi& compute = compute_module("GPU:" + std::to_string(ordinal));
     try {
         std::unique_ptr<Backend> backend = compute.create_backend(ordinal);
-        // Peer access between this GPU and the others this process uses, both ways, once a pair.
+        // Peer access between this GPU and the others this process has trained on, both ways, once a pair.
         std::lock_guard lock(in_use_mutex_);
         if (in_use_.insert(ordinal).second) {
             for (const int other : in_use_) {
@@ -273,7 +287,13 @@ std::unique_ptr<CrossDeviceOps> CudaDeviceProvider::create_all_reduce(const std:
 std::int64_t CudaDeviceProvider::free_memory_bytes(int physical_index) const {
     for (const auto& device : devices_) {
         if (device.index != physical_index) continue;
-        if (const std::optional<NvmlMemory> memory = nvml_memory(device.bus_id)) return memory->free_bytes;
+        if (const std::optional<std::int64_t> free_bytes = nvml_free_bytes(device)) return *free_bytes;
+    }
+    {
+        // Through the CUDA runtime only where this process holds a context already; 0 (unknown:
+        // the caller keeps what discovery saw) rather than make one on a GPU no run uses.
+        std::lock_guard lock(in_use_mutex_);
+        if (in_use_.count(physical_index) == 0) return 0;
     }
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaSetDevice(physical_index) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {

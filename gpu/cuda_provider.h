@@ -49,9 +49,9 @@ private:
 
     std::vector<PhysicalDevice> devices_;  // index = CUDA ordinal; unusable GPUs are left out
     std::string status_;  // what discovery found; status() adds the compute module's state
-    // The GPUs a backend was created on (each holds a CUDA context from then on): peer access is
-    // turned on between them, and only them.
-    std::mutex in_use_mutex_;
+    // The GPUs a backend was created on in this process (each holds a CUDA context from then on, so
+    // the set never shrinks): peer access is turned on between them, and only them.
+    mutable std::mutex in_use_mutex_;
     std::set<int> in_use_;
 };
 

@@ -42,13 +42,15 @@ const Nvml& nvml() {
             return made;
         }
         auto init = reinterpret_cast<NvmlReturn (*)()>(dlsym(library, "nvmlInit_v2"));
+        auto error_string = reinterpret_cast<const char* (*)(NvmlReturn)>(dlsym(library, "nvmlErrorString"));
         made.get_handle_by_bus_id =
             reinterpret_cast<NvmlReturn (*)(const char*, NvmlDevice*)>(dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
         made.get_memory_info = reinterpret_cast<NvmlReturn (*)(NvmlDevice, NvmlMemoryInfo*)>(dlsym(library, "nvmlDeviceGetMemoryInfo"));
         if (init == nullptr || made.get_handle_by_bus_id == nullptr || made.get_memory_info == nullptr) {
             made.problem = path + " lacks nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2 or nvmlDeviceGetMemoryInfo";
         } else if (const NvmlReturn result = init(); result != kNvmlSuccess) {
-            made.problem = path + ": nvmlInit_v2 returned " + std::to_string(result);
+            const char* text = error_string != nullptr ? error_string(result) : nullptr;
+            made.problem = path + ": nvmlInit_v2 returned " + std::to_string(result) + (text != nullptr ? std::string(" (") + text + ")" : "");
         }
         return made;
     }();

@@ -91,6 +91,14 @@ private slots:
                                                      "/nonexistent/libnvidia-ml.so.1: cannot open shared object file")),
                  qPrintable(describe(no_nvml)));
         QVERIFY2(no_nvml.out.contains(QStringLiteral("GPU:1  CUDA host emulator")), qPrintable(describe(no_nvml)));
+        // A MIG slice: NVML answers for its whole parent GPU; the slice's own memory is what counts.
+        const Run slice = cli({QStringLiteral("devices")}, {QStringLiteral("MIRRORLAB_CUDA_EMULATION_NVML_PARENT_MIB=81920")});
+        QVERIFY2(slice.finished && slice.exit_code == 0, qPrintable(describe(slice)));
+        QVERIFY2(slice.out.contains(QStringLiteral("GPU:0  CUDA host emulator (CPU, not a GPU) - 4.00 GiB memory")),
+                 qPrintable(describe(slice)));
+        QVERIFY2(slice.out.contains(QStringLiteral("; GPU:0 free memory read through a CUDA context (NVML does not report "
+                                                   "this GPU as CUDA sees it: a MIG slice?)")),
+                 qPrintable(describe(slice)));
     }
 
     void devicesWithoutGpus_data() {

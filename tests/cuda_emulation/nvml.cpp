@@ -3,6 +3,7 @@
 // which the emulated plugin opens as its NVML (MIRRORLAB_NVML_LIBRARY_NAME), so both see one state.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "emulator.h"
 
@@ -42,13 +43,30 @@ __attribute__((visibility("default"))) int nvmlDeviceGetHandleByPciBusId_v2(cons
     return kSuccess;
 }
 
+// MIRRORLAB_CUDA_EMULATION_NVML_PARENT_MIB=N: NVML answers for a whole GPU of N MiB, as it does
+// for a MIG slice (which has its parent's bus id), while CUDA sees the slice's memory.
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
     std::size_t free_bytes = 0, total_bytes = 0;
     if (memory == nullptr || !mirrorlab_emulation::device_memory(device_of(device), &free_bytes, &total_bytes)) {
         return kInvalidArgument;
     }
+    if (const char* parent = std::getenv("MIRRORLAB_CUDA_EMULATION_NVML_PARENT_MIB"); parent != nullptr && *parent != '\0') {
+        const std::size_t used = total_bytes - free_bytes;
+        total_bytes = static_cast<std::size_t>(std::strtoull(parent, nullptr, 10)) << 20;
+        free_bytes = total_bytes > used ? total_bytes - used : 0;
+    }
     *memory = Memory{total_bytes, free_bytes, total_bytes - free_bytes};
     return kSuccess;
+}
+
+__attribute__((visibility("default"))) const char* nvmlErrorString(int result) {
+    switch (result) {
+        case kSuccess: return "Success";
+        case kInvalidArgument: return "Invalid Argument";
+        case kNotFound: return "Not Found";
+        case kDriverNotLoaded: return "Driver Not Loaded";
+        default: return "Unknown Error";
+    }
 }
 
 }  // extern "C"

@@ -761,6 +761,7 @@ cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer) {
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags) {
     if (!valid_device(peer) || peer == tls_device || flags != 0) return fail(cudaErrorInvalidDevice);
     mark_context(tls_device);
+    mark_context(peer);  // the peer's memory is mapped through its context
     State& s = state();
     std::lock_guard lock(s.mutex);
     if (!s.devices[static_cast<std::size_t>(tls_device)].peers_enabled.insert(peer).second) {
@@ -992,6 +993,7 @@ cudaError_t cudaHostAlloc(void** pointer, std::size_t bytes, unsigned flags) {
     *pointer = nullptr;
     if (flags != cudaHostAllocDefault || bytes == 0) return fail(cudaErrorInvalidValue);
     if (!state().driver) return fail(cudaErrorInsufficientDriver);
+    mark_context(tls_device);  // pinned memory belongs to the current device's context
     const std::size_t page = state().page_bytes;
     void* memory = std::aligned_alloc(page, round_up(bytes, page));
     if (memory == nullptr) return fail(cudaErrorMemoryAllocation);
@@ -1239,6 +1241,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
                                 cudaStream_t stream) {
     if (bytes == 0) return cudaSuccess;
+    mark_context(dst_device);
+    mark_context(src_device);
     if (device_of_range(dst, bytes) != dst_device || device_of_range(src, bytes) != src_device) {
         report("copy-outside-allocation", "cudaMemcpyPeerAsync of %zu bytes from %p (GPU:%d) to %p (GPU:%d) is not "
                "inside one allocation of each of those devices", bytes, src, src_device, dst, dst_device);
@@ -1314,6 +1318,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags) {
     (void)flags;
+    mark_context(tls_device);
     auto made = std::make_shared<Event>();
     std::lock_guard lock(events_mutex);
     events[made.get()] = made;
