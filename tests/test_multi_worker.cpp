@@ -16,6 +16,8 @@
 
 #include <bit>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "core/store/checkpoint.h"
 #include "core/util/json.h"
@@ -84,6 +86,17 @@ QString mpirun() { return QStandardPaths::findExecutable(QStringLiteral("mpirun"
 
 Ran run_workers(int workers, const QStringList& cli_arguments, const QStringList& extra_environment = {}) {
     return run(mpirun(), mpirun_arguments(workers) + QStringList{cli()} + cli_arguments, extra_environment);
+}
+
+// Rank 0's `train --json` events of `type`, parsed, in the order printed.
+std::vector<json::Value> events_of(const Ran& ran, std::string_view type) {
+    std::vector<json::Value> events;
+    for (const QString& line : ran.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        if (!line.startsWith(QLatin1Char('{'))) continue;
+        json::Value event = json::parse(line.toStdString(), "rank 0's stdout");
+        if (event.at("type").as_string() == type) events.push_back(std::move(event));
+    }
+    return events;
 }
 
 bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
@@ -258,11 +271,8 @@ private slots:
                                                    "--no-store", "--json"} +
                                            kData);
         QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
-        int steps = 0;
-        for (const QString& line : ran.out.split(QLatin1Char('\n'))) {
-            if (!line.contains(QStringLiteral("\"step_end\""))) continue;
-            ++steps;
-            const json::Value step = json::parse(line.toStdString());
+        const std::vector<json::Value> steps = events_of(ran, "step_end");
+        for (const json::Value& step : steps) {
             const auto& replicas = step.at("replicas").as_array();
             QCOMPARE(replicas.size(), std::size_t{3});
             std::int64_t samples = 0;
@@ -274,7 +284,7 @@ private slots:
             QCOMPARE(samples, std::int64_t{32});  // 11 + 11 + 10: the global batch
             QCOMPARE(replicas[2].at("shard_size").as_int64(), std::int64_t{10});
         }
-        QCOMPARE(steps, 6);  // one worker speaks
+        QCOMPARE(steps.size(), std::size_t{6});  // one worker speaks
     }
 
     // Rank 0's memory events (the GUI's device monitor following a job) list every worker's devices
@@ -285,11 +295,8 @@ private slots:
                                                    "--json"} +
                                            kData);
         QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
-        int events = 0;
-        for (const QString& line : ran.out.split(QLatin1Char('\n'))) {
-            if (!line.contains(QStringLiteral("\"type\":\"memory\""))) continue;
-            ++events;
-            const json::Value memory = json::parse(line.toStdString());
+        const std::vector<json::Value> events = events_of(ran, "memory");
+        for (const json::Value& memory : events) {
             const auto& devices = memory.at("devices").as_array();
             QCOMPARE(devices.size(), std::size_t{4});
             for (std::size_t d = 0; d < devices.size(); ++d) {
@@ -302,7 +309,7 @@ private slots:
             // The workers hold the same replicas: task 1's devices hold what task 0's do.
             QCOMPARE(devices[2].at("bytes_in_use").as_int64(), devices[0].at("bytes_in_use").as_int64());
         }
-        QVERIFY2(events >= 4, qPrintable(describe(ran)));  // the start and each of the 3 epochs' ends
+        QVERIFY2(events.size() >= 4, qPrintable(describe(ran)));  // the start and each of the 3 epochs' ends
     }
 
     // --model and --config are read by rank 0 and sent to the others, so workers on other hosts need
@@ -341,10 +348,13 @@ private slots:
         const Ran ran = two_workers(worker(model, config), worker(missing + QStringLiteral("model.json"),
                                                                   missing + QStringLiteral("config.json")));
         QVERIFY2(ran.exit_code == 0, qPrintable(describe(ran)));
-        QVERIFY2(ran.out.contains(QStringLiteral("\"global_batch\":16")) && ran.out.contains(QStringLiteral("\"steps_per_epoch\":4")),
-                 qPrintable(describe(ran)));  // the file's settings, on both workers (2 replicas of 8)
-        QVERIFY2(ran.out.contains(QStringLiteral("\"replicas\":2")), qPrintable(describe(ran)));
-        QCOMPARE(ran.out.count(QStringLiteral("\"type\":\"epoch_end\"")), 1);
+        const std::vector<json::Value> begin = events_of(ran, "train_begin");
+        QCOMPARE(begin.size(), std::size_t{1});
+        // The file's settings, on both workers: 2 replicas of 8.
+        QCOMPARE(begin.front().at("global_batch").as_int64(), std::int64_t{16});
+        QCOMPARE(begin.front().at("steps_per_epoch").as_int64(), std::int64_t{4});
+        QCOMPARE(begin.front().at("replicas").as_int64(), std::int64_t{2});
+        QCOMPARE(events_of(ran, "epoch_end").size(), std::size_t{1});
 
         const Ran lost = two_workers(worker(missing + QStringLiteral("model.json"), config), worker(model, config));
         QCOMPARE(lost.exit_code, 1);
