@@ -518,11 +518,10 @@ void MainWindow::restoreSettings() {
 }
 
 void MainWindow::moveAnswerPanelsToLeftColumn() {
-    auto* data_dock = findChild<QDockWidget*>(QStringLiteral("dataDock"));
-    QDockWidget* after = data_dock;
+    // Each after the one before it: Data, Try it, Per-class report (buildDocks made all three).
+    QDockWidget* after = findChild<QDockWidget*>(QStringLiteral("dataDock"));
     for (const QString& name : {QStringLiteral("tryItDock"), QStringLiteral("classReportDock")}) {
         auto* dock = findChild<QDockWidget*>(name);
-        if (dock == nullptr || data_dock == nullptr) return;
         if (dockWidgetArea(dock) == Qt::BottomDockWidgetArea && !dock->isFloating()) tabifyDockWidget(after, dock);
         after = dock;
     }

@@ -185,9 +185,9 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     launching_job_ = false;
     if (id == 0) return 0;
     last_settings_ = settings;  // the model and data it trains (its weights stay in the workers)
-    runs_.back().title = tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(
-        QString::fromStdString(settings.devices.to_spec()), QString::fromStdString(settings.model->name()));
     const QString devices = QString::fromStdString(settings.devices.to_spec());
+    runs_.back().title =
+        tr("Run %1 - %2 workers x %3 - %4").arg(id).arg(workers).arg(devices, QString::fromStdString(settings.model->name()));
     runs_.back().devices_spec = host_list.isEmpty() ? tr("%1 workers x %2").arg(workers).arg(devices)
                                                     : tr("%1 workers x %2 on %3").arg(workers).arg(devices, host_list);
     runs_.back().model_name = QString::fromStdString(settings.model->name());
