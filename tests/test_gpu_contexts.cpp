@@ -8,10 +8,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "core/device/device.h"
 #include "core/device/plugin_loader.h"
 #include "core/distribute/mirrored.h"
+#include "core/model/model.h"
+#include "core/model/replica.h"
+#include "core/optim/optimizer.h"
 #include "mirrorlab_emulation_counters.h"
 
 using namespace mirrorlab;
@@ -36,6 +40,20 @@ QString describe_peers() {
         }
     }
     return pairs.join(QLatin1Char(' '));
+}
+
+// One training step of a small model (Embedding, GlobalMaxPooling1D, Dense) on `run`'s devices.
+void train_one_step(MirroredStrategy& run) {
+    const Model model = Model::from_json_text(R"({"name": "small", "input_length": 20, "layers": [
+        {"class_name": "Embedding", "config": {"input_dim": 100, "output_dim": 8}},
+        {"class_name": "GlobalMaxPooling1D"},
+        {"class_name": "Dense", "config": {"units": 4, "activation": "softmax"}}]})");
+    constexpr std::int32_t kBatch = 8;
+    run.build(model, kBatch, OptimizerConfig::defaults(OptimizerKind::Nadam), initial_weights(model, 1));
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(kBatch * 20)), labels(static_cast<std::size_t>(kBatch));
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i % 100);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 4);
+    QVERIFY(run.train_step(ids.data(), labels.data(), kBatch, 7).finite);
 }
 
 }  // namespace
@@ -65,19 +83,23 @@ private slots:
         QVERIFY2(QString::fromStdString(provider->status()).contains(QStringLiteral("when a run uses them")),
                  provider->status().c_str());
 
-        // A run on GPU 0 and GPU 2: contexts there, peer access between them both ways, nothing else.
+        // A run on GPU 1 and GPU 2 that trains a step (streams, pinned uploads, NCCL, the update):
+        // contexts there and nowhere else (a helper thread that forgot its device would touch GPU 0),
+        // peer access between them both ways.
         {
-            MirroredStrategy run(create_logical_devices(DeviceConfig::parse("gpu:0,gpu:2"), registry), AllReduceAlgorithm::Auto,
+            MirroredStrategy run(create_logical_devices(DeviceConfig::parse("gpu:1,gpu:2"), registry), AllReduceAlgorithm::Auto,
                                  [](LogLevel, const std::string&) {});
-            QCOMPARE(mirrorlab_emulation_context_devices(), gpus({0, 2}));
-            QCOMPARE(describe_peers(), QStringLiteral("0->2 2->0"));
+            train_one_step(run);
+            QCOMPARE(mirrorlab_emulation_context_devices(), gpus({1, 2}));
+            QCOMPARE(describe_peers(), QStringLiteral("1->2 2->1"));
             (void)run.memory();  // the device monitor's reading during the run
-            QCOMPARE(mirrorlab_emulation_context_devices(), gpus({0, 2}));
+            QCOMPARE(mirrorlab_emulation_context_devices(), gpus({1, 2}));
         }
-        // Then one on GPU 1: its context, and peer access with the GPUs this process already uses.
+        // Then one on GPU 0: its context, and peer access with the GPUs this process already uses.
         {
-            MirroredStrategy run(create_logical_devices(DeviceConfig::parse("gpu:1"), registry), AllReduceAlgorithm::Auto,
+            MirroredStrategy run(create_logical_devices(DeviceConfig::parse("gpu:0"), registry), AllReduceAlgorithm::Auto,
                                  [](LogLevel, const std::string&) {});
+            train_one_step(run);
             QCOMPARE(mirrorlab_emulation_context_devices(), gpus({0, 1, 2}));
             QCOMPARE(describe_peers(), QStringLiteral("0->1 0->2 1->0 1->2 2->0 2->1"));
         }
