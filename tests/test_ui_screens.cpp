@@ -1,8 +1,9 @@
 // The main window on real screen sizes: the first launch fits the screen's available area from a
-// 1366x768 laptop to 4K (and at a scale factor of 2), the model form shows its layer table without
-// scrolling sideways from 1600x900 on, and no text is squeezed on top of other text. Each screen
-// is a child run of this program on Qt's offscreen platform with that screen (a JSON screen list,
-// the plugin's configfile= option), since a process cannot change its screen's size.
+// 1366x768 laptop to 4K (and at a scale factor of 2), the model form shows every cell of its layer
+// table whole without scrolling sideways (on one line each from 1600x900 on), and no text is
+// squeezed on top of other text. Each screen is a child run of this program on Qt's offscreen
+// platform with that screen (a JSON screen list, the plugin's configfile= option), since a process
+// cannot change its screen's size.
 #include <QtTest>
 
 #include <QAbstractButton>
@@ -28,6 +29,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSlider>
+#include <QStyle>
 #include <QSpinBox>
 #include <QTabBar>
 #include <QTableWidget>
@@ -62,6 +64,35 @@ QScrollArea* scroll_area_of(QWidget* widget) {
         if (auto* area = qobject_cast<QScrollArea*>(up)) return area;
     }
     return nullptr;
+}
+
+// The layer table's cells whose text does not show whole: wider than its column (a word, when the
+// table wraps) or, wrapped, taller than its row. Each names the cell and the text.
+QStringList cut_table_cells(const QTableWidget& table) {
+    QStringList cut;
+    const QFontMetrics metrics(table.font());
+    // The item delegate's margins, as QCommonStyle lays out an item's text.
+    const int margin = table.style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, &table) + 1;
+    for (int row = 0; row < table.rowCount(); ++row) {
+        for (int column = 0; column < table.columnCount(); ++column) {
+            const QTableWidgetItem* item = table.item(row, column);
+            if (item == nullptr || item->text().isEmpty()) continue;
+            const int width = table.columnWidth(column) - 2 * margin;
+            const int flags = table.wordWrap() ? Qt::TextWordWrap : Qt::TextSingleLine;
+            const QRect needed = metrics.boundingRect(QRect(0, 0, width, 1 << 20), flags, item->text());
+            if (needed.width() > width || needed.height() > table.rowHeight(row)) {
+                cut << QStringLiteral("row %1 column %2 \"%3\": needs %4x%5, has %6x%7")
+                           .arg(row)
+                           .arg(column)
+                           .arg(item->text())
+                           .arg(needed.width())
+                           .arg(needed.height())
+                           .arg(width)
+                           .arg(table.rowHeight(row));
+            }
+        }
+    }
+    return cut;
 }
 
 QRect in_window(const QWidget* widget, const QWidget* window) {
@@ -448,12 +479,16 @@ class TestUiScreens : public QObject {
         QVERIFY(table != nullptr && table->isVisible());
         QScrollArea* form = scroll_area_of(table);
         QVERIFY(form != nullptr);
-        // The form never scrolls sideways (on a laptop its layer table narrows its Arguments column).
+        // Neither the form nor its layer table scrolls sideways, and every cell shows its whole
+        // text: on a laptop the table wraps the tutorial's argument lists onto two lines.
         QVERIFY2(!form->horizontalScrollBar()->isVisible(), "the model form scrolls sideways");
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(), "the layer table scrolls sideways");
+        QCOMPARE(table->rowCount(), 7);  // the tutorial's model, as on a first launch
+        const QStringList cut_cells = cut_table_cells(*table);
+        QVERIFY2(cut_cells.isEmpty(), qPrintable(cut_cells.join(QLatin1Char('\n'))));
+        // From 1600x900 on, on one line each.
         const bool big_enough = available.width() >= 1600 && available.height() >= 900;
         if (big_enough) {
-            QVERIFY2(!table->horizontalScrollBar()->isVisible(),
-                     "the layer table scrolls sideways");
             for (int column = 0; column < table->columnCount(); ++column) {
                 const int needed =
                     static_cast<const QAbstractItemView*>(table)->sizeHintForColumn(column);

@@ -24,7 +24,6 @@
 #include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTableWidget>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -158,9 +157,12 @@ void ModelPanel::buildFileRows(QWidget* content, QVBoxLayout* layout) {
     layout->addLayout(length_row);
 }
 
+// The layer table with its buttons in a row under it: beside it they took the width the Arguments
+// column needs on a laptop. The table wraps an argument list it cannot show on one line, so no
+// cell is ever cut short (test_ui_screens checks every cell on every screen).
 QGroupBox* ModelPanel::buildLayersBox(QWidget* parent) {
     auto* layers_box = new QGroupBox(tr("Layers"), parent);
-    auto* layers_layout = new QHBoxLayout(layers_box);
+    auto* layers_layout = new QVBoxLayout(layers_box);
     table_ = new QTableWidget(0, kColumnCount, layers_box);
     table_->setObjectName(QStringLiteral("layerTable"));
     table_->setAccessibleName(tr("Layers"));
@@ -171,20 +173,21 @@ QGroupBox* ModelPanel::buildLayersBox(QWidget* parent) {
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->setWordWrap(false);
+    table_->setWordWrap(true);
+    table_->setTextElideMode(Qt::ElideNone);
     table_->setItemDelegate(new ErrorRowDelegate(table_));
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(kArguments, QHeaderView::Stretch);
+    // Rows as tall as their wrapped arguments; the other columns fit their contents and never wrap.
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->verticalHeader()->setMinimumSectionSize(table_->verticalHeader()->defaultSectionSize());
     table_->setMinimumHeight(table_->verticalHeader()->defaultSectionSize() * 9);
     layers_layout->addWidget(table_, 1);
-    auto* buttons = new QVBoxLayout;
-    add_ = new QToolButton(layers_box);
+    auto* buttons = new QHBoxLayout;
+    // A push button with the layer menu: it opens on a click and matches the buttons beside it.
+    add_ = new QPushButton(tr("Add"), layers_box);
     add_->setObjectName(QStringLiteral("addLayer"));
-    add_->setText(tr("Add"));
     add_->setToolTip(tr("Insert a layer after the selected one"));
-    add_->setPopupMode(QToolButton::InstantPopup);
-    add_->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    add_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     buttons->addWidget(add_);
     remove_ = new QPushButton(tr("Remove"), layers_box);
     remove_->setObjectName(QStringLiteral("removeLayer"));

@@ -23,7 +23,6 @@ class QPushButton;
 class QSettings;
 class QSpinBox;
 class QTableWidget;
-class QToolButton;
 class QVBoxLayout;
 
 namespace mirrorlab::ui {
@@ -131,7 +130,7 @@ class ModelPanel : public QWidget {
     QLabel* file_status_ = nullptr;
     QSpinBox* sequence_length_ = nullptr;
     QTableWidget* table_ = nullptr;
-    QToolButton* add_ = nullptr;
+    QPushButton* add_ = nullptr;
     QMenu* add_menu_ = nullptr;
     QPushButton* remove_ = nullptr;
     QPushButton* move_up_ = nullptr;
