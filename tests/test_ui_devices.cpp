@@ -10,6 +10,8 @@
 #include <QLabel>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStyle>
+#include <QStyleFactory>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextDocument>
@@ -650,6 +652,25 @@ private slots:
         auto* replicas = child<QComboBox>(monitor, "replicaSelector");
         QCOMPARE(replicas->count(), 2);
         QVERIFY(replicas->itemText(1).contains("/device:CPU:1"));
+        // Another worker's devices have long names: the box may elide them, its list does not, in
+        // a style that does not widen the list by itself (Fusion does) as in the default one.
+        const std::unique_ptr<QStyle> windows_style(QStyleFactory::create(QStringLiteral("Windows")));
+        QVERIFY(windows_style != nullptr);
+        replicas->setStyle(windows_style.get());
+        monitor.setReplicaNames({"/job:worker/task:0/device:CPU:0", "/job:worker/task:1/device:CPU:0"});
+        QCOMPARE(replicas->itemText(1), QStringLiteral("Replica 1 · /job:worker/task:1/device:CPU:0"));
+        const QSize wide = monitor.size();
+        monitor.resize(300, wide.height());  // a laptop's dock
+        QTest::qWait(50);
+        const int text_width = replicas->fontMetrics().horizontalAdvance(replicas->itemText(1));
+        QVERIFY(replicas->width() < text_width);
+        replicas->showPopup();
+        QTest::qWait(50);
+        const int list_width = replicas->view()->width();
+        replicas->hidePopup();
+        QVERIFY2(list_width >= text_width, qPrintable(QStringLiteral("%1 < %2").arg(list_width).arg(text_width)));
+        monitor.resize(wide);
+        replicas->setStyle(nullptr);
         replicas->setCurrentIndex(1);
         QVERIFY(monitor.phaseSampleCount() > 0);
         QVERIFY(shown(monitor, "phaseSummary").contains("replica 1"));

@@ -187,6 +187,25 @@ QStringList overlaps_and_cut_text(const QMainWindow& window) {
                             .arg(label->minimumSizeHint().width());
         }
     }
+    // Combo boxes whose shown choice is elided: "Replica 0 · /device:CPU:" names no device.
+    for (const QWidget* widget : shown) {
+        const auto* combo = qobject_cast<const QComboBox*>(widget);
+        if (combo == nullptr || combo->currentText().isEmpty()) continue;
+        QStyleOptionComboBox option;
+        option.initFrom(combo);
+        option.editable = combo->isEditable();
+        option.frame = combo->hasFrame();
+        option.currentText = combo->currentText();
+        const QRect field = combo->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                           QStyle::SC_ComboBoxEditField, combo);
+        const int needed = combo->fontMetrics().horizontalAdvance(combo->currentText());
+        if (field.width() < needed) {
+            problems << QStringLiteral("%1 shows \"%2\" in %3 px, it needs %4")
+                            .arg(name_of(combo), combo->currentText())
+                            .arg(field.width())
+                            .arg(needed);
+        }
+    }
     // Tabs (the docks' tab bars among them) whose titles are elided or pushed behind the scroll
     // arrows: on a laptop screen "Ru..." and "Tr..." name no panel.
     for (const QTabBar* bar : window.findChildren<QTabBar*>()) {

@@ -1713,10 +1713,6 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <translation>各阶段的单步耗时</translation>
     </message>
     <message>
-        <source>Replica:</source>
-        <translation>副本：</translation>
-    </message>
-    <message>
         <source>step</source>
         <translation>步</translation>
     </message>
@@ -1755,6 +1751,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>Each step&apos;s time, split into its phases and stacked</source>
         <translation>每一步的耗时，按阶段拆分并堆叠显示</translation>
+    </message>
+    <message>
+        <source>Replica</source>
+        <translation>副本</translation>
     </message>
 </context>
 <context>

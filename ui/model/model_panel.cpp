@@ -31,6 +31,7 @@
 
 #include "core/layers/layer_type.h"
 #include "core/util/error.h"
+#include "ui/common/combo_box.h"
 #include "ui/model/compile_options.h"
 #include "ui/model/layer_editor.h"
 
@@ -302,8 +303,7 @@ void ModelPanel::buildPresets() {
     preset_->addItem(tr("Custom model"));
     // The box may be narrower than its longest name (it takes the room the column has); its list,
     // in every style, is wide enough to show each name whole.
-    preset_->view()->setMinimumWidth(preset_->view()->sizeHintForColumn(0) + 2 * preset_->view()->frameWidth() +
-                                     preset_->view()->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    fitPopupToChoices(preset_);
     if (auto* items = qobject_cast<QStandardItemModel*>(preset_->model())) {
         items->item(preset_->count() - 1)->setEnabled(false);  // shown after edits, not chosen
     }

@@ -21,6 +21,7 @@
 #include <numeric>
 
 #include "core/backend/arena.h"
+#include "ui/common/combo_box.h"
 #include "ui/common/format.h"
 #include "ui/common/theme.h"
 #include "ui/training/training_controller.h"
@@ -364,18 +365,16 @@ QGroupBox* MonitorPanel::buildMemoryBox() {
 QGroupBox* MonitorPanel::buildPhaseBox() {
     auto* phase_box = new QGroupBox(tr("Step time per phase"), this);
     auto* phase_layout = new QVBoxLayout(phase_box);
-    auto* selector_row = new QHBoxLayout;
-    auto* replica_label = new QLabel(tr("Replica:"), phase_box);
+    // The choices say "Replica N · device" themselves: without a label beside it the box has the
+    // dock's width, and on a laptop "Replica 0 · /device:CPU:0" shows whole. Longer names (another
+    // worker's devices) are elided rather than widening the dock; the list shows them whole.
     replica_ = new QComboBox(phase_box);
     replica_->setObjectName(QStringLiteral("replicaSelector"));
-    // Long device names are elided in a narrow dock rather than widening it.
+    replica_->setAccessibleName(tr("Replica"));
     replica_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     replica_->setMinimumContentsLength(12);
-    replica_label->setBuddy(replica_);
     replica_->setToolTip(tr("The replica whose step time the chart shows"));
-    selector_row->addWidget(replica_label);
-    selector_row->addWidget(replica_, 1);
-    phase_layout->addLayout(selector_row);
+    phase_layout->addWidget(replica_);
 
     auto* phase_chart = new QChart;
     phase_chart->setTheme(chartTheme(palette()));
@@ -497,6 +496,7 @@ void MonitorPanel::setReplicaNames(const std::vector<std::string>& devices) {
                                      ? tr("Replica %1 · %2").arg(r).arg(QString::fromStdString(devices[static_cast<std::size_t>(r)]))
                                      : tr("Replica %1").arg(r));
     }
+    fitPopupToChoices(replica_);
 }
 
 void MonitorPanel::ensureReplicaEntries(int replicas) {
@@ -509,6 +509,7 @@ void MonitorPanel::ensureReplicaEntries(int replicas) {
                               : tr("Replica %1").arg(r));
     }
     if (was_empty && replica_->count() > 0) replica_->setCurrentIndex(0);
+    fitPopupToChoices(replica_);
 }
 
 void MonitorPanel::addSteps(const std::vector<StepEndEvent>& steps) {
