@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/data/source.h"
 #include "ui/training/mpi_hosts.h"
 #include "ui/training/training_controller.h"
 #include "ui/training/workers_dialog.h"
@@ -252,6 +253,62 @@ private slots:
         dialog.setWorkers(6);
         QVERIFY2(dialog.slotsNote().contains(QStringLiteral("share the cores")), qPrintable(dialog.slotsNote()));
         QVERIFY(train->isEnabled());
+    }
+
+    // Rank 0 has said its run ended while mpirun still waits for the workers to exit: what starts
+    // next (another job, a run here) is its own. The job's end was taken for the next job's (it
+    // crashed the window) and Stop went to the old job while the run here trained on.
+    void aJobStillExitingLeavesTheNextRunAlone() {
+        QTemporaryDir dir;
+        // A finished run's events, as rank 0 writes them, from a real CLI run.
+        const QString recorded = dir.filePath(QStringLiteral("recorded.jsonl"));
+        QProcess cli;
+        start_cli(cli, recorded, {"--epochs", "1", "--steps-per-epoch", "5"});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 0);
+        // An mpirun that writes them and then lingers, as one whose workers are still exiting does.
+        QFile fake(dir.filePath(QStringLiteral("mpirun")));
+        QVERIFY(fake.open(QIODevice::WriteOnly));
+        fake.write("#!/bin/sh\ntrap 'exit 143' TERM\ncat '" + recorded.toUtf8() + "'\nsleep 60 &\nwait\n");
+        fake.close();
+        fake.setPermissions(fake.permissions() | QFileDevice::ExeOwner);
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", dir.path().toUtf8() + ":" + path);
+        auto restore_path = qScopeGuard([&] { qputenv("PATH", path); });
+
+        TrainingController controller;
+        controller.setCliPath(QStringLiteral(MIRRORLAB_CLI_PATH));
+        QString error;
+        const int first = controller.launchWorkers(worker_settings(1), 2, &error);
+        QVERIFY2(first > 0, qPrintable(error));
+        QVERIFY(controller.waitForFinished(60000));
+        QVERIFY(controller.jobRunning());  // the run has ended, mpirun has not
+        QVERIFY(controller.run(first)->finished.has_value());
+
+        // Another job: it starts, and the first job's end says nothing about it.
+        const int second = controller.launchWorkers(worker_settings(1), 2, &error);
+        QVERIFY2(second > first, qPrintable(error));
+        QVERIFY(controller.waitForFinished(60000));
+        const RunRecord* run = controller.run(second);
+        QVERIFY(run != nullptr);
+        QVERIFY2(!run->failed.has_value(), run->failed ? run->failed->reason.c_str() : "");
+        QVERIFY(run->finished.has_value());
+        QVERIFY(controller.jobRunning());
+
+        // A run here: Stop stops it, not the job that is still exiting.
+        RunSettings local = worker_settings(1000);
+        local.data = std::make_shared<const DatasetSplit>(load_dataset("synthetic:640:64"));
+        QSignalSpy steps(&controller, &TrainingController::stepsEnded);
+        QVERIFY(controller.start(local) > 0);
+        QVERIFY(!controller.jobRunning());  // ended before the run began, and let go
+        QTRY_VERIFY_WITH_TIMEOUT(steps.count() > 0, 60000);
+        controller.stop();
+        QVERIFY(controller.waitForFinished(60000));
+        run = controller.currentRun();
+        QVERIFY(run != nullptr && !run->running);
+        QVERIFY2(run->finished.has_value() && run->finished->reason == FinishReason::StoppedByUser,
+                 run->failed ? run->failed->reason.c_str() : run->finished ? run->finished->text.c_str() : "no end");
+        QVERIFY(run->epochs.size() < 1000);
     }
 
     void workersNeedMpirunAndNamedData() {

@@ -115,6 +115,7 @@ void TrainingController::endRecording() {
 
 int TrainingController::start(const RunSettings& settings) {
     if (followed_) stopFollowing(tr("Stopped following the other process's run to train here."));
+    endLingeringJob();
     if (trainer_) {
         trainer_->request_stop();
         trainer_->wait();
@@ -157,6 +158,7 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         if (error) *error = tr("Stop the current run before resuming another.");
         return 0;
     }
+    endLingeringJob();
     try {
         if (!store_) throw StoreError(store_problem_.toStdString());
         const RunInfo info = store_->get(id);
@@ -362,7 +364,9 @@ void TrainingController::stepOnce() {
 }
 
 void TrainingController::stop() {
-    if (job_) {  // mpirun passes SIGTERM to every worker: each ends after its step, rank 0 says so
+    // The job's run is the one in progress while it is followed; once rank 0 has said the run ended,
+    // a job still exiting is not what Stop is for.
+    if (job_ && followed_) {  // mpirun passes SIGTERM to every worker: each ends after its step, rank 0 says so
         job_stopped_ = true;
         job_->terminate();
         setState(State::Stopping);

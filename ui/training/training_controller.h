@@ -201,6 +201,7 @@ private:
     void readFollowed();
     void stopFollowing(const QString& why);
     void jobEnded(int exit_code);
+    void endLingeringJob();
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::unique_ptr<Trainer> trainer_;

@@ -24,6 +24,9 @@ namespace {
 // A file that stops growing while its run has not said it ended: say so once, after this long.
 constexpr qint64 kQuietWarningMs = 30000;
 constexpr qint64 kMostBytesPerRead = 4 << 20;
+// A job whose run has ended: how long its workers get to exit before they are ended.
+constexpr int kLingeringJobWaitMs = 5000;
+constexpr int kJobTerminateWaitMs = 10000;
 
 // The mirrorlab-cli the workers run: `configured`, else the one next to this program, else on PATH;
 // empty when there is none.
@@ -57,6 +60,7 @@ int TrainingController::follow(const QString& path, QString* error) {
         if (error) *error = tr("A run is in progress: stop it before following another.");
         return 0;
     }
+    endLingeringJob();
     auto file = std::make_unique<QFile>(path);
     // Unbuffered: each read asks the file again, so what the other process appends is seen.
     if (!file->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
@@ -146,6 +150,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     };
     if (state_ != State::Idle) return fail(tr("A run is in progress: stop it before starting another."));
     if (workers < 1) return fail(tr("A job needs at least one worker."));
+    endLingeringJob();
     const QString host_list = normalizedHosts(hosts);
     if (const QString problem = hostsProblem(host_list); !problem.isEmpty()) return fail(tr("Hosts: %1").arg(problem));
     const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
@@ -197,7 +202,10 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     job_ = std::make_unique<QProcess>();
     job_->setStandardOutputFile(events);
     job_->setStandardErrorFile(job_dir_->filePath(QStringLiteral("job.err")));
-    connect(job_.get(), &QProcess::finished, this, [this](int exit_code) { jobEnded(exit_code); });
+    // Only this job's end speaks for its run: a job let go by endLingeringJob() is disconnected.
+    connect(job_.get(), &QProcess::finished, this, [this, job = job_.get()](int exit_code) {
+        if (job == job_.get()) jobEnded(exit_code);
+    });
     {
         std::lock_guard lock(queue_mutex_);
         queue_.push_back(LogEvent{LogLevel::Info, tr("Training on %1 workers: %2 (Stop ends them after their step)")
@@ -213,6 +221,24 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
         return fail(tr("mpirun did not start: %1").arg(why));
     }
     return id;
+}
+
+// Rank 0 has said its run ended (the state is Idle) while mpirun still waits for the workers to exit.
+// Before anything else starts, the job is given a moment to exit on its own (its workers are past
+// their last step and rank 0 has kept the run), ended when it does not, and let go: its end must
+// not be read as the next run's, nor Stop go to it instead of that run.
+void TrainingController::endLingeringJob() {
+    if (!job_) return;
+    job_->disconnect(this);
+    if (!job_->waitForFinished(kLingeringJobWaitMs)) {
+        job_->terminate();
+        if (!job_->waitForFinished(kJobTerminateWaitMs)) {
+            job_->kill();
+            job_->waitForFinished(kJobTerminateWaitMs);
+        }
+    }
+    job_.reset();
+    emit runsChanged();  // rank 0 kept the run in the store
 }
 
 void TrainingController::jobEnded(int exit_code) {
