@@ -132,6 +132,7 @@ private slots:
     void resumeOnOtherReplicasSaysSo();
     void failedCheckpointWriteKeepsThePreviousFile();
     void storeKeepsRunsAcrossInstances();
+    void idsSetAsideAreNotGiven();
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
     void recorderWritesTheEventStream();
@@ -334,6 +335,29 @@ void TestRunStore::failedCheckpointWriteKeepsThePreviousFile() {
     for (const auto& entry : std::filesystem::directory_iterator(folder.path)) {
         QVERIFY2(entry.path().string().find(".partial") == std::string::npos, "a partial file was left behind");
     }
+}
+
+// A window's runs that the store does not keep take their numbers out of the store's: a kept run
+// begun later, by this process or another, is never numbered as one of them.
+void TestRunStore::idsSetAsideAreNotGiven() {
+    Folder folder;
+    RunInfo run;
+    run.settings_json = "{}";
+    run.model_json = small_model().to_json_text();
+    {
+        RunStore store(folder.path);
+        QCOMPARE(store.last_id(), std::int64_t{0});
+        store.set_ids_aside_through(2);  // before any run: the first kept one is 3
+        QCOMPARE(store.last_id(), std::int64_t{2});
+        QCOMPARE(store.begin_run(run).id, std::int64_t{3});
+        store.set_ids_aside_through(1);  // never lowers
+        QCOMPARE(store.last_id(), std::int64_t{3});
+        store.set_ids_aside_through(5);
+    }
+    RunStore other(folder.path);  // another process's view of the same store
+    QCOMPARE(other.last_id(), std::int64_t{5});
+    QCOMPARE(other.begin_run(run).id, std::int64_t{6});
+    QCOMPARE(other.list().size(), std::size_t{2});
 }
 
 void TestRunStore::storeKeepsRunsAcrossInstances() {

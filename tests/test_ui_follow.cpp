@@ -83,6 +83,34 @@ private slots:
         QVERIFY(controller.lastWeights().empty());  // the weights are in the other process
     }
 
+    // A followed run is not kept here (its process keeps it, or not): a run trained here afterwards
+    // gets a number of its own. Both were numbered the store's next id, so selecting, overlaying or
+    // deleting one in the Runs panel hit the other too.
+    void aRunAfterAFollowedOneHasItsOwnNumber() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("short.jsonl"));
+        QProcess cli;
+        start_cli(cli, path, {"--epochs", "1", "--steps-per-epoch", "3"});  // --no-store
+        QVERIFY(cli.waitForFinished(120000));
+        TrainingController controller;
+        QString error;
+        const int followed = controller.follow(path, &error);
+        QVERIFY2(followed > 0, qPrintable(error));
+        QVERIFY(controller.waitForFinished(60000));
+        RunSettings local = worker_settings(1);
+        local.data = std::make_shared<const DatasetSplit>(load_dataset("synthetic:640:64"));
+        const int trained = controller.start(local);
+        QVERIFY(controller.waitForFinished(120000));
+        QVERIFY2(trained != followed, qPrintable(QString::number(trained)));
+        QVERIFY(controller.run(trained)->stored);
+        QVERIFY(!controller.run(followed)->stored);
+        // A new window lists the kept run under its number, and numbers the next run after both.
+        TrainingController again;
+        QVERIFY(again.run(trained) != nullptr && again.run(followed) == nullptr);
+        QVERIFY(again.follow(path, &error) > std::max(trained, followed));
+        QVERIFY(again.waitForFinished(60000));
+    }
+
     void stopLeavesTheJobRunning() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("long.jsonl"));
@@ -107,6 +135,7 @@ private slots:
 
     void refusesWhatCannotBeFollowed() {
         TrainingController controller;
+        const std::size_t runs_before = controller.runs().size();  // the store's, from earlier cases
         QString error;
         QCOMPARE(controller.follow(QStringLiteral("/nonexistent/job.jsonl"), &error), 0);
         QVERIFY2(error.contains(QStringLiteral("/nonexistent/job.jsonl")), qPrintable(error));
@@ -114,7 +143,7 @@ private slots:
         QTemporaryDir dir;
         QCOMPARE(controller.follow(dir.path(), &error), 0);
         QVERIFY2(error.contains(dir.path()), qPrintable(error));
-        QVERIFY(controller.runs().empty());  // nothing was started
+        QCOMPARE(controller.runs().size(), runs_before);  // nothing was started
         QCOMPARE(controller.state(), TrainingController::State::Idle);
     }
 

@@ -414,6 +414,26 @@ std::optional<RunInfo> RunStore::find(std::int64_t id) const {
     return run_from_row(query, folder_);
 }
 
+// AUTOINCREMENT keeps the highest id given in sqlite_sequence, and never gives one at or below it.
+std::int64_t RunStore::last_id() const {
+    Statement query(*this, "SELECT seq FROM sqlite_sequence WHERE name = 'runs'");
+    return query.step("reading the last run id") ? query.integer(0) : 0;
+}
+
+void RunStore::set_ids_aside_through(std::int64_t id) {
+    execute("BEGIN IMMEDIATE");
+    try {
+        Statement(*this, "INSERT INTO sqlite_sequence(name, seq) SELECT 'runs', 0 WHERE NOT EXISTS "
+                         "(SELECT 1 FROM sqlite_sequence WHERE name = 'runs')")
+            .run("setting run ids aside");
+        Statement(*this, "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'runs'").bind(1, id).run("setting run ids aside");
+        execute("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
 RunInfo RunStore::get(std::int64_t id) const {
     std::optional<RunInfo> run = find(id);
     if (!run) throw StoreError("there is no run " + std::to_string(id) + " in " + database_path_ + " (`mirrorlab-cli runs` lists them)");

@@ -118,6 +118,13 @@ public:
     std::vector<StepRow> steps(std::int64_t id) const;
     std::vector<CheckpointRow> checkpoints(std::int64_t id) const;
 
+    // The highest id this store has given or set aside (0 for a new store).
+    std::int64_t last_id() const;
+    // Sets ids up to `id` aside: no run begun later gets one. A window numbers the runs it shows
+    // but does not keep (one followed from another process's events, one the store refused) from
+    // the store's ids, so that no kept run is ever numbered as one of them.
+    void set_ids_aside_through(std::int64_t id);
+
     void rename(std::int64_t id, const std::string& name);
     void annotate(std::int64_t id, const std::string& note);
     // Deletes the run, its rows and its folder. A run that is running cannot be deleted.

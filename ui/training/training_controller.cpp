@@ -139,6 +139,7 @@ int TrainingController::start(const RunSettings& settings) {
                                OovPolicy::MapToOov);
     } catch (const Error& error) {
         // Nothing ran: the run is listed as failed with the reason, as the engine's own failures are.
+        setIdAside(record.id);
         record.title = titleOf(record.id, record.devices_spec, record.config);
         runs_.push_back(record);
         last_settings_ = settings;
@@ -259,7 +260,10 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
             not_recorded = LogEvent{LogLevel::Warning, tr("This run is not kept: %1").arg(QString::fromStdString(error.what())).toStdString()};
         }
     }
-    if (!recorded_) trainer_->set_event_sink(queue);
+    if (!recorded_) {
+        trainer_->set_event_sink(queue);
+        setIdAside(record.id);
+    }
     record.title = titleOf(record.id, record.devices_spec, record.config);
     runs_.push_back(std::move(record));
     if (not_recorded) {
@@ -382,8 +386,30 @@ void TrainingController::stop() {
     setState(State::Stopping);
 }
 
-// A run this window does not keep (the store numbers kept ones): after the last listed.
-int TrainingController::nextRunId() const { return runs_.empty() ? 1 : runs_.back().id + 1; }
+// After the last run listed and the last the store has numbered: a run rank 0 of a job started
+// here keeps gets the store's next id, the one its record here is given.
+int TrainingController::nextRunId() const {
+    std::int64_t last = runs_.empty() ? 0 : runs_.back().id;
+    if (store_) {
+        try {
+            last = std::max(last, store_->last_id());
+        } catch (const Error&) {
+            // A store another process holds locked: the list's numbers go on.
+        }
+    }
+    return static_cast<int>(last + 1);
+}
+
+// A run shown here but not kept takes its number out of the store's, so that no kept run is later
+// numbered as it (both would answer to one id in the Runs panel: selection, overlays, delete).
+void TrainingController::setIdAside(int id) {
+    if (!store_) return;
+    try {
+        store_->set_ids_aside_through(id);
+    } catch (const Error&) {
+        // The worst outcome is two runs with one number in this window's list.
+    }
+}
 
 const RunRecord* TrainingController::run(int id) const {
     for (const auto& record : runs_) {

@@ -190,6 +190,7 @@ signals:
 private:
     void setState(State state);
     int nextRunId() const;
+    void setIdAside(int id);
     void openStore();
     void loadStoredRuns();
     // `known_fingerprint`: the data's fingerprint when the caller has taken it already (resume).

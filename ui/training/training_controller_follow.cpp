@@ -81,6 +81,7 @@ int TrainingController::follow(const QString& path, QString* error) {
 
     RunRecord record;
     record.id = nextRunId();
+    if (!launching_job_) setIdAside(record.id);  // a job started here: rank 0 keeps the run under this id
     record.devices_spec = tr("another process");
     record.data_name = QFileInfo(path).fileName();
     record.running = true;
