@@ -170,6 +170,52 @@ private slots:
         QVERIFY(window.controller()->currentRun()->finished.has_value());
     }
 
+    // The run ends while the question is open: "yes" closes the window then, and nothing is left
+    // waiting to close it at the end of a later run. Closing while following another process's run
+    // closes at once (stopping to follow takes no step). Before, the window stayed open saying it
+    // would close, and closed by itself, unasked, when the next run ended.
+    void closingAsTheRunEndsClosesOnce() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:320:64"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        prepare(window, small_model(30982), "cpu:2", 1000);
+        int questions = 0;
+        window.setCloseConfirmation([&](const QString&) {
+            ++questions;
+            window.controller()->stop();  // the run ends while the person reads the question
+            return window.controller()->waitForFinished(60000);
+        });
+        QVERIFY(window.startTraining());
+        QVERIFY(window.close());
+        QCOMPARE(questions, 1);
+        QVERIFY(!window.isVisible());
+
+        window.show();  // as if opened again: a later run's end closes nothing
+        prepare(window, small_model(30982), "cpu:2", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(60000));
+        QTest::qWait(100);
+        QVERIFY(window.isVisible());
+
+        QTemporaryDir dir;
+        const QString events = dir.filePath(QStringLiteral("job.jsonl"));
+        QFile file(events);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        QString error;
+        QVERIFY2(window.controller()->follow(events, &error) > 0, qPrintable(error));
+        window.setCloseConfirmation([&](const QString&) {
+            ++questions;
+            return true;
+        });
+        QVERIFY(window.close());
+        QCOMPARE(questions, 2);
+        QVERIFY(!window.isVisible());
+        QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
+    }
+
     // Start, Pause, Resume and Stop as a person uses them: clicks on the training toolbar's buttons
     // (not calls into the window), checking what the window shows after each: which buttons are
     // enabled, the Pause button turning into Resume, the status line, steps that stop advancing

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <memory>
 
 #include "core/data/source.h"
 #include "core/util/error.h"
@@ -611,22 +612,36 @@ void MainWindow::arrangeFirstLaunchDocks() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (controller_->state() != TrainingController::State::Idle) {
-        if (!close_when_idle_) {
-            const QString question =
-                tr("A training run is in progress. Stop it and close MirrorLab?\n\nThe epochs finished so far are in the "
-                   "Runs panel; export them there first if you want to keep them.");
-            if (!confirm_close_(question)) {
-                event->ignore();
-                return;
-            }
-            close_when_idle_ = true;
-            // Closed again once the engine has stopped (after the step in flight), never waited for here.
-            connect(controller_, &TrainingController::stateChanged, this, [this](TrainingController::State state) {
-                if (state == TrainingController::State::Idle) close();
-            });
+    auto running = [this] { return controller_->state() != TrainingController::State::Idle; };
+    if (running() && !close_when_idle_) {
+        const QString question =
+            tr("A training run is in progress. Stop it and close MirrorLab?\n\nThe epochs finished so far are in the "
+               "Runs panel; export them there first if you want to keep them.");
+        if (!confirm_close_(question)) {
+            event->ignore();
+            return;
         }
-        controller_->stop();
+        // The run may have ended while the question was open; then the window closes now.
+        if (running()) {
+            controller_->stop();  // stopping to follow another process's run ends at once
+            if (running()) {
+                close_when_idle_ = true;
+                // Closed again once the engine has stopped (after the step in flight), never waited
+                // for here; queued, so that close() does not run inside this close event.
+                auto connection = std::make_shared<QMetaObject::Connection>();
+                *connection = connect(
+                    controller_, &TrainingController::stateChanged, this,
+                    [this, connection](TrainingController::State state) {
+                        if (state != TrainingController::State::Idle) return;
+                        disconnect(*connection);  // once: a later run's end closes nothing
+                        close_when_idle_ = false;
+                        close();
+                    },
+                    Qt::QueuedConnection);
+            }
+        }
+    }
+    if (running()) {
         statusBar()->showMessage(tr("Stopping the run; MirrorLab closes when the step in flight has finished…"));
         event->ignore();
         return;
