@@ -4,11 +4,15 @@
 #include <QtTest>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QLabel>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QToolButton>
@@ -214,6 +218,57 @@ private slots:
         QCOMPARE(questions, 2);
         QVERIFY(!window.isVisible());
         QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
+    }
+
+    // A run records the data it trained on, not a choice made in the Data panel since the last
+    // Load; the panel says that choice is not loaded yet, and shows what a load brought (Train
+    // again's among them). Before, the run recorded the form's choice, and Train again loaded it.
+    void aRunRecordsTheDataItTrainedOn() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QTemporaryDir dir;
+        const QString csv = dir.filePath(QStringLiteral("tiny.csv"));
+        QFile file(csv);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("label,text\nsport,team wins the cup\nfinance,shares fall\nsport,goal in the last minute\n"
+                   "finance,bank profits rise\nsport,team wins again\nfinance,stocks drop\n");
+        file.close();
+        window.dataPanel()->load(QStringLiteral("csv:") + csv);
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        auto* source = window.dataPanel()->findChild<QComboBox*>(QStringLiteral("dataSource"));
+        auto* path = window.dataPanel()->findChild<QLineEdit*>(QStringLiteral("dataPath"));
+        auto* not_loaded = window.dataPanel()->findChild<QLabel*>(QStringLiteral("dataNotLoaded"));
+        QVERIFY(source != nullptr && path != nullptr && not_loaded != nullptr);
+        QVERIFY2(source->currentText().startsWith(QStringLiteral("CSV")), qPrintable(source->currentText()));
+        QCOMPARE(path->text(), csv);  // the form shows what was loaded
+        QVERIFY(!not_loaded->isVisible());
+
+        window.dataPanel()->load(QStringLiteral("synthetic:320:64"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY2(source->currentText().startsWith(QStringLiteral("Synthetic")), qPrintable(source->currentText()));
+        // Another choice, not loaded: the run trains on, and records, the synthetic data.
+        source->setCurrentIndex(source->findText(QStringLiteral("CSV"), Qt::MatchStartsWith));
+        QVERIFY(not_loaded->isVisible());
+        QVERIFY2(not_loaded->text().contains(QStringLiteral("synthetic:320:64")) && not_loaded->text().contains(QStringLiteral("press Load")),
+                 qPrintable(not_loaded->text()));
+        prepare(window, small_model(30982), "cpu", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(60000));
+        const int id = window.controller()->currentRun()->id;
+        QString error;
+        const auto stored = window.controller()->storedSettings(id, &error);
+        QVERIFY2(stored.has_value(), qPrintable(error));
+        QCOMPARE(stored->data_spec, QStringLiteral("synthetic:320:64"));
+
+        // Train again, with the CSV loaded meanwhile: the run's data comes back, form included.
+        window.dataPanel()->load(QStringLiteral("csv:") + csv);
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(window.trainAgain(id));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QCOMPARE(window.dataPanel()->loadedSpec(), QStringLiteral("synthetic:320:64"));
+        QVERIFY2(source->currentText().startsWith(QStringLiteral("Synthetic")), qPrintable(source->currentText()));
+        QVERIFY(!not_loaded->isVisible());
     }
 
     // Start, Pause, Resume and Stop as a person uses them: clicks on the training toolbar's buttons

@@ -316,7 +316,7 @@ void MainWindow::addFollowAction(QMenu* file) {
 // The forms' run on several workers started with mpirun, shown here live.
 void MainWindow::addWorkersAction(QMenu* training) {
     QAction* on_workers = training->addAction(tr("Train on several workers (MPI)…"), this, [this] {
-        const QString data_spec = data_->spec();
+        const QString data_spec = data_->loadedSpec();
         WorkersDialog dialog(QString::fromStdString(devices_->config().to_spec()),
                              data_spec.isEmpty() ? QStringLiteral("—") : data_spec, this);
         QSettings settings(QStringLiteral("MirrorLab"), settings_scope_);
@@ -404,7 +404,7 @@ RunSettings MainWindow::runSettings(int epochs_override) const {
     if (epochs_override > 0) settings.config.epochs = epochs_override;
     settings.data = data_->dataset();
     settings.data_name = data_->dataName();
-    settings.data_spec = data_->spec();
+    settings.data_spec = data_->loadedSpec();  // what the run trains on, whatever the form shows since
     return settings;
 }
 
@@ -433,7 +433,7 @@ bool MainWindow::trainAgain(int run_id) {
     model_->setTrainConfig(stored->config);
     devices_->setConfig(stored->devices);
     devices_->setAllReduce(stored->config.all_reduce);
-    if (!stored->data_spec.isEmpty() && stored->data_spec != data_->spec()) data_->load(stored->data_spec);
+    if (!stored->data_spec.isEmpty() && stored->data_spec != data_->loadedSpec()) data_->load(stored->data_spec);
     showMessage(tr("Run %1's model, settings, devices and data are in the forms; press Start to train it again.").arg(run_id), false);
     return true;
 }

@@ -767,6 +767,10 @@
         <source>Could not derive the word index: %1</source>
         <translation>无法推导词索引：%1</translation>
     </message>
+    <message>
+        <source>Not loaded yet: training uses %1 (%2) until you press Load.</source>
+        <translation>尚未加载：在按下“加载”之前，训练使用 %1（%2）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DatasetDownloader</name>

@@ -92,6 +92,12 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     // On a line of its own: long messages (a path, the offline alternatives) wrap instead of
     // widening the dock.
     layout->addWidget(status_);
+    not_loaded_ = new QLabel(this);
+    not_loaded_->setObjectName(QStringLiteral("dataNotLoaded"));
+    not_loaded_->setWordWrap(true);
+    not_loaded_->setStyleSheet(QStringLiteral("QLabel { color: #7a4b00; }"));
+    not_loaded_->setVisible(false);
+    layout->addWidget(not_loaded_);
     addWordsRows(layout);
     addSampleViews(layout);
 
@@ -148,6 +154,7 @@ void DataPanel::addSampleViews(QVBoxLayout* layout) {
 // The source, path and load controls, and the word index's buttons and download.
 void DataPanel::connectControls() {
     connect(source_, &QComboBox::currentIndexChanged, this, &DataPanel::onSourceChanged);
+    connect(path_, &QLineEdit::textChanged, this, &DataPanel::showWhetherLoaded);
     // While a load runs the same button cancels it, as the download button does for downloads.
     connect(load_button_, &QPushButton::clicked, this, [this] { loading_ ? cancelLoad() : load(spec()); });
     connect(browse_, &QPushButton::clicked, this, [this] {
@@ -242,6 +249,36 @@ void DataPanel::onSourceChanged() {
     const SourceKind& kind = kSources[std::max(0, source_->currentIndex())];
     path_->setEnabled(kind.needs_path);
     browse_->setEnabled(kind.needs_path);
+    showWhetherLoaded();
+}
+
+bool DataPanel::formShowsLoaded() const {
+    if (!dataset_) return true;  // nothing loaded: the form is what Load will read
+    const SourceKind& kind = kSources[std::max(0, source_->currentIndex())];
+    if (loaded_spec_.section(QLatin1Char(':'), 0, 0) != QLatin1String(kind.prefix)) return false;
+    return !kind.needs_path || loaded_spec_.section(QLatin1Char(':'), 1) == path_->text();
+}
+
+// A run trains on the data loaded, not on a choice made since: the form says so until Load.
+void DataPanel::showWhetherLoaded() {
+    const bool differs = !formShowsLoaded();
+    if (differs) {
+        not_loaded_->setText(tr("Not loaded yet: training uses %1 (%2) until you press Load.").arg(dataName(), loaded_spec_));
+    }
+    not_loaded_->setVisible(differs);
+}
+
+// The form shows the source and path of what was loaded, however the load was asked for (Train
+// again, a download, the word index).
+void DataPanel::showLoadedInForm() {
+    const QString prefix = loaded_spec_.section(QLatin1Char(':'), 0, 0);
+    for (std::size_t i = 0; i < std::size(kSources); ++i) {
+        if (prefix != QLatin1String(kSources[i].prefix)) continue;
+        source_->setCurrentIndex(static_cast<int>(i));
+        if (kSources[i].needs_path) path_->setText(loaded_spec_.section(QLatin1Char(':'), 1));
+        break;
+    }
+    showWhetherLoaded();
 }
 
 void DataPanel::load(const QString& spec_text) {
@@ -310,6 +347,7 @@ void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString
     last_error_.clear();
     dataset_ = std::move(data);
     loaded_spec_ = spec_text;
+    showLoadedInForm();
     status_->setStyleSheet({});
     status_->setText(tr("Loaded: %1").arg(dataName()));
     showStatistics();

@@ -35,6 +35,11 @@ public:
     std::shared_ptr<const DatasetSplit> dataset() const { return dataset_; }
     QString dataName() const;
     QString spec() const;  // the core data spec of the current choice ("synthetic", "keras:/path", ...)
+    // The spec the data set shown (and trained on) was loaded from: what a run records, and what
+    // "Train again" loads. The form may show another choice that has not been loaded yet.
+    QString loadedSpec() const { return dataset_ ? loaded_spec_ : QString(); }
+    // Whether the source and path shown are what was loaded (a note says so when they are not).
+    bool formShowsLoaded() const;
     bool isLoading() const { return loading_; }
     QString lastError() const { return last_error_; }
 
@@ -62,6 +67,8 @@ private:
     void connectControls();
     void connectDownload();
     void onSourceChanged();
+    void showWhetherLoaded();
+    void showLoadedInForm();
     void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error, int generation);
     void showStatistics();
     // "Download Keras Reuters…": fetches reuters.npz into DatasetDownloader::defaultCachePath()
@@ -89,6 +96,7 @@ private:
     std::thread deriver_;  // derives the word index from the Reuters-21578 files
     std::shared_ptr<const DatasetSplit> dataset_;
     QString loaded_spec_;
+    QLabel* not_loaded_ = nullptr;  // "Not loaded: training uses …" while the form shows another choice
     QString last_error_;
     bool loading_ = false;
     int load_generation_ = 0;  // a result from an older generation was cancelled
