@@ -110,6 +110,7 @@ private slots:
     void anOpenEditorKeepsItsTextWhileAnotherRunTrains();
     void anEditGoesToItsRunWhenARunAboveIsDeleted();
     void resumeReachesTheUninterruptedNumbers();
+    void aRefusedResumeLeavesEverythingAsItWas();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
@@ -324,6 +325,38 @@ void TestUiRuns::resumeReachesTheUninterruptedNumbers() {
     QCOMPARE(controller.resumeStored(stopped, 5, settings.devices, other.data, other.data_name, &error), 0);
     QVERIFY2(error.contains(QStringLiteral("was trained on other data")), qPrintable(error));
     QCOMPARE(controller.state(), TrainingController::State::Idle);
+}
+
+// A resume the store refuses (another MirrorLab trains the run) says why and changes nothing: the
+// run stays listed with its epochs, the last run's weights stay, and asking again says the same.
+// Before, the run left the list and the second try asked to "load the data it was trained on ()".
+void TestUiRuns::aRefusedResumeLeavesEverythingAsItWas() {
+    TrainingController controller;
+    const RunSettings settings = smallRun(1);
+    const int id = controller.start(settings);
+    QVERIFY(controller.waitForFinished(60000));
+    const std::vector<float> weights = controller.lastWeights();
+    QVERIFY(!weights.empty());
+    const std::size_t listed = controller.runs().size();
+    RunStore elsewhere(run_store_.path().toStdString());  // another MirrorLab resumes it first
+    elsewhere.reopen_run(id, 1, controller.run(id)->steps.back().global_step, 3);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        QString error;
+        QCOMPARE(controller.resumeStored(id, 3, settings.devices, settings.data, settings.data_name, &error), 0);
+        QVERIFY2(error.contains(QStringLiteral("still running in another MirrorLab")), qPrintable(error));
+        QCOMPARE(controller.state(), TrainingController::State::Idle);
+        QCOMPARE(controller.runs().size(), listed);
+        QVERIFY(controller.run(id) != nullptr);
+        QCOMPARE(controller.run(id)->epochs.size(), std::size_t{1});
+        QCOMPARE(controller.currentRun()->id, id);
+        QVERIFY(controller.lastWeights() == weights);
+    }
+    elsewhere.finish_run(id, RunStatus::Finished, "Training finished after 1 epoch.", 1, 1);
+    QString error;
+    QCOMPARE(controller.resumeStored(id, 2, settings.devices, settings.data, settings.data_name, &error), id);
+    QVERIFY(controller.waitForFinished(60000));
+    QCOMPARE(controller.runs().size(), listed);
+    QCOMPARE(controller.run(id)->epochs.size(), std::size_t{2});
 }
 
 void TestUiRuns::trainAgainFillsTheForms() {

@@ -182,15 +182,13 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         }
         if (trainer_) trainer_->wait();
         endRecording();
-        // The stored run continues in place: its record goes to the end, as the current run.
-        RunRecord record;
-        for (auto it = runs_.begin(); it != runs_.end(); ++it) {
-            if (it->id == id) {
-                record = std::move(*it);
-                runs_.erase(it);
-                break;
-            }
-        }
+        // The stored run continues in place: its record goes to the end, as the current run, once
+        // the store has let it be resumed (until then the list, the last trainer and its weights
+        // stay as they were).
+        const auto listed = std::find_if(runs_.begin(), runs_.end(), [id](const RunRecord& r) { return r.id == id; });
+        RunRecord record = listed != runs_.end() ? *listed : RunRecord{};
+        const std::optional<std::size_t> listed_at =
+            listed != runs_.end() ? std::optional<std::size_t>(static_cast<std::size_t>(listed - runs_.begin())) : std::nullopt;
         record.id = id;
         record.devices_spec = QString::fromStdString(devices.to_spec());
         record.config = settings.config;
@@ -200,7 +198,7 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         record.stored_status = RunStatus::Running;
         record.epochs.resize(static_cast<std::size_t>(checkpoint.state.epochs_done));
         std::erase_if(record.steps, [&](const StepPoint& step) { return step.global_step > checkpoint.state.global_step; });
-        launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id, std::move(fingerprint));
+        launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id, std::move(fingerprint), listed_at);
         return id;
     } catch (const Error& e) {
         if (error) *error = QString::fromStdString(e.what());
@@ -209,15 +207,18 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
 }
 
 // Starts the trainer for `record` (recorded in the store when there is one) and adds the record.
+// A resume the store refuses throws before anything here changes: the listed runs, the last run's
+// trainer (its weights) and settings stay as they were. `replaces`: the resumed run's place in the
+// list, left for the end once it runs.
 void TrainingController::launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
-                                std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint) {
-    last_settings_ = settings;
+                                std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint,
+                                std::optional<std::size_t> replaces) {
     // Only a kept run needs the data's fingerprint (a hash of every training id): taken once.
     const DataFingerprint fingerprint = known_fingerprint ? std::move(*known_fingerprint)
                                         : store_          ? fingerprint_of(data)
                                                           : DataFingerprint{};
-    trainer_ = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
-    if (!settings.initial_weights.empty() && !resume) trainer_->set_initial_weights(settings.initial_weights);
+    auto trainer = std::make_unique<Trainer>(*settings.model, settings.devices, settings.config, std::move(data), registry_);
+    if (!settings.initial_weights.empty() && !resume) trainer->set_initial_weights(settings.initial_weights);
     Trainer::EventSink queue = [this](const Event& event) {
         if (tensorboard_) tensorboard_->consume(event);  // never throws; a failed write is one warning
         {
@@ -243,7 +244,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
             queue_.push_back(LogEvent{LogLevel::Warning, text});
         };
         try {
-            recorded_ = std::make_unique<RecordedRun>(*store_, *trainer_, std::move(description), queue, warn);
+            recorded_ = std::make_unique<RecordedRun>(*store_, *trainer, std::move(description), queue, warn);
             record.id = static_cast<int>(recorded_->info().id);
             record.stored = true;
             record.stored_status = RunStatus::Running;
@@ -260,11 +261,14 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
             not_recorded = LogEvent{LogLevel::Warning, tr("This run is not kept: %1").arg(QString::fromStdString(error.what())).toStdString()};
         }
     }
+    trainer_ = std::move(trainer);
+    last_settings_ = settings;
     if (!recorded_) {
         trainer_->set_event_sink(queue);
         setIdAside(record.id);
     }
     record.title = titleOf(record.id, record.devices_spec, record.config);
+    if (replaces && *replaces < runs_.size()) runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(*replaces));
     runs_.push_back(std::move(record));
     if (not_recorded) {
         std::lock_guard lock(queue_mutex_);

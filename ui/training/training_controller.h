@@ -195,7 +195,8 @@ private:
     void loadStoredRuns();
     // `known_fingerprint`: the data's fingerprint when the caller has taken it already (resume).
     void launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
-                std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint = std::nullopt);
+                std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint = std::nullopt,
+                std::optional<std::size_t> replaces = std::nullopt);
     void endRecording();
     bool editRun(int id, const QString& text, bool is_name, QString* error);
     void onEvent(const Event& event, std::vector<StepEndEvent>& steps);
