@@ -377,6 +377,8 @@ void TestUiRuns::trainAgainFillsTheForms() {
     QVERIFY(window.messageText().contains(QStringLiteral("press Start to train it again")));
     QVERIFY(!window.trainAgain(999));
     QVERIFY(window.messageText().contains(QStringLiteral("there is no run 999")));
+    QVERIFY(!window.resumeRun(999));
+    QVERIFY2(window.messageText().contains(QStringLiteral("not in the Runs panel")), qPrintable(window.messageText()));
 }
 
 void TestUiRuns::unusableStoreIsSaidAndTrainingGoesOn() {

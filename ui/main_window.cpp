@@ -440,11 +440,12 @@ bool MainWindow::trainAgain(int run_id) {
 
 bool MainWindow::resumeRun(int run_id) {
     const RunRecord* record = controller_->run(run_id);
-    if (record == nullptr || data_->dataset() == nullptr) {
-        showMessage(tr("Run %1 cannot be resumed: load the data it was trained on (%2) first.")
-                        .arg(run_id)
-                        .arg(record != nullptr ? record->data_name : QString()),
-                    true);
+    if (record == nullptr) {
+        showMessage(tr("Run %1 cannot be resumed: it is not in the Runs panel (deleted, or kept by another store).").arg(run_id), true);
+        return false;
+    }
+    if (data_->dataset() == nullptr) {
+        showMessage(tr("Run %1 cannot be resumed: load the data it was trained on (%2) first.").arg(run_id).arg(record->data_name), true);
         return false;
     }
     const int done = static_cast<int>(record->epochs.size());

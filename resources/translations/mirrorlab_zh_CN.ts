@@ -1440,6 +1440,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>MultiWorkerMirroredStrategy: the same model, data and settings trained by several mirrorlab-cli processes started with mpirun, shown here live</source>
         <translation>MultiWorkerMirroredStrategy：由 mpirun 启动的多个 mirrorlab-cli 进程训练同一模型、数据和设置，并在此实时显示</translation>
     </message>
+    <message>
+        <source>Run %1 cannot be resumed: it is not in the Runs panel (deleted, or kept by another store).</source>
+        <translation>无法继续运行 %1：它不在“运行记录”面板中（已删除，或保存在另一个运行记录库中）。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
