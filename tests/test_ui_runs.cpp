@@ -111,6 +111,7 @@ private slots:
     void anEditGoesToItsRunWhenARunAboveIsDeleted();
     void resumeReachesTheUninterruptedNumbers();
     void aRefusedResumeLeavesEverythingAsItWas();
+    void ticksAndSelectionFollowTheirRun();
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
@@ -357,6 +358,46 @@ void TestUiRuns::aRefusedResumeLeavesEverythingAsItWas() {
     QVERIFY(controller.waitForFinished(60000));
     QCOMPARE(controller.runs().size(), listed);
     QCOMPARE(controller.run(id)->epochs.size(), std::size_t{2});
+}
+
+// A run's overlay tick and the selection stay with the run when rows move (a run above deleted,
+// a run resumed to the end); a deleted run's tick goes with it and the charts are told. Before,
+// ticks stayed with row numbers: the deleted run stayed drawn and its tick moved to the next run.
+void TestUiRuns::ticksAndSelectionFollowTheirRun() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    QSignalSpy overlays(&panel, &RunsPanel::overlayRunsChanged);
+    const RunSettings settings = smallRun(1);
+    const int first = controller.start(settings);
+    QVERIFY(controller.waitForFinished(60000));
+    const int second = controller.start(settings);
+    QVERIFY(controller.waitForFinished(60000));
+    const int third = controller.start(settings);
+    QVERIFY(controller.waitForFinished(60000));
+    panel.setOverlayChecked(first, true);
+    panel.setOverlayChecked(third, true);
+    QCOMPARE(panel.overlayRuns(), (QList<int>{first, third}));
+    overlays.clear();
+
+    QString error;
+    QVERIFY2(controller.deleteRun(first, &error), qPrintable(error));
+    QCOMPARE(panel.overlayRuns(), QList<int>{third});
+    QCOMPARE(overlays.count(), 1);
+    QCOMPARE(overlays.last().first().value<QList<int>>(), QList<int>{third});
+
+    // Resumed, the second run moves to the end of the list; the third keeps its tick, and the
+    // selected run stays selected.
+    panel.selectRun(third);
+    QCOMPARE(controller.resumeStored(second, 2, settings.devices, settings.data, settings.data_name, &error), second);
+    QVERIFY(controller.waitForFinished(60000));
+    QCOMPARE(panel.overlayRuns(), QList<int>{third});
+    QCOMPARE(panel.selectedRunId(), third);
+    QVERIFY(panel.table()->item(rowOf(panel, second), RunsPanel::RunColumn)->checkState() == Qt::Unchecked);
+
+    // The selected run deleted: no other run is left selected, one click from deleting it too.
+    QVERIFY2(controller.deleteRun(third, &error), qPrintable(error));
+    QVERIFY(panel.table()->selectionModel()->selectedRows().isEmpty());
+    QVERIFY(panel.overlayRuns().isEmpty());
 }
 
 void TestUiRuns::trainAgainFillsTheForms() {

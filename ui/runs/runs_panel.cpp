@@ -25,6 +25,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -213,6 +214,10 @@ void RunsPanel::refresh() {
     finishEditOnRowThatMoves();
     const auto& runs = controller_->runs();
     const int selected = selectedRunIdOnly();
+    // Rows are refilled in the list's order, so a run's row moves when one above it is deleted or
+    // resumed (it goes to the end): its tick and the selection go with the run, not the row.
+    QList<int> overlaid = overlayRuns();
+    std::sort(overlaid.begin(), overlaid.end());
     filling_ = true;
     const int rows = static_cast<int>(runs.size());
     table_->setRowCount(rows);
@@ -227,7 +232,11 @@ void RunsPanel::refresh() {
     }
     {
         const QSignalBlocker quiet(table_->model());
-        for (int row = 0; row < rows; ++row) fillRow(row, runs[static_cast<std::size_t>(row)]);
+        for (int row = 0; row < rows; ++row) {
+            const RunRecord& record = runs[static_cast<std::size_t>(row)];
+            fillRow(row, record);
+            table_->item(row, RunColumn)->setCheckState(std::binary_search(overlaid.begin(), overlaid.end(), record.id) ? Qt::Checked : Qt::Unchecked);
+        }
     }
     QRect changed;  // x: columns, y: rows
     for (int row = 0; row < rows; ++row) {
@@ -242,7 +251,14 @@ void RunsPanel::refresh() {
     applyFilter();
     // Only where the selected run moved: selecting its row again would move the current cell and
     // close an editor a person is typing in.
-    if (selected != 0 && selectedRunIdOnly() != selected) selectRun(selected);
+    if (selected != 0 && selectedRunIdOnly() != selected) {
+        table_->clearSelection();  // a deleted run's row now holds another run: nothing stays selected
+        selectRun(selected);
+    }
+    // A deleted run's tick went with it: the charts stop drawing it.
+    QList<int> overlaid_now = overlayRuns();
+    std::sort(overlaid_now.begin(), overlaid_now.end());
+    if (overlaid_now != overlaid) emit overlayRunsChanged(overlayRuns());
     updateButtons();
 }
 
