@@ -35,6 +35,7 @@
 #include "ui/main_window.h"
 #include "ui/model/model_panel.h"
 #include "ui/runs/runs_panel.h"
+#include "ui/training/training_panel.h"
 #include "ui/training/training_controller.h"
 
 using namespace mirrorlab;
@@ -148,6 +149,10 @@ void TestUiRuns::runsSurviveARestart() {
     RunsPanel panel(&later);
     QCOMPARE(panel.rowCount(), 1);
     QCOMPARE(panel.statusText(id), QStringLiteral("finished"));
+    // The charts open on it as it ended, not "Running" over a bar waiting for its first epoch.
+    TrainingPanel charts(&later);
+    QCOMPARE(charts.statusText(), QStringLiteral("Finished: 2 epochs"));
+    QCOMPARE(charts.progressText(), QStringLiteral("2 of 2 epochs"));
     QCOMPARE(panel.table()->item(0, RunsPanel::NameColumn)->text(), QStringLiteral("Run %1").arg(id));
     QVERIFY(panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"))->text().contains(run_store_.path()));
 }
@@ -169,6 +174,8 @@ void TestUiRuns::deadProcessShowsInterrupted() {
     RunsPanel panel(&controller);
     QCOMPARE(panel.rowCount(), 1);
     QCOMPARE(panel.statusText(1), QStringLiteral("interrupted"));
+    TrainingPanel charts(&controller);
+    QVERIFY2(charts.statusText().startsWith(QStringLiteral("Interrupted after 0 complete epochs")), qPrintable(charts.statusText()));
     QVERIFY(panel.table()->item(0, RunsPanel::StatusColumn)->toolTip().contains(QStringLiteral("ended without finishing")));
     QCOMPARE(controller.run(1)->steps.size(), std::size_t{1});
 }

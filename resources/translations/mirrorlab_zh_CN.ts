@@ -3027,6 +3027,26 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>%1 chart</source>
         <translation>%1图表</translation>
     </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>Interrupted after 1 complete epoch; Resume in the Runs panel goes on from there</source>
+        <translation>在完成 1 轮后中断；在“运行记录”面板中点击“继续”可从该处接着训练</translation>
+    </message>
+    <message>
+        <source>Interrupted after %1 complete epochs; Resume in the Runs panel goes on from there</source>
+        <translation>在完成 %1 轮后中断；在“运行记录”面板中点击“继续”可从该处接着训练</translation>
+    </message>
+    <message>
+        <source>Training in another process</source>
+        <translation>正在另一个进程中训练</translation>
+    </message>
+    <message>
+        <source>%1 of %2 epochs</source>
+        <translation>%1 / %2 轮</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::TryItPanel</name>

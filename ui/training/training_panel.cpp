@@ -399,6 +399,7 @@ void TrainingPanel::clear() {
     for (auto& c : charts_) c.user_zoomed = false;
 
     status_label_->setText(tr("No run yet"));
+    status_label_->setToolTip(QString());
     status_label_->setStyleSheet(QString());
     pending_progress_.reset();
     progress_bar_->setRange(0, 1);
@@ -580,6 +581,39 @@ void TrainingPanel::loadRecord(const RunRecord& record) {
     for (const WarningEvent& warning : record.warnings) handleWarning(warning);
     if (record.finished) handleFinished(*record.finished);
     if (record.failed) handleFailed(*record.failed);
+    if (!record.running && !record.finished && !record.failed) showStoredEnd(record);
+}
+
+// A run of an earlier session, or one another process trains: no event will say how it ended, so
+// the store's word for it is shown, not "Running" over a bar waiting for its first epoch.
+void TrainingPanel::showStoredEnd(const RunRecord& record) {
+    finished_ = true;
+    const int done = static_cast<int>(record.epochs.size());
+    QString text;
+    bool failed = false;
+    switch (record.stored_status) {
+        case RunStatus::Finished: text = done == 1 ? tr("Finished: 1 epoch") : tr("Finished: %1 epochs").arg(done); break;
+        case RunStatus::Failed:
+            text = tr("Failed: %1").arg(record.status_text);
+            failed = true;
+            break;
+        case RunStatus::Interrupted:
+            text = done == 1 ? tr("Interrupted after 1 complete epoch; Resume in the Runs panel goes on from there")
+                             : tr("Interrupted after %1 complete epochs; Resume in the Runs panel goes on from there").arg(done);
+            break;
+        case RunStatus::Running: text = tr("Training in another process"); break;
+        default:  // stopped
+            text = done == 1 ? tr("Stopped after 1 complete epoch") : tr("Stopped after %1 complete epochs").arg(done);
+    }
+    status_label_->setText(text);
+    status_label_->setToolTip(record.status_text);
+    status_label_->setStyleSheet(failed ? QStringLiteral("QLabel { color: #b00020; }") : QString());
+    const int planned = std::max(record.config.epochs, done);
+    progress_bar_->setRange(0, std::max(1, planned));
+    progress_bar_->setValue(done);
+    progress_bar_->setFormat(tr("%1 of %2 epochs").arg(done).arg(planned));
+    updateBanner();
+    refreshNow();
 }
 
 double TrainingPanel::epochEndX(int epoch) const {

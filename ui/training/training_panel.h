@@ -140,6 +140,7 @@ private:
     void appendStep(std::int64_t global_step, int epoch, const Metrics& running);
     void appendEpoch(int epoch, const Metrics& train, const Metrics& validation, bool has_validation);
     void loadRecord(const RunRecord& record);
+    void showStoredEnd(const RunRecord& record);
     void markDirty();
     void refresh();
     void rebuildOverlays();
