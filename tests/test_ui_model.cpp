@@ -87,6 +87,7 @@ class TestUiModel : public QObject {
     void kerasWeightsFileLoadsIntoTheFormsModel();
     void optimizerChangeResetsLearningRate();
     void trainConfigCarriesTheForm();
+    void settingsTheFormDoesNotShowAreNamed();
     void fromLogitsLint();
     void unevenBatchLint();
     void highLearningRateLint();
@@ -501,6 +502,48 @@ void TestUiModel::trainConfigCarriesTheForm() {
     QCOMPARE(top_k->value(), 5);
     QVERIFY(!top_k->isEnabled());
     QVERIFY(top_k->toolTip().contains(QStringLiteral("top-5")));
+}
+
+// A run trained again from mirrorlab-cli brings settings the form has no field for: they are named
+// under the form, with a button that puts the defaults back. Before, "5 steps per epoch" stayed on
+// unseen for every later run of the session; and a config without step events left the charts bare.
+void TestUiModel::settingsTheFormDoesNotShowAreNamed() {
+    ModelPanel panel;
+    panel.show();
+    auto* note = child<QLabel>(panel, "settingsNotShown");
+    QVERIFY(!note->isVisible());
+    mirrorlab::TrainConfig cli;
+    cli.max_steps_per_epoch = 5;
+    cli.shuffle = false;
+    cli.optimizer.epsilon = 1e-4;
+    cli.optimizer.learning_rate = 0.002;
+    cli.emit_step_events = false;
+    cli.prefetch_batches = 7;
+    panel.setTrainConfig(cli);
+    mirrorlab::TrainConfig config = panel.trainConfig();
+    QCOMPARE(config.max_steps_per_epoch, std::int64_t{5});
+    QVERIFY(!config.shuffle);
+    QCOMPARE(config.optimizer.epsilon, 1e-4);
+    QVERIFY(config.emit_step_events);  // the charts' own
+    QCOMPARE(config.prefetch_batches, mirrorlab::TrainConfig{}.prefetch_batches);
+    QVERIFY(note->isVisible());
+    for (const char* named : {"5 steps per epoch at most", "no shuffling", "epsilon=0.0001"}) {
+        QVERIFY2(note->text().contains(QLatin1String(named)), qPrintable(note->text()));
+    }
+    QTest::mouseClick(child<QPushButton>(panel, "useDefaultsForSettingsNotShown"), Qt::LeftButton);
+    config = panel.trainConfig();
+    QCOMPARE(config.max_steps_per_epoch, std::int64_t{0});
+    QVERIFY(config.shuffle);
+    QCOMPARE(config.optimizer.epsilon, 1e-7);
+    QCOMPARE(config.optimizer.learning_rate, 0.002);  // what the form shows stays
+    QVERIFY(!note->isVisible());
+    // Another optimizer starts from its defaults: the note follows what will train.
+    cli.optimizer.epsilon = 1e-4;
+    panel.setTrainConfig(cli);
+    QVERIFY(note->text().contains(QStringLiteral("epsilon")));
+    set_combo_data(child<QComboBox>(panel, "optimizer"), static_cast<int>(OptimizerKind::SGD));
+    QVERIFY2(!note->text().contains(QStringLiteral("epsilon")), qPrintable(note->text()));
+    QVERIFY(note->text().contains(QStringLiteral("no shuffling")));
 }
 
 void TestUiModel::fromLogitsLint() {

@@ -495,6 +495,30 @@
         <source>restore_best_weights: end with the weights of the best epoch instead of the last</source>
         <translation>restore_best_weights：结束时使用最佳一轮的权重，而不是最后一轮的</translation>
     </message>
+    <message>
+        <source>%1 steps per epoch at most</source>
+        <translation>每轮最多 %1 步</translation>
+    </message>
+    <message>
+        <source>no shuffling</source>
+        <translation>不打乱顺序</translation>
+    </message>
+    <message>
+        <source>no overfitting warnings</source>
+        <translation>不提示过拟合</translation>
+    </message>
+    <message>
+        <source>Use the defaults</source>
+        <translation>使用默认值</translation>
+    </message>
+    <message>
+        <source>Train with Keras&apos; defaults for the settings this form does not show</source>
+        <translation>对本表单未显示的设置使用 Keras 的默认值进行训练</translation>
+    </message>
+    <message>
+        <source>Also trained with settings this form does not show: %1.</source>
+        <translation>训练时还使用了本表单未显示的设置：%1。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ConfusionMatrixView</name>

@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 
@@ -125,6 +126,25 @@ constexpr KerasSemantics kKerasSemantics[] = {
 
 constexpr OptimizerKind kOptimizers[] = {OptimizerKind::Nadam, OptimizerKind::Adam,
                                          OptimizerKind::SGD, OptimizerKind::RMSprop};
+
+// What `config` sets differently from the defaults among the fields the form has none for (a run
+// trained again from mirrorlab-cli's options or a --config file brings them).
+QStringList settings_not_shown(const TrainConfig& config) {
+    const TrainConfig defaults;
+    QStringList named;
+    if (config.max_steps_per_epoch > 0) named << CompileOptions::tr("%1 steps per epoch at most").arg(config.max_steps_per_epoch);
+    if (config.shuffle != defaults.shuffle) named << CompileOptions::tr("no shuffling");
+    if (config.overfitting_monitor != defaults.overfitting_monitor) named << CompileOptions::tr("no overfitting warnings");
+    const OptimizerConfig& optimizer = config.optimizer;
+    const OptimizerConfig keras = OptimizerConfig::defaults(optimizer.kind);
+    auto number = [](double value) { return QString::number(value, 'g', 10); };
+    if (optimizer.beta_1 != keras.beta_1) named << QStringLiteral("beta_1=%1").arg(number(optimizer.beta_1));
+    if (optimizer.beta_2 != keras.beta_2) named << QStringLiteral("beta_2=%1").arg(number(optimizer.beta_2));
+    if (optimizer.epsilon != keras.epsilon) named << QStringLiteral("epsilon=%1").arg(number(optimizer.epsilon));
+    if (optimizer.rho != keras.rho) named << QStringLiteral("rho=%1").arg(number(optimizer.rho));
+    if (optimizer.nesterov != keras.nesterov) named << QStringLiteral("nesterov=%1").arg(QLatin1String(optimizer.nesterov ? "True" : "False"));
+    return named;
+}
 
 }  // namespace
 
@@ -294,6 +314,21 @@ void CompileOptions::addEarlyStoppingRows() {
     restore_best_->setObjectName(QStringLiteral("restoreBestWeights"));
     restore_best_->setToolTip(tr("restore_best_weights: end with the weights of the best epoch instead of the last"));
     form_->addRow(QString(), restore_best_);
+
+    // Settings a run trained again brought that this form has no field for.
+    not_shown_row_ = new QWidget(this);
+    auto* not_shown_layout = new QHBoxLayout(not_shown_row_);
+    not_shown_layout->setContentsMargins(0, 0, 0, 0);
+    not_shown_ = make_lint_label(not_shown_row_, "settingsNotShown");
+    not_shown_->setVisible(true);
+    not_shown_layout->addWidget(not_shown_, 1);
+    auto* use_defaults = new QPushButton(tr("Use the defaults"), not_shown_row_);
+    use_defaults->setObjectName(QStringLiteral("useDefaultsForSettingsNotShown"));
+    use_defaults->setToolTip(tr("Train with Keras' defaults for the settings this form does not show"));
+    connect(use_defaults, &QPushButton::clicked, this, &CompileOptions::useDefaultsForSettingsNotShown);
+    not_shown_layout->addWidget(use_defaults, 0, Qt::AlignTop);
+    form_->addRow(not_shown_row_);
+    form_->setRowVisible(not_shown_row_, false);
 }
 
 void CompileOptions::connectControls() {
@@ -339,6 +374,9 @@ TrainConfig CompileOptions::trainConfig() const {
 void CompileOptions::setTrainConfig(const TrainConfig& config) {
     loading_ = true;
     base_ = config;
+    // The GUI's own: the charts need every step's event, and prefetching changes no number.
+    base_.emit_step_events = TrainConfig{}.emit_step_events;
+    base_.prefetch_batches = TrainConfig{}.prefetch_batches;
     const int optimizer_index = optimizer_->findData(static_cast<int>(config.optimizer.kind));
     optimizer_->setCurrentIndex(std::max(0, optimizer_index));
     if (optimizer_index < 0) base_.optimizer = OptimizerConfig::defaults(optimizerKind());
@@ -410,6 +448,31 @@ void CompileOptions::refresh() {
     showBatch(config);
     showLearningRateLint(config);
     showLossLint(config);
+    showSettingsNotShown(config);
+}
+
+QStringList CompileOptions::settingsNotShown() const { return settings_not_shown(trainConfig()); }
+
+void CompileOptions::showSettingsNotShown(const TrainConfig& config) {
+    const QStringList named = settings_not_shown(config);
+    if (!named.isEmpty()) {
+        not_shown_->setText(tr("Also trained with settings this form does not show: %1.").arg(named.join(QStringLiteral(", "))));
+    }
+    form_->setRowVisible(not_shown_row_, !named.isEmpty());
+}
+
+void CompileOptions::useDefaultsForSettingsNotShown() {
+    const TrainConfig defaults;
+    base_.max_steps_per_epoch = defaults.max_steps_per_epoch;
+    base_.shuffle = defaults.shuffle;
+    base_.overfitting_monitor = defaults.overfitting_monitor;
+    const OptimizerConfig keras = OptimizerConfig::defaults(base_.optimizer.kind);
+    base_.optimizer.beta_1 = keras.beta_1;
+    base_.optimizer.beta_2 = keras.beta_2;
+    base_.optimizer.epsilon = keras.epsilon;
+    base_.optimizer.rho = keras.rho;
+    base_.optimizer.nesterov = keras.nesterov;
+    onChanged();
 }
 
 // The global batch, its shards and the steps an epoch takes; a warning when the shards are uneven.

@@ -26,10 +26,15 @@ class CompileOptions : public QGroupBox {
   public:
     explicit CompileOptions(QWidget* parent = nullptr);
 
-    // Fields the form does not show (all-reduce, prefetch, ...) keep their values from the last
-    // setTrainConfig() (TrainConfig's defaults until then).
+    // Fields the form does not show keep their values from the last setTrainConfig() (TrainConfig's
+    // defaults until then): those that change what is trained (steps per epoch, shuffling, the
+    // optimizer's betas, ...) are named in a note with a button that puts the defaults back; the
+    // GUI's own (step events, prefetch) are its defaults whatever the config said.
     TrainConfig trainConfig() const;
     void setTrainConfig(const TrainConfig& config);
+    // "5 steps per epoch, no shuffling": what the note names; empty when the note is hidden.
+    QStringList settingsNotShown() const;
+    void useDefaultsForSettingsNotShown();
 
     void setReplicaCount(int replicas);
     int replicaCount() const { return replicas_; }
@@ -57,6 +62,7 @@ class CompileOptions : public QGroupBox {
     void showBatch(const TrainConfig& config);
     void showLearningRateLint(const TrainConfig& config);
     void showLossLint(const TrainConfig& config);
+    void showSettingsNotShown(const TrainConfig& config);
     OptimizerKind optimizerKind() const;
 
     TrainConfig base_;
@@ -85,6 +91,8 @@ class CompileOptions : public QGroupBox {
     QLabel* learning_rate_lint_ = nullptr;
     QLabel* loss_lint_ = nullptr;
     QLabel* batch_lint_ = nullptr;
+    QWidget* not_shown_row_ = nullptr;
+    QLabel* not_shown_ = nullptr;
 };
 
 }  // namespace mirrorlab::ui
