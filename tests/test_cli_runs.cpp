@@ -7,9 +7,11 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "core/export/keras_file.h"
 #include "support/cli_process.h"
@@ -169,6 +171,24 @@ void TestCliRuns::exportAndImportKeras() {
     QCOMPARE(run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path() + "/run1.weights.h5"})).exit_code, 0);
     const CliResult neither = run_cli(with_store(store, {"export", "--run", "1"}));
     QVERIFY2(neither.exit_code == 2 && neither.err.contains(QStringLiteral("--keras")), qPrintable(describe(neither)));
+    // What is at the path decides: a FIFO is refused and left as it was (renaming over it, or over
+    // a device node such as /dev/null as root, replaced it); a symbolic link's file is replaced
+    // and the link stays.
+    const QString fifo = out.path() + "/fifo.keras";
+    QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0644), 0);
+    const CliResult to_fifo = run_cli(with_store(store, {"export", "--run", "1", "--keras", fifo}));
+    QVERIFY2(to_fifo.exit_code == 1 && to_fifo.err.contains(QStringLiteral("it is a FIFO (named pipe), not a regular file")),
+             qPrintable(describe(to_fifo)));
+    QVERIFY(QFileInfo(fifo).isFile() == false && QFileInfo(fifo).exists());
+    const QString link = out.path() + "/latest.keras";
+    QVERIFY(QFile::link(QStringLiteral("run1.keras"), link));
+    QVERIFY(QFile::remove(keras));
+    const CliResult through_link = run_cli(with_store(store, {"export", "--run", "1", "--keras", link}));
+    QVERIFY2(through_link.exit_code == 0, qPrintable(describe(through_link)));
+    QVERIFY(QFileInfo(link).isSymLink());
+    QVERIFY(QFileInfo(keras).isFile() && QFileInfo(keras).size() > 100000);
+    const CliResult to_folder = run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path()}));
+    QVERIFY2(to_folder.exit_code == 1 && to_folder.err.contains(QStringLiteral("it is a folder")), qPrintable(describe(to_folder)));
 
     const CliResult summary = run_cli({"import", keras});
     QVERIFY2(summary.exit_code == 0 && summary.out.contains(QStringLiteral("Total params: 332,856")), qPrintable(describe(summary)));

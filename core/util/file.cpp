@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 
 #include "core/util/error.h"
@@ -137,8 +138,35 @@ std::string os_reason(int error) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what) {
-    const std::string who = std::string(what) + " '" + path + "'";
+namespace {
+
+// Where a new file for `path` goes: a symbolic link is followed (the file it names is replaced, the
+// link stays); a folder, a device, a FIFO or a socket is refused, since renaming over it would
+// replace it (as root, /dev/null itself).
+std::string write_target(const std::string& path, const std::string& who) {
+    std::string target = path;
+    for (int links = 0;; ++links) {
+        struct stat info {};
+        if (::lstat(target.c_str(), &info) != 0) return target;  // nothing there yet
+        if (S_ISREG(info.st_mode)) return target;
+        if (S_ISDIR(info.st_mode)) throw DataError("cannot write " + who + ": it is a folder; give the path of a file in it");
+        if (!S_ISLNK(info.st_mode)) {
+            throw DataError("cannot write " + who + ": it is " + kind_of(info.st_mode) +
+                            ", not a regular file; give the path of a file");
+        }
+        if (links == 40) throw DataError("cannot write " + who + ": " + std::strerror(ELOOP));
+        std::error_code error;
+        const std::filesystem::path next = std::filesystem::read_symlink(target, error);
+        if (error) throw DataError("cannot write " + who + ": " + error.message());
+        target = next.is_absolute() ? next.string() : (std::filesystem::path(target).parent_path() / next).string();
+    }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& requested_path, std::string_view bytes, std::string_view what) {
+    const std::string who = std::string(what) + " '" + requested_path + "'";
+    const std::string path = write_target(requested_path, who);
     const std::string temporary = path + ".partial-" + std::to_string(::getpid());
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw DataError("cannot write " + who + ": " + os_reason(errno));

@@ -46,6 +46,8 @@ std::optional<FileIdentity> file_identity(const std::string& path);
 // disk (fsync), renamed over `path`, and the folder flushed. On failure the temporary file is
 // removed, the old file is untouched, and DataError says what failed, e.g.
 //   "cannot write checkpoint 'last.mlckpt': No space left on device (the disk is full)".
+// A symbolic link at `path` is followed (its file is replaced, the link stays); a folder, device,
+// FIFO or socket there is refused by name, never replaced.
 void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what);
 
 }  // namespace mirrorlab
