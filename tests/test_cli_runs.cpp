@@ -138,6 +138,13 @@ void TestCliRuns::resumeMistakesAreExplained() {
     const CliResult done = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "1"}));
     QCOMPARE(done.exit_code, 1);
     QVERIFY2(done.err.contains(QStringLiteral("already trained 1 epoch; ask for more than 1 epochs")), qPrintable(done.err));
+    // The refused resume left the run as it had ended: finished, its epoch kept (it was "failed, 0/1").
+    const std::vector<mirrorlab::json::Value> listed = runs_json(store);
+    QCOMPARE(listed.size(), std::size_t{1});
+    QCOMPARE(listed[0].at("status").as_string(), std::string("finished"));
+    QCOMPARE(listed[0].at("epochs_completed").as_int64(), std::int64_t{1});
+    QCOMPARE(listed[0].at("epochs_planned").as_int64(), std::int64_t{1});
+    QCOMPARE(listed[0].at("best_epoch").as_int64(), std::int64_t{1});
     // Other data than the checkpoint's: refused with the difference named.
     const CliResult other = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "2", "--data", "synthetic:300:64"}));
     QCOMPARE(other.exit_code, 1);

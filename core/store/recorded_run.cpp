@@ -26,8 +26,10 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
                          RunRecorder::WarningSink warn)
     : store_(store) {
     const std::string device_spec = description.devices.to_spec();
+    std::shared_ptr<const RunInfo> before_resume;  // how the resumed run had ended
     if (description.resume_run_id > 0) {
         const Checkpoint& resume = *description.resume;
+        before_resume = std::make_shared<const RunInfo>(store.get(description.resume_run_id));
         store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step, description.config.epochs);
         info_ = store.get(description.resume_run_id);
     } else {
@@ -64,8 +66,16 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     checkpoint->set_before_save([recorder] { recorder->flush(); });
     trainer.add_callback(std::move(checkpoint));
     if (description.resume) trainer.set_resume_state(description.resume->state);
-    trainer.set_event_sink([recorder, downstream = std::move(downstream)](const Event& event) {
-        recorder->consume(event);
+    // A resume the trainer refuses before its first step (too few epochs asked for, another model):
+    // the run is left as it had ended, not marked failed with no epochs.
+    auto stepped = std::make_shared<bool>(false);
+    trainer.set_event_sink([recorder, downstream = std::move(downstream), before_resume, stepped](const Event& event) {
+        if (std::holds_alternative<StepEndEvent>(event)) *stepped = true;
+        if (before_resume && !*stepped && std::holds_alternative<FailedEvent>(event)) {
+            recorder->end_as_before(*before_resume);
+        } else {
+            recorder->consume(event);
+        }
         if (downstream) downstream(event);
     });
 }

@@ -42,6 +42,16 @@ void RunRecorder::consume(const Event& event) {
     if (urgent) wake_.notify_all();
 }
 
+void RunRecorder::end_as_before(const RunInfo& before) {
+    {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(Finish{before.status, before.status_text, before.epochs_completed, before.best_epoch, before.epochs_planned});
+        ++queued_;
+        urgent_ = true;
+    }
+    wake_.notify_all();
+}
+
 void RunRecorder::checkpoint_saved(const SavedCheckpoint& saved) {
     {
         std::lock_guard lock(mutex_);
@@ -92,7 +102,8 @@ void RunRecorder::write(std::vector<Item>& items) {
             if (auto* epoch = std::get_if<EpochRow>(&item)) store_.append_epoch(run_id_, *epoch);
             if (auto* checkpoint = std::get_if<CheckpointRow>(&item)) store_.record_checkpoint(run_id_, *checkpoint);
             if (auto* finish = std::get_if<Finish>(&item)) {
-                store_.finish_run(run_id_, finish->status, finish->text, finish->epochs_completed, finish->best_epoch);
+                store_.finish_run(run_id_, finish->status, finish->text, finish->epochs_completed, finish->best_epoch,
+                                  finish->epochs_planned);
             }
         }
         store_.append_steps(run_id_, steps);

@@ -35,6 +35,9 @@ public:
     std::int64_t run_id() const { return run_id_; }
     void consume(const Event& event);
     void checkpoint_saved(const SavedCheckpoint& saved);
+    // Ends the run as `before` had ended: a resume refused before its first step leaves the run as
+    // it was (its status, its epochs and best epoch, the epochs it planned), not "failed, 0 epochs".
+    void end_as_before(const RunInfo& before);
     // Waits until everything consumed so far is committed (tests, the end of a run).
     void flush();
 
@@ -44,6 +47,7 @@ private:
         std::string text;
         int epochs_completed;
         int best_epoch;
+        int epochs_planned = 0;  // 0: as reopen_run left it
     };
     using Item = std::variant<StepRow, EpochRow, CheckpointRow, Finish>;
     void write_loop();

@@ -355,12 +355,14 @@ void RunStore::record_checkpoint(std::int64_t id, const CheckpointRow& row) {
     insert.bind(6, row.monitor_value).run("recording a checkpoint");
 }
 
-void RunStore::finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch) {
+void RunStore::finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch,
+                          int epochs_planned) {
     Statement update(*this,
-                     "UPDATE runs SET status = ?2, status_text = ?3, ended_at = ?4, epochs_completed = ?5, best_epoch = ?6 "
-                     "WHERE id = ?1");
+                     "UPDATE runs SET status = ?2, status_text = ?3, ended_at = ?4, epochs_completed = ?5, best_epoch = ?6, "
+                     "epochs_planned = CASE WHEN ?7 > 0 THEN ?7 ELSE epochs_planned END WHERE id = ?1");
     update.bind(1, id).bind(2, std::string(run_status_name(status))).bind(3, text).bind(4, utc_now());
-    update.bind(5, std::int64_t{epochs_completed}).bind(6, std::int64_t{best_epoch}).run("finishing a run");
+    update.bind(5, std::int64_t{epochs_completed}).bind(6, std::int64_t{best_epoch}).bind(7, std::int64_t{epochs_planned});
+    update.run("finishing a run");
     unlock_run(id);
 }
 

@@ -109,7 +109,9 @@ public:
     void append_steps(std::int64_t id, const std::vector<StepRow>& steps);
     void append_epoch(std::int64_t id, const EpochRow& epoch);
     void record_checkpoint(std::int64_t id, const CheckpointRow& checkpoint);
-    void finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch);
+    // `epochs_planned` > 0 also sets the epochs planned (a refused resume puts the run's back).
+    void finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch,
+                    int epochs_planned = 0);
 
     std::vector<RunInfo> list(const RunFilter& filter = {}) const;
     std::optional<RunInfo> find(std::int64_t id) const;
