@@ -148,7 +148,7 @@ void print_store_cost(const BenchConfig& config, std::int64_t steps, bool json) 
         o.set("overhead_percent", cost.overhead_percent);
         o.set("checkpoint_ms", cost.checkpoint_ms);
         o.set("checkpoint_bytes", cost.checkpoint_bytes);
-        std::printf("%s\n", json::dump(o).c_str());
+        std::printf("%s\n", json::dump(o, -1, json::InvalidUtf8::Replace).c_str());
         return;
     }
     std::printf("\nRun store (%s, %lld steps x %d rounds): %.3f ms/step recorded vs %.3f plain: %+.2f %% (median of the rounds' ratios)\n",

@@ -106,7 +106,7 @@ int command_import(const ImportCommand& command) {
         o.set("loss", predictions.metrics.loss);
         o.set("sparse_categorical_accuracy", predictions.metrics.accuracy);
         o.set("sparse_top_k_categorical_accuracy", predictions.metrics.top5);
-        std::printf("%s\n", json::dump(o).c_str());
+        std::printf("%s\n", json::dump(o, -1, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
     std::printf("Evaluating on the validation split of %s (%lld samples)\n", data.name.c_str(),

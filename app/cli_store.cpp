@@ -82,7 +82,7 @@ int show_run(const RunStore& store, std::int64_t id, bool json_output) {
         }
         o.set("epochs", std::move(rows));
         o.set("settings", json::parse(run.settings_json, "settings"));
-        std::printf("%s\n", json::dump(o, 2).c_str());
+        std::printf("%s\n", json::dump(o, 2, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
     std::printf("Run %lld: %s\n", static_cast<long long>(run.id), run.name.c_str());
@@ -186,7 +186,7 @@ int command_runs(const RunsCommand& command) {
     if (command.json) {
         json::Value list = json::Value::array();
         for (const RunInfo& run : runs) list.push_back(run_json(run));
-        std::printf("%s\n", json::dump(list, 2).c_str());
+        std::printf("%s\n", json::dump(list, 2, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
     if (runs.empty()) {
@@ -229,7 +229,7 @@ int command_evaluate(const EvaluateCommand& command) {
         o.set("accuracy", predictions.metrics.accuracy);
         o.set("top5", predictions.metrics.top5);
         o.set("macro_f1", report.macro_f1);
-        std::printf("%s\n", json::dump(o).c_str());
+        std::printf("%s\n", json::dump(o, -1, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
     std::printf("Evaluating %s on the validation split of %s (%lld samples)\n", describe_source(source).c_str(),

@@ -229,7 +229,7 @@ int report_stopped(const FinishedEvent& finished, int stop_signal, bool json) {
         event.set("epochs_completed", finished.epochs_completed);
         put_stop_point(event, finished.stop);
         event.set("text", text);
-        std::printf("%s\n", json::dump(event).c_str());
+        std::printf("%s\n", json::dump(event, -1, json::InvalidUtf8::Replace).c_str());
         std::fflush(stdout);
     }
     std::fprintf(stderr, "mirrorlab-cli: %s\n", text.c_str());
@@ -369,7 +369,7 @@ void announce_run(const RunInfo& run, bool resumed, bool json) {
         event.set("name", run.name);
         event.set("folder", run.folder);
         event.set("resumed", resumed);
-        std::printf("%s\n", json::dump(event).c_str());
+        std::printf("%s\n", json::dump(event, -1, json::InvalidUtf8::Replace).c_str());
     } else {
         std::printf("%s run %lld (\"%s\"), kept in %s\n", resumed ? "Resuming" : "Recording", static_cast<long long>(run.id),
                     run.name.c_str(), run.folder.c_str());

@@ -215,7 +215,7 @@ int run_whatif(const WhatIfOptions& options) {
         std::fprintf(stderr, "whatif: %s left out: fewer samples than devices\n", combination.c_str());
     if (rows.empty()) throw UsageError("no combination of --workers and --global-batch gives every device a sample");
     if (options.json) {
-        std::printf("%s\n", json::dump(whatif_json(calibration, shape, rows), 2).c_str());
+        std::printf("%s\n", json::dump(whatif_json(calibration, shape, rows), 2, json::InvalidUtf8::Replace).c_str());
     } else {
         print_table(calibration, shape, rows);
     }

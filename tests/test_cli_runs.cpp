@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 
 #include <sqlite3.h>
+#include <cstdio>
 #include <sys/stat.h>
 
 #include "core/export/keras_file.h"
@@ -37,6 +38,7 @@ class TestCliRuns : public QObject {
 
 private slots:
     void runIsRecordedAndListed();
+    void textThatIsNotUtf8IsKeptAndListed();
     void killedRunIsInterruptedAndResumes();
     void resumedRunMatchesAnUninterruptedOne();
     void resumeMistakesAreExplained();
@@ -124,6 +126,59 @@ void TestCliRuns::resumedRunMatchesAnUninterruptedOne() {
         const auto& b = resumed_epochs.back().at(key);
         QVERIFY2(a == b, key);  // the same doubles, printed exactly
     }
+}
+
+// The CLI run with arguments as raw bytes: QProcess would pass a QString's UTF-8, and a Latin-1
+// byte never reaches the program as itself. A shell script carries the bytes as written.
+CliResult run_cli_bytes(const QTemporaryDir& dir, const QList<QByteArray>& arguments) {
+    QByteArray script = "exec '" + QFile::encodeName(QStringLiteral(MIRRORLAB_CLI_PATH)) + "'";
+    for (const QByteArray& argument : arguments) script += " '" + argument + "'";
+    const QString path = dir.filePath(QStringLiteral("run.sh"));
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(script + "\n") < 0) return {};
+    file.close();
+    QProcess process;
+    process.start(QStringLiteral("/bin/sh"), {path});
+    CliResult result;
+    result.finished = process.waitForFinished(kTimeoutMs);
+    result.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+// A name, a note and a data path in Latin-1 (bytes that are not UTF-8): the run trains and is
+// recorded, and every JSON listing writes the bad bytes as U+FFFD. Before, `train --json --name`
+// failed and left a junk run, and one such name made `runs --json` fail for the whole store.
+void TestCliRuns::textThatIsNotUtf8IsKeptAndListed() {
+    QTemporaryDir store, data;
+    const QByteArray csv = QFile::encodeName(data.path()) + "/lat\xE9n.csv";
+    {
+        QFile file(QString::fromLatin1(csv));  // not the name: written through a link below
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("label,text\nsport,team wins the cup\nfinance,shares fall\nsport,goal in the last minute\n"
+                   "finance,bank profits rise\nsport,team wins again\nfinance,stocks drop\n");
+    }
+    QCOMPARE(::rename(QFile::encodeName(QString::fromLatin1(csv)).constData(), csv.constData()), 0);
+    const QByteArray store_path = QFile::encodeName(store.path());
+    const CliResult trained = run_cli_bytes(data, {"train", "--json", "--epochs", "1", "--devices", "cpu", "--name", "caf\xE9",
+                                                   "--data", "csv:" + csv, "--store", store_path});
+    QVERIFY2(trained.exit_code == 0, qPrintable(describe(trained)));
+    bool named = false;
+    for (const QString& line : trained.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const mirrorlab::json::Value event = mirrorlab::json::parse(line.toStdString(), "train --json");
+        if (const mirrorlab::json::Value* got = event.find("name")) named = named || got->as_string() == "caf\xEF\xBF\xBD";
+    }
+    QVERIFY2(named, qPrintable(trained.out.left(2000)));
+    const CliResult noted = run_cli_bytes(data, {"runs", "note", "1", "r\xE9sum\xE9", "--store", store_path});
+    QVERIFY2(noted.exit_code == 0, qPrintable(describe(noted)));
+    const std::vector<mirrorlab::json::Value> listed = runs_json(store);
+    QCOMPARE(listed.size(), std::size_t{1});
+    QCOMPARE(listed[0].at("name").as_string(), std::string("caf\xEF\xBF\xBD"));
+    QCOMPARE(listed[0].at("note").as_string(), std::string("r\xEF\xBF\xBDsum\xEF\xBF\xBD"));
+    const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
+    QVERIFY2(shown.exit_code == 0, qPrintable(describe(shown)));
+    QVERIFY2(shown.out.contains(QStringLiteral("lat\uFFFDn.csv")), qPrintable(shown.out.left(3000)));
 }
 
 void TestCliRuns::resumeMistakesAreExplained() {

@@ -35,7 +35,10 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     } else {
         RunInfo run;
         run.name = description.name;
-        run.settings_json = json::dump(run_settings_json(description.config, device_spec, description.settings), 1);
+        // A data path that is not UTF-8 is kept with U+FFFD for its bad bytes: the run is still recorded
+        // (Train again then names the path it cannot find).
+        run.settings_json = json::dump(run_settings_json(description.config, device_spec, description.settings), 1,
+                                       json::InvalidUtf8::Replace);
         run.model_json = description.model_json;
         run.devices = device_spec;
         run.data_name = description.data.name;
