@@ -305,6 +305,35 @@ void TestCli::trainTakesAConfigFile() {
     const CliResult bad = run_cli(common);
     QCOMPARE(bad.exit_code, 1);
     QVERIFY2(bad.err.contains(config) && bad.err.contains(QStringLiteral("AdamW")), qPrintable(describe(bad)));
+
+    // A misspelt key, a number the engine's field cannot hold, one the option refuses: named, not
+    // ignored or wrapped (4294967297 epochs trained 1 epoch; "batchsize" trained batch 32).
+    const struct {
+        const char* text;
+        const char* said;
+    } refused[] = {
+        {R"({"batchsize": 64})", "unknown key 'batchsize' (the keys are epochs, batch_size"},
+        {R"({"epochs": 4294967297})", "'epochs' is 4294967297, outside 1..1000000"},
+        {R"({"early_stopping": {"enabled": true, "patience": -1}})", "'patience' is -1, outside 0..1000000"},
+        {R"({"max_steps_per_epoch": -5})", "'max_steps_per_epoch' is -5, outside 0.."},
+        {R"({"prefetch_batches": 1000000000})", "'prefetch_batches' is 1000000000, outside 0..64"},
+        {R"({"optimizer": {"class_name": "Adam", "lr": 0.1}})", "unknown key 'lr' in 'optimizer'"},
+    };
+    for (const auto& c : refused) {
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(c.text);
+        file.close();
+        const CliResult r2 = run_cli(common);
+        QVERIFY2(r2.exit_code == 1 && r2.err.contains(config) && r2.err.contains(QLatin1String(c.said)), qPrintable(describe(r2)));
+    }
+    // A run's settings as `runs show --json` prints them: their train_config is used.
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(R"({"train_config": {"epochs": 1, "batch_size": 8, "max_steps_per_epoch": 2,
+                   "optimizer": {"class_name": "SGD", "learning_rate": 0.05}}, "devices": "cpu", "data": "synthetic"})");
+    file.close();
+    const CliResult stored = run_cli(common);
+    QVERIFY2(stored.exit_code == 0 && stored.out.contains(QStringLiteral("\"global_batch\":8")), qPrintable(describe(stored)));
+    QVERIFY2(stored.out.contains(QStringLiteral("Optimizer: SGD(learning_rate=0.05")), qPrintable(describe(stored)));
 }
 
 void TestCli::trainJsonStreamsEvents() {

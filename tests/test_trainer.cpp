@@ -475,6 +475,18 @@ void TestTrainer::nanLossKeepsLastGoodWeights() {
     const History history = trainer.history();
     QCOMPARE(static_cast<int>(history.epochs.size()), failed.epoch - 1);
     QVERIFY2(!history.epochs.empty(), "the NaN should appear after the first epoch in this setting");
+
+    // Keras allows epsilon = 0; a weight whose gradient is 0 then gets 0/0, and the advice names
+    // epsilon, not the learning rate.
+    TrainConfig no_epsilon = small_config(3);
+    no_epsilon.optimizer.epsilon = 0.0;
+    Trainer zero(small_model(), DeviceConfig::parse("cpu"), no_epsilon, data);
+    const FitResult zero_result = zero.run();
+    QVERIFY(zero_result.failed.has_value());
+    QCOMPARE(zero_result.failed->kind, std::string("nan_loss"));
+    QVERIFY2(contains(zero_result.failed->reason, "epsilon is 0") && contains(zero_result.failed->reason, "1e-07") &&
+                 !contains(zero_result.failed->reason, "Lower the learning rate"),
+             zero_result.failed->reason.c_str());
 }
 
 void TestTrainer::outOfMemoryNamesDeviceAndLimit() {

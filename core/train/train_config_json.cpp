@@ -1,6 +1,9 @@
 #include "core/train/train_config_json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <limits>
 
 #include "core/util/error.h"
 
@@ -18,9 +21,30 @@ double number_at(const json::Value& object, std::string_view key, double fallbac
     return found->as_double();
 }
 
-std::int64_t integer_at(const json::Value& object, std::string_view key, std::int64_t fallback) {
+// An integer field within [lowest, highest], the bounds mirrorlab-cli's options have: a value cast
+// to the engine's int would otherwise wrap (4294967297 epochs trained 1) or pass a check the
+// option makes (a patience of -1).
+std::int64_t integer_at(const json::Value& object, std::string_view key, std::int64_t fallback, std::int64_t lowest,
+                        std::int64_t highest) {
     const json::Value* found = object.find(key);
-    return found ? found->as_int64() : fallback;
+    if (!found) return fallback;
+    const std::int64_t value = found->as_int64();
+    if (value < lowest || value > highest) {
+        throw ModelError("'" + std::string(key) + "' is " + std::to_string(value) + ", outside " + std::to_string(lowest) +
+                         ".." + std::to_string(highest));
+    }
+    return value;
+}
+
+// Every key of `object` must be one of `known`: a misspelt one ("batchsize") would otherwise be
+// ignored and the default trained without a word.
+void refuse_unknown_keys(const json::Value& object, std::initializer_list<std::string_view> known, std::string_view where) {
+    for (const auto& [key, value] : object.as_object()) {
+        if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+        std::string names;
+        for (std::string_view name : known) names += (names.empty() ? "" : ", ") + std::string(name);
+        throw ModelError("unknown key '" + key + "'" + std::string(where) + " (the keys are " + names + ")");
+    }
 }
 
 bool bool_at(const json::Value& object, std::string_view key, bool fallback) {
@@ -49,6 +73,9 @@ json::Value optimizer_to_json(const OptimizerConfig& optimizer) {
 }
 
 OptimizerConfig optimizer_from_json(const json::Value& o) {
+    refuse_unknown_keys(o, {"class_name", "learning_rate", "beta_1", "beta_2", "epsilon", "momentum", "nesterov", "rho",
+                            "nadam_schedule_decay", "embedding_update"},
+                        " in 'optimizer'");
     OptimizerConfig optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(o.at("class_name").as_string()));
     optimizer.learning_rate = number_at(o, "learning_rate", optimizer.learning_rate);
     optimizer.beta_1 = number_at(o, "beta_1", optimizer.beta_1);
@@ -104,22 +131,34 @@ json::Value train_config_to_json(const TrainConfig& config) {
     return o;
 }
 
-TrainConfig train_config_from_json(const json::Value& o) {
+TrainConfig train_config_from_json(const json::Value& given) {
     try {
+        // A run's settings as the store keeps them (`runs show --json`): their "train_config".
+        const json::Value* stored = given.is_object() ? given.find("train_config") : nullptr;
+        const json::Value& o = stored != nullptr && stored->is_object() ? *stored : given;
+        refuse_unknown_keys(o, {"epochs", "batch_size", "seed", "optimizer", "from_logits", "early_stopping", "overfitting_monitor",
+                                "all_reduce", "shuffle", "prefetch_batches", "max_steps_per_epoch"},
+                            "");
+        constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
         TrainConfig config;
-        config.epochs = static_cast<int>(integer_at(o, "epochs", config.epochs));
-        config.batch_size = static_cast<std::int32_t>(integer_at(o, "batch_size", config.batch_size));
-        config.seed = static_cast<std::uint64_t>(integer_at(o, "seed", static_cast<std::int64_t>(config.seed)));
+        config.epochs = static_cast<int>(integer_at(o, "epochs", config.epochs, 1, 1'000'000));
+        config.batch_size = static_cast<std::int32_t>(integer_at(o, "batch_size", config.batch_size, 1, 1 << 24));
+        // Written from the unsigned seed with a cast, so every int64 reads back bit for bit.
+        config.seed = static_cast<std::uint64_t>(integer_at(o, "seed", static_cast<std::int64_t>(config.seed),
+                                                            std::numeric_limits<std::int64_t>::min(),
+                                                            std::numeric_limits<std::int64_t>::max()));
         if (const json::Value* optimizer = o.find("optimizer")) config.optimizer = optimizer_from_json(*optimizer);
         config.from_logits = bool_at(o, "from_logits", config.from_logits);
         if (const json::Value* early = o.find("early_stopping")) {
             EarlyStoppingConfig& e = config.early_stopping;
+            refuse_unknown_keys(*early, {"enabled", "monitor", "min_delta", "patience", "restore_best_weights", "start_from_epoch"},
+                                " in 'early_stopping'");
             e.enabled = bool_at(*early, "enabled", e.enabled);
             e.monitor = string_at(*early, "monitor", e.monitor);
             e.min_delta = number_at(*early, "min_delta", e.min_delta);
-            e.patience = static_cast<int>(integer_at(*early, "patience", e.patience));
+            e.patience = static_cast<int>(integer_at(*early, "patience", e.patience, 0, 1'000'000));
             e.restore_best_weights = bool_at(*early, "restore_best_weights", e.restore_best_weights);
-            e.start_from_epoch = static_cast<int>(integer_at(*early, "start_from_epoch", e.start_from_epoch));
+            e.start_from_epoch = static_cast<int>(integer_at(*early, "start_from_epoch", e.start_from_epoch, 0, kInt32Max));
         }
         config.overfitting_monitor = bool_at(o, "overfitting_monitor", config.overfitting_monitor);
         const std::string all_reduce = string_at(o, "all_reduce", "auto");
@@ -128,8 +167,10 @@ TrainConfig train_config_from_json(const json::Value& o) {
             throw ModelError("all_reduce '" + all_reduce + "' is not one of auto, reduce_to_one_device, ring, nccl");
         }
         config.shuffle = bool_at(o, "shuffle", config.shuffle);
-        config.prefetch_batches = static_cast<std::int32_t>(integer_at(o, "prefetch_batches", config.prefetch_batches));
-        config.max_steps_per_epoch = integer_at(o, "max_steps_per_epoch", config.max_steps_per_epoch);
+        // A few batches ahead is all prefetching needs; a billion would ask for a billion buffers.
+        config.prefetch_batches = static_cast<std::int32_t>(integer_at(o, "prefetch_batches", config.prefetch_batches, 0, 64));
+        config.max_steps_per_epoch = integer_at(o, "max_steps_per_epoch", config.max_steps_per_epoch, 0,
+                                                std::numeric_limits<std::int64_t>::max());
         return config;
     } catch (const ModelError&) {
         throw;
