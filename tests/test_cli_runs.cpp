@@ -38,6 +38,7 @@ class TestCliRuns : public QObject {
 
 private slots:
     void runIsRecordedAndListed();
+    void saveBestOnlyKeepsACheckpoint();
     void textThatIsNotUtf8IsKeptAndListed();
     void killedRunIsInterruptedAndResumes();
     void resumedRunMatchesAnUninterruptedOne();
@@ -179,6 +180,26 @@ void TestCliRuns::textThatIsNotUtf8IsKeptAndListed() {
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
     QVERIFY2(shown.exit_code == 0, qPrintable(describe(shown)));
     QVERIFY2(shown.out.contains(QStringLiteral("lat\uFFFDn.csv")), qPrintable(shown.out.left(3000)));
+}
+
+// --save-best-only keeps the best epoch's checkpoint; without validation data there is no val_loss
+// to compare, and every epoch is kept instead, said once. Keras (and MirrorLab before) saved
+// nothing: the run then could not be evaluated, resumed or exported.
+void TestCliRuns::saveBestOnlyKeepsACheckpoint() {
+    QTemporaryDir store;
+    const QStringList common{"train", "--devices", "cpu", "--epochs", "2", "--steps-per-epoch", "2", "--save-best-only"};
+    const CliResult validated = run_cli(with_store(store, common + QStringList{"--data", "synthetic:200:64"}));
+    QVERIFY2(validated.exit_code == 0, qPrintable(describe(validated)));
+    QVERIFY(QFileInfo::exists(store.path() + "/runs/1/best.mlckpt"));
+    QVERIFY(!QFileInfo::exists(store.path() + "/runs/1/last.mlckpt"));
+    QVERIFY(!validated.err.contains(QStringLiteral("no validation data")));
+
+    const CliResult unvalidated = run_cli(with_store(store, common + QStringList{"--data", "synthetic:200:0"}));
+    QVERIFY2(unvalidated.exit_code == 0, qPrintable(describe(unvalidated)));
+    QCOMPARE(unvalidated.err.count(QStringLiteral("this run has no validation data: every epoch's checkpoint is kept")), 1);
+    QVERIFY(QFileInfo::exists(store.path() + "/runs/2/last.mlckpt"));
+    const CliResult evaluated = run_cli(with_store(store, {"evaluate", "--run", "2", "--data", "synthetic:200:64"}));
+    QVERIFY2(evaluated.exit_code == 0, qPrintable(describe(evaluated)));
 }
 
 void TestCliRuns::resumeMistakesAreExplained() {

@@ -38,6 +38,21 @@ void ModelCheckpoint::on_step_end(FitContext& context, int /*epoch*/, std::int64
 void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& record) {
     const double value = monitored_value(record, options_.monitor);
     const bool improved = !std::isnan(value) && (maximize_ ? value > best_value_ : value < best_value_);
+    // Keras skips every save when save_best_only has no val_loss to compare (no validation data);
+    // a run would then end with nothing to resume or export. Every epoch is kept instead, said once.
+    const bool monitor_missing = options_.monitor.starts_with("val_") && !record.has_validation;
+    if (options_.save_best_only && monitor_missing) {
+        if (!said_no_monitor_) {
+            said_no_monitor_ = true;
+            const std::string text = "save_best_only compares " + options_.monitor +
+                                     ", and this run has no validation data: every epoch's checkpoint is kept instead "
+                                     "(give data with a validation split to keep only the best)";
+            context.publish(WarningEvent{"checkpoint", text, record.epoch, 0});
+            context.log(LogLevel::Warning, text);
+        }
+        save(context, last_path(options_.folder), "last", context.snapshot(), value);
+        return;
+    }
     if (options_.save_best_only && !improved) return;
     // The state with this callback's own best value already updated, so a resumed run compares
     // against the same best.

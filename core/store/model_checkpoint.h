@@ -59,6 +59,7 @@ private:
     std::function<void()> before_save_;
     bool maximize_;
     double best_value_;
+    bool said_no_monitor_ = false;  // save_best_only without the monitored metric: said once
 };
 
 }  // namespace mirrorlab

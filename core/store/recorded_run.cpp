@@ -19,7 +19,8 @@ std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
     const std::string other = which == "best" ? ModelCheckpoint::last_path(run.folder) : ModelCheckpoint::best_path(run.folder);
     if (which != "best" && std::filesystem::exists(other)) return other;  // save_best_only runs have only best
     throw CheckpointError("run " + std::to_string(run.id) + " has no " + (which == "best" ? "best " : "") +
-                          "checkpoint in '" + run.folder + "' (it ended before its first epoch finished); train it again instead");
+                          "checkpoint in '" + run.folder + "' (it ended before its first epoch finished, or no checkpoint could be "
+                          "written: its warnings say why); train it again instead");
 }
 
 RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription description, Trainer::EventSink downstream,
