@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "core/util/error.h"
@@ -137,7 +138,31 @@ void configure_program(CLI::App& app) {
     formatter->column_width(32);
 }
 
+namespace {
+
+// A full disk or /dev/full under `> file`: printf's failures only show as the stream's error flag,
+// and the command would exit 0 with a truncated or empty file. Checked once, at the end.
+int with_output_written(int status) {
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    if (flushed && !std::ferror(stdout)) return status;
+    const int error = errno;
+    std::fprintf(stderr, "mirrorlab-cli: error: cannot write the output to standard output%s%s%s\n", error != 0 ? ": " : "",
+                 error != 0 ? std::strerror(error) : "", error == ENOSPC ? " (the disk is full)" : "");
+    return status == 0 ? 1 : status;
+}
+
+int run_command(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv);
+
+}  // namespace
+
 int run(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+    return with_output_written(run_command(app, commands, argc, argv));
+}
+
+namespace {
+
+int run_command(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
     if (argc < 2) {
         std::fputs(app.help().c_str(), stderr);
         return 2;
@@ -162,5 +187,7 @@ int run(CLI::App& app, const std::vector<Command>& commands, int argc, char** ar
         return 1;
     }
 }
+
+}  // namespace
 
 }  // namespace mirrorlab::cli

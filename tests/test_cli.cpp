@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStringList>
@@ -134,6 +135,7 @@ private slots:
     void outOfMemoryRunFails();
     void modelBiggerThanMemorySaysWhatItNeeds();
     void jsonReportsNonUtf8Paths();
+    void outputThatCannotBeWrittenFails();
     void ctrlCStopsAfterTheStepAndKeepsFinishedEpochs();
     void ctrlCIsAJsonEventWithTheExactStep();
     void ctrlCDuringValidationStopsIt();
@@ -602,6 +604,22 @@ void TestCli::modelBiggerThanMemorySaysWhatItNeeds() {
         QVERIFY2(!r.err.contains(QStringLiteral("bad_alloc")), qPrintable(describe(r)));
         for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
         QVERIFY2(!looks_like_training(r), qPrintable(describe(r)));
+    }
+}
+
+// Standard output to a full disk (/dev/full stands for one): the command says it could not write
+// its output and exits 1. It exited 0, leaving an empty or truncated file behind `> file`.
+void TestCli::outputThatCannotBeWrittenFails() {
+    if (!QFileInfo::exists(QStringLiteral("/dev/full"))) QSKIP("no /dev/full on this system");
+    for (const QStringList& arguments : {QStringList{QStringLiteral("summary")},
+                                         QStringList{QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("synthetic:100:20")}}) {
+        QProcess process;
+        process.setStandardOutputFile(QStringLiteral("/dev/full"));
+        process.start(QStringLiteral(MIRRORLAB_CLI_PATH), arguments);
+        QVERIFY(process.waitForFinished(kTimeoutMs));
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitCode(), 1);
+        QVERIFY2(err.contains(QStringLiteral("cannot write the output to standard output: No space left on device")), qPrintable(err));
     }
 }
 
