@@ -136,6 +136,7 @@ private slots:
     void modelBiggerThanMemorySaysWhatItNeeds();
     void jsonReportsNonUtf8Paths();
     void outputThatCannotBeWrittenFails();
+    void hugeInputsAreRefusedBeforeAllocating();
     void ctrlCStopsAfterTheStepAndKeepsFinishedEpochs();
     void ctrlCIsAJsonEventWithTheExactStep();
     void ctrlCDuringValidationStopsIt();
@@ -605,6 +606,42 @@ void TestCli::modelBiggerThanMemorySaysWhatItNeeds() {
         for (const QString& mention : mentions) QVERIFY2(r.err.contains(mention), qPrintable(mention + "\n" + describe(r)));
         QVERIFY2(!looks_like_training(r), qPrintable(describe(r)));
     }
+}
+
+// Inputs that would take more memory than a computer has are refused by name before anything is
+// allocated, under a 2 GiB address-space cap: a synthetic corpus of 10^8 samples (it took 6 GB
+// and more), an input_length that pads the data to hundreds of GB, a multi-GB file given as a
+// checkpoint (read whole before its signature was looked at).
+void TestCli::hugeInputsAreRefusedBeforeAllocating() {
+    constexpr std::uint64_t kCap = std::uint64_t{2} << 30;
+    const CliResult corpus = run_cli({QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("synthetic:100000000")}, kCap);
+    QVERIFY2(corpus.exit_code == 1 && corpus.err.contains(QStringLiteral("at most 1000000 training")), qPrintable(describe(corpus)));
+
+    const QString long_model = write_file(QStringLiteral("long.json"), QStringLiteral(
+        R"({"name": "long", "input_length": 16777216, "layers": [
+            {"class_name": "Embedding", "config": {"input_dim": 30982, "output_dim": 2}},
+            {"class_name": "GlobalMaxPooling1D"},
+            {"class_name": "Dense", "config": {"units": 46, "activation": "softmax"}}]})"));
+    const CliResult padded = run_cli({QStringLiteral("train"), QStringLiteral("--no-store"), QStringLiteral("--devices"),
+                                      QStringLiteral("cpu"), QStringLiteral("--data"), QStringLiteral("synthetic:20000:2000"),
+                                      QStringLiteral("--model"), long_model},
+                                     kCap);
+    QVERIFY2(padded.exit_code == 1 && padded.err.contains(QStringLiteral("tokens each (the model's input_length) needs")) &&
+                 padded.err.contains(QStringLiteral("lower input_length")),
+             qPrintable(describe(padded)));
+
+    const QString big = dir_.filePath(QStringLiteral("big.mlckpt"));
+    {
+        QFile file(big);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        QVERIFY(file.resize(qint64{3} << 30));  // sparse: no disk is used
+    }
+    const CliResult checkpoint = run_cli({QStringLiteral("train"), QStringLiteral("--store"), dir_.filePath(QStringLiteral("store")),
+                                          QStringLiteral("--resume"), big, QStringLiteral("--epochs"), QStringLiteral("2")},
+                                         kCap);
+    QFile::remove(big);
+    QVERIFY2(checkpoint.exit_code == 1 && checkpoint.err.contains(QStringLiteral("is not a MirrorLab checkpoint")),
+             qPrintable(describe(checkpoint)));
 }
 
 // Standard output to a full disk (/dev/full stands for one): the command says it could not write

@@ -278,8 +278,12 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint, cons
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-    const std::vector<uint8_t> bytes = read_file_binary(path, kMaxCheckpointBytes, "checkpoint '" + path + "'", "checkpoints");
-    return parse_checkpoint(std::string(bytes.begin(), bytes.end()), "checkpoint '" + path + "'");
+    const std::string what = "checkpoint '" + path + "'";
+    // The signature first: a large file of another kind is refused before it is read whole.
+    if (regular_file_starts_with(path, std::string_view(kCheckpointMagic, sizeof kCheckpointMagic)) == false) {
+        throw CheckpointError(what + " is not a MirrorLab checkpoint (it does not start with the checkpoint signature)");
+    }
+    return parse_checkpoint(read_file_text(path, kMaxCheckpointBytes, what, "checkpoints"), what);
 }
 
 void check_checkpoint_fits(const Checkpoint& checkpoint, const Model& model, const DataFingerprint& data, const std::string& what) {

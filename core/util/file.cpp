@@ -122,6 +122,23 @@ std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_byte
     return read_capped<std::vector<uint8_t>>(path, max_bytes, what, limit_name);
 }
 
+std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix) {
+    // O_NONBLOCK: a FIFO is never waited on (fstat below turns it away).
+    const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    struct stat info {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+    std::string head(prefix.size(), '\0');
+    std::size_t got = 0;
+    while (got < head.size()) {
+        const ssize_t n = ::read(fd.get(), head.data() + got, head.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return std::nullopt;
+        if (n == 0) return false;
+        got += static_cast<std::size_t>(n);
+    }
+    return head == prefix;
+}
+
 std::optional<FileIdentity> file_identity(const std::string& path) {
     struct stat info {};
     if (::stat(path.c_str(), &info) != 0) return std::nullopt;

@@ -30,6 +30,11 @@ std::string read_file_text(const std::string& path, uint64_t max_bytes, std::str
 std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_bytes,
                                       std::string_view what, std::string_view limit_name);
 
+// Whether the regular file at `path` starts with `prefix`: false when it is shorter or starts
+// otherwise; nullopt when it is not a regular file or cannot be read (the full reader then says
+// why). Lets a reader refuse a large file of another kind before reading it whole.
+std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix);
+
 // Which file or folder a path names, after following symbolic links: two paths name the same one
 // exactly when their identities are equal (symlinks, hard links, bind mounts). Walks of folders
 // keep the identities they have seen so that they never loop and read nothing twice.
