@@ -3,12 +3,14 @@
 // window stays usable and the earlier run is kept; settings persist between launches.
 #include <QtTest>
 
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -27,6 +29,8 @@
 #include "ui/runs/runs_panel.h"
 #include "ui/training/log_panel.h"
 #include "ui/training/monitor_panel.h"
+#include "ui/teaching/scaling_panel.h"
+#include "ui/teaching/step_view.h"
 #include "ui/training/training_panel.h"
 
 using namespace mirrorlab;
@@ -269,6 +273,54 @@ private slots:
         QCOMPARE(window.dataPanel()->loadedSpec(), QStringLiteral("synthetic:320:64"));
         QVERIFY2(source->currentText().startsWith(QStringLiteral("Synthetic")), qPrintable(source->currentText()));
         QVERIFY(!not_loaded->isVisible());
+    }
+
+    // While a scaling experiment or a followed run is in progress, nothing else can start, and the
+    // actions say so before a dialog is filled in. Before, Start trained beside the experiment
+    // (both measured wrong), "Train on several workers" opened its dialog only to refuse, and the
+    // step view's Next step armed slow motion for the next run. The scaling status names the timed
+    // steps an epoch allows, not the steps asked for.
+    void oneThingAtATime() {
+        MainWindow window(nullptr, scope());
+        window.show();
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        window.dataPanel()->load(QStringLiteral("synthetic:4000:64"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        prepare(window, small_model(30982), "cpu:2", 1);
+        auto action = [&](const char* name) { return window.findChild<QAction*>(QLatin1String(name)); };
+        QVERIFY(action("startAction")->isEnabled() && action("trainOnWorkersAction")->isEnabled() && action("followAction")->isEnabled());
+
+        window.scalingPanel()->setSteps(3000);
+        QVERIFY(window.scalingPanel()->start());
+        QVERIFY(!action("startAction")->isEnabled());
+        QVERIFY2(action("startAction")->toolTip().contains(QStringLiteral("scaling experiment is running")),
+                 qPrintable(action("startAction")->toolTip()));
+        QVERIFY(!action("trainOnWorkersAction")->isEnabled() && !action("followAction")->isEnabled());
+        QVERIFY(!window.startTraining());
+        QVERIFY(window.scalingPanel()->waitForFinished(120000));
+        QVERIFY(action("startAction")->isEnabled() && action("trainOnWorkersAction")->isEnabled());
+        QVERIFY2(window.scalingPanel()->statusText().contains(QStringLiteral("timed steps")) &&
+                     window.scalingPanel()->statusText().contains(QStringLiteral("3000 were asked for")),
+                 qPrintable(window.scalingPanel()->statusText()));
+
+        QTemporaryDir dir;
+        const QString events = dir.filePath(QStringLiteral("job.jsonl"));
+        QFile file(events);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        QString error;
+        QVERIFY2(window.controller()->follow(events, &error) > 0, qPrintable(error));
+        auto* next_step = window.stepView()->findChild<QPushButton*>(QStringLiteral("nextStep"));
+        QVERIFY(next_step != nullptr && !next_step->isEnabled());
+        QVERIFY(!action("followAction")->isEnabled() && !action("trainOnWorkersAction")->isEnabled());
+        window.controller()->stop();
+        QVERIFY(action("followAction")->isEnabled());
+
+        // A load that fails leaves Start saying what is wrong, not that the data is still loading.
+        window.dataPanel()->load(QStringLiteral("csv:/nonexistent/wires.csv"));
+        QVERIFY(!action("startAction")->isEnabled());
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY2(!action("startAction")->toolTip().contains(QStringLiteral("still loading")), qPrintable(action("startAction")->toolTip()));
     }
 
     // Start, Pause, Resume and Stop as a person uses them: clicks on the training toolbar's buttons

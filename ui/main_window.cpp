@@ -218,6 +218,8 @@ void MainWindow::connectPanels() {
         updateActions();
     });
     connect(data_, &DataPanel::loadFailed, this, [this](const QString& error) { showMessage(error, true); });
+    connect(data_, &DataPanel::loadingChanged, this, &MainWindow::updateActions);
+    connect(scaling_, &ScalingPanel::runningChanged, this, &MainWindow::updateActions);
     connect(controller_, &TrainingController::stateChanged, this, &MainWindow::updateActions);
     connect(controller_, &TrainingController::runFailed, this, [this](const FailedEvent& event) {
         showMessage(tr("Training failed: %1").arg(QString::fromStdString(event.reason)), true);
@@ -375,6 +377,8 @@ QString MainWindow::startBlocker() const {
     if (const QString error = devices_->validationError(); !error.isEmpty()) return tr("Devices: %1").arg(error);
     if (const QString error = model_->modelError(); !error.isEmpty()) return tr("Model: %1").arg(error);
     if (data_->isLoading()) return tr("The data is still loading.");
+    // The two would share the cores: the experiment's timings and the run's would both be wrong.
+    if (scaling_->running()) return tr("A scaling experiment is running: wait for it, or cancel it in the Scaling panel.");
     if (!data_->dataset()) {
         return data_->lastError().isEmpty() ? tr("No data loaded; choose a source in the Data panel and press Load.")
                                             : tr("Data: %1").arg(data_->lastError());
@@ -476,6 +480,10 @@ void MainWindow::updateActions() {
                                          : tr("Stop following the other process's run (it goes on)"),
                                     stop_->shortcut()));
     next_step_->setEnabled(active && here);
+    // Another run cannot start while one is in progress: said before a dialog is filled in.
+    for (const char* name : {"trainOnWorkersAction", "followAction"}) {
+        if (auto* action = findChild<QAction*>(QLatin1String(name))) action->setEnabled(idle && !scaling_->running());
+    }
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {

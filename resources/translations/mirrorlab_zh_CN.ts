@@ -1468,6 +1468,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Run %1 cannot be resumed: it is not in the Runs panel (deleted, or kept by another store).</source>
         <translation>无法继续运行 %1：它不在“运行记录”面板中（已删除，或保存在另一个运行记录库中）。</translation>
     </message>
+    <message>
+        <source>A scaling experiment is running: wait for it, or cancel it in the Scaling panel.</source>
+        <translation>扩展实验正在运行：请等待其结束，或在“扩展性”面板中取消。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -2436,6 +2440,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>The runs measured here, and predictions for clusters that are not here</source>
         <translation>本机实测的运行，以及对本机之外集群的预测</translation>
+    </message>
+    <message>
+        <source>Experiment %1 finished: %2 runs of %3 timed steps (the data holds no more batches per epoch; %4 were asked for).</source>
+        <translation>实验 %1 完成：%2 次运行，每次计时 %3 步（数据每轮没有更多批次；请求的是 %4 步）。</translation>
     </message>
 </context>
 <context>

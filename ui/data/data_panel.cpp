@@ -290,6 +290,7 @@ void DataPanel::load(const QString& spec_text) {
     load_button_->setText(tr("Cancel"));
     status_->setStyleSheet({});
     status_->setText(tr("Loading %1…").arg(spec_text));
+    emit loadingChanged(true);
     QPointer<DataPanel> self(this);
     const std::string spec_string = spec_text.toStdString();
     worker_ = std::thread([self, spec_string, spec_text, generation] {
@@ -327,6 +328,7 @@ void DataPanel::cancelLoad() {
     status_->setStyleSheet({});
     status_->setText(dataset_ ? tr("Stopped loading %1; still using %2").arg(loading_spec_, dataName())
                               : tr("Stopped loading %1").arg(loading_spec_));
+    emit loadingChanged(false);
 }
 
 void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error,
@@ -337,6 +339,7 @@ void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString
     if (worker_.joinable()) worker_.join();
     loading_ = false;
     load_button_->setText(tr("Load"));
+    emit loadingChanged(false);
     if (!error.isEmpty()) {
         last_error_ = error;
         status_->setStyleSheet(QStringLiteral("color: #b00020"));

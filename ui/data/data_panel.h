@@ -60,6 +60,7 @@ public:
 signals:
     void datasetChanged();
     void loadFailed(const QString& message);
+    void loadingChanged(bool loading);  // a load began, or ended (loaded, failed or cancelled)
 
 private:
     void addWordsRows(QVBoxLayout* layout);

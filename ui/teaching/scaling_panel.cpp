@@ -316,6 +316,7 @@ bool ScalingPanel::start(ScalingSetup setup) {
     drain_timer_.start();
     refresh();
     updateButtons();
+    emit runningChanged(true);
     return true;
 }
 
@@ -362,7 +363,17 @@ void ScalingPanel::finish(ScalingExperiment experiment) {
     in_progress_.reset();
     const int id = experiment.id;
     if (experiment.completed) {
-        status_->setText(tr("Experiment %1 finished: %2 runs of %3 steps.").arg(id).arg(experiment.points.size()).arg(experiment.steps));
+        // The engine times at most one epoch's batches: a small data set gives fewer than asked.
+        std::int64_t timed = experiment.steps;
+        for (const ScalingPoint& point : experiment.points) timed = std::min(timed, point.timed_steps);
+        status_->setText(timed < experiment.steps
+                             ? tr("Experiment %1 finished: %2 runs of %3 timed steps (the data holds no more batches per "
+                                  "epoch; %4 were asked for).")
+                                   .arg(id)
+                                   .arg(experiment.points.size())
+                                   .arg(timed)
+                                   .arg(experiment.steps)
+                             : tr("Experiment %1 finished: %2 runs of %3 steps.").arg(id).arg(experiment.points.size()).arg(experiment.steps));
     } else if (!experiment.error.empty()) {
         status_->setText(tr("Experiment %1 stopped: %2").arg(id).arg(QString::fromStdString(experiment.error)));
     } else {
@@ -375,6 +386,7 @@ void ScalingPanel::finish(ScalingExperiment experiment) {
     }
     refresh();
     updateButtons();
+    emit runningChanged(false);
 }
 
 void ScalingPanel::clearEarlier() {

@@ -69,6 +69,9 @@ public:
     bool exportCsv(const QString& path, QString* error) const;
     WhatIfPanel* whatIf() const { return what_if_; }  // the prediction for clusters not here
 
+signals:
+    void runningChanged(bool running);  // an experiment began or ended
+
 private:
     void addPoint(const ScalingPoint& point, int done, int total);
     void finish(ScalingExperiment experiment);

@@ -258,6 +258,7 @@ void StepView::nextStep() {
     if (controller_ == nullptr) return;
     const auto state = controller_->state();
     if (state != TrainingController::State::Paused && state != TrainingController::State::Running) return;
+    if (controller_->following()) return;  // another process's run: nothing here to step
     if (!slowMotion()) {
         const QSignalBlocker block(slow_motion_);
         slow_motion_->setChecked(true);
@@ -314,7 +315,8 @@ QString StepView::statusText() const { return status_->text(); }
 void StepView::updateControls() {
     const bool active = controller_ != nullptr && (controller_->state() == TrainingController::State::Running ||
                                                    controller_->state() == TrainingController::State::Paused);
-    next_step_->setEnabled(active);
+    // A followed run trains in its own process: it cannot be held here, as the toolbar's Next step says.
+    next_step_->setEnabled(active && !controller_->following());
 }
 
 void StepView::updateStatus() {
