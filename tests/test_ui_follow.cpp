@@ -13,6 +13,8 @@
 #include <QtTest>
 
 #include "core/data/source.h"
+#include "ui/inspect/class_report_view.h"
+#include "ui/inspect/try_it_panel.h"
 #include "ui/training/mpi_hosts.h"
 #include "ui/training/training_controller.h"
 #include "ui/training/workers_dialog.h"
@@ -51,6 +53,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(path), 30000);
 
         TrainingController controller;
+        TryItPanel try_it(&controller);
+        ClassReportView report(&controller);
+        try_it.setText(QStringLiteral("oil prices rose sharply"));
         QSignalSpy began(&controller, &TrainingController::trainBegan);
         QSignalSpy epochs(&controller, &TrainingController::epochEnded);
         QSignalSpy finished(&controller, &TrainingController::runFinished);
@@ -81,6 +86,9 @@ private slots:
         QVERIFY(run->finished.has_value());
         QVERIFY(std::isfinite(run->epochs.back().validation.loss));
         QVERIFY(controller.lastWeights().empty());  // the weights are in the other process
+        // Try it and the report say so, rather than "train a model first" or an earlier run's answer.
+        QTRY_VERIFY2(try_it.statusText().contains(QStringLiteral("trained in another process")), qPrintable(try_it.statusText()));
+        QTRY_VERIFY2(report.statusText().contains(QStringLiteral("trained in another process")), qPrintable(report.statusText()));
     }
 
     // A followed run is not kept here (its process keeps it, or not): a run trained here afterwards
@@ -197,6 +205,9 @@ private slots:
         const RunRecord* run = controller.run(id);
         QCOMPARE(run->epochs.size(), std::size_t{2});
         QVERIFY(run->title.contains(QStringLiteral("2 workers")));
+        // The job's weights, from the checkpoint rank 0 kept: Try it and the report use them.
+        QCOMPARE(static_cast<std::int64_t>(controller.lastWeights().size()), Model::reference().total_params());
+        QCOMPARE(controller.lastModel()->total_params(), Model::reference().total_params());
     }
 
     void stopEndsTheWorkers() {

@@ -264,6 +264,10 @@
         <source>%1 has no wires in the validation split</source>
         <translation>验证集中没有 %1 的新闻稿</translation>
     </message>
+    <message>
+        <source>The last run trained in another process, which keeps its weights: train or resume a run here to evaluate it.</source>
+        <translation>上一次运行在另一个进程中训练，权重保存在那里：请在此处训练或继续一次运行后再评估。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::CompileOptions</name>
@@ -3141,6 +3145,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Words: %1; not in the vocabulary: %2 (struck through).</source>
         <translation>词数：%1；不在词表中：%2（带删除线）。</translation>
+    </message>
+    <message>
+        <source>The last run trained in another process, which keeps its model: train or resume a run here to try it.</source>
+        <translation>上一次运行在另一个进程中训练，模型保存在那里：请在此处训练或继续一次运行后再试用。</translation>
     </message>
 </context>
 <context>

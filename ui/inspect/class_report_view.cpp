@@ -249,8 +249,10 @@ ClassReportView::ClassReportView(TrainingController* controller, QWidget* parent
     layout->addWidget(status_);
     layout->addWidget(split_, 1);
 
-    connect(controller_, &TrainingController::runFinished, this,
-            [this] { evaluate(controller_->lastModel(), controller_->lastData(), controller_->lastWeights()); });
+    connect(controller_, &TrainingController::runFinished, this, [this] {
+        trained_elsewhere_ = controller_->following() && controller_->lastWeights().empty();
+        evaluate(controller_->lastModel(), controller_->lastData(), controller_->lastWeights());
+    });
 }
 
 // The bottom strip is wide and short, a floating or side dock tall and narrow: the table goes beside
@@ -276,7 +278,9 @@ void ClassReportView::evaluate(std::shared_ptr<const Model> model, std::shared_p
     if (!model || !data || weights.empty()) {
         Outcome outcome;
         outcome.generation = generation;
-        outcome.error = tr("Train a model first: when a run ends, its final weights are evaluated here.");
+        outcome.error = trained_elsewhere_ ? tr("The last run trained in another process, which keeps its weights: train or "
+                                                "resume a run here to evaluate it.")
+                                           : tr("Train a model first: when a run ends, its final weights are evaluated here.");
         showOutcome(outcome);
         return;
     }

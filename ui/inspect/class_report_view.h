@@ -95,6 +95,7 @@ private:
     std::thread worker_;
     std::uint64_t generation_ = 0;  // of the latest evaluate(); older outcomes are dropped
     bool evaluating_ = false;
+    bool trained_elsewhere_ = false;  // the last run trained in another process, its weights not here
     std::optional<ClassReport> report_;
     QLabel* status_ = nullptr;
     QTableWidget* table_ = nullptr;

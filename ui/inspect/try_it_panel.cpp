@@ -145,7 +145,18 @@ void TryItPanel::takeLatestRun() {
     // Between runs only: a run in progress has not yet handed over its weights.
     if (controller_->state() != TrainingController::State::Idle) return;
     std::vector<float> weights = controller_->lastWeights();
-    if (weights.empty() || !controller_->lastModel() || !controller_->lastData()) return;
+    if (weights.empty() || !controller_->lastModel() || !controller_->lastData()) {
+        // A run followed from another process: answering with an earlier run's model would pass
+        // it off as this one's.
+        if (controller_->following()) {
+            model_.reset();
+            data_.reset();
+            weights_.clear();
+            trained_elsewhere_ = true;
+        }
+        return;
+    }
+    trained_elsewhere_ = false;
     model_ = controller_->lastModel();
     data_ = controller_->lastData();
     weights_ = std::move(weights);
@@ -154,7 +165,9 @@ void TryItPanel::takeLatestRun() {
 void TryItPanel::classify() {
     debounce_->stop();
     if (!model_) {
-        showError(tr("Train a model first: when a run ends, its model answers here."));
+        showError(trained_elsewhere_ ? tr("The last run trained in another process, which keeps its model: train or resume "
+                                          "a run here to try it.")
+                                     : tr("Train a model first: when a run ends, its model answers here."));
         return;
     }
     const QString text = text_->toPlainText();

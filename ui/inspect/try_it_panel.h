@@ -58,6 +58,7 @@ private:
     std::shared_ptr<const Model> model_;
     std::shared_ptr<const DatasetSplit> data_;
     std::vector<float> weights_;
+    bool trained_elsewhere_ = false;  // the last run trained in another process, its model not here
     DeviceConfig cpu_;
 
     QPlainTextEdit* text_ = nullptr;

@@ -144,6 +144,7 @@ int TrainingController::start(const RunSettings& settings) {
         runs_.push_back(record);
         last_settings_ = settings;
         trainer_.reset();  // the previous run's trainer must not stand for this one
+        job_weights_.clear();
         emit runStarted(record.id);
         std::vector<StepEndEvent> no_steps;
         onEvent(FailedEvent{"data", error.what(), 0, 0}, no_steps);
@@ -262,6 +263,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         }
     }
     trainer_ = std::move(trainer);
+    job_weights_.clear();
     last_settings_ = settings;
     if (!recorded_) {
         trainer_->set_event_sink(queue);
@@ -422,7 +424,25 @@ const RunRecord* TrainingController::run(int id) const {
     return nullptr;
 }
 
-std::vector<float> TrainingController::lastWeights() const { return trainer_ ? trainer_->weights() : std::vector<float>{}; }
+std::vector<float> TrainingController::lastWeights() const { return trainer_ ? trainer_->weights() : job_weights_; }
+
+// A job started here trains in its workers; rank 0 keeps the run in the store under the id shown
+// here, with a checkpoint of its last epoch: its weights answer in Try it and the per-class report
+// as a run here would. A followed run of another process has no model here, and nothing is taken.
+void TrainingController::takeJobWeights(int id) {
+    job_weights_.clear();
+    if (!store_ || !last_settings_.model) return;
+    try {
+        Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(store_->get(id)));
+        if (Model::from_json_text(checkpoint.model_json, "the job's checkpoint").to_json_text() != last_settings_.model->to_json_text() ||
+            static_cast<std::int64_t>(checkpoint.state.weights.size()) != last_settings_.model->total_params()) {
+            return;  // another run took the id: not this job's weights
+        }
+        job_weights_ = std::move(checkpoint.state.weights);
+    } catch (const Error&) {
+        // No checkpoint (stopped in its first epoch) or none readable: Try it says to train first.
+    }
+}
 
 const RunRecord* TrainingController::currentRun() const { return runs_.empty() ? nullptr : &runs_.back(); }
 
@@ -471,6 +491,7 @@ void TrainingController::onEvent(const Event& event, std::vector<StepEndEvent>& 
                 record.finished = e;
                 record.running = false;
                 if (record.stored) record.stored_status = e.reason == FinishReason::StoppedByUser ? RunStatus::Stopped : RunStatus::Finished;
+                if (followed_) takeJobWeights(record.id);  // before Try it and the report ask for them
                 setState(State::Idle);
                 emit runFinished(e);
             } else if constexpr (std::is_same_v<T, FailedEvent>) {

@@ -204,6 +204,7 @@ private:
     void stopFollowing(const QString& why);
     void jobEnded(int exit_code);
     void endLingeringJob();
+    void takeJobWeights(int id);
 
     std::shared_ptr<DeviceRegistry> registry_;
     std::unique_ptr<Trainer> trainer_;
@@ -221,6 +222,7 @@ private:
     std::vector<Event> queue_;
     std::vector<RunRecord> runs_;
     RunSettings last_settings_;
+    std::vector<float> job_weights_;  // a job's run, from the checkpoint rank 0 kept (takeJobWeights)
     State state_ = State::Idle;
     // Written on the GUI thread, read by the training thread's event sink after every step.
     std::atomic<bool> step_once_{false};

@@ -73,6 +73,7 @@ int TrainingController::follow(const QString& path, QString* error) {
     }
     if (trainer_) trainer_->wait();  // the previous run has ended (Idle); its thread is joined here
     trainer_.reset();                // its weights and settings do not belong to the run shown next
+    job_weights_.clear();
     last_settings_ = RunSettings{};
     followed_ = std::move(file);
     follow_reader_ = EventLineReader{};
