@@ -189,6 +189,14 @@ void TestCli::summaryRejectsBadModels_data() {
     QTest::newRow("impossible shape") << QStringLiteral("kernel.json") << model_json(100, 10, 50)
                                       << QStringList{QStringLiteral("kernel.json"), QStringLiteral("kernel_size 50"),
                                                      QStringLiteral("only 10 steps")};
+    // A misspelt argument trained Keras' default (a linear output) without a word; Keras' own
+    // arguments MirrorLab does not use (kernel_initializer, ...) are still accepted.
+    QTest::newRow("misspelt argument")
+        << QStringLiteral("typo.json")
+        << QStringLiteral(R"({"input_length": 60, "layers": [{"class_name": "Embedding", "config": {"input_dim": 100, "output_dim": 8}},
+            {"class_name": "GlobalMaxPooling1D"},
+            {"class_name": "Dense", "config": {"units": 46, "activaton": "softmax", "kernel_initializer": "glorot_uniform"}}]})")
+        << QStringList{QStringLiteral("layer 3 (Dense) has 'activaton'"), QStringLiteral("did you mean 'activation'?")};
 }
 
 void TestCli::summaryRejectsBadModels() {

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/backend/backend.h"
 #include "core/layers/layer_config.h"
@@ -85,6 +86,8 @@ public:
     ActivationKind activation(std::string_view key, std::string fallback) const;
     Padding padding(std::string_view key, Padding fallback) const;
     bool has(std::string_view key) const;
+    // The config's keys (none when it is not an object).
+    std::vector<std::string> keys() const;
 
     [[noreturn]] void fail(const std::string& what) const;
 

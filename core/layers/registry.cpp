@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "core/layers/layer_type.h"
 #include "core/util/error.h"
@@ -138,9 +140,55 @@ bool ConfigReader::has(std::string_view key) const {
     return value != nullptr && !value->is_null();
 }
 
+std::vector<std::string> ConfigReader::keys() const {
+    std::vector<std::string> names;
+    if (!config_.is_object()) return names;
+    for (const auto& [key, value] : config_.as_object()) names.push_back(key);
+    return names;
+}
+
 void ConfigReader::fail(const std::string& what) const { throw ModelError(prefix_ + " " + what); }
 
+namespace {
+
+// Levenshtein distance: how many letters to insert, delete or change to turn `a` into `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// Keras writes many arguments MirrorLab does not use (initializers, regularizers, dtype, ...), so an
+// unknown key is no error. One a letter or two from an argument MirrorLab reads is a misspelling
+// ("activaton"): reading on would train the default (a linear output) without a word.
+void refuse_misspelt_arguments(const ConfigReader& read, const LayerType& type) {
+    for (const std::string& key : read.keys()) {
+        const auto is_key = [&](const LayerArgument& argument) { return key == argument.spec->key; };
+        if (std::any_of(type.arguments.begin(), type.arguments.end(), is_key)) continue;
+        for (const LayerArgument& argument : type.arguments) {
+            const std::string_view known = argument.spec->key;
+            const std::size_t distance = edit_distance(key, known);
+            if (distance > 0 && distance <= 2 && distance * 4 <= known.size()) {
+                read.fail("has '" + key + "', which is not an argument of " + std::string(type.class_name) + ": did you mean '" +
+                          std::string(known) + "'?");
+            }
+        }
+    }
+}
+
+}  // namespace
+
 void read_arguments(const ConfigReader& read, const LayerType& type, LayerConfig& config) {
+    refuse_misspelt_arguments(read, type);
     for (const LayerArgument& argument : type.arguments) {
         const ArgumentSpec& spec = *argument.spec;
         const bool required = !argument.keras_default.has_value();
