@@ -84,8 +84,9 @@ void install_stop_handlers() {
 const char* signal_label(int signal_number) { return signal_number == SIGINT ? "Ctrl-C" : "SIGTERM"; }
 const char* signal_name(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
 
-// "in epoch 4 after step 120/281; 3 complete epochs kept"
-std::string describe_stop(const FinishedEvent& finished) {
+// "in epoch 4 after step 120/281; 3 complete epochs kept" (in the run store), or with --no-store
+// "...; 3 complete epochs trained, none kept (--no-store)": nothing outlives the process then.
+std::string describe_stop(const FinishedEvent& finished, bool recorded) {
     const StopPoint& stop = finished.stop;
     std::string where;
     switch (stop.phase) {
@@ -102,6 +103,10 @@ std::string describe_stop(const FinishedEvent& finished) {
         case StopPhase::Invalid: where = "after epoch " + std::to_string(stop.epoch); break;
     }
     const int kept = finished.epochs_completed;
+    if (!recorded) {
+        return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch" : " complete epochs") +
+               " trained, none kept (the run was not recorded)";
+    }
     return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch kept" : " complete epochs kept");
 }
 
@@ -218,9 +223,9 @@ int run_until_done(Trainer& trainer) {
 
 // Stopped by a signal: the exit status says so (128 + the signal, as a shell reports it), so a
 // script can tell a stopped run from a finished one.
-int report_stopped(const FinishedEvent& finished, int stop_signal, bool json) {
+int report_stopped(const FinishedEvent& finished, int stop_signal, bool json, bool recorded) {
     const int exit_code = 128 + stop_signal;
-    const std::string text = std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(finished);
+    const std::string text = std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(finished, recorded);
     if (json) {
         json::Value event = json::Value::object();
         event.set("type", "interrupted");
@@ -472,6 +477,7 @@ int train_as_worker(TrainOptions& options, ClusterSession& cluster) {
     }
     prepare_cluster_stop_text(cluster);
     const int stop_signal = run_until_done(trainer);
+    const bool was_recorded = recorded != nullptr;
     recorded.reset();  // every row committed before the process reports its end
     tensorboard.reset();  // the event files closed
     const FitResult result = trainer.result();
@@ -486,7 +492,7 @@ int train_as_worker(TrainOptions& options, ClusterSession& cluster) {
     // A signal that came after the last epoch was done stopped nothing: that run finished.
     if (stop_signal != 0 && result.finished->reason == FinishReason::StoppedByUser) {
         if (!cluster.leader()) return 128 + stop_signal;
-        return report_stopped(*result.finished, stop_signal, options.json);
+        return report_stopped(*result.finished, stop_signal, options.json, was_recorded);
     }
     if (!options.json && cluster.leader()) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
     return 0;

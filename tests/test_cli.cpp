@@ -138,6 +138,7 @@ private slots:
     void outputThatCannotBeWrittenFails();
     void hugeInputsAreRefusedBeforeAllocating();
     void ctrlCStopsAfterTheStepAndKeepsFinishedEpochs();
+    void ctrlCWithoutAStoreSaysNothingIsKept();
     void ctrlCIsAJsonEventWithTheExactStep();
     void ctrlCDuringValidationStopsIt();
     void secondCtrlCExitsAtOnce();
@@ -746,6 +747,22 @@ void TestCli::ctrlCStopsAfterTheStepAndKeepsFinishedEpochs() {
     }
     QVERIFY2(r.err.contains(QStringLiteral("press Ctrl-C again")), qPrintable(describe(r)));
     QVERIFY2(!r.err.contains(QStringLiteral("Training finished")), qPrintable(describe(r)));
+}
+
+// With --no-store nothing outlives the process: the stop line says the epochs were trained and
+// none kept. It said "1 complete epoch kept" though nothing was.
+void TestCli::ctrlCWithoutAStoreSaysNothingIsKept() {
+    LiveCli cli({QStringLiteral("train"), QStringLiteral("--devices"), QStringLiteral("cpu"), QStringLiteral("--epochs"),
+                 QStringLiteral("1000"), QStringLiteral("--data"), QStringLiteral("synthetic:300:100"),
+                 QStringLiteral("--model"), small_model_, QStringLiteral("--no-store")});
+    QVERIFY(cli.started());
+    QVERIFY2(cli.wait_until([&] { return cli.out().contains(QStringLiteral("Epoch 2/1000")); }), qPrintable(cli.err()));
+    QVERIFY(cli.send(SIGINT));
+    const CliResult r = cli.finish();
+    QVERIFY2(r.finished && r.exit_code == 130, qPrintable(describe(r)));
+    QVERIFY2(r.err_lines.back().contains(QStringLiteral("trained, none kept (the run was not recorded)")) &&
+                 !r.err_lines.back().contains(QStringLiteral("epochs kept")) && !r.err_lines.back().contains(QStringLiteral("epoch kept")),
+             qPrintable(describe(r)));
 }
 
 // With --json the stop is an event a script can read, and its step count is exactly the number of
