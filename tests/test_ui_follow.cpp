@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <set>
+
 #include "core/data/source.h"
 #include "ui/inspect/class_report_view.h"
 #include "ui/inspect/try_it_panel.h"
@@ -309,7 +311,7 @@ private slots:
         // An mpirun that writes them and then lingers, as one whose workers are still exiting does.
         QFile fake(dir.filePath(QStringLiteral("mpirun")));
         QVERIFY(fake.open(QIODevice::WriteOnly));
-        fake.write("#!/bin/sh\ntrap 'exit 143' TERM\ncat '" + recorded.toUtf8() + "'\nsleep 60 &\nwait\n");
+        fake.write("#!/bin/sh\ncat '" + recorded.toUtf8() + "'\nexec sleep 60\n");
         fake.close();
         fake.setPermissions(fake.permissions() | QFileDevice::ExeOwner);
         const QByteArray path = qgetenv("PATH");
@@ -349,6 +351,9 @@ private slots:
         QVERIFY2(run->finished.has_value() && run->finished->reason == FinishReason::StoppedByUser,
                  run->failed ? run->failed->reason.c_str() : run->finished ? run->finished->text.c_str() : "no end");
         QVERIFY(run->epochs.size() < 1000);
+        // This fake mpirun kept no run in the store: the jobs' numbers are still not given again.
+        std::set<int> ids;
+        for (const RunRecord& record : controller.runs()) QVERIFY2(ids.insert(record.id).second, qPrintable(QString::number(record.id)));
     }
 
     void workersNeedMpirunAndNamedData() {

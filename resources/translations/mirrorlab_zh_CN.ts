@@ -2868,6 +2868,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>%1 workers x %2 on %3</source>
         <translation>%1 个工作进程 x %2，在 %3 上</translation>
     </message>
+    <message>
+        <source>Waiting for the previous job&apos;s workers to exit (at most %1 s)…</source>
+        <translation>正在等待上一个作业的工作进程退出（最多 %1 秒）…</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::TrainingPanel</name>

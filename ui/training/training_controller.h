@@ -237,6 +237,7 @@ private:
     std::unique_ptr<QProcess> job_;
     std::unique_ptr<QTemporaryDir> job_dir_;
     bool job_stopped_ = false;
+    int job_run_id_ = 0;  // the job's run in runs_ (and, once rank 0 keeps it, in the store)
     bool launching_job_ = false;  // follow() called by launchWorkers()
     QString cli_path_;
 };

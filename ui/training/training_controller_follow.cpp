@@ -3,6 +3,8 @@
 // launchWorkers(): such a job started from here with mpirun, then followed.
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <QStringList>
@@ -201,6 +203,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     runs_.back().data_name = settings.data_name;
     runs_.back().config = settings.config;
     job_stopped_ = false;
+    job_run_id_ = id;
     job_ = std::make_unique<QProcess>();
     job_->setStandardOutputFile(events);
     job_->setStandardErrorFile(job_dir_->filePath(QStringLiteral("job.err")));
@@ -219,6 +222,7 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
     if (!job_->waitForStarted(10000)) {
         const QString why = job_->errorString();
         job_.reset();
+        setIdAside(id);  // no rank 0 will keep a run under it
         stopFollowing(tr("mpirun did not start: %1").arg(why));
         return fail(tr("mpirun did not start: %1").arg(why));
     }
@@ -232,7 +236,22 @@ int TrainingController::launchWorkers(const RunSettings& settings, int workers, 
 void TrainingController::endLingeringJob() {
     if (!job_) return;
     job_->disconnect(this);
-    if (!job_->waitForFinished(kLingeringJobWaitMs)) {
+    // In slices, so that the window still paints (user input waits) and the log says why.
+    if (job_->state() != QProcess::NotRunning) {
+        {
+            std::lock_guard lock(queue_mutex_);
+            queue_.push_back(LogEvent{LogLevel::Info, tr("Waiting for the previous job's workers to exit (at most %1 s)…")
+                                                          .arg(kLingeringJobWaitMs / 1000)
+                                                          .toStdString()});
+        }
+        drainEvents();
+        QElapsedTimer waited;
+        waited.start();
+        while (!job_->waitForFinished(100) && waited.elapsed() < kLingeringJobWaitMs) {
+            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+        }
+    }
+    if (job_->state() != QProcess::NotRunning) {
         job_->terminate();
         if (!job_->waitForFinished(kJobTerminateWaitMs)) {
             job_->kill();
@@ -240,6 +259,7 @@ void TrainingController::endLingeringJob() {
         }
     }
     job_.reset();
+    setIdAside(job_run_id_);  // kept under it by rank 0, or by nobody (the job failed before): not reused
     emit runsChanged();  // rank 0 kept the run in the store
 }
 
@@ -275,6 +295,7 @@ void TrainingController::jobEnded(int exit_code) {
         }
         stopFollowing(QString());
     }
+    setIdAside(job_run_id_);  // kept under it by rank 0, or by nobody (the job failed before): not reused
     // Not deleted inside its own signal.
     if (job_) job_.release()->deleteLater();
     emit runsChanged();  // rank 0 kept the run in the store
