@@ -283,7 +283,7 @@ void apply_config_file(TrainOptions& options, ClusterSession& cluster) {
                           options.config_file)
             : json::parse_file(options.config_file);
     try {
-        options.config = train_config_from_json(settings);
+        options.config = train_config_from_json(settings, UnknownKeys::Refuse);
         options.config.optimizer.validate();
     } catch (const json::ParseError&) {
         throw;  // names the file, line and column already

@@ -30,6 +30,8 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     std::shared_ptr<const RunInfo> before_resume;  // how the resumed run had ended
     if (description.resume_run_id > 0) {
         const Checkpoint& resume = *description.resume;
+        // Refused here, before reopen_run drops the rows after the checkpoint: the run stays whole.
+        check_resume_fits(resume.state, description.config, description.parameters);
         before_resume = std::make_shared<const RunInfo>(store.get(description.resume_run_id));
         store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step, description.config.epochs);
         info_ = store.get(description.resume_run_id);
@@ -70,12 +72,12 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     checkpoint->set_before_save([recorder] { recorder->flush(); });
     trainer.add_callback(std::move(checkpoint));
     if (description.resume) trainer.set_resume_state(description.resume->state);
-    // A resume the trainer refuses before its first step (too few epochs asked for, another model):
-    // the run is left as it had ended, not marked failed with no epochs.
-    auto stepped = std::make_shared<bool>(false);
-    trainer.set_event_sink([recorder, downstream = std::move(downstream), before_resume, stepped](const Event& event) {
-        if (std::holds_alternative<StepEndEvent>(event)) *stepped = true;
-        if (before_resume && !*stepped && std::holds_alternative<FailedEvent>(event)) {
+    // A resume that fails before its first epoch begins (a device that cannot hold the model, data
+    // the trainer refuses): the run is left with the status and counts it had ended with, not marked
+    // failed with no epochs (the rows after its checkpoint are gone, as any resume drops them).
+    trainer.set_event_sink([recorder, downstream = std::move(downstream), before_resume](const Event& event) {
+        const auto* failed = std::get_if<FailedEvent>(&event);
+        if (before_resume && failed != nullptr && failed->epoch == 0) {
             recorder->end_as_before(*before_resume);
         } else {
             recorder->consume(event);

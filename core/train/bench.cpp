@@ -637,7 +637,7 @@ std::string bench_to_json(const BenchResult& result) {
     root["scaling_rounds"] = result.scaling_rounds;
     root["add_gbytes_per_second"] = result.add_gbytes_per_second;
     if (!result.link_samples.empty()) root["link_probe"] = link_probe_json(result);
-    return json::dump(root, 2);
+    return json::dump(root, 2, json::InvalidUtf8::Replace);  // the data's path, as found
 }
 
 }  // namespace mirrorlab

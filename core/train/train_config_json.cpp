@@ -38,7 +38,9 @@ std::int64_t integer_at(const json::Value& object, std::string_view key, std::in
 
 // Every key of `object` must be one of `known`: a misspelt one ("batchsize") would otherwise be
 // ignored and the default trained without a word.
-void refuse_unknown_keys(const json::Value& object, std::initializer_list<std::string_view> known, std::string_view where) {
+void refuse_unknown_keys(const json::Value& object, std::initializer_list<std::string_view> known, std::string_view where,
+                         UnknownKeys unknown_keys) {
+    if (unknown_keys == UnknownKeys::Ignore) return;
     for (const auto& [key, value] : object.as_object()) {
         if (std::find(known.begin(), known.end(), key) != known.end()) continue;
         std::string names;
@@ -72,10 +74,10 @@ json::Value optimizer_to_json(const OptimizerConfig& optimizer) {
     return o;
 }
 
-OptimizerConfig optimizer_from_json(const json::Value& o) {
+OptimizerConfig optimizer_from_json(const json::Value& o, UnknownKeys unknown_keys) {
     refuse_unknown_keys(o, {"class_name", "learning_rate", "beta_1", "beta_2", "epsilon", "momentum", "nesterov", "rho",
                             "nadam_schedule_decay", "embedding_update"},
-                        " in 'optimizer'");
+                        " in 'optimizer'", unknown_keys);
     OptimizerConfig optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(o.at("class_name").as_string()));
     optimizer.learning_rate = number_at(o, "learning_rate", optimizer.learning_rate);
     optimizer.beta_1 = number_at(o, "beta_1", optimizer.beta_1);
@@ -131,28 +133,31 @@ json::Value train_config_to_json(const TrainConfig& config) {
     return o;
 }
 
-TrainConfig train_config_from_json(const json::Value& given) {
+TrainConfig train_config_from_json(const json::Value& given, UnknownKeys unknown_keys) {
     try {
         // A run's settings as the store keeps them (`runs show --json`): their "train_config".
         const json::Value* stored = given.is_object() ? given.find("train_config") : nullptr;
         const json::Value& o = stored != nullptr && stored->is_object() ? *stored : given;
         refuse_unknown_keys(o, {"epochs", "batch_size", "seed", "optimizer", "from_logits", "early_stopping", "overfitting_monitor",
                                 "all_reduce", "shuffle", "prefetch_batches", "max_steps_per_epoch"},
-                            "");
+                            "", unknown_keys);
         constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
         TrainConfig config;
-        config.epochs = static_cast<int>(integer_at(o, "epochs", config.epochs, 1, 1'000'000));
+        // A person's file, as --epochs; MirrorLab's own (a GUI resume asks for done + the form's
+        // epochs) within the engine's int.
+        config.epochs = static_cast<int>(
+            integer_at(o, "epochs", config.epochs, 1, unknown_keys == UnknownKeys::Refuse ? 1'000'000 : kInt32Max));
         config.batch_size = static_cast<std::int32_t>(integer_at(o, "batch_size", config.batch_size, 1, 1 << 24));
         // Written from the unsigned seed with a cast, so every int64 reads back bit for bit.
         config.seed = static_cast<std::uint64_t>(integer_at(o, "seed", static_cast<std::int64_t>(config.seed),
                                                             std::numeric_limits<std::int64_t>::min(),
                                                             std::numeric_limits<std::int64_t>::max()));
-        if (const json::Value* optimizer = o.find("optimizer")) config.optimizer = optimizer_from_json(*optimizer);
+        if (const json::Value* optimizer = o.find("optimizer")) config.optimizer = optimizer_from_json(*optimizer, unknown_keys);
         config.from_logits = bool_at(o, "from_logits", config.from_logits);
         if (const json::Value* early = o.find("early_stopping")) {
             EarlyStoppingConfig& e = config.early_stopping;
             refuse_unknown_keys(*early, {"enabled", "monitor", "min_delta", "patience", "restore_best_weights", "start_from_epoch"},
-                                " in 'early_stopping'");
+                                " in 'early_stopping'", unknown_keys);
             e.enabled = bool_at(*early, "enabled", e.enabled);
             e.monitor = string_at(*early, "monitor", e.monitor);
             e.min_delta = number_at(*early, "min_delta", e.min_delta);

@@ -9,7 +9,11 @@
 namespace mirrorlab {
 
 json::Value train_config_to_json(const TrainConfig& config);
-TrainConfig train_config_from_json(const json::Value& value);
+// Keys: a person's --config file is read strictly (a misspelt key is refused, with the keys there
+// are); MirrorLab's own files (checkpoints, the run store's settings) are read leniently, so that a
+// field a later version adds does not make them unreadable. Numbers are range-checked either way.
+enum class UnknownKeys { Refuse, Ignore };
+TrainConfig train_config_from_json(const json::Value& value, UnknownKeys unknown_keys = UnknownKeys::Ignore);
 
 // History as a JSON array of Keras-named epoch objects ({"epoch":1,"loss":..,"val_loss":..}).
 json::Value history_to_json(const History& history);

@@ -293,23 +293,25 @@ void Trainer::keep_weights(const MirroredStrategy* strategy) {
     }
 }
 
+void check_resume_fits(const TrainingState& resume, const TrainConfig& config, std::int64_t parameters) {
+    if (resume.epochs_done >= config.epochs) {
+        throw ModelError("the checkpoint has already trained " + std::to_string(resume.epochs_done) + " epoch" +
+                         (resume.epochs_done == 1 ? "" : "s") + "; ask for more than " + std::to_string(resume.epochs_done) +
+                         " epochs in all to continue it");
+    }
+    if (static_cast<std::int64_t>(resume.weights.size()) != parameters) {
+        throw ModelError("the checkpoint holds " + std::to_string(resume.weights.size()) + " weights but this model has " +
+                         std::to_string(parameters) + " parameters; resume with the model it was trained with");
+    }
+}
+
 // Everything that can be said about the configuration before a device is touched.
 void Trainer::check_config() {
     if (config_.epochs <= 0) throw ModelError("epochs must be at least 1");
     if (config_.batch_size <= 0) throw ModelError("the batch size must be at least 1");
     config_.optimizer.validate();
     check_data(data_, model_);
-    if (resume_) {
-        if (resume_->epochs_done >= config_.epochs) {
-            throw ModelError("the checkpoint has already trained " + std::to_string(resume_->epochs_done) + " epoch" +
-                             (resume_->epochs_done == 1 ? "" : "s") + "; ask for more than " +
-                             std::to_string(resume_->epochs_done) + " epochs in all to continue it");
-        }
-        if (static_cast<std::int64_t>(resume_->weights.size()) != model_.total_params()) {
-            throw ModelError("the checkpoint holds " + std::to_string(resume_->weights.size()) + " weights but this model has " +
-                             std::to_string(model_.total_params()) + " parameters; resume with the model it was trained with");
-        }
-    }
+    if (resume_) check_resume_fits(*resume_, config_, model_.total_params());
 
     const ActivationKind output = model_.output_activation();
     if (output == ActivationKind::Softmax && config_.from_logits) {

@@ -67,6 +67,11 @@ struct ClusterOptions {
     bool perturb_weights_for_test = false;
 };
 
+// A checkpoint's state can continue under `config` with a model of `parameters`: more epochs are
+// asked for than it has trained, and its weights fit. Throws ModelError saying what to change.
+// Checked before a stored run is reopened for a resume, and again by the trainer.
+void check_resume_fits(const TrainingState& resume, const TrainConfig& config, std::int64_t parameters);
+
 struct FitResult {
     bool ok = false;
     std::optional<FinishedEvent> finished;
