@@ -200,6 +200,10 @@ void TestCliRuns::saveBestOnlyKeepsACheckpoint() {
     QVERIFY(QFileInfo::exists(store.path() + "/runs/2/last.mlckpt"));
     const CliResult evaluated = run_cli(with_store(store, {"evaluate", "--run", "2", "--data", "synthetic:200:64"}));
     QVERIFY2(evaluated.exit_code == 0, qPrintable(describe(evaluated)));
+    const CliResult best = run_cli(with_store(store, {"evaluate", "--run", "2", "--checkpoint", "best", "--data", "synthetic:200:64"}));
+    QVERIFY2(best.exit_code == 1 && best.err.contains(QStringLiteral("no epoch had a validation loss to call best")) &&
+                 best.err.contains(QStringLiteral("use its last checkpoint")),
+             qPrintable(describe(best)));
 }
 
 void TestCliRuns::resumeMistakesAreExplained() {

@@ -519,6 +519,7 @@ void TestUiModel::settingsTheFormDoesNotShowAreNamed() {
     cli.optimizer.learning_rate = 0.002;
     cli.emit_step_events = false;
     cli.prefetch_batches = 7;
+    cli.early_stopping.start_from_epoch = 3;
     panel.setTrainConfig(cli);
     mirrorlab::TrainConfig config = panel.trainConfig();
     QCOMPARE(config.max_steps_per_epoch, std::int64_t{5});
@@ -527,12 +528,13 @@ void TestUiModel::settingsTheFormDoesNotShowAreNamed() {
     QVERIFY(config.emit_step_events);  // the charts' own
     QCOMPARE(config.prefetch_batches, mirrorlab::TrainConfig{}.prefetch_batches);
     QVERIFY(note->isVisible());
-    for (const char* named : {"5 steps per epoch at most", "no shuffling", "epsilon=0.0001"}) {
+    for (const char* named : {"5 steps per epoch at most", "no shuffling", "epsilon=0.0001", "start_from_epoch=3"}) {
         QVERIFY2(note->text().contains(QLatin1String(named)), qPrintable(note->text()));
     }
     QTest::mouseClick(child<QPushButton>(panel, "useDefaultsForSettingsNotShown"), Qt::LeftButton);
     config = panel.trainConfig();
     QCOMPARE(config.max_steps_per_epoch, std::int64_t{0});
+    QCOMPARE(config.early_stopping.start_from_epoch, 0);
     QVERIFY(config.shuffle);
     QCOMPARE(config.optimizer.epsilon, 1e-7);
     QCOMPARE(config.optimizer.learning_rate, 0.002);  // what the form shows stays

@@ -452,6 +452,10 @@ bool MainWindow::resumeRun(int run_id) {
         showMessage(tr("Run %1 cannot be resumed: load the data it was trained on (%2) first.").arg(run_id).arg(record->data_name), true);
         return false;
     }
+    if (scaling_->running()) {
+        showMessage(tr("Run %1 cannot be resumed now: %2").arg(run_id).arg(startBlocker()), true);
+        return false;
+    }
     const int done = static_cast<int>(record->epochs.size());
     const int total = done < record->config.epochs ? record->config.epochs : done + model_->trainConfig().epochs;
     QString error;

@@ -1,5 +1,6 @@
 #include "core/data/source.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,14 +50,22 @@ std::string gib_text(std::uint64_t bytes) {
 // for more memory than the computer has, and would exhaust it before the model's own memory check.
 void check_padded_size(const DatasetSplit& split, std::int32_t sequence_length) {
     const std::uint64_t samples = split.train.size() + split.validation.size();
-    const std::uint64_t bytes = samples * static_cast<std::uint64_t>(std::max(sequence_length, 0)) * sizeof(std::int32_t);
+    const std::uint64_t padded_bytes = samples * static_cast<std::uint64_t>(std::max(sequence_length, 0)) * sizeof(std::int32_t);
     const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page_size <= 0) return;
-    const std::uint64_t memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
-    if (bytes <= memory / 2) return;
+    std::uint64_t memory_bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+    std::string whose = "this computer's";
+    // A process given less (ulimit -v) runs out sooner.
+    struct rlimit address_space {};
+    if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY &&
+        address_space.rlim_cur < memory_bytes) {
+        memory_bytes = address_space.rlim_cur;
+        whose = "this process's memory limit of";
+    }
+    if (padded_bytes <= memory_bytes / 2) return;
     throw DataError("padding the " + std::to_string(samples) + " samples to " + std::to_string(sequence_length) +
-                    " tokens each (the model's input_length) needs " + gib_text(bytes) + ", more than half of this computer's " +
-                    gib_text(memory) + "; lower input_length (the sequence length)");
+                    " tokens each (the model's input_length) needs " + gib_text(padded_bytes) + ", more than half of " + whose +
+                    " " + gib_text(memory_bytes) + "; lower input_length (the sequence length)");
 }
 
 void set_class_names(DatasetSplit& split, const std::vector<std::string>& names) {

@@ -18,6 +18,11 @@ std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
     if (std::filesystem::exists(wanted)) return wanted;
     const std::string other = which == "best" ? ModelCheckpoint::last_path(run.folder) : ModelCheckpoint::best_path(run.folder);
     if (which != "best" && std::filesystem::exists(other)) return other;  // save_best_only runs have only best
+    if (which == "best" && std::filesystem::exists(other)) {
+        throw CheckpointError("run " + std::to_string(run.id) + " has no best checkpoint in '" + run.folder +
+                              "': no epoch had a validation loss to call best (a run without validation data has none); use its last "
+                              "checkpoint");
+    }
     throw CheckpointError("run " + std::to_string(run.id) + " has no " + (which == "best" ? "best " : "") +
                           "checkpoint in '" + run.folder + "' (it ended before its first epoch finished, or no checkpoint could be "
                           "written: its warnings say why); train it again instead");

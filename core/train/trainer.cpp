@@ -521,14 +521,13 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed_text(so_far.loss) + ")";
             // Keras allows epsilon = 0, but then a weight whose gradient and moments are 0 is updated
             // by 0/0: the fix is epsilon, not the learning rate.
-            if (config_.optimizer.kind != OptimizerKind::SGD && config_.optimizer.epsilon == 0.0) {
-                throw NanLossError(text + ". The optimizer's epsilon is 0, so a weight whose gradient is 0 is updated by "
-                                          "0/0: set epsilon > 0 (Keras' default is 1e-07).");
-            }
             char rate[32];
             std::snprintf(rate, sizeof rate, "%g", config_.optimizer.learning_rate);
-            throw NanLossError(text + ". Lower the learning rate (now " + std::string(rate) +
-                               ") or check the data for extreme values.");
+            const bool no_epsilon = config_.optimizer.kind != OptimizerKind::SGD && config_.optimizer.epsilon == 0.0;
+            throw NanLossError(text + (no_epsilon ? ". The optimizer's epsilon is 0, so a weight whose gradient is 0 is updated by "
+                                                    "0/0: set epsilon > 0 (Keras' default is 1e-07); else lower"
+                                                  : ". Lower") +
+                               " the learning rate (now " + std::string(rate) + ") or check the data for extreme values.");
         }
         ++run.global_step;
         check_workers_due(run);  // before a step's checkpoint can keep variables that drifted apart

@@ -1476,6 +1476,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>A scaling experiment is running: wait for it, or cancel it in the Scaling panel.</source>
         <translation>扩展实验正在运行：请等待其结束，或在“扩展性”面板中取消。</translation>
     </message>
+    <message>
+        <source>Run %1 cannot be resumed now: %2</source>
+        <translation>现在无法继续运行 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -3086,6 +3090,14 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>%1 of %2 epochs</source>
         <translation>%1 / %2 轮</translation>
+    </message>
+    <message>
+        <source>Interrupted before its first epoch finished</source>
+        <translation>在第一轮完成之前中断</translation>
+    </message>
+    <message>
+        <source>Ended after %1 complete epochs</source>
+        <translation>在完成 %1 轮后结束</translation>
     </message>
 </context>
 <context>

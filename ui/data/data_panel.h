@@ -98,6 +98,7 @@ private:
     std::shared_ptr<const DatasetSplit> dataset_;
     QString loaded_spec_;
     QLabel* not_loaded_ = nullptr;  // "Not loaded: training uses …" while the form shows another choice
+    bool form_edited_ = false;      // the source or path changed by hand since the last load
     QString last_error_;
     bool loading_ = false;
     int load_generation_ = 0;  // a result from an older generation was cancelled

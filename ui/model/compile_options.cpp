@@ -135,6 +135,9 @@ QStringList settings_not_shown(const TrainConfig& config) {
     if (config.max_steps_per_epoch > 0) named << CompileOptions::tr("%1 steps per epoch at most").arg(config.max_steps_per_epoch);
     if (config.shuffle != defaults.shuffle) named << CompileOptions::tr("no shuffling");
     if (config.overfitting_monitor != defaults.overfitting_monitor) named << CompileOptions::tr("no overfitting warnings");
+    if (config.early_stopping.start_from_epoch != defaults.early_stopping.start_from_epoch) {
+        named << QStringLiteral("start_from_epoch=%1").arg(config.early_stopping.start_from_epoch);
+    }
     const OptimizerConfig& optimizer = config.optimizer;
     const OptimizerConfig keras = OptimizerConfig::defaults(optimizer.kind);
     auto number = [](double value) { return QString::number(value, 'g', 10); };
@@ -466,6 +469,7 @@ void CompileOptions::useDefaultsForSettingsNotShown() {
     base_.max_steps_per_epoch = defaults.max_steps_per_epoch;
     base_.shuffle = defaults.shuffle;
     base_.overfitting_monitor = defaults.overfitting_monitor;
+    base_.early_stopping.start_from_epoch = defaults.early_stopping.start_from_epoch;
     const OptimizerConfig keras = OptimizerConfig::defaults(base_.optimizer.kind);
     base_.optimizer.beta_1 = keras.beta_1;
     base_.optimizer.beta_2 = keras.beta_2;

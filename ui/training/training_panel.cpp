@@ -591,19 +591,27 @@ void TrainingPanel::showStoredEnd(const RunRecord& record) {
     const int done = static_cast<int>(record.epochs.size());
     QString text;
     bool failed = false;
-    switch (record.stored_status) {
+    const RunStatus status = record.stored ? record.stored_status : RunStatus::Invalid;
+    switch (status) {
         case RunStatus::Finished: text = done == 1 ? tr("Finished: 1 epoch") : tr("Finished: %1 epochs").arg(done); break;
         case RunStatus::Failed:
             text = tr("Failed: %1").arg(record.status_text);
             failed = true;
             break;
         case RunStatus::Interrupted:
-            text = done == 1 ? tr("Interrupted after 1 complete epoch; Resume in the Runs panel goes on from there")
-                             : tr("Interrupted after %1 complete epochs; Resume in the Runs panel goes on from there").arg(done);
+            if (!record.has_checkpoint) {
+                text = tr("Interrupted before its first epoch finished");
+            } else {
+                text = done == 1 ? tr("Interrupted after 1 complete epoch; Resume in the Runs panel goes on from there")
+                                 : tr("Interrupted after %1 complete epochs; Resume in the Runs panel goes on from there").arg(done);
+            }
             break;
         case RunStatus::Running: text = tr("Training in another process"); break;
-        default:  // stopped
+        case RunStatus::Stopped:
             text = done == 1 ? tr("Stopped after 1 complete epoch") : tr("Stopped after %1 complete epochs").arg(done);
+            break;
+        default:  // not kept here: a run followed until its following stopped, which goes on elsewhere
+            text = record.status_text.isEmpty() ? tr("Ended after %1 complete epochs").arg(done) : record.status_text;
     }
     status_label_->setText(text);
     status_label_->setToolTip(record.status_text);
