@@ -56,6 +56,21 @@ void prepare(MainWindow& window, const std::string& model_json, const char* devi
     epochs_box->setValue(epochs);
 }
 
+// Shows the window and, once the first launch's own load is done, loads `spec`.
+bool show_with_data(MainWindow& window, const QString& spec) {
+    window.show();
+    if (!window.dataPanel()->waitUntilLoaded(60000)) return false;
+    window.dataPanel()->load(spec);
+    return window.dataPanel()->waitUntilLoaded(60000);
+}
+
+// An events file with no events yet: following it, a run is in progress until Stop.
+QString empty_events_file(const QTemporaryDir& dir) {
+    const QString path = dir.filePath(QStringLiteral("job.jsonl"));
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) ? path : QString();
+}
+
 // The training toolbar's button for `action_name`, as a person clicks it.
 QToolButton* toolbar_button(MainWindow& window, const char* action_name) {
     auto* toolbar = window.findChild<QToolBar*>(QStringLiteral("trainingToolbar"));
@@ -81,10 +96,7 @@ private slots:
 
     void trainsAndShowsEverything() {
         MainWindow window(nullptr, scope());
-        window.show();
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
-        window.dataPanel()->load(QStringLiteral("synthetic:400:100"));
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:400:100")));
         QVERIFY2(window.dataPanel()->dataName().contains(QStringLiteral("ynthetic")), qPrintable(window.dataPanel()->dataName()));
         prepare(window, small_model(30982), "cpu:2x512MB", 2);
         QVERIFY2(window.startBlocker().isEmpty(), qPrintable(window.startBlocker()));
@@ -115,10 +127,7 @@ private slots:
 
     void outOfMemoryIsShownAndTheWindowStaysUsable() {
         MainWindow window(nullptr, scope());
-        window.show();
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
-        window.dataPanel()->load(QStringLiteral("synthetic:300:60"));
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:300:60")));
 
         // A first run that works, so there is history to keep.
         prepare(window, small_model(30982), "cpu:2x512MB", 1);
@@ -151,10 +160,7 @@ private slots:
     // once the engine has wound down. close() itself never waits for the engine.
     void closingDuringARunAsksAndNeverWaits() {
         MainWindow window(nullptr, scope());
-        window.show();
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
-        window.dataPanel()->load(QStringLiteral("synthetic:2000:200"));
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:2000:200")));
         prepare(window, small_model(30982), "cpu:2", 1000);
         QStringList questions;
         bool answer = false;
@@ -184,10 +190,7 @@ private slots:
     // would close, and closed by itself, unasked, when the next run ended.
     void closingAsTheRunEndsClosesOnce() {
         MainWindow window(nullptr, scope());
-        window.show();
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
-        window.dataPanel()->load(QStringLiteral("synthetic:320:64"));
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:320:64")));
         prepare(window, small_model(30982), "cpu:2", 1000);
         int questions = 0;
         window.setCloseConfirmation([&](const QString&) {
@@ -208,10 +211,8 @@ private slots:
         QVERIFY(window.isVisible());
 
         QTemporaryDir dir;
-        const QString events = dir.filePath(QStringLiteral("job.jsonl"));
-        QFile file(events);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.close();
+        const QString events = empty_events_file(dir);
+        QVERIFY(!events.isEmpty());
         QString error;
         QVERIFY2(window.controller()->follow(events, &error) > 0, qPrintable(error));
         window.setCloseConfirmation([&](const QString&) {
@@ -289,10 +290,7 @@ private slots:
     // steps an epoch allows, not the steps asked for.
     void oneThingAtATime() {
         MainWindow window(nullptr, scope());
-        window.show();
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
-        window.dataPanel()->load(QStringLiteral("synthetic:4000:64"));
-        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:4000:64")));
         prepare(window, small_model(30982), "cpu:2", 1);
         auto action = [&](const char* name) { return window.findChild<QAction*>(QLatin1String(name)); };
         QVERIFY(action("startAction")->isEnabled() && action("trainOnWorkersAction")->isEnabled() && action("followAction")->isEnabled());
@@ -311,10 +309,8 @@ private slots:
                  qPrintable(window.scalingPanel()->statusText()));
 
         QTemporaryDir dir;
-        const QString events = dir.filePath(QStringLiteral("job.jsonl"));
-        QFile file(events);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.close();
+        const QString events = empty_events_file(dir);
+        QVERIFY(!events.isEmpty());
         QString error;
         QVERIFY2(window.controller()->follow(events, &error) > 0, qPrintable(error));
         auto* next_step = window.stepView()->findChild<QPushButton*>(QStringLiteral("nextStep"));
