@@ -293,6 +293,26 @@ void Trainer::keep_weights(const MirroredStrategy* strategy) {
     }
 }
 
+namespace {
+
+// A step's loss was NaN or infinite: where, what is kept, and what to change. Keras allows epsilon
+// = 0, but then a weight whose gradient and moments are 0 is updated by 0/0: epsilon comes first.
+std::string non_finite_loss_text(bool nan, int epoch, std::int64_t step, const Metrics& so_far, const OptimizerConfig& optimizer) {
+    std::string text = "the loss became " + std::string(nan ? "NaN" : "infinite") + " at epoch " + std::to_string(epoch) +
+                       ", step " + std::to_string(step) + "; training stopped and the weights from before this step are kept";
+    if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed_text(so_far.loss) + ")";
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", optimizer.learning_rate);
+    const bool no_epsilon = optimizer.kind != OptimizerKind::SGD && optimizer.epsilon == 0.0;
+    return text +
+           (no_epsilon ? ". The optimizer's epsilon is 0, so a weight whose gradient is 0 is updated by 0/0: set epsilon > 0 "
+                         "(Keras' default is 1e-07); else lower"
+                       : ". Lower") +
+           " the learning rate (now " + std::string(rate) + ") or check the data for extreme values.";
+}
+
+}  // namespace
+
 void check_resume_fits(const TrainingState& resume, const TrainConfig& config, std::int64_t parameters) {
     if (resume.epochs_done >= config.epochs) {
         throw ModelError("the checkpoint has already trained " + std::to_string(resume.epochs_done) + " epoch" +
@@ -514,20 +534,8 @@ Trainer::EpochPass Trainer::train_epoch(FitRun& run, int epoch) {
             strategy.train_step(batch->ids.data(), batch->labels.data(), batch->size,
                                 config_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(run.global_step));
         if (!step_result.finite) {
-            const Metrics so_far = to_metrics(pass.running);
-            std::string text = "the loss became " + std::string(std::isnan(step_result.counts.loss_sum) ? "NaN" : "infinite") +
-                               " at epoch " + std::to_string(epoch) + ", step " + std::to_string(run.step) +
-                               "; training stopped and the weights from before this step are kept";
-            if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed_text(so_far.loss) + ")";
-            // Keras allows epsilon = 0, but then a weight whose gradient and moments are 0 is updated
-            // by 0/0: the fix is epsilon, not the learning rate.
-            char rate[32];
-            std::snprintf(rate, sizeof rate, "%g", config_.optimizer.learning_rate);
-            const bool no_epsilon = config_.optimizer.kind != OptimizerKind::SGD && config_.optimizer.epsilon == 0.0;
-            throw NanLossError(text + (no_epsilon ? ". The optimizer's epsilon is 0, so a weight whose gradient is 0 is updated by "
-                                                    "0/0: set epsilon > 0 (Keras' default is 1e-07); else lower"
-                                                  : ". Lower") +
-                               " the learning rate (now " + std::string(rate) + ") or check the data for extreme values.");
+            throw NanLossError(non_finite_loss_text(std::isnan(step_result.counts.loss_sum), epoch, run.step,
+                                                    to_metrics(pass.running), config_.optimizer));
         }
         ++run.global_step;
         check_workers_due(run);  // before a step's checkpoint can keep variables that drifted apart
