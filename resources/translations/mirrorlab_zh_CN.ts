@@ -1140,6 +1140,14 @@
         <source>Memory limit of virtual device %1</source>
         <translation>虚拟设备 %1 的内存上限</translation>
     </message>
+    <message>
+        <source>; press Remove beside the missing devices and tick the CPU to train on it</source>
+        <translation>；请点击缺失设备旁的“移除”，并勾选 CPU 以在 CPU 上训练</translation>
+    </message>
+    <message>
+        <source>train on the CPU (tick it above)</source>
+        <translation>在 CPU 上训练（在上方勾选它）</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ImageFile</name>

@@ -65,6 +65,13 @@ QString engine_message(const std::string& error) {
     QString text = QString::fromStdString(error);
     const QString prefix = QStringLiteral("device configuration: ");
     if (text.startsWith(prefix)) text.remove(0, prefix.size());
+    // The engine's advice names mirrorlab-cli's option; here the same fix is made in this panel.
+    const QString cli_advice = QStringLiteral("; use --devices cpu or cpu:2 to train on the CPU");
+    if (text.endsWith(cli_advice)) {
+        text.chop(cli_advice.size());
+        text += DevicesPanel::tr("; press Remove beside the missing devices and tick the CPU to train on it");
+    }
+    text.replace(QStringLiteral("train on the CPU (--devices cpu)"), DevicesPanel::tr("train on the CPU (tick it above)"));
     return text;
 }
 
