@@ -125,6 +125,22 @@ std::string describe_source(const CheckpointSource& source) {
            std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
 }
 
+// A word of the input as a terminal can show it: control bytes (ESC, BEL, NUL, ...) as \xNN, so
+// a text cannot move the cursor, ring or recolour the terminal it is echoed to.
+std::string printable(const std::string& word) {
+    std::string shown;
+    for (const unsigned char c : word) {
+        if (c < 0x20 || c == 0x7F) {
+            char escaped[5];
+            std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+            shown += escaped;
+        } else {
+            shown += static_cast<char>(c);
+        }
+    }
+    return shown;
+}
+
 }  // namespace
 
 std::string store_folder(const std::string& explicit_folder) {
@@ -178,7 +194,7 @@ int command_runs(const RunsCommand& command) {
     if (!command.status.empty()) {
         const RunStatus status = run_status_from_name(command.status);
         if (status == RunStatus::Invalid) {
-            throw StoreError("--status must be running, finished, stopped, failed or interrupted, got '" + command.status + "'");
+            throw UsageError("--status must be running, finished, stopped, failed or interrupted, got '" + command.status + "'");
         }
         filter.status = status;
     }
@@ -190,7 +206,13 @@ int command_runs(const RunsCommand& command) {
         return 0;
     }
     if (runs.empty()) {
-        std::printf("No runs in %s yet: `mirrorlab-cli train` records each run there.\n", store.folder().c_str());
+        if (!command.filter.empty() || !command.status.empty()) {
+            std::printf("No run in %s matches%s%s%s%s; `mirrorlab-cli runs` lists them all.\n", store.folder().c_str(),
+                        command.filter.empty() ? "" : " the filter '", command.filter.c_str(), command.filter.empty() ? "" : "'",
+                        command.status.empty() ? "" : (" the status " + command.status).c_str());
+        } else {
+            std::printf("No runs in %s yet: `mirrorlab-cli train` records each run there.\n", store.folder().c_str());
+        }
         return 0;
     }
     std::printf("%5s  %-20s  %-11s  %-7s  %4s  %-20s  %-28s  %s\n", "ID", "NAME", "STATUS", "EPOCHS", "BEST", "STARTED", "DATA", "DEVICES");
@@ -284,7 +306,7 @@ int command_predict(const PredictCommand& command) {
         std::printf("  %zu. %-14s %6.2f%%  %s\n", i + 1, name_of(top[i].first).c_str(), top[i].second * 100.0, std::string(static_cast<std::size_t>(bar), '#').c_str());
     }
     std::printf("%zu words, %zu not in the vocabulary%s", encoded.words.size(), unknown.size(), unknown.empty() ? ".\n" : ": ");
-    for (std::size_t i = 0; i < unknown.size() && i < 20; ++i) std::printf("%s%s", i ? ", " : "", unknown[i].c_str());
+    for (std::size_t i = 0; i < unknown.size() && i < 20; ++i) std::printf("%s%s", i ? ", " : "", printable(unknown[i]).c_str());
     if (!unknown.empty()) std::printf("%s\n", unknown.size() > 20 ? ", ..." : "");
     return 0;
 }

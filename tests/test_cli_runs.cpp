@@ -62,6 +62,10 @@ void TestCliRuns::runIsRecordedAndListed() {
     QVERIFY(QFile::exists(store.path() + "/runs/1/last.mlckpt"));
     const CliResult table = run_cli(with_store(store, {"runs"}));
     QVERIFY(table.out.contains(QStringLiteral("first try")) && table.out.contains(QStringLiteral("finished")));
+    // A filter nothing matches is said as such (it said "No runs ... yet"); a status that is none is a usage error.
+    const CliResult none = run_cli(with_store(store, {"runs", "--status", "failed"}));
+    QVERIFY2(none.exit_code == 0 && none.out.contains(QStringLiteral("matches the status failed")), qPrintable(describe(none)));
+    QCOMPARE(run_cli(with_store(store, {"runs", "--status", "bogus"})).exit_code, 2);
     // Rename, annotate, show, delete.
     QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", "baseline"})).exit_code, 0);
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1"}));
@@ -337,6 +341,12 @@ void TestCliRuns::evaluateAndPredictAStoredRun() {
     QCOMPARE(answer.at("unknown_words").size(), std::size_t{2});  // "the" and "zorblat"
     const CliResult oil = run_cli(with_store(store, {"predict", "--run", "1", "--text", "opec crude barrels"}));
     QVERIFY2(oil.out.contains(QStringLiteral("1. oil")), qPrintable(describe(oil)));
+    // Control bytes of the input are shown escaped, never sent to the terminal (ESC could recolour
+    // it, BEL ring it).
+    const CliResult controls = run_cli(with_store(store, {"predict", "--run", "1", "--text", QStringLiteral("opec zz\x1b[31mred\x07 crude")}));
+    QVERIFY2(controls.exit_code == 0 && !controls.out.contains(QChar(0x1b)) && !controls.out.contains(QChar(0x07)) &&
+                 controls.out.contains(QStringLiteral("\\x1B")),
+             qPrintable(describe(controls)));
     const CliResult empty = run_cli(with_store(store, {"predict", "--run", "1", "--text", "   "}));
     QCOMPARE(empty.exit_code, 1);
     QVERIFY(empty.err.contains(QStringLiteral("there is no text to classify")));
