@@ -195,6 +195,7 @@ private slots:
             QFAIL("no DataError under OovPolicy::Error");
         } catch (const DataError& error) {
             QVERIFY2(QString(error.what()).contains(QStringLiteral("raise input_dim to %1").arg(vocabulary + 8)), error.what());
+            QVERIFY2(QString(error.what()).contains(QStringLiteral("--oov map")), error.what());  // the option that allows it
         }
         // A negative id is still malformed data, in either split.
         split.validation.sequences[3].back() = -4;

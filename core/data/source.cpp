@@ -234,7 +234,8 @@ TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_lengt
                                        " data (largest id " + std::to_string(largest) + ") are beyond the Embedding's input_dim of " +
                                        std::to_string(vocabulary_size);
             if (policy == OovPolicy::Error) {
-                throw DataError(counts + "; raise input_dim to " + std::to_string(largest + 1) + " or allow mapping them to the OOV id");
+                throw DataError(counts + "; raise input_dim to " + std::to_string(largest + 1) +
+                                " or allow mapping them to the OOV id (mirrorlab-cli train --oov map, the default)");
             }
             data.warnings.push_back(counts + "; they are mapped to the out-of-vocabulary id " + std::to_string(part.oov_id) +
                                     " (TensorFlow would embed zeros on a GPU and fail on a CPU)");
