@@ -365,12 +365,17 @@ void TestDevices::parse_rejects_bad_specs_data() {
                             << "'-1' is not a GPU index";
     QTest::newRow("cpu:0x512MB") << "cpu:0x512MB"
                                  << "'cpu:0x512MB'";
+    // After "2x" only a size can follow: what is wrong with it is said.
     QTest::newRow("cpu:2xMB") << "cpu:2xMB"
-                              << "'MB' is neither a replica count";
+                              << "'MB' is not a memory limit: give whole MB or GB";
+    QTest::newRow("cpu:2x1KB") << "cpu:2x1KB"
+                               << "'1KB' is not a memory limit: give whole MB or GB";
     QTest::newRow("cpu:2x0MB") << "cpu:2x0MB"
-                               << "'0MB' is neither a replica count";
+                               << "'0MB' is no memory: a limit is at least 1MB";
     QTest::newRow("cpu:2x-5MB") << "cpu:2x-5MB"
-                                << "'-5MB' is neither a replica count";
+                                << "'-5MB' is no memory";
+    QTest::newRow("cpu:3x") << "cpu:3x"
+                            << "a memory limit must follow the 'x', e.g. 2x512MB";
     QTest::newRow("cpu:2x512MB:extra") << "cpu:2x512MB:extra"
                                        << "'cpu:2x512MB:extra' has too many ':' parts";
     QTest::newRow("cpu:99") << "cpu:99"

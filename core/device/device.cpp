@@ -51,7 +51,7 @@ bool parse_int(std::string_view text, std::int64_t& value) {
 }
 
 // "1024MB" -> 1024, "2GB" -> 2048 (TensorFlow's memory_limit is in MiB; MB means MiB here).
-std::int64_t parse_size_mb(std::string_view spec, std::string_view text) {
+std::int64_t parse_size_mb(std::string_view spec, std::string_view text, bool after_count) {
     std::string lower;
     for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::int64_t scale = 1;
@@ -70,6 +70,13 @@ std::int64_t parse_size_mb(std::string_view spec, std::string_view text) {
         bad_spec(spec, "'" + std::string(text) + "' is larger than any device's memory");
     }
     if (!parse_int(number, value) || value <= 0) {
+        // After "2x" it can only be a size: say what about it is wrong.
+        if (after_count && text.empty()) bad_spec(spec, "a memory limit must follow the 'x', e.g. 2x512MB");
+        if (after_count && parse_int(number, value)) bad_spec(spec, "'" + std::string(text) + "' is no memory: a limit is at least 1MB");
+        if (after_count) {
+            bad_spec(spec, "'" + std::string(text) + "' is not a memory limit: give whole MB or GB (MiB and GiB, as TensorFlow's "
+                                                     "memory_limit), e.g. 512MB or 2GB");
+        }
         bad_spec(spec, "'" + std::string(text) +
                              "' is neither a replica count (2), a split into virtual devices (2x512MB, 512MB+1024MB) "
                              "nor 'growth'");
@@ -234,10 +241,10 @@ DeviceConfig DeviceConfig::parse(std::string_view spec) {
                     bad_spec(spec, "the virtual device count must be between 1 and " + std::to_string(kMaxReplicas));
                 }
                 choice.mode = MemoryMode::Virtual;
-                choice.memory_limits_mb.assign(static_cast<std::size_t>(count), parse_size_mb(spec, option.substr(x + 1)));
+                choice.memory_limits_mb.assign(static_cast<std::size_t>(count), parse_size_mb(spec, option.substr(x + 1), true));
             } else {
                 choice.mode = MemoryMode::Virtual;
-                for (const std::string& size : split(option, '+')) choice.memory_limits_mb.push_back(parse_size_mb(spec, size));
+                for (const std::string& size : split(option, '+')) choice.memory_limits_mb.push_back(parse_size_mb(spec, size, false));
             }
         }
         config.devices.push_back(choice);
