@@ -335,6 +335,17 @@ void TestRunStore::failedCheckpointWriteKeepsThePreviousFile() {
     for (const auto& entry : std::filesystem::directory_iterator(folder.path)) {
         QVERIFY2(entry.path().string().find(".partial") == std::string::npos, "a partial file was left behind");
     }
+
+    // A first checkpoint that cannot be written: there is no previous one to speak of.
+    Folder empty;
+    ::setrlimit(RLIMIT_FSIZE, &small_limit);
+    const Trained first = train(model, config_for(1), data, "cpu", empty.path);
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    QVERIFY(first.result.ok);
+    QVERIFY(!first.warnings.empty());
+    QVERIFY2(first.warnings.front().find("no checkpoint is kept yet") != std::string::npos &&
+                 first.warnings.front().find("previous checkpoint") == std::string::npos,
+             first.warnings.front().c_str());
 }
 
 // A window's runs that the store does not keep take their numbers out of the store's: a kept run

@@ -1,6 +1,7 @@
 #include "core/store/model_checkpoint.h"
 
 #include <cmath>
+#include <filesystem>
 
 namespace mirrorlab {
 
@@ -14,6 +15,7 @@ ModelCheckpoint::ModelCheckpoint(CheckpointOptions options, Checkpoint base, std
 bool ModelCheckpoint::save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state,
                            double value) {
     if (before_save_) before_save_();
+    const bool had_one = std::filesystem::exists(path);
     try {
         save_checkpoint(path, base_, state);  // base_ holds no state of its own: nothing is copied
     } catch (const Error& e) {
@@ -21,7 +23,9 @@ bool ModelCheckpoint::save(FitContext& context, const std::string& path, const s
                                                                    std::to_string(state.steps_into_epoch)
                                                              : "Epoch " + std::to_string(state.epochs_done);
         const std::string text = where + ": " + e.what() +
-                                 ". Training continues; the previous checkpoint is kept as it was.";
+                                 (had_one ? ". Training continues; the previous checkpoint is kept as it was."
+                                          : ". Training continues, but no checkpoint is kept yet: until one is written the run "
+                                            "cannot be resumed or exported; free some space.");
         context.publish(WarningEvent{"checkpoint", text, state.epochs_done, 0});
         context.log(LogLevel::Warning, text);
         return false;
