@@ -350,6 +350,17 @@ void Trainer::check_config() {
         publish(WarningEvent{"data", warning, 0, 0});
         log(LogLevel::Warning, warning);
     }
+    // The tutorial's 46 units on a 3-topic CSV train, but the 43 outputs no label names still take
+    // part of every softmax, and a prediction can name one of them as a topic.
+    if (data_.num_classes > 0 && model_.num_classes() > data_.num_classes) {
+        const std::string text = "the model's last layer has " + std::to_string(model_.num_classes()) + " units but the data has " +
+                                 std::to_string(data_.num_classes) + " classes: " +
+                                 std::to_string(model_.num_classes() - data_.num_classes) +
+                                 " outputs name no class and can still be predicted; set the last layer's units to " +
+                                 std::to_string(data_.num_classes);
+        publish(WarningEvent{"classes", text, 0, 0});
+        log(LogLevel::Warning, text);
+    }
 }
 
 // The strategy built with the starting weights (and optimizer state when resuming), the input
