@@ -342,7 +342,9 @@ void DataPanel::cancelLoad() {
     emit loadingChanged(false);
 }
 
-void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec_text, const QString& error,
+// `data` by reference: a copy at the call would touch the loader's reference count before the join
+// below orders it (ThreadSanitizer reported that copy once it had lost the loader's stack).
+void DataPanel::onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec_text, const QString& error,
                          int generation) {
     if (generation != load_generation_) return;  // cancelled: the panel has moved on
     // This generation's loader posted this call as its last act: joining it costs nothing and
@@ -359,7 +361,7 @@ void DataPanel::onLoaded(std::shared_ptr<const DatasetSplit> data, const QString
         return;
     }
     last_error_.clear();
-    dataset_ = std::move(data);
+    dataset_ = data;
     loaded_spec_ = spec_text;
     showLoadedInForm();
     status_->setStyleSheet({});

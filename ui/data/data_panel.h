@@ -70,7 +70,7 @@ private:
     void onSourceChanged();
     void showWhetherLoaded();
     void showLoadedInForm();
-    void onLoaded(std::shared_ptr<const DatasetSplit> data, const QString& spec, const QString& error, int generation);
+    void onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec, const QString& error, int generation);
     void showStatistics();
     // "Download Keras Reuters…": fetches reuters.npz into DatasetDownloader::defaultCachePath()
     // from DatasetDownloader::reutersUrl() (MIRRORLAB_REUTERS_URL / MIRRORLAB_REUTERS_SHA256
