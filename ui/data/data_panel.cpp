@@ -238,7 +238,7 @@ void DataPanel::toggleDownload() {
 DataPanel::~DataPanel() {
     if (worker_.joinable()) worker_.join();
     if (deriver_.joinable()) deriver_.join();
-    for (std::thread& abandoned : abandoned_) abandoned.join();
+    for (auto& [generation, abandoned] : abandoned_) abandoned.join();
 }
 
 QString DataPanel::spec() const {
@@ -332,8 +332,8 @@ bool DataPanel::waitUntilLoaded(int timeout_ms) {
 
 void DataPanel::cancelLoad() {
     if (!loading_) return;
+    abandoned_.emplace_back(load_generation_, std::move(worker_));
     ++load_generation_;
-    abandoned_.push_back(std::move(worker_));
     loading_ = false;
     load_button_->setText(tr("Load"));
     status_->setStyleSheet({});
@@ -346,7 +346,17 @@ void DataPanel::cancelLoad() {
 // below orders it (ThreadSanitizer reported that copy once it had lost the loader's stack).
 void DataPanel::onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec_text, const QString& error,
                          int generation) {
-    if (generation != load_generation_) return;  // cancelled: the panel has moved on
+    if (generation != load_generation_) {
+        // Cancelled: the panel has moved on. This was the load's last act; joining it now orders its
+        // writes before the result is released, after this returns, where ThreadSanitizer sees it.
+        const auto cancelled = std::find_if(abandoned_.begin(), abandoned_.end(),
+                                            [generation](const auto& entry) { return entry.first == generation; });
+        if (cancelled != abandoned_.end()) {
+            cancelled->second.join();
+            abandoned_.erase(cancelled);
+        }
+        return;
+    }
     // This generation's loader posted this call as its last act: joining it costs nothing and
     // orders its writes to the data set before every read here, where ThreadSanitizer sees it.
     if (worker_.joinable()) worker_.join();

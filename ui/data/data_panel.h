@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/data/dataset.h"
@@ -104,7 +105,9 @@ private:
     int load_generation_ = 0;  // a result from an older generation was cancelled
     QString loading_spec_;
     std::thread worker_;
-    std::vector<std::thread> abandoned_;  // cancelled loads still running; joined on destruction
+    // Cancelled loads still running, by their generation: joined when their dropped result arrives,
+    // or on destruction.
+    std::vector<std::pair<int, std::thread>> abandoned_;
 };
 
 }  // namespace mirrorlab::ui
