@@ -68,6 +68,10 @@ void TestCliRuns::runIsRecordedAndListed() {
     QCOMPARE(run_cli(with_store(store, {"runs", "--status", "bogus"})).exit_code, 2);
     // Rename, annotate, show, delete.
     QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", "baseline"})).exit_code, 0);
+    // A blank name is the default one again, not an unnamed run.
+    QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", "  "})).exit_code, 0);
+    QCOMPARE(string_field(runs_json(store)[0], "name"), QStringLiteral("Run 1"));
+    QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", "first try"})).exit_code, 0);
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1"}));
     QVERIFY2(shown.out.contains(QStringLiteral("Note: baseline")) && shown.out.contains(QStringLiteral("Checkpoint (last)")),
              qPrintable(describe(shown)));
@@ -99,6 +103,9 @@ void TestCliRuns::killedRunIsInterruptedAndResumes() {
     QCOMPARE(string_field(runs[0], "status"), QStringLiteral("interrupted"));
     const std::int64_t epochs_done = int_field(runs[0], "epochs_completed");
     QVERIFY(epochs_done >= 2);
+    // Its best epoch as its best checkpoint recorded it (the list said 0 for a killed run).
+    QVERIFY2(int_field(runs[0], "best_epoch") >= 1 && int_field(runs[0], "best_epoch") <= epochs_done,
+             qPrintable(QString::number(int_field(runs[0], "best_epoch"))));
     QVERIFY2(int_field(runs[0], "steps_recorded") >= epochs_done * 94, qPrintable(QString::number(int_field(runs[0], "steps_recorded"))));
 
     const CliResult resumed = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", QString::number(epochs_done + 1)}));

@@ -29,7 +29,7 @@ void RunRecorder::consume(const Event& event) {
         item = Finish{status, finished->text, finished->epochs_completed, finished->best_epoch};
         urgent = true;
     } else if (const auto* failed = std::get_if<FailedEvent>(&event)) {
-        item = Finish{RunStatus::Failed, failed->reason, failed->epoch > 0 ? failed->epoch - 1 : 0, 0};
+        item = Finish{RunStatus::Failed, failed->reason, failed->epoch > 0 ? failed->epoch - 1 : 0, -1};  // best: as recorded
         urgent = true;
     }
     if (!item) return;

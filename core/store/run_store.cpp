@@ -353,12 +353,17 @@ void RunStore::record_checkpoint(std::int64_t id, const CheckpointRow& row) {
                      "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     insert.bind(1, id).bind(2, row.kind).bind(3, row.path).bind(4, std::int64_t{row.epoch}).bind(5, row.global_step);
     insert.bind(6, row.monitor_value).run("recording a checkpoint");
+    // The best epoch so far, as its checkpoint is kept: a run killed later still lists it.
+    if (row.kind == "best") {
+        Statement(*this, "UPDATE runs SET best_epoch = ?2 WHERE id = ?1").bind(1, id).bind(2, std::int64_t{row.epoch}).run("recording a checkpoint");
+    }
 }
 
 void RunStore::finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch,
                           int epochs_planned) {
     Statement update(*this,
-                     "UPDATE runs SET status = ?2, status_text = ?3, ended_at = ?4, epochs_completed = ?5, best_epoch = ?6, "
+                     "UPDATE runs SET status = ?2, status_text = ?3, ended_at = ?4, epochs_completed = ?5, "
+                     "best_epoch = CASE WHEN ?6 >= 0 THEN ?6 ELSE best_epoch END, "
                      "epochs_planned = CASE WHEN ?7 > 0 THEN ?7 ELSE epochs_planned END WHERE id = ?1");
     update.bind(1, id).bind(2, std::string(run_status_name(status))).bind(3, text).bind(4, utc_now());
     update.bind(5, std::int64_t{epochs_completed}).bind(6, std::int64_t{best_epoch}).bind(7, std::int64_t{epochs_planned});
@@ -485,7 +490,12 @@ std::vector<CheckpointRow> RunStore::checkpoints(std::int64_t id) const {
 }
 
 void RunStore::rename(std::int64_t id, const std::string& name) {
-    Statement(*this, "UPDATE runs SET name = ?2 WHERE id = ?1").bind(1, id).bind(2, name).run("renaming a run");
+    // No name is the default one, as a new run gets: a blank name would leave the run unnamed in lists.
+    const bool blank = name.find_first_not_of(" \t\n\r") == std::string::npos;
+    Statement(*this, "UPDATE runs SET name = ?2 WHERE id = ?1")
+        .bind(1, id)
+        .bind(2, blank ? "Run " + std::to_string(id) : name)
+        .run("renaming a run");
 }
 
 void RunStore::annotate(std::int64_t id, const std::string& note) {

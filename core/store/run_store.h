@@ -109,7 +109,8 @@ public:
     void append_steps(std::int64_t id, const std::vector<StepRow>& steps);
     void append_epoch(std::int64_t id, const EpochRow& epoch);
     void record_checkpoint(std::int64_t id, const CheckpointRow& checkpoint);
-    // `epochs_planned` > 0 also sets the epochs planned (a refused resume puts the run's back).
+    // `epochs_planned` > 0 also sets the epochs planned (a refused resume puts the run's back);
+    // `best_epoch` < 0 keeps the best epoch its checkpoints recorded (a failed run).
     void finish_run(std::int64_t id, RunStatus status, const std::string& text, int epochs_completed, int best_epoch,
                     int epochs_planned = 0);
 
@@ -127,7 +128,7 @@ public:
     // the store's ids, so that no kept run is ever numbered as one of them.
     void set_ids_aside_through(std::int64_t id);
 
-    void rename(std::int64_t id, const std::string& name);
+    void rename(std::int64_t id, const std::string& name);  // a blank name restores the default "Run <id>"
     void annotate(std::int64_t id, const std::string& note);
     // Deletes the run, its rows and its folder. A run that is running cannot be deleted.
     void remove(std::int64_t id);
