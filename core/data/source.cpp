@@ -15,6 +15,7 @@
 #include "core/data/sequence.h"
 #include "core/data/synthetic.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace mirrorlab {
 
@@ -40,12 +41,6 @@ std::int32_t parse_count(std::string_view spec, std::string_view text) {
     return value;
 }
 
-std::string gib_text(std::uint64_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-    return text;
-}
-
 // Padding makes every sample input_length ids long: a long input_length over many samples asks
 // for more memory than the computer has, and would exhaust it before the model's own memory check.
 void check_padded_size(const DatasetSplit& split, std::int32_t sequence_length) {
@@ -64,8 +59,8 @@ void check_padded_size(const DatasetSplit& split, std::int32_t sequence_length) 
     }
     if (padded_bytes <= memory_bytes / 2) return;
     throw DataError("padding the " + std::to_string(samples) + " samples to " + std::to_string(sequence_length) +
-                    " tokens each (the model's input_length) needs " + gib_text(padded_bytes) + ", more than half of " + whose +
-                    " " + gib_text(memory_bytes) + "; lower input_length (the sequence length)");
+                    " tokens each (the model's input_length) needs " + byte_size(padded_bytes) + ", more than half of " + whose +
+                    " " + byte_size(memory_bytes) + "; lower input_length (the sequence length)");
 }
 
 void set_class_names(DatasetSplit& split, const std::vector<std::string>& names) {

@@ -36,15 +36,14 @@ std::int64_t integer_at(const json::Value& object, std::string_view key, std::in
     return value;
 }
 
-// Every key of `object` must be one of `known`: a misspelt one ("batchsize") would otherwise be
-// ignored and the default trained without a word.
-void refuse_unknown_keys(const json::Value& object, std::initializer_list<std::string_view> known, std::string_view where,
-                         UnknownKeys unknown_keys) {
+// Every key of `object` must be one the writer writes (`written`, what it writes for the defaults):
+// a misspelt one ("batchsize") would otherwise be ignored and the default trained without a word.
+void refuse_unknown_keys(const json::Value& object, const json::Value& written, std::string_view where, UnknownKeys unknown_keys) {
     if (unknown_keys == UnknownKeys::Ignore) return;
     for (const auto& [key, value] : object.as_object()) {
-        if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+        if (written.contains(key)) continue;
         std::string names;
-        for (std::string_view name : known) names += (names.empty() ? "" : ", ") + std::string(name);
+        for (const auto& [name, default_value] : written.as_object()) names += (names.empty() ? "" : ", ") + name;
         throw ModelError("unknown key '" + key + "'" + std::string(where) + " (the keys are " + names + ")");
     }
 }
@@ -75,9 +74,7 @@ json::Value optimizer_to_json(const OptimizerConfig& optimizer) {
 }
 
 OptimizerConfig optimizer_from_json(const json::Value& o, UnknownKeys unknown_keys) {
-    refuse_unknown_keys(o, {"class_name", "learning_rate", "beta_1", "beta_2", "epsilon", "momentum", "nesterov", "rho",
-                            "nadam_schedule_decay", "embedding_update"},
-                        " in 'optimizer'", unknown_keys);
+    refuse_unknown_keys(o, optimizer_to_json(OptimizerConfig::defaults(OptimizerKind::Nadam)), " in 'optimizer'", unknown_keys);
     OptimizerConfig optimizer = OptimizerConfig::defaults(optimizer_kind_from_name(o.at("class_name").as_string()));
     optimizer.learning_rate = number_at(o, "learning_rate", optimizer.learning_rate);
     optimizer.beta_1 = number_at(o, "beta_1", optimizer.beta_1);
@@ -138,9 +135,8 @@ TrainConfig train_config_from_json(const json::Value& given, UnknownKeys unknown
         // A run's settings as the store keeps them (`runs show --json`): their "train_config".
         const json::Value* stored = given.is_object() ? given.find("train_config") : nullptr;
         const json::Value& o = stored != nullptr && stored->is_object() ? *stored : given;
-        refuse_unknown_keys(o, {"epochs", "batch_size", "seed", "optimizer", "from_logits", "early_stopping", "overfitting_monitor",
-                                "all_reduce", "shuffle", "prefetch_batches", "max_steps_per_epoch"},
-                            "", unknown_keys);
+        const json::Value written = train_config_to_json(TrainConfig{});
+        refuse_unknown_keys(o, written, "", unknown_keys);
         constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
         TrainConfig config;
         // A person's file, as --epochs; MirrorLab's own (a GUI resume asks for done + the form's
@@ -156,8 +152,7 @@ TrainConfig train_config_from_json(const json::Value& given, UnknownKeys unknown
         config.from_logits = bool_at(o, "from_logits", config.from_logits);
         if (const json::Value* early = o.find("early_stopping")) {
             EarlyStoppingConfig& e = config.early_stopping;
-            refuse_unknown_keys(*early, {"enabled", "monitor", "min_delta", "patience", "restore_best_weights", "start_from_epoch"},
-                                " in 'early_stopping'", unknown_keys);
+            refuse_unknown_keys(*early, written.at("early_stopping"), " in 'early_stopping'", unknown_keys);
             e.enabled = bool_at(*early, "enabled", e.enabled);
             e.monitor = string_at(*early, "monitor", e.monitor);
             e.min_delta = number_at(*early, "min_delta", e.min_delta);

@@ -14,8 +14,6 @@
 
 namespace mirrorlab {
 
-namespace {
-
 std::string byte_size(uint64_t bytes) {
     if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
     const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -29,6 +27,8 @@ std::string byte_size(uint64_t bytes) {
     std::snprintf(text, sizeof text, value < 10.0 ? "%.1f %s" : "%.0f %s", value, units[unit]);
     return text;
 }
+
+namespace {
 
 const char* kind_of(mode_t mode) {
     if (S_ISCHR(mode)) return "a character device";

@@ -35,6 +35,9 @@ std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_byte
 // why). Lets a reader refuse a large file of another kind before reading it whole.
 std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix);
 
+// "512 bytes", "1.5 KiB", "12 MiB", "3.2 GiB": a size as messages give it.
+std::string byte_size(uint64_t bytes);
+
 // Which file or folder a path names, after following symbolic links: two paths name the same one
 // exactly when their identities are equal (symlinks, hard links, bind mounts). Walks of folders
 // keep the identities they have seen so that they never loop and read nothing twice.
