@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/device/device.h"
 #include "core/util/error.h"
 
 namespace mirrorlab::cli {
@@ -63,6 +64,43 @@ int usage_error(const CLI::App& app, const std::string& message) {
     return 2;
 }
 
+// `--store ''` or `--config ""` (an unset shell variable) would otherwise read as the option not
+// given and train with the default, without a word. Free text (a run's name, a filter) may be empty.
+void refuse_empty_values(const CLI::App& command) {
+    for (const CLI::Option* option : command.get_options()) {
+        if (option->count() == 0 || option->get_expected_max() == 0 || option->get_type_name() == "TEXT") continue;
+        for (const std::string& value : option->results()) {
+            if (value.empty()) throw UsageError("option " + option->get_name() + " needs a value, got an empty one");
+        }
+    }
+}
+
+// "--config=" with nothing after the '=': CLI11 takes the next argument as the value (`--config=
+// --no-store` read the file "--no-store"). Written as "--config" "" instead, the value is the empty
+// one that was typed, refused by refuse_empty_values() or kept as an empty text. A flag's "--json="
+// is left as it is, for explain().
+std::vector<std::string> split_empty_assignments(const CLI::App& app, int argc, char** argv) {
+    const auto is_flag = [&app](const std::string& name) {
+        const CLI::Option* option = app.get_option_no_throw(name);
+        for (const CLI::App* command : app.get_subcommands({})) {
+            if (option == nullptr) option = command->get_option_no_throw(name);
+        }
+        return option != nullptr && option->get_expected_max() == 0;
+    };
+    std::vector<std::string> arguments(argv, argv + argc);
+    for (std::size_t i = 1; i < arguments.size(); ++i) {
+        const std::string& arg = arguments[i];
+        if (arg == "--") break;
+        if (arg.size() <= 3 || arg.rfind("--", 0) != 0 || arg.find('=') != arg.size() - 1) continue;
+        const std::string name = arg.substr(0, arg.size() - 1);
+        if (is_flag(name)) continue;
+        arguments[i] = name;
+        arguments.insert(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::string());
+        ++i;
+    }
+    return arguments;
+}
+
 // "help" and "help COMMAND": the spelling some people try first.
 int print_help(const CLI::App& app, const std::string& topic) {
     if (topic.empty()) {
@@ -82,12 +120,16 @@ int parse_and_run(CLI::App& app, const std::vector<Command>& commands, int argc,
     std::string help_topic;
     CLI::App* help = app.add_subcommand("help", "")->group("");  // hidden
     help->add_option("command", help_topic);
-    app.parse(argc, argv);
+    std::vector<std::string> arguments = split_empty_assignments(app, argc, argv);
+    std::vector<char*> pointers;
+    for (std::string& argument : arguments) pointers.push_back(argument.data());
+    app.parse(static_cast<int>(pointers.size()), pointers.data());
     if (!app.remaining().empty()) refuse_extras(app);
     if (help->parsed()) return print_help(app, help_topic);
     for (const Command& command : commands) {
         if (!command.app->parsed()) continue;
         if (!command.app->remaining().empty()) refuse_extras(*command.app);
+        refuse_empty_values(*command.app);
         return command.run();
     }
     throw UsageError("no command given");  // options only, e.g. "mirrorlab-cli -- x"
@@ -117,6 +159,24 @@ CLI::Option* add_integer(CLI::App& command, const std::string& name, long long m
         store(value);
     };
     return command.add_option(name, description)->type_name("N")->each(check);
+}
+
+void check_value(const std::string& option, const std::function<void()>& check) {
+    try {
+        check();
+    } catch (const Error& error) {
+        std::string text = error.what();
+        // "[optimizer] unknown ...": the option's name says where instead.
+        if (text.front() == '[' && text.find("] ") != std::string::npos) text.erase(0, text.find("] ") + 2);
+        throw UsageError(option + ": " + text);
+    }
+}
+
+CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description) {
+    return command.add_option("--devices", description)->type_name("SPEC")->each([&target](const std::string& text) {
+        check_value("--devices", [&text] { (void)DeviceConfig::parse(text); });
+        target = text;
+    });
 }
 
 void configure_program(CLI::App& app) {

@@ -42,6 +42,15 @@ CLI::Option* add_integer(CLI::App& command, const std::string& name, T& target, 
         description);
 }
 
+// Runs `check` (one of core's parsers) on an option's value: what the engine refuses there is a
+// usage mistake naming the option, "--optimizer: unknown optimizer 'x'; accepted names ...".
+void check_value(const std::string& option, const std::function<void()>& check);
+
+// A device spec option (--devices): read by DeviceConfig::parse while the command line is parsed,
+// so a spec that cannot be read is a usage mistake (2); one this machine cannot run is an engine
+// error later (1): "gpu:0" without a GPU, "cpu:2x8MB" below the smallest limit.
+CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description);
+
 // The program's own settings (help and version flags, how help reads); call before adding commands,
 // which inherit them.
 void configure_program(CLI::App& app);

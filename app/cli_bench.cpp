@@ -159,7 +159,7 @@ void print_store_cost(const BenchConfig& config, std::int64_t steps, bool json) 
 }
 
 void add_bench_options(CLI::App& command, BenchConfig& config) {
-    command.add_option("--devices", config.devices, "cpu | cpu:2 | ... as for train (default cpu:2)")->type_name("SPEC");
+    add_device_spec(command, config.devices, "cpu | cpu:2 | ... as for train (default cpu:2)");
     command.add_option("--data", config.data, "as for train (default synthetic): e.g. reuters21578:DIR for real text")
         ->type_name("SPEC");
     add_integer(command, "--epochs", config.epochs, 1, 1'000'000, "measured epochs (default 3)");
@@ -169,11 +169,7 @@ void add_bench_options(CLI::App& command, BenchConfig& config) {
     command.add_option("--keras-semantics", "tf2 (default) | keras3 | dense: the Nadam update as which Keras")
         ->type_name("X")
         ->each([&config](const std::string& text) {
-            try {
-                config.keras_semantics = embedding_update_from_name(text);
-            } catch (const Error& error) {
-                throw UsageError(error.what());
-            }
+            check_value("--keras-semantics", [&] { config.keras_semantics = embedding_update_from_name(text); });
         });
     add_integer(command, "--scaling", config.scaling_replicas, 0, 64,
                 "scaling table rows 1..N replicas (default: the core count; 0: none)");

@@ -1,6 +1,7 @@
 // `mirrorlab-cli train`: its options, the run, and how Ctrl-C / SIGTERM end it.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -162,7 +163,9 @@ void print_event(const Event& event, bool json) {
     if (json) {
         std::printf("%s\n", event_to_json(event).c_str());
     } else if (const auto* log = std::get_if<LogEvent>(&event)) {
-        std::fprintf(stderr, "%s\n", log_line(*log).c_str());
+        // The trainer's one error line is its failure's reason, which the command prints as its
+        // last line ("mirrorlab-cli: error: ..."); once is enough.
+        if (log->level != LogLevel::Error) std::fprintf(stderr, "%s\n", log_line(*log).c_str());
     } else if (const auto* begin = std::get_if<EpochBeginEvent>(&event)) {
         std::printf("Epoch %d/%d\n", begin->epoch, begin->epochs);
     } else if (const auto* end = std::get_if<EpochEndEvent>(&event)) {
@@ -504,21 +507,40 @@ int command_train(TrainOptions& options) {
     return cluster.run_to_end([&] { return train_as_worker(options, cluster); });
 }
 
+// A decimal number > 0 ("0.001", "1e-3"): strtod alone also reads hex ("0x10" is 16), "inf" and
+// "nan", none of which anyone means as a learning rate.
+double learning_rate_from_text(const std::string& text) {
+    const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    char* end = nullptr;
+    const double value = decimal ? std::strtod(text.c_str(), &end) : 0.0;
+    if (!decimal || end == text.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0.0) {
+        throw UsageError("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '" + text + "'");
+    }
+    return value;
+}
+
 void add_optimizer_options(CLI::App& command, TrainOptions& options) {
-    command.add_option("--optimizer", options.optimizer, "nadam | adam | sgd | rmsprop (default nadam)")->type_name("NAME");
+    command.add_option("--optimizer", "nadam | adam | sgd | rmsprop (default nadam)")
+        ->type_name("NAME")
+        ->each([&options](const std::string& text) {
+            check_value("--optimizer", [&text] { (void)optimizer_kind_from_name(text); });
+            options.optimizer = text;
+        });
     command.add_option("--learning-rate", "(default: the optimizer's Keras default)")
         ->type_name("X")
         ->each([&options](const std::string& text) {
-            char* end = nullptr;
-            options.learning_rate = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0') throw UsageError("--learning-rate must be a number, got '" + text + "'");
+            options.learning_rate = learning_rate_from_text(text);
         });
-    command.add_option("--keras-semantics", options.keras_semantics,
+    command.add_option("--keras-semantics",
                        "tf2 | keras3 | dense: which Keras the optimizer follows where they\n"
                        "differ (the Embedding's sparse update, Nadam's schedule): tf.keras 2\n"
                        "as in the tutorial (default), Keras 3 on TensorFlow, or Keras 3 on\n"
                        "JAX/PyTorch (dense gradients)")
-        ->type_name("NAME");
+        ->type_name("NAME")
+        ->each([&options](const std::string& text) {
+            check_value("--keras-semantics", [&text] { (void)embedding_update_from_name(text); });
+            options.keras_semantics = text;
+        });
     command.add_option("--all-reduce", "auto | reduce | ring (default auto)")
         ->type_name("NAME")
         ->each([&options](const std::string& text) {
@@ -600,10 +622,9 @@ Command add_train_command(CLI::App& app) {
             if (text != "map" && text != "error") throw UsageError("--oov must be map or error");
             oov = text == "error" ? OovPolicy::Error : OovPolicy::MapToOov;
         });
-    command->add_option("--devices", options->devices,
-                        "cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB\n"
-                        "| gpu:0:growth (default: every GPU, else cpu)")
-        ->type_name("SPEC");
+    add_device_spec(*command, options->devices,
+                    "cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB\n"
+                    "| gpu:0:growth (default: every GPU, else cpu)");
     add_run_options(*command, *options);
     add_optimizer_options(*command, *options);
     command->add_flag("--json", options->json, "print every event as one JSON object per line instead");

@@ -393,8 +393,11 @@ void TestCli::errors_data() {
     QTest::addColumn<QString>("mentions");
     const QStringList train{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("synthetic:100:20"),
                             QStringLiteral("--epochs"), QStringLiteral("1")};
-    QTest::newRow("tpu") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("tpu:0")} << 1
-                         << QStringLiteral("tpu:0");
+    // A device spec that cannot be read is a usage mistake (2); one this machine cannot run fails (1).
+    QTest::newRow("tpu") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("tpu:0")} << 2
+                         << QStringLiteral("--devices: device spec 'tpu:0': 'tpu' is not a device type (cpu or gpu)");
+    QTest::newRow("empty devices") << train + QStringList{QStringLiteral("--devices"), QString()} << 2
+                                   << QStringLiteral("device spec '': it is empty");
     QTest::newRow("limit below 16 MB") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("cpu:2x8MB")} << 1
                                        << QStringLiteral("16");
     QTest::newRow("no gpu") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("gpu:0")} << 1
@@ -414,10 +417,26 @@ void TestCli::errors_data() {
                                                      QStringLiteral("4294967328"), QStringLiteral("--devices"), QStringLiteral("cpu")}
                                       << 2 << QStringLiteral("--batch-size must be an integer from 1 to 16777216");
     QTest::newRow("gpu index past int32") << train + QStringList{QStringLiteral("--devices"), QStringLiteral("gpu:99999999999")}
-                                          << 1 << QStringLiteral("'99999999999' is not a GPU index");
+                                          << 2 << QStringLiteral("'99999999999' is not a GPU index");
+    // Optimizer settings are read while the command line is: a mistake there is a usage error.
     QTest::newRow("unknown keras semantics")
-        << train + QStringList{QStringLiteral("--keras-semantics"), QStringLiteral("keras2")} << 1
-        << QStringLiteral("unknown embedding update 'keras2'; accepted: tf2");
+        << train + QStringList{QStringLiteral("--keras-semantics"), QStringLiteral("keras2")} << 2
+        << QStringLiteral("--keras-semantics: unknown embedding update 'keras2'; accepted: tf2");
+    QTest::newRow("unknown optimizer") << train + QStringList{QStringLiteral("--optimizer"), QStringLiteral("adamw")} << 2
+                                       << QStringLiteral("--optimizer: unknown optimizer 'adamw'; accepted names");
+    // strtod read "0x10" as 16 and trained with it.
+    QTest::newRow("hex learning rate") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0x10")} << 2
+                                       << QStringLiteral("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '0x10'");
+    QTest::newRow("learning rate 0") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0")} << 2
+                                     << QStringLiteral("--learning-rate must be a decimal number > 0");
+    // An empty value (an unset shell variable) trained with the default store or settings, unasked.
+    QTest::newRow("empty store") << train + QStringList{QStringLiteral("--store"), QString()} << 2
+                                 << QStringLiteral("option --store needs a value, got an empty one");
+    QTest::newRow("empty config") << train + QStringList{QStringLiteral("--config="), QStringLiteral("--no-store")} << 2
+                                  << QStringLiteral("option --config needs a value, got an empty one");
+    // The evaluation's options without --evaluate printed the summary and nothing of them.
+    QTest::newRow("import --json alone") << QStringList{QStringLiteral("import"), QStringLiteral("model.keras"), QStringLiteral("--json")}
+                                         << 2 << QStringLiteral("--json requires --evaluate");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("train"), QStringLiteral("--frobnicate"), QStringLiteral("1")}
                                     << 2 << QStringLiteral("--frobnicate");
     QTest::newRow("missing value") << QStringList{QStringLiteral("train"), QStringLiteral("--epochs")} << 2

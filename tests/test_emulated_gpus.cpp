@@ -322,6 +322,8 @@ private slots:
             if (line.startsWith(QStringLiteral("mirrorlab-cli: error: "))) error = line;
         }
         for (const QString& words : reason) QVERIFY2(error.contains(words), qPrintable(describe(run)));
+        // Said once: the trainer's log line of its failure is not printed besides (it was "ERROR: ...").
+        QVERIFY2(run.err.count(reason.front()) == 1, qPrintable(describe(run)));
     }
 };
 
