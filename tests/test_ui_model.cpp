@@ -88,6 +88,7 @@ class TestUiModel : public QObject {
     void optimizerChangeResetsLearningRate();
     void trainConfigCarriesTheForm();
     void settingsTheFormDoesNotShowAreNamed();
+    void aSettingsFilesNadamScheduleIsKept();
     void fromLogitsLint();
     void unevenBatchLint();
     void highLearningRateLint();
@@ -546,6 +547,29 @@ void TestUiModel::settingsTheFormDoesNotShowAreNamed() {
     set_combo_data(child<QComboBox>(panel, "optimizer"), static_cast<int>(OptimizerKind::SGD));
     QVERIFY2(!note->text().contains(QStringLiteral("epsilon")), qPrintable(note->text()));
     QVERIFY(note->text().contains(QStringLiteral("no shuffling")));
+}
+
+// A --config file's Nadam schedule_decay (neither tf.keras 2's 0.004 nor Keras 3's 1.0) was replaced
+// by the form's Keras semantics when the run was trained again: another optimizer trained, unseen.
+void TestUiModel::aSettingsFilesNadamScheduleIsKept() {
+    ModelPanel panel;
+    panel.show();
+    auto* note = child<QLabel>(panel, "settingsNotShown");
+    mirrorlab::TrainConfig file;
+    file.optimizer.nadam_schedule_decay = 0.01;
+    panel.setTrainConfig(file);
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 0.01);
+    QVERIFY2(note->isVisible() && note->text().contains(QStringLiteral("schedule_decay=0.01")), qPrintable(note->text()));
+    // Choosing another generation takes its schedule, and the note has nothing more to say.
+    auto* semantics = child<QComboBox>(panel, "kerasSemantics");
+    set_combo_data(semantics, static_cast<int>(EmbeddingUpdate::Keras3));
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 1.0);
+    QVERIFY(!note->isVisible());
+    set_combo_data(semantics, static_cast<int>(EmbeddingUpdate::TF2));
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 0.01);  // the file's, with its generation
+    QTest::mouseClick(child<QPushButton>(panel, "useDefaultsForSettingsNotShown"), Qt::LeftButton);
+    QCOMPARE(panel.trainConfig().optimizer.nadam_schedule_decay, 0.004);
+    QVERIFY(!note->isVisible());
 }
 
 void TestUiModel::fromLogitsLint() {

@@ -145,6 +145,13 @@ QStringList settings_not_shown(const TrainConfig& config) {
     if (optimizer.beta_2 != keras.beta_2) named << QStringLiteral("beta_2=%1").arg(number(optimizer.beta_2));
     if (optimizer.epsilon != keras.epsilon) named << QStringLiteral("epsilon=%1").arg(number(optimizer.epsilon));
     if (optimizer.rho != keras.rho) named << QStringLiteral("rho=%1").arg(number(optimizer.rho));
+    if (optimizer.kind == OptimizerKind::Nadam) {
+        OptimizerConfig generation = optimizer;
+        generation.follow_keras(optimizer.embedding_update);
+        if (optimizer.nadam_schedule_decay != generation.nadam_schedule_decay) {
+            named << QStringLiteral("schedule_decay=%1").arg(number(optimizer.nadam_schedule_decay));
+        }
+    }
     if (optimizer.nesterov != keras.nesterov) named << QStringLiteral("nesterov=%1").arg(QLatin1String(optimizer.nesterov ? "True" : "False"));
     return named;
 }
@@ -364,7 +371,10 @@ TrainConfig CompileOptions::trainConfig() const {
     config.optimizer.learning_rate = learning_rate_->value();
     if (kind == OptimizerKind::SGD || kind == OptimizerKind::RMSprop)
         config.optimizer.momentum = momentum_->value();
-    config.optimizer.follow_keras(static_cast<EmbeddingUpdate>(keras_semantics_->currentData().toInt()));
+    // Only a change of generation sets Nadam's schedule: a settings file's own schedule_decay stays
+    // while the form shows the generation it came with (it is named under the form).
+    const auto semantics = static_cast<EmbeddingUpdate>(keras_semantics_->currentData().toInt());
+    if (config.optimizer.embedding_update != semantics) config.optimizer.follow_keras(semantics);
     config.from_logits = from_logits_->isChecked();
     config.early_stopping.enabled = early_stopping_->isChecked();
     config.early_stopping.monitor = monitor_->currentData().toString().toStdString();
@@ -476,6 +486,7 @@ void CompileOptions::useDefaultsForSettingsNotShown() {
     base_.optimizer.epsilon = keras.epsilon;
     base_.optimizer.rho = keras.rho;
     base_.optimizer.nesterov = keras.nesterov;
+    base_.optimizer.follow_keras(base_.optimizer.embedding_update);  // its generation's Nadam schedule
     onChanged();
 }
 
