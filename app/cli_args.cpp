@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/data/source.h"
 #include "core/device/device.h"
 #include "core/util/error.h"
 
@@ -175,6 +176,13 @@ void check_value(const std::string& option, const std::function<void()>& check) 
 CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description) {
     return command.add_option("--devices", description)->type_name("SPEC")->each([&target](const std::string& text) {
         check_value("--devices", [&text] { (void)DeviceConfig::parse(text); });
+        target = text;
+    });
+}
+
+CLI::Option* add_data_spec(CLI::App& command, std::string& target, const std::string& description) {
+    return command.add_option("--data", description)->type_name("SPEC")->each([&target](const std::string& text) {
+        check_value("--data", [&text] { check_data_spec(text); });
         target = text;
     });
 }

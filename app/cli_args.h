@@ -51,6 +51,11 @@ void check_value(const std::string& option, const std::function<void()>& check);
 // error later (1): "gpu:0" without a GPU, "cpu:2x8MB" below the smallest limit.
 CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description);
 
+// A data spec option (--data): checked by check_data_spec while the command line is parsed, so a
+// spec that cannot be read ("bogus:x", "synthetic:abc") is a usage mistake (2); a file that is not
+// there fails later (1).
+CLI::Option* add_data_spec(CLI::App& command, std::string& target, const std::string& description);
+
 // The program's own settings (help and version flags, how help reads); call before adding commands,
 // which inherit them.
 void configure_program(CLI::App& app);

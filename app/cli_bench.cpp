@@ -160,8 +160,7 @@ void print_store_cost(const BenchConfig& config, std::int64_t steps, bool json) 
 
 void add_bench_options(CLI::App& command, BenchConfig& config) {
     add_device_spec(command, config.devices, "cpu | cpu:2 | ... as for train (default cpu:2)");
-    command.add_option("--data", config.data, "as for train (default synthetic): e.g. reuters21578:DIR for real text")
-        ->type_name("SPEC");
+    add_data_spec(command, config.data, "as for train (default synthetic): e.g. reuters21578:DIR for real text");
     add_integer(command, "--epochs", config.epochs, 1, 1'000'000, "measured epochs (default 3)");
     add_integer(command, "--steps", config.steps, 1, 1'000'000, "training steps per epoch (default: the whole epoch)");
     add_integer(command, "--threads", config.threads, 1, 4096, "CPU threads in all (default: one per core)");

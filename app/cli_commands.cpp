@@ -166,7 +166,7 @@ Command add_data_command(CLI::App& app) {
         std::int32_t length = 300;
     };
     auto options = std::make_shared<Options>();
-    command->add_option("--data", options->spec, "as for train (default: default)")->type_name("SPEC");
+    add_data_spec(*command, options->spec, "as for train (default: default)");
     add_integer(*command, "--sequence-length", options->length, 1, 1 << 24,
                 "the length sequences are padded or truncated to (default 300)");
     return {command, [options] { return command_data(options->spec, options->length); }};

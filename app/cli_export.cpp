@@ -137,7 +137,7 @@ Command add_import_command(CLI::App& app) {
     command->add_option("--weights", options->weights_path, "weights for it (.weights.h5)")->type_name("FILE");
     CLI::Option* evaluate = command->add_flag("--evaluate", options->evaluate, "evaluate on the validation split of the data");
     // Each of these is about the evaluation: without --evaluate it would be ignored without a word.
-    command->add_option("--data", options->data_spec, "the data to evaluate on (default: default)")->type_name("SPEC")->needs(evaluate);
+    add_data_spec(*command, options->data_spec, "the data to evaluate on (default: default)")->needs(evaluate);
     add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)")->needs(evaluate);
     command->add_flag("--json", options->json, "print the evaluation as one JSON object instead")->needs(evaluate);
     return {command, [options] { return command_import(*options); }};

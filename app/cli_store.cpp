@@ -379,7 +379,7 @@ Command add_evaluate_command(CLI::App& app) {
     CLI::App* command = add_command(app, "evaluate", "Keras' evaluate line for a kept run on its validation split");
     auto options = std::make_shared<EvaluateCommand>();
     add_checkpoint_options(*command, options->run_or_file, options->which);
-    command->add_option("--data", options->data_spec, "evaluate on another data set (default: the run's)")->type_name("SPEC");
+    add_data_spec(*command, options->data_spec, "evaluate on another data set (default: the run's)");
     add_device_spec(*command, options->devices, "the device to run on (default cpu)");
     add_integer(*command, "--batch-size", options->batch_size, 1, 1 << 20, "(default 32)");
     command->add_flag("--report", options->report, "add per-class precision, recall, f1 and support");

@@ -1,6 +1,7 @@
 // `mirrorlab-cli train`: its options, the run, and how Ctrl-C / SIGTERM end it.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <chrono>
 #include <csignal>
@@ -512,8 +513,9 @@ int command_train(TrainOptions& options) {
 double learning_rate_from_text(const std::string& text) {
     const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
     char* end = nullptr;
+    errno = 0;  // ERANGE: "1e-320" underflows (and trained as 0), "1e400" overflows
     const double value = decimal ? std::strtod(text.c_str(), &end) : 0.0;
-    if (!decimal || end == text.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0.0) {
+    if (!decimal || end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0) {
         throw UsageError("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '" + text + "'");
     }
     return value;
@@ -610,11 +612,10 @@ Command add_train_command(CLI::App& app) {
     CLI::App* command = add_command(app, "train", "train and print Keras progress lines");
     auto options = std::make_shared<TrainOptions>();
     options->model.emplace(*command);
-    options->data_option = command->add_option("--data", options->data,
-                        "default | synthetic | synthetic:TRAIN[:VALIDATION] | keras[:PATH]\n"
-                        "| reuters21578:DIR | folder:DIR | csv:FILE | tsv:FILE\n"
-                        "(default: Reuters when found locally, else synthetic)")
-        ->type_name("SPEC");
+    options->data_option = add_data_spec(*command, options->data,
+                                         "default | synthetic | synthetic:TRAIN[:VALIDATION] | keras[:PATH]\n"
+                                         "| reuters21578:DIR | folder:DIR | csv:FILE | tsv:FILE\n"
+                                         "(default: Reuters when found locally, else synthetic)");
     command->add_option("--oov", "token ids beyond the Embedding's input_dim: map them to the\n"
                                  "out-of-vocabulary id with a warning (default), or stop")
         ->type_name("map|error")

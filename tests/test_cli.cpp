@@ -427,6 +427,15 @@ void TestCli::errors_data() {
     // strtod read "0x10" as 16 and trained with it.
     QTest::newRow("hex learning rate") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0x10")} << 2
                                        << QStringLiteral("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '0x10'");
+    QTest::newRow("learning rate below a double") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1e-320")} << 2
+                                                  << QStringLiteral("got '1e-320'");
+    // A data spec that cannot be read is a usage mistake; a file that is not there fails (1).
+    QTest::newRow("unknown data kind") << QStringList{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("bogus:x")} << 2
+                                       << QStringLiteral("--data: data spec 'bogus:x' is not supported; use default, synthetic");
+    QTest::newRow("bad sample count") << QStringList{QStringLiteral("bench"), QStringLiteral("--data"), QStringLiteral("synthetic:abc")} << 2
+                                      << QStringLiteral("'abc' is not a sample count");
+    QTest::newRow("missing data file") << QStringList{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("csv:/nonexistent.csv")}
+                                       << 1 << QStringLiteral("/nonexistent.csv");
     QTest::newRow("learning rate 0") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0")} << 2
                                      << QStringLiteral("--learning-rate must be a decimal number > 0");
     // An empty value (an unset shell variable) trained with the default store or settings, unasked.
@@ -643,7 +652,7 @@ void TestCli::modelBiggerThanMemorySaysWhatItNeeds() {
 void TestCli::hugeInputsAreRefusedBeforeAllocating() {
     constexpr std::uint64_t kCap = std::uint64_t{2} << 30;
     const CliResult corpus = run_cli({QStringLiteral("data"), QStringLiteral("--data"), QStringLiteral("synthetic:100000000")}, kCap);
-    QVERIFY2(corpus.exit_code == 1 && corpus.err.contains(QStringLiteral("at most 1000000 training")), qPrintable(describe(corpus)));
+    QVERIFY2(corpus.exit_code == 2 && corpus.err.contains(QStringLiteral("at most 1000000 training")), qPrintable(describe(corpus)));
 
     const QString long_model = write_file(QStringLiteral("long.json"), QStringLiteral(
         R"({"name": "long", "input_length": 16777216, "layers": [

@@ -155,29 +155,63 @@ std::string resolve_default_data_spec() {
     return "synthetic";
 }
 
-DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
+namespace {
+
+// "kind" and what follows its first colon.
+struct DataSpecParts {
+    std::string_view kind;
+    std::string argument;
+};
+
+DataSpecParts split_data_spec(std::string_view spec) {
     const auto colon = spec.find(':');
-    const std::string_view kind = spec.substr(0, colon);
-    const std::string argument = colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
+    return {spec.substr(0, colon), colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1))};
+}
+
+SyntheticReutersOptions synthetic_options(std::string_view spec, const std::string& argument, std::uint64_t seed) {
+    SyntheticReutersOptions options;
+    options.seed = seed;
+    if (!argument.empty()) {
+        const auto second = argument.find(':');
+        options.train_samples = parse_count(spec, std::string_view(argument).substr(0, second));
+        options.validation_samples = second == std::string::npos ? options.train_samples / 4
+                                                                 : parse_count(spec, std::string_view(argument).substr(second + 1));
+    }
+    return options;
+}
+
+}  // namespace
+
+void check_data_spec(std::string_view spec) {
+    const DataSpecParts parts = split_data_spec(spec);
+    const std::string_view kind = parts.kind;
     auto need_argument = [&](const char* what) {
-        if (argument.empty()) {
+        if (parts.argument.empty()) {
             throw DataError("data spec '" + std::string(spec) + "' needs " + what + " after the colon, e.g. " +
                             std::string(kind) + ":/path");
         }
     };
-    if (kind.empty() || kind == "default") return load_dataset(resolve_default_data_spec(), seed);
+    if (kind.empty() || kind == "default" || kind == "keras") return;
     if (kind == "synthetic") {
-        SyntheticReutersOptions options;
-        options.seed = seed;
-        if (!argument.empty()) {
-            const auto second = argument.find(':');
-            options.train_samples = parse_count(spec, std::string_view(argument).substr(0, second));
-            options.validation_samples = second == std::string::npos
-                                             ? options.train_samples / 4
-                                             : parse_count(spec, std::string_view(argument).substr(second + 1));
-        }
-        return make_synthetic_reuters(options);
+        (void)synthetic_options(spec, parts.argument, 0);
+    } else if (kind == "reuters21578") {
+        need_argument("the folder holding reut2-000.sgm ... reut2-021.sgm");
+    } else if (kind == "folder") {
+        need_argument("a folder with one subfolder of .txt files per class");
+    } else if (kind == "csv" || kind == "tsv") {
+        need_argument("a CSV or TSV file");
+    } else {
+        throw DataError("data spec '" + std::string(spec) + "' is not supported; " + kChoices);
     }
+}
+
+DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
+    check_data_spec(spec);
+    const DataSpecParts parts = split_data_spec(spec);
+    const std::string_view kind = parts.kind;
+    const std::string& argument = parts.argument;
+    if (kind.empty() || kind == "default") return load_dataset(resolve_default_data_spec(), seed);
+    if (kind == "synthetic") return make_synthetic_reuters(synthetic_options(spec, argument, seed));
     if (kind == "keras") {
         if (!argument.empty()) return load_keras(argument);
         if (auto found = find_keras_reuters()) return load_keras(*found);
@@ -187,21 +221,11 @@ DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
                         "\nDownload it in the app (Data panel), copy it to one of these places, or use "
                         "--data reuters21578:DIR (the UCI files) or --data synthetic");
     }
-    if (kind == "reuters21578") {
-        need_argument("the folder holding reut2-000.sgm ... reut2-021.sgm");
-        return load_reuters21578(argument);
-    }
-    if (kind == "folder") {
-        need_argument("a folder with one subfolder of .txt files per class");
-        return load_corpus(read_text_folder(argument), seed);
-    }
-    if (kind == "csv" || kind == "tsv") {
-        need_argument("a CSV or TSV file");
-        DelimitedOptions options;
-        if (kind == "tsv") options.delimiter = '\t';
-        return load_corpus(read_delimited(argument, options), seed);
-    }
-    throw DataError("data spec '" + std::string(spec) + "' is not supported; " + kChoices);
+    if (kind == "reuters21578") return load_reuters21578(argument);
+    if (kind == "folder") return load_corpus(read_text_folder(argument), seed);
+    DelimitedOptions options;  // csv or tsv, as check_data_spec() allowed
+    if (kind == "tsv") options.delimiter = '\t';
+    return load_corpus(read_delimited(argument, options), seed);
 }
 
 TrainData make_train_data(const DatasetSplit& split, std::int32_t sequence_length, std::int64_t vocabulary_size,

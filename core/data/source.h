@@ -25,6 +25,11 @@ namespace mirrorlab {
 // Throws DataError naming the spec (and the file) and the choices.
 DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
 
+// Throws DataError when `spec` cannot be read as a data spec at all (an unknown kind, a missing
+// path, a sample count that is not one), before any file is looked at: what the command line's
+// checks use. Whether the files are there is load_dataset()'s to say.
+void check_data_spec(std::string_view spec);
+
 // The spec "default" resolves to, and the folders searched for Reuters-21578.
 std::string resolve_default_data_spec();
 std::vector<std::string> reuters21578_candidates();
