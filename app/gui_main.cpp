@@ -9,9 +9,13 @@
 #include <QSettings>
 #include <QTimer>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <string>
 
 #include "ui/common/image_file.h"
@@ -22,6 +26,9 @@
 #include "ui/main_window.h"
 
 namespace {
+
+// No display could show the window: packaging/mirrorlab.sh trains without one then.
+constexpr int kNoDisplayExitStatus = 3;
 
 // The language is needed before the parser's help texts exist, so it is read ahead.
 QString language_argument(int argc, char** argv) {
@@ -34,34 +41,120 @@ QString language_argument(int argc, char** argv) {
     return language;
 }
 
-// Without a display Qt aborts with a message about platform plugins that does not say what to do.
-// Printing the help or the version and the screenshot mode need none: they render offscreen. A window
-// does: say so (in the interface's language), and name the way to train without one. False:
-// nothing can be shown here.
-bool use_offscreen_or_explain_missing_display(int argc, char** argv) {
-    if (std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr ||
-        std::getenv("QT_QPA_PLATFORM") != nullptr) {
-        return true;
-    }
+bool asks_for_no_window(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const std::string name = arg.substr(0, arg.find('='));
         if (name == "--screenshot" || name == "--help" || name == "--help-all" || name == "-h" || name == "-?" ||
             name == "--version" || name == "-v") {
-            setenv("QT_QPA_PLATFORM", "offscreen", 1);
             return true;
         }
     }
-    const QCoreApplication core(argc, argv);  // no platform needed for the translation
-    mirrorlab::ui::installTranslation(language_argument(argc, argv));
-    const QString text = QCoreApplication::translate(
-        "main",
-        "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
-        "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
-        "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n");
-    std::fputs(text.toLocal8Bit().constData(), stderr);
-    mirrorlab::ui::installTranslation(QStringLiteral("en"));  // its translators go before `core` does
     return false;
+}
+
+// The --size argument's "WxH", where given and readable; else an empty size.
+std::pair<int, int> size_argument(int argc, char** argv) {
+    std::string text;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--size" && i + 1 < argc) text = argv[i + 1];
+        if (arg.rfind("--size=", 0) == 0) text = arg.substr(7);
+    }
+    int width = 0, height = 0;
+    char tail = 0;
+    if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width <= 0 || height <= 0) return {0, 0};
+    return {width, height};
+}
+
+// Where the window goes when no display can show it (the screenshot mode, the help): Qt's
+// offscreen platform with one screen of the --size asked for (default 1920x1080), since its own
+// screen is 800x800 and a window there is cut to it. The screen list is a file (the plugin's
+// configfile= option), removed once the platform has read it.
+class OffscreenScreen {
+public:
+    OffscreenScreen(int argc, char** argv) {
+        auto [width, height] = size_argument(argc, argv);
+        if (width == 0) std::tie(width, height) = std::pair{1920, 1080};
+        const char* tmp = std::getenv("TMPDIR");
+        std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/mirrorlab-screen-XXXXXX";
+        const int fd = ::mkstemp(path.data());
+        if (fd < 0) return;  // Qt's own 800x800 screen then
+        const std::string json = "{\"windowFrameMargins\":false,\"screens\":[{\"name\":\"offscreen\",\"x\":0,\"y\":0,\"width\":" + std::to_string(width) +
+                                 ",\"height\":" + std::to_string(height) + ",\"logicalDpi\":96,\"dpr\":1}]}";
+        const bool written = ::write(fd, json.data(), json.size()) == static_cast<ssize_t>(json.size());
+        ::close(fd);
+        if (written) path_ = path;
+        else ::unlink(path.c_str());
+    }
+    ~OffscreenScreen() {
+        if (!path_.empty()) ::unlink(path_.c_str());
+    }
+    OffscreenScreen(const OffscreenScreen&) = delete;
+    OffscreenScreen& operator=(const OffscreenScreen&) = delete;
+    // For QT_QPA_PLATFORM.
+    std::string platform() const { return path_.empty() ? std::string("offscreen") : "offscreen:configfile=" + path_; }
+
+private:
+    std::string path_;
+};
+
+// What Qt would pick by itself in this session: the session type's platform first.
+std::string session_platforms() {
+    const bool x11 = std::getenv("DISPLAY") != nullptr, wayland = std::getenv("WAYLAND_DISPLAY") != nullptr;
+    const char* session = std::getenv("XDG_SESSION_TYPE");
+    if (x11 && wayland) return session != nullptr && std::string(session) == "wayland" ? "wayland;xcb" : "xcb;wayland";
+    return wayland ? "wayland" : "xcb";
+}
+
+void explain(const char* text, const QString& argument, int argc, char** argv) {
+    std::optional<QCoreApplication> core;  // no platform needed for the translation
+    if (QCoreApplication::instance() == nullptr) core.emplace(argc, argv);
+    mirrorlab::ui::installTranslation(language_argument(argc, argv));
+    QString message = QCoreApplication::translate("main", text);
+    if (!argument.isEmpty()) message = message.arg(argument);
+    std::fputs(message.toLocal8Bit().constData(), stderr);
+    mirrorlab::ui::installTranslation(QStringLiteral("en"));  // its translators go before `core` does
+}
+
+// Without a display Qt aborts with a message about platform plugins that does not say what to do,
+// and so it does with a display that cannot be reached (a DISPLAY left from an `ssh -X` session that
+// ended). Printing the help or the version and the screenshot mode need none: they render offscreen.
+// A window does: Qt is given the offscreen platform as its last choice, and landing there is said
+// (in the interface's language), naming the way to train without one. False: nothing can be shown.
+bool choose_platform(int argc, char** argv, const OffscreenScreen& screen, bool& offscreen_is_a_fallback) {
+    offscreen_is_a_fallback = false;
+    const char* asked = std::getenv("QT_QPA_PLATFORM");
+    const bool display = std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr;
+    if (asked != nullptr && std::string(asked).find("offscreen") != std::string::npos) return true;
+    if (asks_for_no_window(argc, argv)) {
+        const std::string first = asked != nullptr ? std::string(asked) + ";" : display ? session_platforms() + ";" : std::string();
+        setenv("QT_QPA_PLATFORM", (first + screen.platform()).c_str(), 1);
+        return true;
+    }
+    if (asked == nullptr && !display) {
+        explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
+                "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
+                "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n"),
+                QString(), argc, argv);
+        return false;
+    }
+    setenv("QT_QPA_PLATFORM", ((asked != nullptr ? std::string(asked) : session_platforms()) + ";offscreen").c_str(), 1);
+    offscreen_is_a_fallback = true;
+    return true;
+}
+
+// The display the session names (and the platform asked for), for the message when it could not
+// be reached.
+QString display_names(const QString& asked_platform) {
+    QStringList names;
+    if (!asked_platform.isEmpty()) names << QStringLiteral("QT_QPA_PLATFORM=%1").arg(asked_platform);
+    if (const char* x11 = std::getenv("DISPLAY")) names << QStringLiteral("DISPLAY=%1").arg(QString::fromLocal8Bit(x11));
+    if (const char* wayland = std::getenv("WAYLAND_DISPLAY")) names << QStringLiteral("WAYLAND_DISPLAY=%1").arg(QString::fromLocal8Bit(wayland));
+    if (std::getenv("DISPLAY") == nullptr && std::getenv("WAYLAND_DISPLAY") == nullptr) {
+        names << QStringLiteral("neither DISPLAY nor WAYLAND_DISPLAY set");
+    }
+    return names.join(QStringLiteral(", "));
 }
 
 // --screenshot: train for `epochs` on the default data in a window as on a first launch (or of
@@ -152,8 +245,18 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (!use_offscreen_or_explain_missing_display(argc, argv)) return 1;
+    const OffscreenScreen offscreen_screen(argc, argv);
+    const QString asked_platform = QString::fromLocal8Bit(qgetenv("QT_QPA_PLATFORM"));
+    bool offscreen_is_a_fallback = false;
+    if (!choose_platform(argc, argv, offscreen_screen, offscreen_is_a_fallback)) return kNoDisplayExitStatus;
     QApplication app(argc, argv);
+    if (offscreen_is_a_fallback && QGuiApplication::platformName() == QStringLiteral("offscreen")) {
+        explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.\n"
+                "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
+                "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n"),
+                display_names(asked_platform), argc, argv);
+        return kNoDisplayExitStatus;
+    }
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));
     QApplication::setApplicationVersion(QStringLiteral(MIRRORLAB_VERSION));
@@ -221,11 +324,21 @@ int main(int argc, char** argv) {
     }
     ScreenshotRequest request;
     request.path = parser.value(screenshot);
-    request.epochs = std::max(1, parser.value(epochs).toInt());
+    // "--epochs abc" trained 1 epoch and "--workers 0" none: refused as --size is.
+    bool epochs_read = false, workers_read = true;
+    request.epochs = parser.value(epochs).toInt(&epochs_read);
+    if (!epochs_read || request.epochs < 1 || request.epochs > 1'000'000) {
+        std::fprintf(stderr, "mirrorlab: error: --epochs wants a whole number from 1 to 1000000, not '%s'\n", qPrintable(parser.value(epochs)));
+        return 2;
+    }
+    if (parser.isSet(workers)) request.workers = parser.value(workers).toInt(&workers_read);
+    if (!workers_read || (parser.isSet(workers) && (request.workers < 1 || request.workers > 4096))) {
+        std::fprintf(stderr, "mirrorlab: error: --workers wants a whole number from 1 to 4096, not '%s'\n", qPrintable(parser.value(workers)));
+        return 2;
+    }
     if (parser.isSet(size)) request.size_text = parser.value(size);
     if (parser.isSet(try_text)) request.try_text = parser.value(try_text);
     request.panels = parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts);
     request.follow = parser.value(follow);
-    request.workers = std::max(0, parser.value(workers).toInt());
     return take_screenshot(app, request);
 }

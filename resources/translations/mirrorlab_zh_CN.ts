@@ -193,6 +193,16 @@
   （见 `mirrorlab-cli train --help`）。
 </translation>
     </message>
+    <message>
+        <source>mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.
+  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with
+  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).
+</source>
+        <translation>mirrorlab：错误：无法打开显示（%1）：它没有运行，或者本会话无权使用它。
+  请在桌面会话中或通过 `ssh -X` 启动 MirrorLab，或用 `mirrorlab-cli train` 在没有窗口的情况下训练
+  （见 `mirrorlab-cli train --help`）。
+</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ClassReportView</name>
