@@ -312,7 +312,7 @@ int command_predict(const PredictCommand& command) {
 }
 
 void add_store_option(CLI::App& command, std::string& store) {
-    command.add_option("--store", store, "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n~/.local/share/MirrorLab)")
+    command.add_option("--store", store, "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n$XDG_DATA_HOME/MirrorLab, else ~/.local/share/MirrorLab)")
         ->type_name("DIR");
 }
 

@@ -577,7 +577,8 @@ void add_run_options(CLI::App& command, TrainOptions& options) {
 void add_store_options(CLI::App& command, TrainOptions& options) {
     command.add_option("--store", options.store,
                        "the run store's folder (default: $MIRRORLAB_DATA_DIR, else\n"
-                       "~/.local/share/MirrorLab): runs, metrics and checkpoints")
+                       "$XDG_DATA_HOME/MirrorLab, else ~/.local/share/MirrorLab): runs,\n"
+                       "metrics and checkpoints")
         ->type_name("DIR");
     command.add_option("--name", options.name, "the run's name in the store (default: Run <id>)")->type_name("TEXT");
     command.add_flag("--no-store", options.no_store, "do not record the run or write checkpoints");
@@ -625,7 +626,7 @@ Command add_train_command(CLI::App& app) {
         });
     add_device_spec(*command, options->devices,
                     "cpu | cpu:2 | cpu:2x512MB | gpu:0 | gpu:0,gpu:1 | gpu:0:2x1024MB\n"
-                    "| gpu:0:growth (default: every GPU, else cpu)");
+                    "| gpu:0:1024MB+2048MB | gpu:0:growth (default: every GPU, else cpu)");
     add_run_options(*command, *options);
     add_optimizer_options(*command, *options);
     command->add_flag("--json", options->json, "print every event as one JSON object per line instead");

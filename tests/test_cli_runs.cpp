@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
+#include <QTemporaryFile>
 
 #include <sqlite3.h>
 #include <cstdio>
@@ -75,6 +76,16 @@ void TestCliRuns::runIsRecordedAndListed() {
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1"}));
     QVERIFY2(shown.out.contains(QStringLiteral("Note: baseline")) && shown.out.contains(QStringLiteral("Checkpoint (last)")),
              qPrintable(describe(shown)));
+    // What `runs show --json` prints is a settings file for --config as it is (it was refused:
+    // "unknown key 'id'"); the run trains again with the same settings.
+    QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", "first try"})).exit_code, 0);
+    const CliResult as_json = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
+    QTemporaryFile settings;
+    QVERIFY(settings.open());
+    settings.write(as_json.out.toUtf8());
+    settings.close();
+    const CliResult again = run_cli({"train", "--config", settings.fileName(), "--data", "synthetic:200:64", "--devices", "cpu", "--no-store"});
+    QVERIFY2(again.exit_code == 0 && again.out.contains(QStringLiteral("Epoch 2/2")), qPrintable(describe(again)));
     QCOMPARE(run_cli(with_store(store, {"runs", "delete", "1"})).exit_code, 0);
     QVERIFY(runs_json(store).empty());
     const CliResult missing = run_cli(with_store(store, {"runs", "show", "1"}));

@@ -132,9 +132,12 @@ json::Value train_config_to_json(const TrainConfig& config) {
 
 TrainConfig train_config_from_json(const json::Value& given, UnknownKeys unknown_keys) {
     try {
-        // A run's settings as the store keeps them (`runs show --json`): their "train_config".
-        const json::Value* stored = given.is_object() ? given.find("train_config") : nullptr;
-        const json::Value& o = stored != nullptr && stored->is_object() ? *stored : given;
+        // A whole run as `runs show ID --json` prints it: its "settings", which are a run's settings
+        // as the store keeps them, holding the "train_config".
+        const json::Value* run_settings = given.is_object() && given.contains("id") ? given.find("settings") : nullptr;
+        const json::Value& settings = run_settings != nullptr && run_settings->is_object() ? *run_settings : given;
+        const json::Value* stored = settings.is_object() ? settings.find("train_config") : nullptr;
+        const json::Value& o = stored != nullptr && stored->is_object() ? *stored : settings;
         const json::Value written = train_config_to_json(TrainConfig{});
         refuse_unknown_keys(o, written, "", unknown_keys);
         constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
