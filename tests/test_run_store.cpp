@@ -133,6 +133,7 @@ private slots:
     void failedCheckpointWriteKeepsThePreviousFile();
     void storeKeepsRunsAcrossInstances();
     void idsSetAsideAreNotGiven();
+    void runFoldersTheDatabaseForgotKeepTheirIds();
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
     void recorderWritesTheEventStream();
@@ -369,6 +370,28 @@ void TestRunStore::idsSetAsideAreNotGiven() {
     QCOMPARE(other.last_id(), std::int64_t{5});
     QCOMPARE(other.begin_run(run).id, std::int64_t{6});
     QCOMPARE(other.list().size(), std::size_t{2});
+}
+
+// runs.sqlite emptied or deleted (or an older copy put back) while the runs' folders stay: the
+// next run was given id 1 again and replaced run 1's checkpoints. Folders on disk keep their ids.
+void TestRunStore::runFoldersTheDatabaseForgotKeepTheirIds() {
+    Folder folder;
+    RunInfo run;
+    run.settings_json = "{}";
+    run.model_json = small_model().to_json_text();
+    {
+        RunStore store(folder.path);
+        for (int i = 0; i < 3; ++i) store.finish_run(store.begin_run(run).id, RunStatus::Finished, "done", 1, 1);
+    }
+    write_bytes(folder.path + "/runs/3/last.mlckpt", "run 3's");
+    std::filesystem::remove(folder.path + "/runs.sqlite");
+    std::filesystem::remove(folder.path + "/runs.sqlite-wal");
+    std::filesystem::remove(folder.path + "/runs.sqlite-shm");
+    std::filesystem::create_directories(folder.path + "/runs/not-a-run");
+    RunStore store(folder.path);
+    QVERIFY(store.list().empty());
+    QCOMPARE(store.begin_run(run).id, std::int64_t{4});
+    QCOMPARE(read_bytes(folder.path + "/runs/3/last.mlckpt"), std::string("run 3's"));
 }
 
 void TestRunStore::storeKeepsRunsAcrossInstances() {

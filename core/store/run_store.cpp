@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -188,6 +189,7 @@ RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(
             execute("INSERT INTO meta(key, value) VALUES('schema_version', '1')");
         }
         mark_interrupted_runs();
+        set_ids_aside_for_run_folders();
     } catch (...) {
         sqlite3_close(db_);
         db_ = nullptr;
@@ -439,6 +441,18 @@ void RunStore::set_ids_aside_through(std::int64_t id) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
+}
+
+void RunStore::set_ids_aside_for_run_folders() {
+    std::int64_t highest = 0;
+    std::error_code error;
+    for (std::filesystem::directory_iterator it(folder_ + "/runs", error), end; !error && it != end; it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        std::int64_t id = 0;
+        const auto [rest, parsed] = std::from_chars(name.data(), name.data() + name.size(), id);
+        if (parsed == std::errc() && rest == name.data() + name.size() && id > highest) highest = id;
+    }
+    if (highest > last_id()) set_ids_aside_through(highest);
 }
 
 RunInfo RunStore::get(std::int64_t id) const {

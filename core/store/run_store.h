@@ -137,6 +137,9 @@ private:
     class Statement;
     void execute(const char* sql) const;
     void mark_interrupted_runs();
+    // Run folders on disk that the database does not know of (runs.sqlite emptied, deleted or
+    // replaced by an older copy) keep their ids: a new run must not write into one.
+    void set_ids_aside_for_run_folders();
     void lock_run(std::int64_t id, const std::string& run_folder);
     void unlock_run(std::int64_t id);
     [[noreturn]] void fail(const std::string& doing) const;
