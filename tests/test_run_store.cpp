@@ -22,6 +22,7 @@
 #include "core/device/device.h"
 #include "core/model/model.h"
 #include "core/store/checkpoint.h"
+#include "core/util/crc32c.h"
 #include "core/store/model_checkpoint.h"
 #include "core/store/run_recorder.h"
 #include "core/store/run_store.h"
@@ -133,6 +134,7 @@ private slots:
     void failedCheckpointWriteKeepsThePreviousFile();
     void storeKeepsRunsAcrossInstances();
     void idsSetAsideAreNotGiven();
+    void impossibleCheckpointContentsAreNamed();
     void runFoldersTheDatabaseForgotKeepTheirIds();
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
@@ -183,11 +185,76 @@ void TestRunStore::damagedCheckpointsAreRefused() {
     std::string flipped = good;
     flipped[flipped.size() - 100] ^= 0x01;  // one bit of one weight
     QVERIFY(refusal(flipped).find("is damaged: its checksum does not match") != std::string::npos);
+    // Grown (a 10 GB file was read whole before its checksum was looked at): refused by its size.
+    const std::string grown = refusal(good + std::string(4096, '\0'));
+    QVERIFY2(grown.find("bytes, more than the " + std::to_string(good.size()) + " its manifest describes") != std::string::npos, grown.c_str());
     QVERIFY(refusal("{\"not\": \"a checkpoint\"}").find("is not a MirrorLab checkpoint") != std::string::npos);
     std::string future = good;
     future[8] = 9;  // version 9
     QVERIFY(refusal(future).find("is a version 9 checkpoint; this MirrorLab reads version 1") != std::string::npos);
     write_bytes(path, good);
+    QCOMPARE(load_checkpoint(path).state.epochs_done, 1);
+}
+
+// Contents no run writes, with a valid checksum (a checkpoint edited by hand, or by a bug): each is
+// named with the file when it is read. Before, evaluate, export and resume failed later without the
+// file's name ("optimizer slots do not fit this model"), after a resume had dropped the run's later
+// epochs; an epoch of -3 trained "Epoch -2"; a tensor count of 2^62 + n wrapped to n and asked for an
+// impossible vector ("unexpected failure").
+void TestRunStore::impossibleCheckpointContentsAreNamed() {
+    Folder folder;
+    QVERIFY(train(small_model(), config_for(1), small_data(), "cpu", folder.path).result.ok);
+    const std::string path = ModelCheckpoint::last_path(folder.path);
+    const Checkpoint good = load_checkpoint(path);
+    auto refusal = [&](const std::string& bytes) -> std::string {
+        write_bytes(path, bytes);
+        try {
+            load_checkpoint(path);
+        } catch (const CheckpointError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    auto edited = [&](auto&& edit) {
+        Checkpoint checkpoint = good;
+        edit(checkpoint);
+        return refusal(serialize_checkpoint(checkpoint));
+    };
+    const std::string named = "checkpoint '" + path + "' is damaged: ";
+    std::string said = edited([](Checkpoint& c) { c.state.optimizer_slots.resize(10); });
+    QVERIFY2(said.find(named + "its optimizer state holds 10 numbers where Nadam(learning_rate=0.001") != std::string::npos, said.c_str());
+    said = edited([](Checkpoint& c) { c.state.weights.resize(10); });
+    QVERIFY2(said.find(named + "it holds 10 weights for a model of") != std::string::npos, said.c_str());
+    said = edited([](Checkpoint& c) { c.state.optimizer_state.iterations = -1; });
+    QVERIFY2(said.find(named + "[optimizer] cannot restore a negative iteration count (-1)") != std::string::npos, said.c_str());
+    said = edited([](Checkpoint& c) { c.state.epochs_done = -3; });
+    QVERIFY2(said.find(named + "its 'epoch' is -3, outside 0..2147483647") != std::string::npos, said.c_str());
+    said = edited([](Checkpoint& c) { c.state.replicas = 0; });
+    QVERIFY2(said.find("its 'replicas' is 0") != std::string::npos, said.c_str());
+
+    // A tensor count past any file (2^62 + the real one), the manifest's length and the checksum
+    // made to match.
+    const std::string bytes = serialize_checkpoint(good);
+    const std::size_t header = sizeof kCheckpointMagic + 8;
+    std::uint32_t manifest_bytes = 0;
+    std::memcpy(&manifest_bytes, bytes.data() + sizeof kCheckpointMagic + 4, 4);
+    std::string manifest = bytes.substr(header, manifest_bytes);
+    const std::size_t key = manifest.find("\"count\": ");
+    QVERIFY(key != std::string::npos);
+    const std::size_t digits = key + 9, digits_end = manifest.find_first_not_of("0123456789", digits);
+    const std::uint64_t real_count = std::stoull(manifest.substr(digits, digits_end - digits));
+    manifest.replace(digits, digits_end - digits, std::to_string((std::uint64_t{1} << 62) + real_count));
+    std::string huge = bytes.substr(0, sizeof kCheckpointMagic + 4);
+    const auto length = static_cast<std::uint32_t>(manifest.size());
+    huge.append(reinterpret_cast<const char*>(&length), 4);
+    huge += manifest;
+    huge += bytes.substr(header + manifest_bytes, bytes.size() - header - manifest_bytes - 4);
+    const std::uint32_t crc = mirrorlab::crc32c(huge.data(), huge.size());
+    huge.append(reinterpret_cast<const char*>(&crc), 4);
+    said = refusal(huge);
+    QVERIFY2(said.find(named + "its manifest cannot be read (tensor 'weights' has an impossible size (461168601") != std::string::npos,
+             said.c_str());
+    write_bytes(path, serialize_checkpoint(good));
     QCOMPARE(load_checkpoint(path).state.epochs_done, 1);
 }
 

@@ -1,11 +1,16 @@
 #include "core/store/checkpoint.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 
 #include "core/model/model.h"
+#include "core/optim/optimizer.h"
 #include "core/train/train_config_json.h"
 #include "core/util/crc32c.h"
 #include "core/util/file.h"
@@ -81,13 +86,27 @@ json::Value fingerprint_to_json(const DataFingerprint& data) {
     return o;
 }
 
+// A number the manifest holds, within what a checkpoint MirrorLab wrote can hold: a damaged one is
+// named instead of wrapping when it narrows (an epoch of 2^40 read as 0).
+std::int64_t bounded(const json::Value& o, const char* key, std::int64_t low, std::int64_t high) {
+    const std::int64_t value = o.at(key).as_int64();
+    if (value < low || value > high) {
+        throw Error("its '" + std::string(key) + "' is " + std::to_string(value) + ", outside " + std::to_string(low) +
+                              ".." + std::to_string(high));
+    }
+    return value;
+}
+
+constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
 DataFingerprint fingerprint_from_json(const json::Value& o) {
     DataFingerprint data;
     data.name = o.at("name").as_string();
-    data.train_samples = o.at("train_samples").as_int64();
-    data.validation_samples = o.at("validation_samples").as_int64();
-    data.sequence_length = static_cast<std::int32_t>(o.at("sequence_length").as_int64());
-    data.num_classes = static_cast<std::int32_t>(o.at("num_classes").as_int64());
+    data.train_samples = bounded(o, "train_samples", 0, kInt64Max);
+    data.validation_samples = bounded(o, "validation_samples", 0, kInt64Max);
+    data.sequence_length = static_cast<std::int32_t>(bounded(o, "sequence_length", 0, kInt32Max));
+    data.num_classes = static_cast<std::int32_t>(bounded(o, "num_classes", 0, kInt32Max));
     data.digest = o.at("digest").as_string();
     return data;
 }
@@ -102,17 +121,17 @@ Checkpoint read_manifest(const json::Value& manifest, const std::string& bytes, 
     checkpoint.settings = manifest.at("settings");
     checkpoint.run_id = manifest.at("run_id").as_int64();
     TrainingState& state = checkpoint.state;
-    state.epochs_done = static_cast<int>(manifest.at("epoch").as_int64());
-    state.global_step = manifest.at("global_step").as_int64();
-    if (const json::Value* steps = manifest.find("steps_into_epoch")) {
-        state.steps_into_epoch = steps->as_int64();
+    state.epochs_done = static_cast<int>(bounded(manifest, "epoch", 0, kInt32Max));
+    state.global_step = bounded(manifest, "global_step", 0, kInt64Max);
+    if (manifest.contains("steps_into_epoch")) {
+        state.steps_into_epoch = bounded(manifest, "steps_into_epoch", 0, kInt64Max);
         const json::Value& running = manifest.at("running");
         state.running.loss_sum = running.at("loss_sum").as_double();
-        state.running.correct = running.at("correct").as_int64();
-        state.running.top_k_correct = running.at("top_k_correct").as_int64();
-        state.running.samples = running.at("samples").as_int64();
+        state.running.correct = bounded(running, "correct", 0, kInt64Max);
+        state.running.top_k_correct = bounded(running, "top_k_correct", 0, kInt64Max);
+        state.running.samples = bounded(running, "samples", 0, kInt64Max);
     }
-    state.replicas = static_cast<int>(manifest.at("replicas").as_int64());
+    state.replicas = static_cast<int>(bounded(manifest, "replicas", 1, kInt32Max));
     state.history = history_from_json(manifest.at("history"));
     const json::Value& optimizer = manifest.at("optimizer_state");
     state.optimizer_state.iterations = optimizer.at("iterations").as_int64();
@@ -137,6 +156,23 @@ Checkpoint read_manifest(const json::Value& manifest, const std::string& bytes, 
     };
     state.weights = take("weights");
     state.optimizer_slots = take("optimizer_slots");
+    // The tensors fit the model and the optimizer the manifest names, and the optimizer's state is
+    // one it can be in: otherwise evaluate, export and resume each failed later, without the file's
+    // name (and a resume had already dropped the run's later epochs).
+    const std::int64_t parameters = Model::from_json_text(checkpoint.model_json, what).total_params();
+    if (static_cast<std::int64_t>(state.weights.size()) != parameters) {
+        throw CheckpointError(what + " is damaged: it holds " + std::to_string(state.weights.size()) +
+                              " weights for a model of " + std::to_string(parameters) + " parameters");
+    }
+    OptimizerSchedule schedule(checkpoint.config.optimizer);
+    schedule.restore(state.optimizer_state);
+    const std::int64_t slots = parameters * schedule.slot_count();
+    if (static_cast<std::int64_t>(state.optimizer_slots.size()) != slots) {
+        throw CheckpointError(what + " is damaged: its optimizer state holds " + std::to_string(state.optimizer_slots.size()) +
+                              " numbers where " + checkpoint.config.optimizer.describe() + " keeps " + std::to_string(slots) +
+                              " (" + std::to_string(schedule.slot_count()) + " for each of the " + std::to_string(parameters) +
+                              " parameters)");
+    }
     for (const auto& [name, c] : manifest.at("callbacks").as_object()) {
         CallbackState callback;
         for (const auto& [key, value] : c.at("numbers").as_object()) callback.numbers[key] = value.as_double();
@@ -224,44 +260,72 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint, const TrainingSta
     return out;
 }
 
-Checkpoint parse_checkpoint(const std::string& bytes, const std::string& what) {
-    if (bytes.size() < sizeof kCheckpointMagic || std::memcmp(bytes.data(), kCheckpointMagic, sizeof kCheckpointMagic) != 0) {
+namespace {
+
+// What the header and the manifest say about the file: checked on the file's first bytes, so
+// that load_checkpoint() can refuse a file of the wrong size before reading it whole.
+struct Framing {
+    json::Value manifest;
+    std::size_t manifest_bytes = 0;
+    std::uint64_t expected_bytes = 0;  // header, manifest, tensors and the checksum
+};
+
+// `head`: the file's first bytes, at least the header and the manifest (else "truncated");
+// `file_bytes`: its whole size.
+Framing read_framing(const std::string& head, std::uint64_t file_bytes, const std::string& what) {
+    if (head.size() < sizeof kCheckpointMagic || std::memcmp(head.data(), kCheckpointMagic, sizeof kCheckpointMagic) != 0) {
         throw CheckpointError(what + " is not a MirrorLab checkpoint (it does not start with the checkpoint signature)");
     }
-    if (bytes.size() < kHeaderBytes + 4) {
-        throw CheckpointError(what + " is truncated: it holds only " + std::to_string(bytes.size()) + " bytes");
+    if (file_bytes < kHeaderBytes + 4 || head.size() < kHeaderBytes) {
+        throw CheckpointError(what + " is truncated: it holds only " + std::to_string(file_bytes) + " bytes");
     }
-    const std::uint32_t version = get_u32(bytes, sizeof kCheckpointMagic);
+    const std::uint32_t version = get_u32(head, sizeof kCheckpointMagic);
     if (version != kCheckpointVersion) {
         throw CheckpointError(what + " is a version " + std::to_string(version) + " checkpoint; this MirrorLab reads version " +
                               std::to_string(kCheckpointVersion) + " (use the MirrorLab that wrote it)");
     }
-    const std::uint32_t manifest_bytes = get_u32(bytes, sizeof kCheckpointMagic + 4);
-    if (manifest_bytes > bytes.size() - kHeaderBytes - 4) {
-        throw CheckpointError(what + " is truncated: its manifest needs " + std::to_string(manifest_bytes) + " bytes, " +
-                              std::to_string(bytes.size() - kHeaderBytes - 4) + " follow");
+    Framing framing;
+    framing.manifest_bytes = get_u32(head, sizeof kCheckpointMagic + 4);
+    if (framing.manifest_bytes > file_bytes - kHeaderBytes - 4 || framing.manifest_bytes > head.size() - kHeaderBytes) {
+        throw CheckpointError(what + " is truncated: its manifest needs " + std::to_string(framing.manifest_bytes) + " bytes, " +
+                              std::to_string(file_bytes - kHeaderBytes - 4) + " follow");
     }
-    const std::uint32_t stored_crc = get_u32(bytes, bytes.size() - 4);
-    json::Value manifest;
     std::uint64_t tensor_bytes = 0;
     try {
-        manifest = json::parse(std::string_view(bytes).substr(kHeaderBytes, manifest_bytes), what);
-        for (const json::Value& tensor : manifest.at("tensors").as_array()) {
-            tensor_bytes += static_cast<std::uint64_t>(tensor.at("count").as_int64()) * 4;
+        framing.manifest = json::parse(std::string_view(head).substr(kHeaderBytes, framing.manifest_bytes), what);
+        for (const json::Value& tensor : framing.manifest.at("tensors").as_array()) {
+            // Bounded before it is multiplied: a count of 2^62 wrapped to a small size.
+            const std::int64_t count = tensor.at("count").as_int64();
+            if (count < 0 || static_cast<std::uint64_t>(count) > kMaxCheckpointBytes / 4) {
+                throw Error("tensor '" + tensor.at("name").as_string() + "' has an impossible size (" +
+                                      std::to_string(count) + " numbers)");
+            }
+            tensor_bytes += static_cast<std::uint64_t>(count) * 4;
         }
     } catch (const Error& e) {
         throw CheckpointError(what + " is damaged: its manifest cannot be read (" + e.what() + ")");
     }
-    const std::uint64_t expected = kHeaderBytes + manifest_bytes + tensor_bytes + 4;
-    if (bytes.size() < expected) {
-        throw CheckpointError(what + " is truncated: it holds " + std::to_string(bytes.size()) + " bytes of the " +
-                              std::to_string(expected) + " its manifest describes (was it copied or written completely?)");
+    framing.expected_bytes = kHeaderBytes + framing.manifest_bytes + tensor_bytes + 4;
+    if (file_bytes < framing.expected_bytes) {
+        throw CheckpointError(what + " is truncated: it holds " + std::to_string(file_bytes) + " bytes of the " +
+                              std::to_string(framing.expected_bytes) + " its manifest describes (was it copied or written completely?)");
     }
-    if (bytes.size() > expected || crc32c(bytes.data(), bytes.size() - 4) != stored_crc) {
+    if (file_bytes > framing.expected_bytes) {
+        throw CheckpointError(what + " is damaged: it holds " + std::to_string(file_bytes) + " bytes, more than the " +
+                              std::to_string(framing.expected_bytes) + " its manifest describes (bytes were added to it)");
+    }
+    return framing;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& what) {
+    const Framing framing = read_framing(bytes, bytes.size(), what);
+    if (crc32c(bytes.data(), bytes.size() - 4) != get_u32(bytes, bytes.size() - 4)) {
         throw CheckpointError(what + " is damaged: its checksum does not match its contents");
     }
     try {
-        return read_manifest(manifest, bytes, kHeaderBytes + manifest_bytes, what);
+        return read_manifest(framing.manifest, bytes, kHeaderBytes + framing.manifest_bytes, what);
     } catch (const CheckpointError&) {
         throw;
     } catch (const Error& e) {
@@ -282,6 +346,23 @@ Checkpoint load_checkpoint(const std::string& path) {
     // The signature first: a large file of another kind is refused before it is read whole.
     if (regular_file_starts_with(path, std::string_view(kCheckpointMagic, sizeof kCheckpointMagic)) == false) {
         throw CheckpointError(what + " is not a MirrorLab checkpoint (it does not start with the checkpoint signature)");
+    }
+    // The size the manifest describes next: a file that is not it (grown to 10 GB, cut short) is
+    // refused before it is read whole.
+    std::error_code error;
+    const std::uint64_t file_bytes = std::filesystem::file_size(path, error);
+    if (!error) {
+        std::ifstream file(path, std::ios::binary);
+        std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file_bytes, kHeaderBytes)), '\0');
+        file.read(head.data(), static_cast<std::streamsize>(head.size()));
+        if (file && head.size() == kHeaderBytes) {
+            const std::uint64_t manifest_bytes = get_u32(head, sizeof kCheckpointMagic + 4);
+            if (manifest_bytes <= file_bytes - kHeaderBytes) {
+                head.resize(kHeaderBytes + static_cast<std::size_t>(manifest_bytes));
+                file.read(head.data() + kHeaderBytes, static_cast<std::streamsize>(manifest_bytes));
+            }
+        }
+        if (file) (void)read_framing(head, file_bytes, what);
     }
     return parse_checkpoint(read_file_text(path, kMaxCheckpointBytes, what, "checkpoints"), what);
 }
