@@ -1,5 +1,6 @@
 #include "app/cli_store.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -141,7 +142,18 @@ std::string printable(const std::string& word) {
     return shown;
 }
 
+// A run id as the store gives them: 1 .. 2^63 - 1 (stoll threw out_of_range past it).
+std::int64_t run_id_of(const std::string& text) {
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || id < 1 || text.front() == '-') {
+        throw UsageError("a run id is a number from 1 (`mirrorlab-cli runs` lists them), got '" + text + "'");
+    }
+    return id;
+}
+
 }  // namespace
+
 
 std::string store_folder(const std::string& explicit_folder) {
     return explicit_folder.empty() ? RunStore::default_folder() : explicit_folder;
@@ -150,8 +162,9 @@ std::string store_folder(const std::string& explicit_folder) {
 CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
     CheckpointSource source;
     const bool is_id = !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos;
-    if (is_id && !std::filesystem::exists(run_or_file)) {
-        source.run_id = std::stoll(run_or_file);
+    std::error_code error;  // a name that cannot be looked at (a loop of links) is not a file here
+    if (is_id && !std::filesystem::exists(run_or_file, error)) {
+        source.run_id = run_id_of(run_or_file);
         source.path = checkpoint_path_of(store.get(source.run_id), which);
     } else {
         source.path = run_or_file;
@@ -160,7 +173,7 @@ CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file
     if (!is_id && source.checkpoint.run_id > 0) {
         // A file of a stored run continues that run when it is the run's own checkpoint.
         if (auto run = store.find(source.checkpoint.run_id);
-            run && std::filesystem::equivalent(std::filesystem::path(source.path).parent_path(), run->folder)) {
+            run && std::filesystem::equivalent(std::filesystem::path(source.path).parent_path(), run->folder, error)) {
             source.run_id = run->id;
         }
     }
@@ -324,17 +337,6 @@ void add_checkpoint_options(CLI::App& command, std::string& run_or_file, std::st
             if (text != "last" && text != "best") throw UsageError("--checkpoint must be last or best, got '" + text + "'");
         });
 }
-
-namespace {
-
-std::int64_t run_id_of(const std::string& text) {
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) {
-        throw UsageError("a run id is a number (`mirrorlab-cli runs` lists them), got '" + text + "'");
-    }
-    return std::stoll(text);
-}
-
-}  // namespace
 
 Command add_runs_command(CLI::App& app) {
     CLI::App* command = add_command(app, "runs", "list the kept runs; show, rename, annotate, delete or export one");

@@ -47,6 +47,7 @@ private slots:
     void evaluateAndPredictAStoredRun();
     void exportAndImportKeras();
     void lockedStoreWarnsAndTrainingGoesOn();
+    void oddRunIdsAndCheckpointPathsAreExplained();
 };
 
 void TestCliRuns::runIsRecordedAndListed() {
@@ -386,6 +387,35 @@ void TestCliRuns::lockedStoreWarnsAndTrainingGoesOn() {
                  trained.err.contains(QStringLiteral("is locked by another MirrorLab")),
              qPrintable(trained.err));
     QVERIFY(trained.out.contains(QStringLiteral("Epoch 1/1")));
+}
+
+// Each ended in "unexpected failure" (std::stoll's out_of_range, std::filesystem's exceptions).
+void TestCliRuns::oddRunIdsAndCheckpointPathsAreExplained() {
+    QTemporaryDir store;
+    QCOMPARE(run_cli(with_store(store, {"train", "--data", "synthetic:200:64", "--devices", "cpu", "--epochs", "1"})).exit_code, 0);
+    const CliResult long_id = run_cli(with_store(store, {"evaluate", "--run", "99999999999999999999"}));
+    QVERIFY2(long_id.exit_code == 2 && long_id.err.contains(QStringLiteral("a run id is a number from 1")), qPrintable(describe(long_id)));
+    // The largest id is an id (it was refused as "not a number" by runs show).
+    const CliResult largest = run_cli(with_store(store, {"runs", "show", "9223372036854775807"}));
+    QVERIFY2(largest.exit_code == 1 && largest.err.contains(QStringLiteral("there is no run 9223372036854775807")),
+             qPrintable(describe(largest)));
+    // A copy of a run's checkpoint whose run folder is gone is read as a file of its own.
+    const QString copy = store.path() + "/copy.mlckpt";
+    QVERIFY(QFile::copy(store.path() + "/runs/1/last.mlckpt", copy));
+    QVERIFY(QDir(store.path()).rename("runs/1", "away"));
+    const CliResult copied = run_cli(with_store(store, {"evaluate", "--run", copy}));
+    QVERIFY2(copied.exit_code == 0 && copied.out.contains(QStringLiteral("loss:")), qPrintable(describe(copied)));
+    QVERIFY(QDir(store.path()).rename("away", "runs/1"));
+    // A checkpoint that is a loop of symbolic links is named with the reason.
+    const QString last = store.path() + "/runs/1/last.mlckpt";
+    QVERIFY(QFile::remove(last));
+    QVERIFY(QFile::link(QStringLiteral("last.mlckpt"), last));
+    for (const QStringList& command : {QStringList{"evaluate", "--run", "1"}, QStringList{"export", "--run", "1", "--keras", store.path() + "/x.keras"}}) {
+        const CliResult loop = run_cli(with_store(store, command));
+        QVERIFY2(loop.exit_code == 1 && loop.err.contains(QStringLiteral("cannot look at the checkpoint '")) &&
+                     loop.err.contains(QStringLiteral("Too many levels of symbolic links")) && !loop.err.contains(QStringLiteral("unexpected")),
+                 qPrintable(describe(loop)));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCliRuns)

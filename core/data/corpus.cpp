@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -53,6 +54,14 @@ std::string ascii_lower(std::string_view s) {
 bool all_digits(std::string_view s) {
     return !s.empty() &&
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A 0-based column index of all digits; one past any row (more digits than size_t holds threw
+// std::out_of_range from stoull) is a column no row has, said where the index is used.
+size_t column_index_of(std::string_view digits) {
+    size_t index = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    return error == std::errc() && end == digits.data() + digits.size() ? index : std::numeric_limits<size_t>::max();
 }
 
 std::optional<int64_t> parse_integer(std::string_view s) {
@@ -283,7 +292,7 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
             return column;
         }
         if (all_digits(spec)) {
-            column.index = static_cast<size_t>(std::stoull(spec));
+            column.index = column_index_of(spec);
             return column;
         }
         fail(path + ": the " + what + " column is named " + in_quotes(spec) +
@@ -296,7 +305,7 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
         return column;
     }
     if (!by_default && all_digits(spec)) {
-        column.index = static_cast<size_t>(std::stoull(spec));
+        column.index = column_index_of(spec);
         return column;
     }
     std::string message = path + ":" + std::to_string(header_line) + ": column " + in_quotes(name) +
@@ -654,7 +663,7 @@ bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& option
     const bool label_named = !options.label_column.empty() && !all_digits(options.label_column);
     const bool text_named = !options.text_column.empty() && !all_digits(options.text_column);
     const size_t label_guess = all_digits(options.label_column)
-                                   ? static_cast<size_t>(std::stoull(options.label_column))
+                                   ? column_index_of(options.label_column)
                                    : 0;
     bool has_header = false;
     switch (options.header) {

@@ -15,7 +15,8 @@ ModelCheckpoint::ModelCheckpoint(CheckpointOptions options, Checkpoint base, std
 bool ModelCheckpoint::save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state,
                            double value) {
     if (before_save_) before_save_();
-    const bool had_one = std::filesystem::exists(path);
+    std::error_code error;  // a name that cannot be looked at counts as none; the save says why it fails
+    const bool had_one = std::filesystem::exists(path, error);
     try {
         save_checkpoint(path, base_, state);  // base_ holds no state of its own: nothing is copied
     } catch (const Error& e) {

@@ -13,12 +13,27 @@ json::Value run_settings_json(const TrainConfig& config, const std::string& devi
     return settings;
 }
 
+namespace {
+
+// Whether a checkpoint is at `path`; a name that cannot be looked at (a loop of symbolic links, a
+// folder that may not be read) is said with its reason instead of reading as "no checkpoint".
+bool checkpoint_exists(const std::string& path) {
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(path, error);
+    if (error && error != std::errc::no_such_file_or_directory) {
+        throw CheckpointError("cannot look at the checkpoint '" + path + "': " + error.message());
+    }
+    return std::filesystem::exists(status);
+}
+
+}  // namespace
+
 std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
     const std::string wanted = which == "best" ? ModelCheckpoint::best_path(run.folder) : ModelCheckpoint::last_path(run.folder);
-    if (std::filesystem::exists(wanted)) return wanted;
+    if (checkpoint_exists(wanted)) return wanted;
     const std::string other = which == "best" ? ModelCheckpoint::last_path(run.folder) : ModelCheckpoint::best_path(run.folder);
-    if (which != "best" && std::filesystem::exists(other)) return other;  // save_best_only runs have only best
-    if (which == "best" && std::filesystem::exists(other)) {
+    if (which != "best" && checkpoint_exists(other)) return other;  // save_best_only runs have only best
+    if (which == "best" && checkpoint_exists(other)) {
         throw CheckpointError("run " + std::to_string(run.id) + " has no best checkpoint in '" + run.folder +
                               "': no epoch had a validation loss to call best (a run without validation data has none); use its last "
                               "checkpoint");
