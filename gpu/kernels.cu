@@ -269,9 +269,10 @@ __global__ void maxpool1d_forward_kernel(const float* x, int64_t batch, int64_t 
         const int64_t c = i % channels, t = (i / channels) % out_length, b = i / (channels * out_length);
         float out = -INFINITY;
         int32_t arg = -1;
-        for (int64_t k = 0; k < pool_size; ++k) {
-            const int64_t source = t * stride + k - pad_left;
-            if (source < 0 || source >= length) continue;
+        const int64_t start = t * stride - pad_left;  // the window's rows inside the input only
+        const int64_t k_end = pool_size < length - start ? pool_size : length - start;
+        for (int64_t k = start < 0 ? -start : 0; k < k_end; ++k) {
+            const int64_t source = start + k;
             const float in = x[(b * length + source) * channels + c];
             // Strictly greater: the first maximum wins; a NaN is taken so that it propagates.
             const bool first = arg < 0;

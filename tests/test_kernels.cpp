@@ -201,6 +201,10 @@ const PoolCase kPoolCases[] = {
     {"overlapping windows", 2, 10, 3, 3, 2, false}, {"same, odd length", 2, 9, 19, 2, 2, true},
     {"same, padded left", 1, 4, 4, 3, 3, true},     {"same, overlapping", 1, 7, 4, 4, 2, true},
     {"global", 4, 73, 32, 73, 73, false},
+    // Windows of 2e9 rows over 40 (padding 'same'): each output pools the whole input. Every
+    // backend looped over the window's rows outside the input, 2e9 for each output (a model file
+    // with such a pool_size trained 4 steps a minute).
+    {"same, window past the input", 2, 40, 5, 2'000'000'000, 1, true},
 };
 
 void add_isa_rows(const char* name, const std::function<void(QTestData&)>& fill) {

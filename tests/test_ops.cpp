@@ -780,6 +780,13 @@ void TestOps::maxpoolSamePaddingNeverWins() {
                               Pool1DParams{3, 1, same_pad_left(3, 3, 1)});
     QCOMPARE(y3, (std::vector<float>{-3.0f, -3.0f, -3.0f}));
     QCOMPARE(argmax3, (std::vector<std::int32_t>{1, 1, 1}));
+    // A window far past the input (pool 2e9, stride 1, 'same'): each output pools the whole input.
+    std::vector<float> y_past(3);
+    std::vector<std::int32_t> argmax_past(3);
+    backend.maxpool1d_forward(f32_view(x, {1, 3, 1}), f32_view(y_past, {1, 3, 1}), i32_view(argmax_past, {1, 3, 1}),
+                              Pool1DParams{2'000'000'000, 1, same_pad_left(3, 2'000'000'000, 1)});
+    QCOMPARE(y_past, (std::vector<float>{-3.0f, -3.0f, -3.0f}));
+    QCOMPARE(argmax_past, (std::vector<std::int32_t>{1, 1, 1}));
 }
 
 void TestOps::lossAccuracyAndTopKTies() {

@@ -466,9 +466,10 @@ void maxpool_forward(const PoolArgs& p, const float* x, float* y, std::int32_t* 
                 auto out = V::set1(-std::numeric_limits<float>::infinity());
                 auto arg = V::set1_i(-1);
                 bool first = true;
-                for (std::int32_t k = 0; k < p.pool_size; ++k) {
-                    const std::int64_t source = t * p.stride + k - p.pad_left;
-                    if (source < 0 || source >= p.length) continue;
+                const std::int64_t start = t * p.stride - p.pad_left;  // the window's rows inside the input only
+                const std::int64_t k_end = std::min<std::int64_t>(p.pool_size, p.length - start);
+                for (std::int64_t k = std::max<std::int64_t>(0, -start); k < k_end; ++k) {
+                    const std::int64_t source = start + k;
                     const auto in = load_vector<V, kPartial>(
                         x + (b * p.length + source) * p.channels + c0, lanes);
                     const auto position = V::set1_i(static_cast<std::int32_t>(source));

@@ -202,9 +202,12 @@ void CpuReferenceBackend::maxpool1d_forward(const TensorView& x, const TensorVie
                 out[c] = -std::numeric_limits<float>::infinity();
                 arg[c] = -1;
             }
-            for (std::int64_t k = 0; k < params.pool_size; ++k) {
-                const std::int64_t source = t * params.stride + k - params.pad_left;
-                if (source < 0 || source >= length) continue;
+            // Only the window's rows inside the input: a pool_size of 2e9 with padding 'same' looped
+            // over them all for each output.
+            const std::int64_t start = t * params.stride - params.pad_left;
+            const std::int64_t k_end = std::min<std::int64_t>(params.pool_size, length - start);
+            for (std::int64_t k = std::max<std::int64_t>(0, -start); k < k_end; ++k) {
+                const std::int64_t source = start + k;
                 const float* in = x.f32() + (b * length + source) * channels;
                 for (std::int64_t c = 0; c < channels; ++c) {
                     // Strictly greater: the first maximum wins, as TensorFlow's MaxPoolGrad routes it.
