@@ -70,10 +70,11 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
         run.epochs_planned = description.config.epochs;
         info_ = store.begin_run(run);
         if (description.resume) {
+            std::vector<EpochRow> rows;
             for (const EpochRecord& record : description.resume->state.history.epochs) {
-                store.append_epoch(info_.id, EpochRow{record.epoch, record.train, record.validation, record.has_validation,
-                                                      record.epoch_seconds});
+                rows.push_back(EpochRow{record.epoch, record.train, record.validation, record.has_validation, record.epoch_seconds});
             }
+            store.append_epochs(info_.id, rows);
         }
     }
     recorder_ = std::make_unique<RunRecorder>(store, info_.id, std::move(warn));

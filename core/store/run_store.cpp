@@ -335,18 +335,31 @@ void RunStore::append_steps(std::int64_t id, const std::vector<StepRow>& steps) 
     }
 }
 
-void RunStore::append_epoch(std::int64_t id, const EpochRow& row) {
+void RunStore::append_epoch(std::int64_t id, const EpochRow& row) { append_epochs(id, {row}); }
+
+void RunStore::append_epochs(std::int64_t id, const std::vector<EpochRow>& rows) {
+    if (rows.empty()) return;
     const double nan = std::nan("");
-    Statement insert(*this,
-                     "INSERT OR REPLACE INTO epochs(run_id, epoch, loss, accuracy, top5, val_loss, val_accuracy, val_top5, seconds) "
-                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-    insert.bind(1, id).bind(2, std::int64_t{row.epoch}).bind(3, row.train.loss).bind(4, row.train.accuracy).bind(5, row.train.top5);
-    insert.bind(6, row.has_validation ? row.validation.loss : nan).bind(7, row.has_validation ? row.validation.accuracy : nan);
-    insert.bind(8, row.has_validation ? row.validation.top5 : nan).bind(9, row.seconds);
-    insert.run("recording an epoch");
-    Statement(*this, "UPDATE runs SET epochs_completed = (SELECT COUNT(*) FROM epochs WHERE run_id = ?1) WHERE id = ?1")
-        .bind(1, id)
-        .run("recording an epoch");
+    execute("BEGIN IMMEDIATE");
+    try {
+        Statement insert(*this,
+                         "INSERT OR REPLACE INTO epochs(run_id, epoch, loss, accuracy, top5, val_loss, val_accuracy, val_top5, seconds) "
+                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        for (const EpochRow& row : rows) {
+            insert.bind(1, id).bind(2, std::int64_t{row.epoch}).bind(3, row.train.loss).bind(4, row.train.accuracy).bind(5, row.train.top5);
+            insert.bind(6, row.has_validation ? row.validation.loss : nan).bind(7, row.has_validation ? row.validation.accuracy : nan);
+            insert.bind(8, row.has_validation ? row.validation.top5 : nan).bind(9, row.seconds);
+            insert.run("recording an epoch");
+        }
+        // Counted once for all the rows: a resumed file's 200,000 epochs were counted after each.
+        Statement(*this, "UPDATE runs SET epochs_completed = (SELECT COUNT(*) FROM epochs WHERE run_id = ?1) WHERE id = ?1")
+            .bind(1, id)
+            .run("recording an epoch");
+        execute("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
 }
 
 void RunStore::record_checkpoint(std::int64_t id, const CheckpointRow& row) {

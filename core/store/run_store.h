@@ -108,6 +108,7 @@ public:
     // Rows are written in one transaction per call.
     void append_steps(std::int64_t id, const std::vector<StepRow>& steps);
     void append_epoch(std::int64_t id, const EpochRow& epoch);
+    void append_epochs(std::int64_t id, const std::vector<EpochRow>& epochs);
     void record_checkpoint(std::int64_t id, const CheckpointRow& checkpoint);
     // `epochs_planned` > 0 also sets the epochs planned (a refused resume puts the run's back);
     // `best_epoch` < 0 keeps the best epoch its checkpoints recorded (a failed run).
