@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -136,6 +137,7 @@ private slots:
     void idsSetAsideAreNotGiven();
     void impossibleCheckpointContentsAreNamed();
     void runFoldersTheDatabaseForgotKeepTheirIds();
+    void aDatabaseThatCannotBeOpenedIsNamed();
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
     void recorderWritesTheEventStream();
@@ -459,6 +461,30 @@ void TestRunStore::runFoldersTheDatabaseForgotKeepTheirIds() {
     QVERIFY(store.list().empty());
     QCOMPARE(store.begin_run(run).id, std::int64_t{4});
     QCOMPARE(read_bytes(folder.path + "/runs/3/last.mlckpt"), std::string("run 3's"));
+}
+
+// runs.sqlite as a folder, a link to nothing or a loop of links: SQLite says only "unable to open
+// database file". The message names what the path is and what to do.
+void TestRunStore::aDatabaseThatCannotBeOpenedIsNamed() {
+    const std::pair<std::function<void(const std::string&)>, std::string> cases[] = {
+        {[](const std::string& path) { std::filesystem::create_directories(path); }, "is a folder or another kind of file, not a database"},
+        {[](const std::string& path) { std::filesystem::create_symlink("/nonexistent/runs.sqlite", path); },
+         "is a symbolic link to a file that is not there"},
+        {[](const std::string& path) { std::filesystem::create_symlink("runs.sqlite", path); }, "Too many levels of symbolic links"},
+    };
+    for (const auto& [make, said] : cases) {
+        Folder folder;
+        const std::string database = folder.path + "/runs.sqlite";
+        make(database);
+        try {
+            RunStore store(folder.path);
+            QFAIL("the store opened");
+        } catch (const StoreError& e) {
+            const std::string text = e.what();
+            QVERIFY2(text.find("the run store's database '" + database + "' ") != std::string::npos, e.what());
+            QVERIFY2(text.find(said) != std::string::npos && text.find("--store DIR") != std::string::npos, e.what());
+        }
+    }
 }
 
 void TestRunStore::storeKeepsRunsAcrossInstances() {

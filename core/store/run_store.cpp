@@ -156,10 +156,41 @@ std::string RunStore::default_folder() {
     return std::string(home && *home ? home : ".") + "/.local/share/MirrorLab";
 }
 
+namespace {
+
+// Why the database at `database_path` in `folder` cannot be opened or written, where that is
+// something a person can fix; empty when the file system does not say (SQLite's reason stands).
+// SQLite itself says only "unable to open database file" or "attempt to write a readonly database".
+std::string why_the_store_cannot_open(const std::string& folder, const std::string& database_path) {
+    const std::string elsewhere = "; or choose another store with --store DIR (MIRRORLAB_DATA_DIR in the window)";
+    std::error_code error;
+    const auto status = std::filesystem::status(database_path, error);
+    if (error && error != std::errc::no_such_file_or_directory) {
+        return "the run store's database '" + database_path + "' cannot be opened: " + error.message() +
+               " (a symbolic link that leads nowhere?); move it away" + elsewhere;
+    }
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(database_path, error)) && !std::filesystem::exists(status)) {
+        return "the run store's database '" + database_path + "' is a symbolic link to a file that is not there; move it away" +
+               elsewhere;
+    }
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        return "the run store's database '" + database_path + "' is a folder or another kind of file, not a database; move it away" +
+               elsewhere;
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+        return "the run store's folder '" + folder + "' cannot be written (" + std::strerror(errno) +
+               "): the store records runs there even when it only reads them; make it writable" + elsewhere;
+    }
+    return {};
+}
+
+}  // namespace
+
 RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(folder)) {
     std::error_code error;
     std::filesystem::create_directories(folder_ + "/runs", error);
-    if (error) throw StoreError("cannot create the run store's folder '" + folder_ + "': " + error.message());
+    if (error) throw StoreError("cannot create the run store's folder '" + folder_ + "/runs': " + error.message() +
+                                "; choose another store with --store DIR (MIRRORLAB_DATA_DIR in the window)");
     folder_ = std::filesystem::absolute(folder_).lexically_normal().string();
     if (folder_.size() > 1 && folder_.back() == '/') folder_.pop_back();
     database_path_ = folder_ + "/runs.sqlite";
@@ -168,7 +199,8 @@ RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(
         const std::string reason = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
         db_ = nullptr;
-        throw StoreError("cannot open the run store '" + database_path_ + "': " + reason);
+        const std::string why = why_the_store_cannot_open(folder_, database_path_);
+        throw StoreError(!why.empty() ? why : "cannot open the run store '" + database_path_ + "': " + reason);
     }
     sqlite3_busy_timeout(db_, busy_timeout_ms);
     try {
@@ -190,6 +222,12 @@ RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(
         }
         mark_interrupted_runs();
         set_ids_aside_for_run_folders();
+    } catch (const StoreError&) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        const std::string why = why_the_store_cannot_open(folder_, database_path_);
+        if (!why.empty()) throw StoreError(why);
+        throw;
     } catch (...) {
         sqlite3_close(db_);
         db_ = nullptr;
