@@ -518,6 +518,9 @@ double learning_rate_from_text(const std::string& text) {
     if (!decimal || end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0) {
         throw UsageError("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '" + text + "'");
     }
+    if (value < std::numeric_limits<float>::min() || value > std::numeric_limits<float>::max()) {
+        throw UsageError("--learning-rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got '" + text + "'");
+    }
     return value;
 }
 

@@ -436,6 +436,8 @@ void TestCli::errors_data() {
                                       << QStringLiteral("'abc' is not a sample count");
     QTest::newRow("missing data file") << QStringList{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("csv:/nonexistent.csv")}
                                        << 1 << QStringLiteral("/nonexistent.csv");
+    QTest::newRow("learning rate past float32") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1e39")} << 2
+                                                << QStringLiteral("within float32's normal range");
     QTest::newRow("learning rate 0") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0")} << 2
                                      << QStringLiteral("--learning-rate must be a decimal number > 0");
     // An empty value (an unset shell variable) trained with the default store or settings, unasked.

@@ -367,6 +367,12 @@ class TestOptimizers : public QObject {
         QTest::newRow("lr nan")
             << rms << "learning_rate" << nan
             << "[optimizer] RMSprop: learning_rate must be a finite number > 0, got nan";
+        QTest::newRow("lr below float32")
+            << adam << "learning_rate" << 5e-324
+            << "[optimizer] Adam: learning_rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got 5e-324";
+        QTest::newRow("lr above float32")
+            << sgd << "learning_rate" << 1e39
+            << "[optimizer] SGD: learning_rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got 1e+39";
         QTest::newRow("beta_1 one")
             << adam << "beta_1" << 1.0 << "[optimizer] Adam: beta_1 must be in [0, 1), got 1.0";
         QTest::newRow("beta_1 negative")

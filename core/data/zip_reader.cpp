@@ -168,8 +168,12 @@ void ZipReader::check_sizes(const ZipEntry& e, const std::string& who) const {
     if (e.uncompressed_size > kZipRatioFreeBytes && e.uncompressed_size / kZipMaxRatio > e.compressed_size) {
         fail(who + " would inflate " + std::to_string(e.compressed_size) + " compressed bytes to " +
              std::to_string(e.uncompressed_size) + ", more than " + std::to_string(kZipMaxRatio) +
-             " times as many: it looks like a zip bomb and is not read (arrays of word ids and labels compress "
-             "far less; save a very repetitive array uncompressed, with np.savez)");
+             " times as many: it looks like a zip bomb and is not read (" +
+             (kind_ == ".keras" ? std::string("a model's config and weights compress far less; save the model again with "
+                                              "model.save(), or export it from MirrorLab")
+                                : std::string("arrays of word ids and labels compress far less; save a very repetitive array "
+                                              "uncompressed, with np.savez")) +
+             ")");
     }
 }
 

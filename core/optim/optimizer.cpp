@@ -5,6 +5,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <system_error>
 
@@ -155,6 +156,11 @@ void OptimizerConfig::validate() const {
     // Keras accepts any learning rate; a non-positive one cannot train, so it is refused here.
     if (!(std::isfinite(learning_rate) && learning_rate > 0.0))
         throw ModelError(prefix(kind) + "learning_rate must be a finite number > 0, got " +
+                         python_float_repr(learning_rate));
+    // The updates run in float32, on threads that flush subnormals to zero: 5e-324 passed the
+    // check above here and was refused as 0.0 on the trainer's thread; 1e39 became inf.
+    if (learning_rate < std::numeric_limits<float>::min() || learning_rate > std::numeric_limits<float>::max())
+        throw ModelError(prefix(kind) + "learning_rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got " +
                          python_float_repr(learning_rate));
 
     const bool uses_betas = kind == OptimizerKind::Adam || kind == OptimizerKind::Nadam;
