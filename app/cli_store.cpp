@@ -82,7 +82,8 @@ int show_run(const RunStore& store, std::int64_t id, bool json_output) {
             rows.push_back(std::move(row));
         }
         o.set("epochs", std::move(rows));
-        o.set("settings", json::parse(run.settings_json, "settings"));
+        // The name says where: "run 3's settings in '.../runs.sqlite':1:2: expected a string key".
+        o.set("settings", json::parse(run.settings_json, "run " + std::to_string(run.id) + "'s settings in '" + store.folder() + "/runs.sqlite'"));
         std::printf("%s\n", json::dump(o, 2, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
@@ -113,18 +114,30 @@ struct LoadedData {
     DatasetSplit split;
     TrainData data;
 };
-LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec) {
-    const json::Value& settings = source.checkpoint.settings;
-    const std::string data_spec = spec.empty() ? text_setting(settings, "data", "default") : spec;
-    LoadedData loaded{load_dataset(data_spec), {}};
-    loaded.data = make_train_data(loaded.split, model.input_length(), model.vocabulary_size(), OovPolicy::MapToOov);
-    return loaded;
-}
 
 std::string describe_source(const CheckpointSource& source) {
     return (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) + "epoch " +
            std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
 }
+
+LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec) {
+    const json::Value& settings = source.checkpoint.settings;
+    const std::string data_spec = spec.empty() ? text_setting(settings, "data", "default") : spec;
+    LoadedData loaded;
+    try {
+        loaded.split = load_dataset(data_spec);
+    } catch (const DataError& error) {
+        if (!spec.empty()) throw;
+        // The run's own data: its words and topic names are what the run's ids mean.
+        const std::string trained = source.run_id > 0 ? "run " + std::to_string(source.run_id) : "the checkpoint '" + source.path + "'";
+        throw DataError("the data " + trained + " was trained on ('" + data_spec +
+                        "') is needed for its vocabulary and topic names and cannot be loaded: " + error.what() +
+                        "; put it back where it was");
+    }
+    loaded.data = make_train_data(loaded.split, model.input_length(), model.vocabulary_size(), OovPolicy::MapToOov);
+    return loaded;
+}
+
 
 // A word of the input as a terminal can show it: control bytes (ESC, BEL, NUL, ...) as \xNN, so
 // a text cannot move the cursor, ring or recolour the terminal it is echoed to.
@@ -284,6 +297,8 @@ int command_predict(const PredictCommand& command) {
         throw DataError("there is no text to classify; give it with --text \"...\" or --file FILE");
     }
     const LoadedData loaded = load_run_data(source, model, "");
+    // Data changed since the run (a CSV edited): its words and topics would not be the run's.
+    check_checkpoint_fits(source.checkpoint, model, fingerprint_of(loaded.data), source.path);
     const EncodedText encoded = encode_text(loaded.split.train, text, model.vocabulary_size());
     const PaddedSequences ids = pad_sequences({encoded.ids}, model.input_length());
     DeviceRegistry registry;

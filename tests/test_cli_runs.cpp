@@ -48,6 +48,7 @@ private slots:
     void exportAndImportKeras();
     void lockedStoreWarnsAndTrainingGoesOn();
     void oddRunIdsAndCheckpointPathsAreExplained();
+    void predictNeedsTheRunsOwnData();
 };
 
 void TestCliRuns::runIsRecordedAndListed() {
@@ -416,6 +417,37 @@ void TestCliRuns::oddRunIdsAndCheckpointPathsAreExplained() {
                      loop.err.contains(QStringLiteral("Too many levels of symbolic links")) && !loop.err.contains(QStringLiteral("unexpected")),
                  qPrintable(describe(loop)));
     }
+}
+
+// predict reads the run's data for its words and topic names. A CSV moved away was named as a
+// missing file only, a CSV edited since gave predictions through another vocabulary without a
+// word; a damaged settings row in the database named neither the run nor the database.
+void TestCliRuns::predictNeedsTheRunsOwnData() {
+    QTemporaryDir store;
+    const QString csv = store.path() + "/news.csv";
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("label,text\n");
+    for (int i = 0; i < 40; ++i) file.write(QStringLiteral("sport,team wins the cup %1\nfinance,shares fall at the bank %1\n").arg(i).toUtf8());
+    file.close();
+    QCOMPARE(run_cli(with_store(store, {"train", "--data", "csv:" + csv, "--devices", "cpu", "--epochs", "1"})).exit_code, 0);
+    QCOMPARE(run_cli(with_store(store, {"predict", "--run", "1", "--text", "team wins"})).exit_code, 0);
+    QVERIFY(file.open(QIODevice::Append));
+    file.write("sport,one more match\n");
+    file.close();
+    const CliResult edited = run_cli(with_store(store, {"predict", "--run", "1", "--text", "team wins"}));
+    QVERIFY2(edited.exit_code == 1 && edited.err.contains(QStringLiteral("was trained on other data")), qPrintable(describe(edited)));
+    QVERIFY(QFile::rename(csv, csv + ".moved"));
+    const CliResult moved = run_cli(with_store(store, {"predict", "--run", "1", "--text", "team wins"}));
+    QVERIFY2(moved.exit_code == 1 && moved.err.contains(QStringLiteral("the data run 1 was trained on ('csv:")) &&
+                 moved.err.contains(QStringLiteral("put it back where it was")),
+             qPrintable(describe(moved)));
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(QString(store.path() + "/runs.sqlite").toUtf8().constData(), &db), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(db, "UPDATE runs SET settings = '{bad' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
+    QVERIFY2(shown.exit_code == 1 && shown.err.contains(QStringLiteral("run 1's settings in '")), qPrintable(describe(shown)));
 }
 
 QTEST_GUILESS_MAIN(TestCliRuns)

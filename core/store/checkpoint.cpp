@@ -400,7 +400,7 @@ void check_checkpoint_fits(const Checkpoint& checkpoint, const Model& model, con
                                                                               saved_data.train_samples == data.train_samples
                                                                           ? "; same sizes, other contents"
                                                                           : "") +
-                              "); resume with the data set it was trained on");
+                              "); use the data set it was trained on (it may have changed since)");
     }
 }
 
