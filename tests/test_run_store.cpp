@@ -543,6 +543,8 @@ void TestRunStore::deadProcessLeavesRunInterrupted() {
         std::vector<StepRow> steps;
         for (int i = 1; i <= 7; ++i) steps.push_back(StepRow{i, 1, i, Metrics{4.0 - 0.1 * i, 0.1, 0.2}, 3.0});
         store.append_steps(begun.id, steps);
+        write_bytes(begun.folder + "/last.mlckpt.partial-" + std::to_string(::getpid()), "half a checkpoint");
+        write_bytes(begun.folder + "/last.mlckpt", "the last one");
         ::kill(::getpid(), SIGKILL);
     }
     int status = 0;
@@ -554,6 +556,13 @@ void TestRunStore::deadProcessLeavesRunInterrupted() {
     QVERIFY(run.status_text.find("ended without finishing") != std::string::npos);
     QCOMPARE(run.steps_recorded, 7);
     QCOMPARE(store.steps(1).back().running.loss, 4.0 - 0.7);
+    // The checkpoint it was writing when it died is gone; the last whole one stays.
+    std::size_t partial = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(run.folder)) {
+        partial += entry.path().filename().string().find(".partial-") != std::string::npos ? 1 : 0;
+    }
+    QCOMPARE(partial, std::size_t{0});
+    QCOMPARE(read_bytes(run.folder + "/last.mlckpt"), std::string("the last one"));
 }
 
 void TestRunStore::lockedDatabaseSaysSo() {

@@ -302,6 +302,16 @@ void RunStore::mark_interrupted_runs() {
                          "status_text = 'The process training it ended without finishing (killed or crashed); the metrics up "
                          "to its last recorded step are kept.' WHERE id = ?1 AND status = 'running'");
         update.bind(1, id).bind(2, utc_now()).run("marking an interrupted run");
+        // A checkpoint the killed process was writing when it died (write_file_atomically's
+        // "last.mlckpt.partial-PID"): never to be finished, a few MB each, seen by whoever lists the folder.
+        std::error_code error;
+        const std::filesystem::path run_folder = folder_ + "/runs/" + std::to_string(id);
+        for (std::filesystem::directory_iterator it(run_folder, error), end; !error && it != end; it.increment(error)) {
+            if (it->path().filename().string().find(".partial-") != std::string::npos) {
+                std::error_code ignored;  // a file left is harmless; the run is marked either way
+                std::filesystem::remove(it->path(), ignored);
+            }
+        }
     }
 }
 
