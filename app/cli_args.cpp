@@ -69,7 +69,10 @@ int usage_error(const CLI::App& app, const std::string& message) {
 // given and train with the default, without a word. Free text (a run's name, a filter) may be empty.
 void refuse_empty_values(const CLI::App& command) {
     for (const CLI::Option* option : command.get_options()) {
-        if (option->count() == 0 || option->get_expected_max() == 0 || option->get_type_name() == "TEXT") continue;
+        // Positionals are the commands' own to check: `runs note ID ""` clears a note.
+        if (option->count() == 0 || option->get_expected_max() == 0 || option->get_type_name() == "TEXT" || !option->nonpositional()) {
+            continue;
+        }
         for (const std::string& value : option->results()) {
             if (value.empty()) throw UsageError("option " + option->get_name() + " needs a value, got an empty one");
         }
@@ -168,7 +171,7 @@ void check_value(const std::string& option, const std::function<void()>& check) 
     } catch (const Error& error) {
         std::string text = error.what();
         // "[optimizer] unknown ...": the option's name says where instead.
-        if (text.front() == '[' && text.find("] ") != std::string::npos) text.erase(0, text.find("] ") + 2);
+        if (!text.empty() && text.front() == '[' && text.find("] ") != std::string::npos) text.erase(0, text.find("] ") + 2);
         throw UsageError(option + ": " + text);
     }
 }

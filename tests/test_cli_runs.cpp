@@ -70,6 +70,8 @@ void TestCliRuns::runIsRecordedAndListed() {
     QVERIFY2(none.exit_code == 0 && none.out.contains(QStringLiteral("matches the status failed")), qPrintable(describe(none)));
     QCOMPARE(run_cli(with_store(store, {"runs", "--status", "bogus"})).exit_code, 2);
     // Rename, annotate, show, delete.
+    QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", "a note to clear"})).exit_code, 0);
+    QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", ""})).exit_code, 0);  // an empty value is not refused here
     QCOMPARE(run_cli(with_store(store, {"runs", "note", "1", "baseline"})).exit_code, 0);
     // A blank name is the default one again, not an unnamed run.
     QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", "  "})).exit_code, 0);

@@ -136,6 +136,7 @@ private slots:
     void storeKeepsRunsAcrossInstances();
     void idsSetAsideAreNotGiven();
     void impossibleCheckpointContentsAreNamed();
+    void everyOptimizersCheckpointsLoad();
     void runFoldersTheDatabaseForgotKeepTheirIds();
     void aDatabaseThatCannotBeOpenedIsNamed();
     void deadProcessLeavesRunInterrupted();
@@ -258,6 +259,28 @@ void TestRunStore::impossibleCheckpointContentsAreNamed() {
              said.c_str());
     write_bytes(path, serialize_checkpoint(good));
     QCOMPARE(load_checkpoint(path).state.epochs_done, 1);
+}
+
+// Each optimizer's last and best checkpoints read back (the checks on what a checkpoint holds
+// refused SGD's without momentum, which keeps no slots and writes one unused number).
+void TestRunStore::everyOptimizersCheckpointsLoad() {
+    const std::pair<OptimizerKind, double> optimizers[] = {{OptimizerKind::SGD, 0.0},     {OptimizerKind::SGD, 0.9},
+                                                          {OptimizerKind::RMSprop, 0.0}, {OptimizerKind::RMSprop, 0.5},
+                                                          {OptimizerKind::Adam, 0.0},    {OptimizerKind::Nadam, 0.0}};
+    for (const auto& [kind, momentum] : optimizers) {
+        Folder folder;
+        TrainConfig config = config_for(2);
+        config.optimizer = OptimizerConfig::defaults(kind);
+        config.optimizer.momentum = momentum;
+        QVERIFY(train(small_model(), config, small_data(), "cpu", folder.path).result.ok);
+        for (const std::string& path : {ModelCheckpoint::last_path(folder.path), ModelCheckpoint::best_path(folder.path)}) {
+            try {
+                QCOMPARE(load_checkpoint(path).config.optimizer.kind, kind);
+            } catch (const CheckpointError& e) {
+                QFAIL(e.what());
+            }
+        }
+    }
 }
 
 void TestRunStore::checkpointOfAnotherModelOrDataIsRefused() {
