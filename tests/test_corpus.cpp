@@ -426,11 +426,26 @@ private slots:
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         // Rule 3: a non-integer first label over integer labels is a header.
-        const std::string ints = write_file(tmp, "category.csv", "category,headline\n1,a\n2,b\n1,c\n");
-        QString e = error_of<DataError>([&] { read_delimited(ints); });
-        QVERIFY2(e.contains(QString::fromStdString(ints + ":1: column 'label' not found; the header has: category, headline")),
+        const std::string ints = write_file(tmp, "kinds.csv", "kind,words\n1,a\n2,b\n1,c\n");
+        // A header without "label" and "text": the columns are guessed and the guess is said (the
+        // file was refused, and nothing let a person name the columns).
+        LabelledTexts guessed = read_delimited(ints);
+        QCOMPARE(guessed.texts, (Strings{"a", "b", "c"}));
+        QCOMPARE(guessed.class_names, (Strings{"1", "2"}));
+        QVERIFY(has_warning(guessed, "is not an integer while all other labels are"));
+        QVERIFY(has_warning(guessed, "the header names no \"label\" and \"text\" columns: the labels are read from 'kind' (2 distinct "
+                                     "values, the fewest) and the texts from 'words' (the longest fields)"));
+        const std::string named = write_file(tmp, "category.csv", "headline,category\nshares fall sharply,1\ngoal in the last minute,2\n");
+        guessed = read_delimited(named);
+        QCOMPARE(guessed.texts, (Strings{"shares fall sharply", "goal in the last minute"}));
+        QVERIFY(has_warning(guessed, "the labels are read from 'category' (a usual name for labels) and the texts from 'headline' "
+                                     "(a usual name for texts)"));
+        // A header and no rows to guess from: the message says how to title the columns.
+        const std::string header_only = write_file(tmp, "header.csv", "sentiment,review\n");
+        QString e = error_of<DataError>([&] { read_delimited(header_only); });
+        QVERIFY2(e.contains(QString::fromStdString(header_only + ":1: column 'label' not found; the header has: sentiment, review; title "
+                                                                 "the label column label and the text column text")),
                  qPrintable(e));
-        QVERIFY2(e.contains("is not an integer while all other labels are"), qPrintable(e));
         DelimitedOptions by_index;
         by_index.label_column = "0";
         by_index.text_column = "1";
@@ -440,7 +455,7 @@ private slots:
 
         // Rule 4: a first label that never recurs over repeated labels is a header.
         const std::string topics =
-            write_file(tmp, "topics.csv", "topic,headline\nsports,a\nsports,b\npolitics,c\npolitics,d\n");
+            write_file(tmp, "topics.csv", "kind,words\nsports,a\nsports,b\npolitics,c\npolitics,d\n");
         corpus = read_delimited(topics, by_index);
         QCOMPARE(corpus.class_names, (Strings{"politics", "sports"}));
         QCOMPARE(corpus.texts.size(), size_t{4});
@@ -451,10 +466,36 @@ private slots:
         QCOMPARE(read_delimited(data).texts.size(), size_t{3});
         DelimitedOptions absent;
         absent.header = HeaderMode::Absent;
-        QCOMPARE(read_delimited(ints, absent).class_names, (Strings{"1", "2", "category"}));
+        QCOMPARE(read_delimited(ints, absent).class_names, (Strings{"1", "2", "kind"}));
+        // An index past any row (it wrapped the fields a row needs and read past them).
+        DelimitedOptions far;
+        far.label_column = "99999999999999999999";
+        e = error_of<DataError>([&] { read_delimited(ints, far); });
+        QVERIFY2(e.contains("column index 99999999999999999999 is past any row's columns"), qPrintable(e));
         absent.text_column = "headline";
         e = error_of<DataError>([&] { read_delimited(ints, absent); });
         QVERIFY2(e.contains("the text column is named 'headline' but the file is read without a header row"), qPrintable(e));
+    }
+
+    // What spreadsheets and editors write: rows of only delimiters below the data (they stopped the
+    // load: "the label is empty"), UTF-16 (read as Latin-1 into tokens full of NULs), and a file
+    // whose first column holds the texts (blamed on a class with one sample by the split).
+    void csvFilesAsSpreadsheetsWriteThem() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string trailing = write_file(tmp, "excel.csv", "label,text\r\nsport,goal\r\nfinance,shares\r\nsport,match\r\n,\r\n,\r\n");
+        const LabelledTexts corpus = read_delimited(trailing);
+        QCOMPARE(corpus.texts, (Strings{"goal", "shares", "match"}));
+        const std::string utf16 = write_file(tmp, "unicode.csv", QByteArray("\xFF\xFEl\0a\0b\0e\0l\0", 12));
+        QString e = error_of<DataError>([&] { read_delimited(utf16); });
+        QVERIFY2(e.contains(QString::fromStdString(utf16 + " is UTF-16 text")) && e.contains("save it as UTF-8"), qPrintable(e));
+        QByteArray reviews;
+        for (int i = 0; i < 12; ++i) reviews += QByteArray("a review numbered ") + QByteArray::number(i) + (i % 2 ? ",pos\n" : ",neg\n");
+        const std::string swapped = write_file(tmp, "reviews.csv", reviews);
+        e = error_of<DataError>([&] { read_delimited(swapped); });
+        QVERIFY2(e.contains("every row has a label of its own (12 distinct labels in column 0") &&
+                     e.contains("put the label column first"),
+                 qPrintable(e));
     }
 
     void csvErrors() {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -56,12 +56,15 @@ bool all_digits(std::string_view s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// A 0-based column index of all digits; one past any row (more digits than size_t holds threw
-// std::out_of_range from stoull) is a column no row has, said where the index is used.
+// A 0-based column index of all digits. More digits than any file has columns (stoull threw
+// std::out_of_range; past a million, the row's field count + 1 could wrap) is refused here.
 size_t column_index_of(std::string_view digits) {
     size_t index = 0;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    return error == std::errc() && end == digits.data() + digits.size() ? index : std::numeric_limits<size_t>::max();
+    if (error != std::errc() || end != digits.data() + digits.size() || index > 1'000'000) {
+        fail("column index " + std::string(digits) + " is past any row's columns; give a 0-based index such as 0 or 1");
+    }
+    return index;
 }
 
 std::optional<int64_t> parse_integer(std::string_view s) {
@@ -122,6 +125,7 @@ std::string read_bytes(const fs::path& path) {
 // stray Latin-1 bytes keeps its UTF-8 characters). Returns whether any byte needed the fallback.
 bool decode_text(std::string_view bytes, std::string& text) {
     if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+
     bool latin1 = false;
     text.clear();
     text.reserve(bytes.size());
@@ -140,6 +144,16 @@ bool decode_text(std::string_view bytes, std::string& text) {
         }
     }
     return latin1;
+}
+
+// Excel's "Unicode Text" and Notepad's "Unicode" files: read as Latin-1 they were tokens full of NULs.
+std::string read_text_bytes(const std::string& path) {
+    std::string bytes = read_bytes(path);
+    if (bytes.rfind("\xFF\xFE", 0) == 0 || bytes.rfind("\xFE\xFF", 0) == 0) {
+        fail(path + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 (in Excel: \"CSV UTF-8\"; "
+                    "in an editor: the encoding UTF-8) and load it again");
+    }
+    return bytes;
 }
 
 std::string latin1_warning(const std::string& path) {
@@ -311,7 +325,7 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
     std::string message = path + ":" + std::to_string(header_line) + ": column " + in_quotes(name) +
                           " not found; the header has: " + join_header(*header);
     if (!header_reason.empty()) message += " (" + header_reason + ")";
-    message += by_default ? "; choose the " + what + " column by name or 0-based index"
+    message += by_default ? "; title the label column label and the text column text"
                           : "; check the spelling, or give a 0-based column index";
     fail(message);
 }
@@ -606,7 +620,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
         std::vector<std::string> texts;
         for (const auto& file : files) {
             std::string text;
-            if (decode_text(read_bytes(file), text)) latin1_files.push_back(file.string());
+            if (decode_text(read_text_bytes(file.string()), text)) latin1_files.push_back(file.string());
             if (is_blank(text)) {
                 ++empty_files;
                 continue;
@@ -659,6 +673,80 @@ char choose_delimiter(const std::string& path, const DelimitedOptions& options) 
 
 // Whether the first row is a header: as the option says, or (HeaderMode::Auto) when it names a
 // column, or when its label looks unlike every other row's; `reason` says why for the latter.
+// Column titles data sets use for their labels and their texts (Kaggle's, the BBC's, IMDB's, the
+// UCI spam set's "v1"/"v2" aside): a first row holding one is a header, and such a column is read
+// as the label or the text when the header has no "label" or "text".
+constexpr std::string_view kLabelNames[] = {"label", "labels", "class", "category", "target", "topic", "sentiment", "tag", "y"};
+constexpr std::string_view kTextNames[] = {"text", "review", "tweet", "content", "body", "sentence", "message", "description",
+                                          "document", "abstract", "headline", "comment"};
+
+template <size_t N>
+bool usual_column_name(const std::string& field, const std::string_view (&names)[N]) {
+    const std::string lower = ascii_lower(trim(field));
+    return std::find(std::begin(names), std::end(names), lower) != std::end(names);
+}
+
+// A header without "label" or "text" (category,description; sentiment,review; v1,v2,,,): the label
+// and text columns it most likely means, and a warning saying which were taken and why, so that a
+// wrong guess is seen. A column named as usual wins; else the texts are the column with the longest
+// fields and the labels the one with the fewest distinct values (at least two, most rows filled).
+// Returns false when no two columns fit.
+bool guess_columns(const std::vector<Row>& rows, const std::vector<std::string>& header, size_t& label, size_t& text,
+                   std::string& warning) {
+    const size_t columns = header.size();
+    std::vector<double> mean_length(columns, 0.0);
+    std::vector<std::set<std::string>> distinct(columns);
+    std::vector<int64_t> filled(columns, 0);
+    const size_t scanned = std::min<size_t>(rows.size(), 20001);  // the first 20,000 data rows tell
+    for (size_t r = 1; r < scanned; ++r) {
+        for (size_t c = 0; c < columns && c < rows[r].fields.size(); ++c) {
+            const std::string_view value = trim(rows[r].fields[c]);
+            if (value.empty()) continue;
+            ++filled[c];
+            mean_length[c] += static_cast<double>(value.size());
+            if (distinct[c].size() <= 100000) distinct[c].emplace(value);
+        }
+    }
+    const auto data_rows = static_cast<int64_t>(scanned) - 1;
+    auto usable = [&](size_t c) { return filled[c] * 2 > data_rows; };  // Kaggle's empty extra columns are not
+    auto by_name = [&](const auto& names, size_t other) -> std::optional<size_t> {
+        for (size_t c = 0; c < columns; ++c) {
+            if (c != other && usable(c) && usual_column_name(header[c], names)) return c;
+        }
+        return std::nullopt;
+    };
+    std::string why_label, why_text;
+    std::optional<size_t> found_label = by_name(kLabelNames, columns);
+    std::optional<size_t> found_text = by_name(kTextNames, found_label.value_or(columns));
+    if (found_label) why_label = "a usual name for labels";
+    if (found_text) why_text = "a usual name for texts";
+    if (!found_text) {
+        for (size_t c = 0; c < columns; ++c) {
+            if (c == found_label || !usable(c)) continue;
+            // The longest fields; of equally long ones, the more varied.
+            const auto key = [&](size_t k) { return std::pair{mean_length[k] / static_cast<double>(filled[k]), distinct[k].size()}; };
+            if (!found_text || key(c) > key(*found_text)) found_text = c;
+        }
+        why_text = "the longest fields";
+    }
+    if (!found_label) {
+        for (size_t c = 0; c < columns; ++c) {
+            if (c == found_text || !usable(c) || distinct[c].size() < 2) continue;
+            if (!found_label || distinct[c].size() < distinct[*found_label].size()) found_label = c;
+        }
+        if (found_label) why_label = std::to_string(distinct[*found_label].size()) + " distinct values, the fewest";
+    }
+    if (!found_label || !found_text) return false;
+    label = *found_label;
+    text = *found_text;
+    const bool has_label = find_column(header, "label").has_value(), has_text = find_column(header, "text").has_value();
+    warning = std::string("the header names no ") + (has_label ? "\"text\" column" : has_text ? "\"label\" column" : "\"label\" and \"text\" columns") +
+              ": the labels are read from " + in_quotes(header[label]) +
+              " (" + why_label + ") and the texts from " + in_quotes(header[text]) + " (" + why_text +
+              "); if that is wrong, title the two columns label and text";
+    return true;
+}
+
 bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& options, std::string& reason) {
     const bool label_named = !options.label_column.empty() && !all_digits(options.label_column);
     const bool text_named = !options.text_column.empty() && !all_digits(options.text_column);
@@ -677,8 +765,7 @@ bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& option
             const Row& first = rows.front();
             const bool names_default =
                 std::any_of(first.fields.begin(), first.fields.end(), [](const std::string& f) {
-                    const std::string lower = ascii_lower(trim(f));
-                    return lower == "label" || lower == "text";
+                    return usual_column_name(f, kLabelNames) || usual_column_name(f, kTextNames);
                 });
             if (label_named || text_named || names_default) {
                 has_header = true;
@@ -721,7 +808,7 @@ bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& option
 
 LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
     std::string text;
-    const bool latin1 = decode_text(read_bytes(path), text);
+    const bool latin1 = decode_text(read_text_bytes(path), text);
 
     const char delimiter = choose_delimiter(path, options);
 
@@ -741,17 +828,26 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     const bool has_header = has_header_row(rows, options, reason);
     if (options.header == HeaderMode::Auto) {
         if (!reason.empty())
-            out.warnings.push_back(reason + "; set the header option if that is wrong");
+            out.warnings.push_back(reason + "; if that is wrong, give the file a header row naming its columns label and text");
         else if (!has_header)
             out.warnings.push_back("no header row found; the first row is read as data");
     }
 
     const std::vector<std::string>* header = has_header ? &rows.front().fields : nullptr;
     const int64_t header_line = rows.front().line;
-    const Column label =
-        resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
-    const Column text_column =
-        resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
+    Column label, text_column;
+    size_t guessed_label = 0, guessed_text = 0;
+    std::string guess;
+    if (header != nullptr && options.label_column.empty() && options.text_column.empty() &&
+        !(find_column(*header, "label") && find_column(*header, "text")) &&
+        guess_columns(rows, *header, guessed_label, guessed_text, guess)) {
+        label = Column{guessed_label, "label"};
+        text_column = Column{guessed_text, "text"};
+        out.warnings.push_back(guess);
+    } else {
+        label = resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
+        text_column = resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
+    }
     if (label.index == text_column.index) {
         fail(path + ": the label and the text column are the same column (" +
              std::to_string(label.index) + "); choose two different columns");
@@ -766,6 +862,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     for (size_t r = first_data; r < rows.size(); ++r) {
         Row& row = rows[r];
         const std::string where = path + ":" + std::to_string(row.line) + ": ";
+        // ",", ",,": a spreadsheet's rows below the data, as blank as a blank line.
+        if (std::all_of(row.fields.begin(), row.fields.end(), [](const std::string& f) { return is_blank(f); })) continue;
         if (row.fields.size() < needed) {
             fail(where + "the row has " +
                  plural(static_cast<int64_t>(row.fields.size()), "field", "fields") + ", but the " +
@@ -790,6 +888,14 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                                " with an empty text");
     if (out.texts.empty()) fail(path + ": no row has a text");
     assign_classes(raw_labels, out);
+    // A label of its own on every row (IMDB's CSV read without its header, the text first): the
+    // columns are the other way round, which the split would blame on a class with one sample.
+    if (out.texts.size() >= 10 && out.class_names.size() == out.texts.size()) {
+        fail(path + ": every row has a label of its own (" + std::to_string(out.texts.size()) + " distinct labels in column " +
+             std::to_string(label.index) + ", e.g. " + in_quotes(out.class_names.front()) +
+             "): that column holds texts, not classes; put the label column first, or give the file a header row "
+             "naming the columns label and text");
+    }
     if (out.class_names.size() < 2) {
         fail(path + ": needs at least two classes; every row has the label " +
              in_quotes(out.class_names.front()));
