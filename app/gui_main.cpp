@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <tuple>
 #include <utility>
+#include <vector>
 #include <string>
 
 #include "ui/common/image_file.h"
@@ -53,47 +53,53 @@ bool asks_for_no_window(int argc, char** argv) {
     return false;
 }
 
-// The --size argument's "WxH", where given and readable; else an empty size.
-std::pair<int, int> size_argument(int argc, char** argv) {
+// "1366x768": a window size; nothing when the text is not one.
+std::optional<std::pair<int, int>> parse_window_size(const std::string& text) {
+    int width = 0, height = 0;
+    char tail = 0;
+    if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width <= 0 || height <= 0) return std::nullopt;
+    return std::pair{width, height};
+}
+
+// The --size argument's text, read ahead of Qt's parser (the offscreen screen needs it first).
+std::string size_argument(int argc, char** argv) {
     std::string text;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--size" && i + 1 < argc) text = argv[i + 1];
         if (arg.rfind("--size=", 0) == 0) text = arg.substr(7);
     }
-    int width = 0, height = 0;
-    char tail = 0;
-    if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width <= 0 || height <= 0) return {0, 0};
-    return {width, height};
+    return text;
 }
 
 // Where the window goes when no display can show it (the screenshot mode, the help): Qt's
 // offscreen platform with one screen of the --size asked for (default 1920x1080), since its own
 // screen is 800x800 and a window there is cut to it. The screen list is a file (the plugin's
-// configfile= option), removed once the platform has read it.
+// configfile= option), removed by release() once QApplication has read it.
 class OffscreenScreen {
 public:
-    OffscreenScreen(int argc, char** argv) {
-        auto [width, height] = size_argument(argc, argv);
-        if (width == 0) std::tie(width, height) = std::pair{1920, 1080};
+    explicit OffscreenScreen(const std::string& size_text) {
+        const auto [width, height] = parse_window_size(size_text).value_or(std::pair{1920, 1080});
         const char* tmp = std::getenv("TMPDIR");
         std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/mirrorlab-screen-XXXXXX";
         const int fd = ::mkstemp(path.data());
         if (fd < 0) return;  // Qt's own 800x800 screen then
-        const std::string json = "{\"windowFrameMargins\":false,\"screens\":[{\"name\":\"offscreen\",\"x\":0,\"y\":0,\"width\":" + std::to_string(width) +
-                                 ",\"height\":" + std::to_string(height) + ",\"logicalDpi\":96,\"dpr\":1}]}";
+        const std::string json = "{\"windowFrameMargins\":false,\"screens\":[{\"name\":\"offscreen\",\"x\":0,\"y\":0,\"width\":" +
+                                 std::to_string(width) + ",\"height\":" + std::to_string(height) + ",\"logicalDpi\":96,\"dpr\":1}]}";
         const bool written = ::write(fd, json.data(), json.size()) == static_cast<ssize_t>(json.size());
         ::close(fd);
         if (written) path_ = path;
         else ::unlink(path.c_str());
     }
-    ~OffscreenScreen() {
-        if (!path_.empty()) ::unlink(path_.c_str());
-    }
+    ~OffscreenScreen() { release(); }
     OffscreenScreen(const OffscreenScreen&) = delete;
     OffscreenScreen& operator=(const OffscreenScreen&) = delete;
     // For QT_QPA_PLATFORM.
     std::string platform() const { return path_.empty() ? std::string("offscreen") : "offscreen:configfile=" + path_; }
+    void release() {
+        if (!path_.empty()) ::unlink(path_.c_str());
+        path_.clear();
+    }
 
 private:
     std::string path_;
@@ -117,42 +123,87 @@ void explain(const char* text, const QString& argument, int argc, char** argv) {
     mirrorlab::ui::installTranslation(QStringLiteral("en"));  // its translators go before `core` does
 }
 
+// The platform Qt is to use, and what the person asked for. Qt's own `-platform NAME` argument is
+// taken out of the arguments into QT_QPA_PLATFORM, so that one rule covers both; an empty
+// QT_QPA_PLATFORM is no choice. What the environment held is put back once Qt has started, so that
+// the programs MirrorLab starts (mpirun, TensorBoard) see the person's own setting.
+class PlatformChoice {
+public:
+    PlatformChoice(int& argc, char**& argv) {
+        if (const char* set = std::getenv("QT_QPA_PLATFORM"); set != nullptr) environment_ = set;
+        asked_ = environment_.value_or("");
+        for (int i = 1; i < argc; ++i) {
+            const std::string arg = argv[i];
+            if ((arg == "-platform" || arg == "--platform") && i + 1 < argc) {
+                asked_ = argv[++i];
+            } else {
+                arguments_.push_back(argv[i]);
+            }
+        }
+        arguments_.insert(arguments_.begin(), argv[0]);
+        arguments_.push_back(nullptr);
+        argc = static_cast<int>(arguments_.size()) - 1;
+        argv = arguments_.data();
+    }
+    const std::string& asked() const { return asked_; }
+    void use(const std::string& platforms) const { setenv("QT_QPA_PLATFORM", platforms.c_str(), 1); }
+    void restore() const {
+        if (environment_) setenv("QT_QPA_PLATFORM", environment_->c_str(), 1);
+        else unsetenv("QT_QPA_PLATFORM");
+    }
+
+private:
+    std::optional<std::string> environment_;
+    std::string asked_;
+    std::vector<char*> arguments_;  // argv without -platform, as QApplication keeps it
+};
+
 // Without a display Qt aborts with a message about platform plugins that does not say what to do,
 // and so it does with a display that cannot be reached (a DISPLAY left from an `ssh -X` session that
 // ended). Printing the help or the version and the screenshot mode need none: they render offscreen.
 // A window does: Qt is given the offscreen platform as its last choice, and landing there is said
 // (in the interface's language), naming the way to train without one. False: nothing can be shown.
-bool choose_platform(int argc, char** argv, const OffscreenScreen& screen, bool& offscreen_is_a_fallback) {
+bool choose_platform(int argc, char** argv, const PlatformChoice& choice, const OffscreenScreen* screen,
+                     bool& offscreen_is_a_fallback) {
     offscreen_is_a_fallback = false;
-    const char* asked = std::getenv("QT_QPA_PLATFORM");
+    const std::string& asked = choice.asked();
     const bool display = std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr;
-    if (asked != nullptr && std::string(asked).find("offscreen") != std::string::npos) return true;
-    if (asks_for_no_window(argc, argv)) {
-        const std::string first = asked != nullptr ? std::string(asked) + ";" : display ? session_platforms() + ";" : std::string();
-        setenv("QT_QPA_PLATFORM", (first + screen.platform()).c_str(), 1);
+    if (screen != nullptr) {  // no window needed
+        if (asked == "offscreen") {
+            choice.use(screen->platform());  // the --size screen for a plain "offscreen"
+        } else if (asked.find("offscreen") == std::string::npos) {
+            const std::string first = !asked.empty() ? asked + ";" : display ? session_platforms() + ";" : std::string();
+            choice.use(first + screen->platform());
+        } else {
+            choice.use(asked);
+        }
         return true;
     }
-    if (asked == nullptr && !display) {
+    if (asked.find("offscreen") != std::string::npos) {
+        choice.use(asked);
+        return true;
+    }
+    if (asked.empty() && !display) {
         explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
                 "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
                 "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n"),
                 QString(), argc, argv);
         return false;
     }
-    setenv("QT_QPA_PLATFORM", ((asked != nullptr ? std::string(asked) : session_platforms()) + ";offscreen").c_str(), 1);
+    choice.use((!asked.empty() ? asked : session_platforms()) + ";offscreen");
     offscreen_is_a_fallback = true;
     return true;
 }
 
 // The display the session names (and the platform asked for), for the message when it could not
-// be reached.
-QString display_names(const QString& asked_platform) {
+// be reached; called with the interface's translation installed.
+QString display_names(const std::string& asked_platform) {
     QStringList names;
-    if (!asked_platform.isEmpty()) names << QStringLiteral("QT_QPA_PLATFORM=%1").arg(asked_platform);
+    if (!asked_platform.empty()) names << QStringLiteral("QT_QPA_PLATFORM=%1").arg(QString::fromLocal8Bit(asked_platform.c_str()));
     if (const char* x11 = std::getenv("DISPLAY")) names << QStringLiteral("DISPLAY=%1").arg(QString::fromLocal8Bit(x11));
     if (const char* wayland = std::getenv("WAYLAND_DISPLAY")) names << QStringLiteral("WAYLAND_DISPLAY=%1").arg(QString::fromLocal8Bit(wayland));
     if (std::getenv("DISPLAY") == nullptr && std::getenv("WAYLAND_DISPLAY") == nullptr) {
-        names << QStringLiteral("neither DISPLAY nor WAYLAND_DISPLAY set");
+        names << QCoreApplication::translate("main", "neither DISPLAY nor WAYLAND_DISPLAY set");
     }
     return names.join(QStringLiteral(", "));
 }
@@ -195,8 +246,7 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
     const std::optional<QString>& size_text = request.size_text;
     QSize window_size;
     if (size_text) {
-        const QStringList parts = size_text->split(QLatin1Char('x'));
-        if (parts.size() == 2) window_size = QSize(parts[0].toInt(), parts[1].toInt());
+        if (const auto size = parse_window_size(size_text->toStdString())) window_size = QSize(size->first, size->second);
         if (!window_size.isValid() || window_size.isEmpty()) {
             std::fprintf(stderr, "mirrorlab: error: --size wants WIDTHxHEIGHT, e.g. 1366x768, not '%s'\n", qPrintable(*size_text));
             return 2;
@@ -245,16 +295,24 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const OffscreenScreen offscreen_screen(argc, argv);
-    const QString asked_platform = QString::fromLocal8Bit(qgetenv("QT_QPA_PLATFORM"));
+    const PlatformChoice platform(argc, argv);
+    std::optional<OffscreenScreen> offscreen_screen;
+    if (asks_for_no_window(argc, argv)) offscreen_screen.emplace(size_argument(argc, argv));
     bool offscreen_is_a_fallback = false;
-    if (!choose_platform(argc, argv, offscreen_screen, offscreen_is_a_fallback)) return kNoDisplayExitStatus;
+    if (!choose_platform(argc, argv, platform, offscreen_screen ? &*offscreen_screen : nullptr, offscreen_is_a_fallback)) {
+        return kNoDisplayExitStatus;
+    }
     QApplication app(argc, argv);
+    platform.restore();
+    if (offscreen_screen) offscreen_screen->release();  // read by the platform, which has started
     if (offscreen_is_a_fallback && QGuiApplication::platformName() == QStringLiteral("offscreen")) {
+        mirrorlab::ui::installTranslation(language_argument(argc, argv));
+        const QString names = display_names(platform.asked());
         explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.\n"
                 "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
-                "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).\n"),
-                display_names(asked_platform), argc, argv);
+                "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`). If the display works for other\n"
+                "  programs, Qt's platform plugin may not load: QT_DEBUG_PLUGINS=1 shows why.\n"),
+                names, argc, argv);
         return kNoDisplayExitStatus;
     }
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));

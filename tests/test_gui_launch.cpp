@@ -1,6 +1,7 @@
 // The `mirrorlab` program as a person starts it: without a display, with one that cannot be reached,
 // with the screenshot mode's own window size, with arguments it cannot read. Each case runs the
 // real program in a process of its own, with its own store and settings folders.
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -79,6 +80,11 @@ private slots:
         const Launch asked = launch({}, {QStringLiteral("QT_QPA_PLATFORM=xcb")});
         QVERIFY2(asked.finished && !asked.crashed && asked.exit_code == 3, qPrintable(describe(asked)));
         QVERIFY2(asked.err.contains(QStringLiteral("QT_QPA_PLATFORM=xcb")), qPrintable(describe(asked)));
+        // Qt's own -platform argument: it aborted as well.
+        const Launch argument = launch({QStringLiteral("-platform"), QStringLiteral("xcb")}, {QStringLiteral("DISPLAY=:987")});
+        QVERIFY2(argument.finished && !argument.crashed && argument.exit_code == 3, qPrintable(describe(argument)));
+        QVERIFY2(argument.err.contains(QStringLiteral("the display could not be opened (QT_QPA_PLATFORM=xcb, DISPLAY=:987)")),
+                 qPrintable(describe(argument)));
         const Launch chinese = launch({QStringLiteral("--language"), QStringLiteral("zh_CN")}, {QStringLiteral("DISPLAY=:987")});
         QVERIFY2(chinese.finished && !chinese.crashed && chinese.exit_code == 3, qPrintable(describe(chinese)));
         QVERIFY2(chinese.err.contains(QStringLiteral("无法打开显示（DISPLAY=:987）")), qPrintable(describe(chinese)));
@@ -88,7 +94,9 @@ private slots:
     // the offscreen platform's own 800x800 screen cut a 1920x1080 window to 796x796.
     void aScreenshotWithoutADisplayHasItsSize() {
         const QString picture = home_.filePath(QStringLiteral("window.png"));
-        for (const QStringList& display : {QStringList{}, QStringList{QStringLiteral("DISPLAY=:987")}}) {
+        // No display; one that cannot be reached; the offscreen platform asked for by name.
+        for (const QStringList& display : {QStringList{}, QStringList{QStringLiteral("DISPLAY=:987")},
+                                           QStringList{QStringLiteral("QT_QPA_PLATFORM=offscreen")}}) {
             QFile::remove(picture);
             const Launch run = launch({QStringLiteral("--screenshot"), picture, QStringLiteral("--epochs"), QStringLiteral("1"),
                                        QStringLiteral("--size"), QStringLiteral("1000x700")},
@@ -106,6 +114,16 @@ private slots:
             QCOMPARE(big_endian(16), quint32{1000});
             QCOMPARE(big_endian(20), quint32{700});
         }
+    }
+
+    // The offscreen screen's settings file is removed once Qt has read it, and not made for a window.
+    void leavesNoFilesBehind() {
+        const QString tmp = home_.filePath(QStringLiteral("tmp"));
+        QVERIFY(QDir().mkpath(tmp));
+        QVERIFY(launch({QStringLiteral("--version")}, {QStringLiteral("TMPDIR=") + tmp}).exit_code == 0);
+        QVERIFY(launch({}, {QStringLiteral("TMPDIR=") + tmp, QStringLiteral("DISPLAY=:987")}).exit_code == 3);
+        const QStringList left = QDir(tmp).entryList({QStringLiteral("mirrorlab-screen-*")}, QDir::Files);
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(QLatin1Char(' '))));
     }
 
     // Numbers it cannot read are refused as --size's are (they trained 1 epoch, or no workers).

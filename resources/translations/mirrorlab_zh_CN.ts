@@ -194,13 +194,19 @@
 </translation>
     </message>
     <message>
+        <source>neither DISPLAY nor WAYLAND_DISPLAY set</source>
+        <translation>DISPLAY 和 WAYLAND_DISPLAY 都未设置</translation>
+    </message>
+    <message>
         <source>mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.
   Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with
-  `mirrorlab-cli train` (see `mirrorlab-cli train --help`).
+  `mirrorlab-cli train` (see `mirrorlab-cli train --help`). If the display works for other
+  programs, Qt&apos;s platform plugin may not load: QT_DEBUG_PLUGINS=1 shows why.
 </source>
         <translation>mirrorlab：错误：无法打开显示（%1）：它没有运行，或者本会话无权使用它。
   请在桌面会话中或通过 `ssh -X` 启动 MirrorLab，或用 `mirrorlab-cli train` 在没有窗口的情况下训练
-  （见 `mirrorlab-cli train --help`）。
+  （见 `mirrorlab-cli train --help`）。如果该显示对其他程序可用，可能是 Qt 的平台插件无法加载：
+  设置 QT_DEBUG_PLUGINS=1 可以看到原因。
 </translation>
     </message>
 </context>
