@@ -120,7 +120,9 @@ std::string describe_source(const CheckpointSource& source) {
            std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
 }
 
-LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec) {
+// `other_data`: how the command takes other data, for the advice when the run's own is gone.
+LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec,
+                         const std::string& other_data = {}) {
     const json::Value& settings = source.checkpoint.settings;
     const std::string data_spec = spec.empty() ? text_setting(settings, "data", "default") : spec;
     LoadedData loaded;
@@ -132,7 +134,7 @@ LoadedData load_run_data(const CheckpointSource& source, const Model& model, con
         const std::string trained = source.run_id > 0 ? "run " + std::to_string(source.run_id) : "the checkpoint '" + source.path + "'";
         throw DataError("the data " + trained + " was trained on ('" + data_spec +
                         "') is needed for its vocabulary and topic names and cannot be loaded: " + error.what() +
-                        "; put it back where it was");
+                        "; put it back where it was" + other_data);
     }
     loaded.data = make_train_data(loaded.split, model.input_length(), model.vocabulary_size(), OovPolicy::MapToOov);
     return loaded;
@@ -257,7 +259,7 @@ int command_evaluate(const EvaluateCommand& command) {
     RunStore store(store_folder(command.store));
     const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
-    const LoadedData loaded = load_run_data(source, model, command.data_spec);
+    const LoadedData loaded = load_run_data(source, model, command.data_spec, ", or evaluate on other data with --data SPEC");
     if (command.data_spec.empty()) check_checkpoint_fits(source.checkpoint, model, fingerprint_of(loaded.data), source.path);
     if (!loaded.data.validation_ids || loaded.data.validation_ids->count == 0) {
         throw DataError("the data set '" + loaded.data.name + "' has no validation split to evaluate on");

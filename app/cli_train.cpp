@@ -1,7 +1,6 @@
 // `mirrorlab-cli train`: its options, the run, and how Ctrl-C / SIGTERM end it.
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <chrono>
 #include <csignal>
@@ -508,18 +507,17 @@ int command_train(TrainOptions& options) {
     return cluster.run_to_end([&] { return train_as_worker(options, cluster); });
 }
 
-// A decimal number > 0 ("0.001", "1e-3"): strtod alone also reads hex ("0x10" is 16), "inf" and
-// "nan", none of which anyone means as a learning rate.
+// A decimal number ("0.001", "1e-3") a float32 holds: strtod alone also reads hex ("0x10" is 16),
+// "inf" and "nan", none of which anyone means as a learning rate.
 double learning_rate_from_text(const std::string& text) {
     const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
     char* end = nullptr;
-    errno = 0;  // ERANGE: "1e-320" underflows (and trained as 0), "1e400" overflows
-    const double value = decimal ? std::strtod(text.c_str(), &end) : 0.0;
-    if (!decimal || end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0.0) {
+    const double value = decimal ? std::strtod(text.c_str(), &end) : 0.0;  // under- and overflow: out of range below
+    if (!decimal || end == text.c_str() || *end != '\0') {
         throw UsageError("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '" + text + "'");
     }
-    if (value < std::numeric_limits<float>::min() || value > std::numeric_limits<float>::max()) {
-        throw UsageError("--learning-rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got '" + text + "'");
+    if (const std::string problem = OptimizerConfig::learning_rate_problem(value); !problem.empty()) {
+        throw UsageError("--learning-rate " + problem + ", e.g. 0.001 or 1e-3, got '" + text + "'");
     }
     return value;
 }

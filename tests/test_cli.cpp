@@ -428,7 +428,7 @@ void TestCli::errors_data() {
     QTest::newRow("hex learning rate") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0x10")} << 2
                                        << QStringLiteral("--learning-rate must be a decimal number > 0, e.g. 0.001 or 1e-3, got '0x10'");
     QTest::newRow("learning rate below a double") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1e-320")} << 2
-                                                  << QStringLiteral("got '1e-320'");
+                                                  << QStringLiteral("within float32's normal range (1.1754944e-38 to 3.4028235e+38), e.g. 0.001 or 1e-3, got '1e-320'");
     // A data spec that cannot be read is a usage mistake; a file that is not there fails (1).
     QTest::newRow("unknown data kind") << QStringList{QStringLiteral("train"), QStringLiteral("--data"), QStringLiteral("bogus:x")} << 2
                                        << QStringLiteral("--data: data spec 'bogus:x' is not supported; use default, synthetic");
@@ -439,7 +439,7 @@ void TestCli::errors_data() {
     QTest::newRow("learning rate past float32") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1e39")} << 2
                                                 << QStringLiteral("within float32's normal range");
     QTest::newRow("learning rate 0") << train + QStringList{QStringLiteral("--learning-rate"), QStringLiteral("0")} << 2
-                                     << QStringLiteral("--learning-rate must be a decimal number > 0");
+                                     << QStringLiteral("--learning-rate must be a finite number > 0, e.g. 0.001");
     // An empty value (an unset shell variable) trained with the default store or settings, unasked.
     QTest::newRow("empty store") << train + QStringList{QStringLiteral("--store"), QString()} << 2
                                  << QStringLiteral("option --store needs a value, got an empty one");

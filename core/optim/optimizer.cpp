@@ -147,21 +147,25 @@ void OptimizerConfig::follow_keras(EmbeddingUpdate generation) {
     nadam_schedule_decay = generation == EmbeddingUpdate::TF2 ? 0.004 : 1.0;
 }
 
+std::string OptimizerConfig::learning_rate_problem(double rate) {
+    if (!(std::isfinite(rate) && rate > 0.0)) return "must be a finite number > 0";
+    // 5e-324 passed the check above on the main thread and was refused as 0.0 on the trainer's,
+    // which flushes subnormals to zero; 1e39 became inf in float32.
+    if (rate < std::numeric_limits<float>::min() || rate > std::numeric_limits<float>::max()) {
+        return "must be within float32's normal range (1.1754944e-38 to 3.4028235e+38)";
+    }
+    return {};
+}
+
 void OptimizerConfig::validate() const {
     if (kind != OptimizerKind::SGD && kind != OptimizerKind::Adam && kind != OptimizerKind::Nadam &&
         kind != OptimizerKind::RMSprop)
         throw ModelError(
             "[optimizer] no optimizer chosen; choose one of SGD, Adam, Nadam, RMSprop");
 
-    // Keras accepts any learning rate; a non-positive one cannot train, so it is refused here.
-    if (!(std::isfinite(learning_rate) && learning_rate > 0.0))
-        throw ModelError(prefix(kind) + "learning_rate must be a finite number > 0, got " +
-                         python_float_repr(learning_rate));
-    // The updates run in float32, on threads that flush subnormals to zero: 5e-324 passed the
-    // check above here and was refused as 0.0 on the trainer's thread; 1e39 became inf.
-    if (learning_rate < std::numeric_limits<float>::min() || learning_rate > std::numeric_limits<float>::max())
-        throw ModelError(prefix(kind) + "learning_rate must be within float32's normal range (1.1754944e-38 to 3.4028235e+38), got " +
-                         python_float_repr(learning_rate));
+    // Keras accepts any learning rate; one that cannot train is refused here.
+    if (const std::string problem = learning_rate_problem(learning_rate); !problem.empty())
+        throw ModelError(prefix(kind) + "learning_rate " + problem + ", got " + python_float_repr(learning_rate));
 
     const bool uses_betas = kind == OptimizerKind::Adam || kind == OptimizerKind::Nadam;
     if (uses_betas) {

@@ -86,6 +86,11 @@ struct OptimizerConfig {
     // Throws ModelError naming the optimizer, the field, the allowed range and the value.
     void validate() const;
 
+    // Empty when `rate` can train; else what is wrong with it: "must be a finite number > 0", "must
+    // be within float32's normal range (...)" (the updates run in float32, on threads that flush
+    // subnormals to zero). For the command line's and settings files' checks alike.
+    static std::string learning_rate_problem(double rate);
+
     // Keras-style, numbers as Python prints them:
     // "Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07)".
     std::string describe() const;

@@ -294,14 +294,22 @@ void RunStore::mark_interrupted_runs() {
         const std::string path = folder_ + "/runs/" + std::to_string(id) + "/.running";
         const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0) continue;
-        const bool nobody_holds_it = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-        ::close(fd);
-        if (!nobody_holds_it) continue;  // still training in another process
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // still training in another process
+            ::close(fd);
+            continue;
+        }
+        // Held until the files below are gone: a resume taking the run in the meantime would be
+        // writing a checkpoint of its own.
+        struct Unlock {
+            int fd;
+            ~Unlock() { ::close(fd); }
+        } unlock{fd};
         Statement update(*this,
                          "UPDATE runs SET status = 'interrupted', ended_at = ?2, "
                          "status_text = 'The process training it ended without finishing (killed or crashed); the metrics up "
                          "to its last recorded step are kept.' WHERE id = ?1 AND status = 'running'");
         update.bind(1, id).bind(2, utc_now()).run("marking an interrupted run");
+        if (sqlite3_changes(db_) == 0) continue;  // another store marked it first
         // A checkpoint the killed process was writing when it died (write_file_atomically's
         // "last.mlckpt.partial-PID"): never to be finished, a few MB each, seen by whoever lists the folder.
         std::error_code error;
