@@ -972,12 +972,38 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     if (validation_split > 0.0 && validation_count == 0 && n >= 2) validation_count = 1;
     const size_t train_count = n - validation_count;
 
+    // A class whose every sample fell into the validation split (one with a single sample, or a
+    // few and bad luck) could never be learned, and the load failed on it: the first of them trains
+    // instead, and a warning says so (the validation split is that much smaller).
+    std::vector<bool> trains(n, false);
+    std::vector<int64_t> train_counts(static_cast<size_t>(num_classes), 0);
+    for (size_t k = 0; k < train_count; ++k) {
+        trains[k] = true;
+        ++train_counts[static_cast<size_t>(corpus.labels[order[k]])];
+    }
+    std::vector<std::string> moved;
+    for (size_t k = train_count; k < n; ++k) {
+        const auto label = static_cast<size_t>(corpus.labels[order[k]]);
+        if (train_counts[label] > 0) continue;
+        trains[k] = true;
+        ++train_counts[label];
+        moved.push_back(in_quotes(corpus.class_names[label]));
+    }
+
     std::vector<std::string> train_texts;
     std::vector<std::string> validation_texts;
     DatasetSplit split;
+    if (!moved.empty()) {
+        std::string names;
+        for (size_t m = 0; m < moved.size() && m < 10; ++m) names += (m == 0 ? "" : ", ") + moved[m];
+        if (moved.size() > 10) names += ", ...";
+        split.warnings.push_back(plural(static_cast<int64_t>(moved.size()), "class", "classes") + " (" + names +
+                                 ") had every sample in the validation split; one sample of each trains instead, so that "
+                                 "the model can learn it (add samples to validate it too)");
+    }
     for (size_t k = 0; k < n; ++k) {
         const size_t i = order[k];
-        if (k < train_count) {
+        if (trains[k]) {
             train_texts.push_back(corpus.texts[i]);
             split.train.labels.push_back(corpus.labels[i]);
         } else {

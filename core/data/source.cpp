@@ -112,7 +112,7 @@ DatasetSplit load_corpus(const LabelledTexts& texts, std::uint64_t seed) {
         part->words = tokenizer.index_word();
     }
     split.words_origin.kind = WordsOrigin::Kind::Vocabulary;
-    split.warnings = texts.warnings;
+    split.warnings.insert(split.warnings.begin(), texts.warnings.begin(), texts.warnings.end());
     return split;
 }
 
