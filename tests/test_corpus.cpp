@@ -486,6 +486,16 @@ private slots:
         const std::string trailing = write_file(tmp, "excel.csv", "label,text\r\nsport,goal\r\nfinance,shares\r\nsport,match\r\n,\r\n,\r\n");
         const LabelledTexts corpus = read_delimited(trailing);
         QCOMPARE(corpus.texts, (Strings{"goal", "shares", "match"}));
+        // Excel's ';' (some locales) and its "Text (tab delimited)": read as one field each row before.
+        const std::string semicolons = write_file(tmp, "excel_de.csv", "Label;Text\nSport;Tor, 3:1\nPolitik;Wahl heute\nSport;Sieg\n");
+        LabelledTexts read = read_delimited(semicolons);
+        QCOMPARE(read.texts, (Strings{"Tor, 3:1", "Wahl heute", "Sieg"}));
+        QVERIFY(has_warning(read, "read with ';' as the delimiter"));
+        const std::string tabs = write_file(tmp, "export.txt", "label\ttext\nsport\tgoal, again\nfinance\tshares\nsport\tmatch\n");
+        read = read_delimited(tabs);
+        QCOMPARE(read.texts, (Strings{"goal, again", "shares", "match"}));
+        QVERIFY(has_warning(read, "read with tabs as the delimiter"));
+        QVERIFY(!has_warning(read_delimited(trailing), "as the delimiter"));  // commas stay commas
         const std::string utf16 = write_file(tmp, "unicode.csv", QByteArray("\xFF\xFEl\0a\0b\0e\0l\0", 12));
         QString e = error_of<DataError>([&] { read_delimited(utf16); });
         QVERIFY2(e.contains(QString::fromStdString(utf16 + " is UTF-16 text")) && e.contains("save it as UTF-8"), qPrintable(e));

@@ -1,12 +1,14 @@
 #include "core/data/corpus.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -657,13 +659,49 @@ LabelledTexts read_text_folder(const std::string& dir) {
 namespace {
 
 // The field delimiter: the option's, else a tab for .tsv / .tab files and a comma otherwise.
-char choose_delimiter(const std::string& path, const DelimitedOptions& options) {
+// The delimiter the first rows agree on, for a file named .csv (or anything else) that is not one
+// (Excel in locales that write ';', its "Text (tab delimited)" .txt): every one of the first five
+// non-blank lines holds the same number, above 0, of it outside quotes, and not so of commas.
+std::optional<char> sniff_delimiter(std::string_view text) {
+    std::vector<std::array<int, 3>> lines;  // ',' ';' '\t' per line
+    std::array<int, 3> counts{};
+    bool quoted = false, blank = true;
+    for (size_t i = 0; i < text.size() && lines.size() < 5; ++i) {
+        const char c = text[i];
+        if (c == '"') quoted = !quoted;
+        if (!quoted && c == '\n') {
+            if (!blank) lines.push_back(counts);
+            counts = {};
+            blank = true;
+            continue;
+        }
+        if (c != ' ' && c != '\r') blank = false;
+        if (!quoted) counts[c == ',' ? 0 : c == ';' ? 1 : c == '\t' ? 2 : 0] += c == ',' || c == ';' || c == '\t';
+    }
+    if (lines.size() < 5 && !blank) lines.push_back(counts);
+    const auto steady = [&](int which) {
+        return !lines.empty() && lines.front()[which] > 0 &&
+               std::all_of(lines.begin(), lines.end(), [&](const auto& line) { return line[which] == lines.front()[which]; });
+    };
+    if (steady(0)) return std::nullopt;
+    if (steady(2)) return '\t';
+    if (steady(1)) return ';';
+    return std::nullopt;
+}
+
+char choose_delimiter(const std::string& path, const DelimitedOptions& options, std::string_view text, std::string& note) {
     char delimiter = ',';
     if (options.delimiter) {
         delimiter = *options.delimiter;
     } else {
         const std::string ext = ascii_lower(fs::path(path).extension().string());
-        if (ext == ".tsv" || ext == ".tab") delimiter = '\t';
+        if (ext == ".tsv" || ext == ".tab") {
+            delimiter = '\t';
+        } else if (const std::optional<char> sniffed = sniff_delimiter(text)) {
+            delimiter = *sniffed;
+            note = std::string("read with ") + (delimiter == ';' ? "';'" : "tabs") +
+                   " as the delimiter: every one of the first rows is split by them, not by commas";
+        }
     }
     if (delimiter == '\n' || delimiter == '\r' || (options.quoting && delimiter == '"')) {
         fail(path + ": " + delimiter_name(delimiter) + " cannot be the field delimiter");
@@ -810,11 +848,13 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     std::string text;
     const bool latin1 = decode_text(read_text_bytes(path), text);
 
-    const char delimiter = choose_delimiter(path, options);
+    std::string delimiter_note;
+    const char delimiter = choose_delimiter(path, options, text, delimiter_note);
 
     LabelledTexts out;
     out.source = path;
     if (latin1) out.warnings.push_back(latin1_warning(path));
+    if (!delimiter_note.empty()) out.warnings.push_back(delimiter_note);
 
     std::vector<Row> rows;
     for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
