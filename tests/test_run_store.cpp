@@ -120,6 +120,17 @@ void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+// `bytes` written to `path` and read back as a checkpoint: the refusal's message, or "accepted".
+std::string refusal_of_checkpoint(const std::string& path, const std::string& bytes) {
+    write_bytes(path, bytes);
+    try {
+        load_checkpoint(path);
+    } catch (const CheckpointError& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
 }  // namespace
 
 class TestRunStore : public QObject {
@@ -174,15 +185,7 @@ void TestRunStore::damagedCheckpointsAreRefused() {
     QVERIFY(trained.result.ok);
     const std::string path = ModelCheckpoint::last_path(folder.path);
     const std::string good = read_bytes(path);
-    auto refusal = [&](const std::string& bytes) -> std::string {
-        write_bytes(path, bytes);
-        try {
-            load_checkpoint(path);
-        } catch (const CheckpointError& e) {
-            return e.what();
-        }
-        return "accepted";
-    };
+    auto refusal = [&](const std::string& bytes) { return refusal_of_checkpoint(path, bytes); };
     QVERIFY2(refusal(good.substr(0, good.size() / 2)).find("is truncated") != std::string::npos,
              refusal(good.substr(0, good.size() / 2)).c_str());
     std::string flipped = good;
@@ -209,15 +212,7 @@ void TestRunStore::impossibleCheckpointContentsAreNamed() {
     QVERIFY(train(small_model(), config_for(1), small_data(), "cpu", folder.path).result.ok);
     const std::string path = ModelCheckpoint::last_path(folder.path);
     const Checkpoint good = load_checkpoint(path);
-    auto refusal = [&](const std::string& bytes) -> std::string {
-        write_bytes(path, bytes);
-        try {
-            load_checkpoint(path);
-        } catch (const CheckpointError& e) {
-            return e.what();
-        }
-        return "accepted";
-    };
+    auto refusal = [&](const std::string& bytes) { return refusal_of_checkpoint(path, bytes); };
     auto edited = [&](auto&& edit) {
         Checkpoint checkpoint = good;
         edit(checkpoint);
