@@ -163,12 +163,13 @@ private:
 // ended). Printing the help or the version and the screenshot mode need none: they render offscreen.
 // A window does: Qt is given the offscreen platform as its last choice, and landing there is said
 // (in the interface's language), naming the way to train without one. False: nothing can be shown.
-bool choose_platform(int argc, char** argv, const PlatformChoice& choice, const OffscreenScreen* screen,
+bool choose_platform(int argc, char** argv, const PlatformChoice& choice, std::optional<OffscreenScreen>& screen,
                      bool& offscreen_is_a_fallback) {
     offscreen_is_a_fallback = false;
     const std::string& asked = choice.asked();
     const bool display = std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr;
-    if (screen != nullptr) {  // no window needed
+    if (asks_for_no_window(argc, argv)) {
+        screen.emplace(size_argument(argc, argv));
         if (asked == "offscreen") {
             choice.use(screen->platform());  // the --size screen for a plain "offscreen"
         } else if (asked.find("offscreen") == std::string::npos) {
@@ -206,6 +207,29 @@ QString display_names(const std::string& asked_platform) {
         names << QCoreApplication::translate("main", "neither DISPLAY nor WAYLAND_DISPLAY set");
     }
     return names.join(QStringLiteral(", "));
+}
+
+// A whole number from 1 to `most` for `option`, or false after saying what is wrong.
+bool read_count(const QString& text, const char* option, int most, int& count) {
+    bool read = false;
+    count = text.toInt(&read);
+    if (read && count >= 1 && count <= most) return true;
+    std::fprintf(stderr, "mirrorlab: error: %s wants a whole number from 1 to %d, not '%s'\n", option, most, qPrintable(text));
+    return false;
+}
+
+// Whether Qt started on the offscreen platform, its last choice, for a window: then the display
+// could not be opened, which is said (in the interface's language).
+bool fell_back_to_offscreen(const PlatformChoice& platform, int argc, char** argv) {
+    if (QGuiApplication::platformName() != QStringLiteral("offscreen")) return false;
+    mirrorlab::ui::installTranslation(language_argument(argc, argv));
+    const QString names = display_names(platform.asked());
+    explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.\n"
+            "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
+            "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`). If the display works for other\n"
+            "  programs, Qt's platform plugin may not load: QT_DEBUG_PLUGINS=1 shows why.\n"),
+            names, argc, argv);
+    return true;
 }
 
 // --screenshot: train for `epochs` on the default data in a window as on a first launch (or of
@@ -296,25 +320,13 @@ int take_screenshot(QApplication& app, const ScreenshotRequest& request) {
 
 int main(int argc, char** argv) {
     const PlatformChoice platform(argc, argv);
-    std::optional<OffscreenScreen> offscreen_screen;
-    if (asks_for_no_window(argc, argv)) offscreen_screen.emplace(size_argument(argc, argv));
+    std::optional<OffscreenScreen> offscreen_screen;  // for the screenshot mode, the help and the version
     bool offscreen_is_a_fallback = false;
-    if (!choose_platform(argc, argv, platform, offscreen_screen ? &*offscreen_screen : nullptr, offscreen_is_a_fallback)) {
-        return kNoDisplayExitStatus;
-    }
+    if (!choose_platform(argc, argv, platform, offscreen_screen, offscreen_is_a_fallback)) return kNoDisplayExitStatus;
     QApplication app(argc, argv);
     platform.restore();
     if (offscreen_screen) offscreen_screen->release();  // read by the platform, which has started
-    if (offscreen_is_a_fallback && QGuiApplication::platformName() == QStringLiteral("offscreen")) {
-        mirrorlab::ui::installTranslation(language_argument(argc, argv));
-        const QString names = display_names(platform.asked());
-        explain(QT_TRANSLATE_NOOP("main", "mirrorlab: error: the display could not be opened (%1): it is not running, or this session may not use it.\n"
-                "  Start MirrorLab from a desktop session or over `ssh -X`, or train without a window with\n"
-                "  `mirrorlab-cli train` (see `mirrorlab-cli train --help`). If the display works for other\n"
-                "  programs, Qt's platform plugin may not load: QT_DEBUG_PLUGINS=1 shows why.\n"),
-                names, argc, argv);
-        return kNoDisplayExitStatus;
-    }
+    if (offscreen_is_a_fallback && fell_back_to_offscreen(platform, argc, argv)) return kNoDisplayExitStatus;
     QApplication::setApplicationName(QStringLiteral("MirrorLab"));
     QApplication::setOrganizationName(QStringLiteral("MirrorLab"));
     QApplication::setApplicationVersion(QStringLiteral(MIRRORLAB_VERSION));
@@ -383,17 +395,8 @@ int main(int argc, char** argv) {
     ScreenshotRequest request;
     request.path = parser.value(screenshot);
     // "--epochs abc" trained 1 epoch and "--workers 0" none: refused as --size is.
-    bool epochs_read = false, workers_read = true;
-    request.epochs = parser.value(epochs).toInt(&epochs_read);
-    if (!epochs_read || request.epochs < 1 || request.epochs > 1'000'000) {
-        std::fprintf(stderr, "mirrorlab: error: --epochs wants a whole number from 1 to 1000000, not '%s'\n", qPrintable(parser.value(epochs)));
-        return 2;
-    }
-    if (parser.isSet(workers)) request.workers = parser.value(workers).toInt(&workers_read);
-    if (!workers_read || (parser.isSet(workers) && (request.workers < 1 || request.workers > 4096))) {
-        std::fprintf(stderr, "mirrorlab: error: --workers wants a whole number from 1 to 4096, not '%s'\n", qPrintable(parser.value(workers)));
-        return 2;
-    }
+    if (!read_count(parser.value(epochs), "--epochs", 1'000'000, request.epochs)) return 2;
+    if (parser.isSet(workers) && !read_count(parser.value(workers), "--workers", 4096, request.workers)) return 2;
     if (parser.isSet(size)) request.size_text = parser.value(size);
     if (parser.isSet(try_text)) request.try_text = parser.value(try_text);
     request.panels = parser.value(show_panel).split(QLatin1Char(','), Qt::SkipEmptyParts);

@@ -844,6 +844,29 @@ bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& option
 
 }  // namespace
 
+namespace {
+
+// The label and text columns: as the options name them, else titled label and text in the header,
+// else guessed from a header with other titles (said in `warnings`), else columns 0 and 1.
+std::pair<Column, Column> choose_columns(const std::vector<Row>& rows, bool has_header, const DelimitedOptions& options,
+                                         const std::string& path, const std::string& header_reason,
+                                         std::vector<std::string>& warnings) {
+    const std::vector<std::string>* header = has_header ? &rows.front().fields : nullptr;
+    const int64_t header_line = rows.front().line;
+    size_t guessed_label = 0, guessed_text = 0;
+    std::string guess;
+    if (header != nullptr && options.label_column.empty() && options.text_column.empty() &&
+        !(find_column(*header, "label") && find_column(*header, "text")) &&
+        guess_columns(rows, *header, guessed_label, guessed_text, guess)) {
+        warnings.push_back(guess);
+        return {Column{guessed_label, "label"}, Column{guessed_text, "text"}};
+    }
+    return {resolve_column(options.label_column, "label", 0, header, path, header_line, header_reason),
+            resolve_column(options.text_column, "text", 1, header, path, header_line, header_reason)};
+}
+
+}  // namespace
+
 LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
     std::string text;
     const bool latin1 = decode_text(read_text_bytes(path), text);
@@ -873,21 +896,7 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
             out.warnings.push_back("no header row found; the first row is read as data");
     }
 
-    const std::vector<std::string>* header = has_header ? &rows.front().fields : nullptr;
-    const int64_t header_line = rows.front().line;
-    Column label, text_column;
-    size_t guessed_label = 0, guessed_text = 0;
-    std::string guess;
-    if (header != nullptr && options.label_column.empty() && options.text_column.empty() &&
-        !(find_column(*header, "label") && find_column(*header, "text")) &&
-        guess_columns(rows, *header, guessed_label, guessed_text, guess)) {
-        label = Column{guessed_label, "label"};
-        text_column = Column{guessed_text, "text"};
-        out.warnings.push_back(guess);
-    } else {
-        label = resolve_column(options.label_column, "label", 0, header, path, header_line, reason);
-        text_column = resolve_column(options.text_column, "text", 1, header, path, header_line, reason);
-    }
+    const auto [label, text_column] = choose_columns(rows, has_header, options, path, reason, out.warnings);
     if (label.index == text_column.index) {
         fail(path + ": the label and the text column are the same column (" +
              std::to_string(label.index) + "); choose two different columns");
