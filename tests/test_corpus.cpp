@@ -365,7 +365,9 @@ private slots:
         QCOMPARE(corpus.texts, (Strings{"Hello, world", "She said \"no\"", "line one\nline two", " plain text ",
                                         "\"quoted\" start"}));
         QCOMPARE(corpus.labels, (std::vector<int32_t>{1, 0, 1, 0, 1}));
-        QCOMPARE(corpus.warnings, (Strings{"skipped 1 row with an empty text"}));
+        QCOMPARE(corpus.warnings, (Strings{"skipped 1 row with an empty text",
+                                           "1 row has more than 2 fields: the text, the last column, holds an unquoted comma and "
+                                           "is read up to it; quote such texts (\"...\")"}));
     }
 
     void csvIntegerLabelsWithoutHeader() {
@@ -496,6 +498,11 @@ private slots:
         QCOMPARE(read.texts, (Strings{"goal, again", "shares", "match"}));
         QVERIFY(has_warning(read, "read with tabs as the delimiter"));
         QVERIFY(!has_warning(read_delimited(trailing), "as the delimiter"));  // commas stay commas
+        // An unquoted comma in a text cut it there without a word.
+        const std::string commas = write_file(tmp, "commas.csv", "label,text\nsport,won 3, then lost\nfinance,shares\nsport,\"quoted, whole\"\n");
+        read = read_delimited(commas);
+        QCOMPARE(read.texts, (Strings{"won 3", "shares", "quoted, whole"}));
+        QVERIFY(has_warning(read, "1 row has more than 2 fields: the text, the last column, holds an unquoted comma"));
         const std::string utf16 = write_file(tmp, "unicode.csv", QByteArray("\xFF\xFEl\0a\0b\0e\0l\0", 12));
         QString e = error_of<DataError>([&] { read_delimited(utf16); });
         QVERIFY2(e.contains(QString::fromStdString(utf16 + " is UTF-16 text")) && e.contains("save it as UTF-8"), qPrintable(e));

@@ -865,6 +865,24 @@ std::pair<Column, Column> choose_columns(const std::vector<Row>& rows, bool has_
             resolve_column(options.text_column, "text", 1, header, path, header_line, header_reason)};
 }
 
+// The classes of the rows read, refused where they cannot be classes.
+void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t label_column, const std::string& path,
+                            LabelledTexts& out) {
+    if (out.texts.empty()) fail(path + ": no row has a text");
+    assign_classes(raw_labels, out);
+    // A label of its own on every row (IMDB's CSV read without its header, the text first): the
+    // columns are the other way round, which the split would blame on a class with one sample.
+    if (out.texts.size() >= 10 && out.class_names.size() == out.texts.size()) {
+        fail(path + ": every row has a label of its own (" + std::to_string(out.texts.size()) + " distinct labels in column " +
+             std::to_string(label_column) + ", e.g. " + in_quotes(out.class_names.front()) +
+             "): that column holds texts, not classes; put the label column first, or give the file a header row "
+             "naming the columns label and text");
+    }
+    if (out.class_names.size() < 2) {
+        fail(path + ": needs at least two classes; every row has the label " + in_quotes(out.class_names.front()));
+    }
+}
+
 }  // namespace
 
 LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
@@ -905,8 +923,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     const Column& widest = label.index > text_column.index ? label : text_column;
 
     std::vector<std::string> raw_labels;
-    int64_t empty_texts = 0;
-    const size_t first_data = has_header ? 1 : 0;
+    int64_t empty_texts = 0, data_rows = 0, cut_texts = 0;
+    const size_t first_data = has_header ? 1 : 0, columns = has_header ? rows.front().fields.size() : needed;
     if (rows.size() <= first_data) fail(path + ": the file has a header row but no data rows");
     for (size_t r = first_data; r < rows.size(); ++r) {
         Row& row = rows[r];
@@ -924,6 +942,9 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         const std::string label_value(trim(row.fields[label.index]));
         if (label_value.empty())
             fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
+        ++data_rows;
+        cut_texts += text_column.index + 1 == columns &&  // a trailing delimiter alone cuts nothing
+                     std::any_of(row.fields.begin() + std::min(columns, row.fields.size()), row.fields.end(), [](const std::string& f) { return !is_blank(f); });
         std::string& sample = row.fields[text_column.index];
         if (is_blank(sample)) {
             ++empty_texts;
@@ -935,20 +956,14 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     if (empty_texts > 0)
         out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") +
                                " with an empty text");
-    if (out.texts.empty()) fail(path + ": no row has a text");
-    assign_classes(raw_labels, out);
-    // A label of its own on every row (IMDB's CSV read without its header, the text first): the
-    // columns are the other way round, which the split would blame on a class with one sample.
-    if (out.texts.size() >= 10 && out.class_names.size() == out.texts.size()) {
-        fail(path + ": every row has a label of its own (" + std::to_string(out.texts.size()) + " distinct labels in column " +
-             std::to_string(label.index) + ", e.g. " + in_quotes(out.class_names.front()) +
-             "): that column holds texts, not classes; put the label column first, or give the file a header row "
-             "naming the columns label and text");
+    // More fields than the columns, the text the last: an unquoted delimiter in the text cut it there
+    // (the rest was dropped without a word). Without a header, only when some rows are longer.
+    if (cut_texts > 0 && (has_header || cut_texts < data_rows)) {
+        out.warnings.push_back(plural(cut_texts, "row has", "rows have") + " more than " + std::to_string(columns) +
+                               " fields: the text, the last column, holds an unquoted " + delimiter_name(delimiter) +
+                               " and is read up to it; quote such texts (\"...\")");
     }
-    if (out.class_names.size() < 2) {
-        fail(path + ": needs at least two classes; every row has the label " +
-             in_quotes(out.class_names.front()));
-    }
+    assign_checked_classes(raw_labels, label.index, path, out);
     return out;
 }
 
