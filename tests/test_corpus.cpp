@@ -442,12 +442,30 @@ private slots:
         QCOMPARE(guessed.texts, (Strings{"shares fall sharply", "goal in the last minute"}));
         QVERIFY(has_warning(guessed, "the labels are read from 'category' (a usual name for labels) and the texts from 'headline' "
                                      "(a usual name for texts)"));
-        // A header and no rows to guess from: the message says how to title the columns.
+        // A header and no rows: said as such. A header whose columns cannot be guessed (no texts):
+        // the message says how to title them.
         const std::string header_only = write_file(tmp, "header.csv", "sentiment,review\n");
         QString e = error_of<DataError>([&] { read_delimited(header_only); });
-        QVERIFY2(e.contains(QString::fromStdString(header_only + ":1: column 'label' not found; the header has: sentiment, review; title "
-                                                                 "the label column label and the text column text")),
+        QVERIFY2(e.contains("the file has a header row but no data rows"), qPrintable(e));
+        const std::string no_texts = write_file(tmp, "no_texts.csv", "kind,words\nx,\ny,\n");
+        DelimitedOptions with_header;
+        with_header.header = HeaderMode::Present;
+        e = error_of<DataError>([&] { read_delimited(no_texts, with_header); });
+        QVERIFY2(e.contains(QString::fromStdString(no_texts + ":1: column 'label' not found; the header has: kind, words; title "
+                                                              "the label column label and the text column text")),
                  qPrintable(e));
+        // A title that is also a value of its column is data: yes/no labels keep their first row.
+        const std::string yes_no = write_file(tmp, "yn.csv", "y,I agree with this\nn,no way\ny,sure\nn,never\ny,yes\nn,nope\n");
+        QCOMPARE(read_delimited(yes_no).texts.size(), size_t{6});
+        // Columns titled label and text win over other usual titles, wherever they are.
+        const std::string titled = write_file(tmp, "titled.csv", "id,topic,label,review\n1,a,pos,good film\n2,b,neg,bad film\n");
+        guessed = read_delimited(titled);
+        QCOMPARE(guessed.class_names, (Strings{"neg", "pos"}));
+        QVERIFY(has_warning(guessed, "the header names no \"text\" column: the labels are read from 'label'"));
+        // Spreadsheet rows of only delimiters do not count against a column.
+        const std::string sheet =
+            write_file(tmp, "sheet.csv", "category,description,\nsport,goal in the last minute,\nfinance,shares fall,\n,,\n,,\n,,\n,,\n,,\n");
+        QCOMPARE(read_delimited(sheet).texts, (Strings{"goal in the last minute", "shares fall"}));
         DelimitedOptions by_index;
         by_index.label_column = "0";
         by_index.text_column = "1";
@@ -498,6 +516,13 @@ private slots:
         QCOMPARE(read.texts, (Strings{"goal, again", "shares", "match"}));
         QVERIFY(has_warning(read, "read with tabs as the delimiter"));
         QVERIFY(!has_warning(read_delimited(trailing), "as the delimiter"));  // commas stay commas
+        // A comma before the first ';' of a line: a comma file whose texts hold "&amp;" and commas.
+        const std::string entities = write_file(tmp, "entities.csv",
+                                                "1,Tom &amp; Jerry, again\n2,Salt &amp; pepper\n1,Rock &amp; roll, loud, late\n"
+                                                "2,Bread &amp; butter\n1,Fish &amp; chips, hot\n");
+        read = read_delimited(entities);
+        QCOMPARE(read.class_names, (Strings{"1", "2"}));
+        QVERIFY(!has_warning(read, "as the delimiter"));
         // An unquoted comma in a text cut it there without a word.
         const std::string commas = write_file(tmp, "commas.csv", "label,text\nsport,won 3, then lost\nfinance,shares\nsport,\"quoted, whole\"\n");
         read = read_delimited(commas);

@@ -663,27 +663,36 @@ namespace {
 // (Excel in locales that write ';', its "Text (tab delimited)" .txt): every one of the first five
 // non-blank lines holds the same number, above 0, of it outside quotes, and not so of commas.
 std::optional<char> sniff_delimiter(std::string_view text) {
-    std::vector<std::array<int, 3>> lines;  // ',' ';' '\t' per line
+    // Per line: ',' ';' '\t' counted, and whether a comma came before the first ';' / tab (a label
+    // rarely holds a comma: "1,Tom &amp; Jerry" is a comma file with an entity in its text).
+    std::vector<std::array<int, 3>> lines;
     std::array<int, 3> counts{};
-    bool quoted = false, blank = true;
+    bool quoted = false, blank = true, comma_first = false, comma_first_anywhere = false;
     for (size_t i = 0; i < text.size() && lines.size() < 5; ++i) {
         const char c = text[i];
         if (c == '"') quoted = !quoted;
         if (!quoted && c == '\n') {
             if (!blank) lines.push_back(counts);
+            comma_first_anywhere = comma_first_anywhere || (!blank && comma_first);
             counts = {};
             blank = true;
+            comma_first = false;
             continue;
         }
         if (c != ' ' && c != '\r') blank = false;
-        if (!quoted) counts[c == ',' ? 0 : c == ';' ? 1 : c == '\t' ? 2 : 0] += c == ',' || c == ';' || c == '\t';
+        if (quoted) continue;
+        if (c == ',' && counts[1] == 0 && counts[2] == 0) comma_first = true;
+        counts[c == ',' ? 0 : c == ';' ? 1 : 2] += c == ',' || c == ';' || c == '\t';
     }
-    if (lines.size() < 5 && !blank) lines.push_back(counts);
+    if (lines.size() < 5 && !blank) {
+        lines.push_back(counts);
+        comma_first_anywhere = comma_first_anywhere || comma_first;
+    }
     const auto steady = [&](int which) {
         return !lines.empty() && lines.front()[which] > 0 &&
                std::all_of(lines.begin(), lines.end(), [&](const auto& line) { return line[which] == lines.front()[which]; });
     };
-    if (steady(0)) return std::nullopt;
+    if (steady(0) || comma_first_anywhere) return std::nullopt;
     if (steady(2)) return '\t';
     if (steady(1)) return ';';
     return std::nullopt;
@@ -736,7 +745,11 @@ bool guess_columns(const std::vector<Row>& rows, const std::vector<std::string>&
     std::vector<std::set<std::string>> distinct(columns);
     std::vector<int64_t> filled(columns, 0);
     const size_t scanned = std::min<size_t>(rows.size(), 20001);  // the first 20,000 data rows tell
+    int64_t data_rows = 0;
     for (size_t r = 1; r < scanned; ++r) {
+        const std::vector<std::string>& fields = rows[r].fields;
+        if (std::all_of(fields.begin(), fields.end(), [](const std::string& f) { return is_blank(f); })) continue;  // ",,"
+        ++data_rows;
         for (size_t c = 0; c < columns && c < rows[r].fields.size(); ++c) {
             const std::string_view value = trim(rows[r].fields[c]);
             if (value.empty()) continue;
@@ -745,11 +758,13 @@ bool guess_columns(const std::vector<Row>& rows, const std::vector<std::string>&
             if (distinct[c].size() <= 100000) distinct[c].emplace(value);
         }
     }
-    const auto data_rows = static_cast<int64_t>(scanned) - 1;
     auto usable = [&](size_t c) { return filled[c] * 2 > data_rows; };  // Kaggle's empty extra columns are not
+    // A column titled "label" / "text" first, then the usual titles in the lists' order.
     auto by_name = [&](const auto& names, size_t other) -> std::optional<size_t> {
-        for (size_t c = 0; c < columns; ++c) {
-            if (c != other && usable(c) && usual_column_name(header[c], names)) return c;
+        for (const std::string_view name : names) {
+            for (size_t c = 0; c < columns; ++c) {
+                if (c != other && usable(c) && ascii_lower(trim(header[c])) == name) return c;
+            }
         }
         return std::nullopt;
     };
@@ -801,10 +816,19 @@ bool has_header_row(const std::vector<Row>& rows, const DelimitedOptions& option
             break;
         case HeaderMode::Auto: {
             const Row& first = rows.front();
-            const bool names_default =
-                std::any_of(first.fields.begin(), first.fields.end(), [](const std::string& f) {
-                    return usual_column_name(f, kLabelNames) || usual_column_name(f, kTextNames);
-                });
+            // "label" or "text" anywhere; another usual title only where it is not also a value of
+            // its column further down ("y" is a title, and a class in yes/no data).
+            bool names_default = false;
+            for (size_t c = 0; c < first.fields.size() && !names_default; ++c) {
+                const std::string lower = ascii_lower(trim(first.fields[c]));
+                if (lower == "label" || lower == "text") {
+                    names_default = true;
+                } else if (usual_column_name(first.fields[c], kLabelNames) || usual_column_name(first.fields[c], kTextNames)) {
+                    names_default = std::none_of(rows.begin() + 1, rows.end(), [&](const Row& row) {
+                        return c < row.fields.size() && ascii_lower(trim(row.fields[c])) == lower;
+                    });
+                }
+            }
             if (label_named || text_named || names_default) {
                 has_header = true;
                 break;
@@ -914,6 +938,7 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
             out.warnings.push_back("no header row found; the first row is read as data");
     }
 
+    if (rows.size() <= (has_header ? 1u : 0u)) fail(path + ": the file has a header row but no data rows");
     const auto [label, text_column] = choose_columns(rows, has_header, options, path, reason, out.warnings);
     if (label.index == text_column.index) {
         fail(path + ": the label and the text column are the same column (" +
@@ -925,7 +950,6 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     std::vector<std::string> raw_labels;
     int64_t empty_texts = 0, data_rows = 0, cut_texts = 0;
     const size_t first_data = has_header ? 1 : 0, columns = has_header ? rows.front().fields.size() : needed;
-    if (rows.size() <= first_data) fail(path + ": the file has a header row but no data rows");
     for (size_t r = first_data; r < rows.size(); ++r) {
         Row& row = rows[r];
         const std::string where = path + ":" + std::to_string(row.line) + ": ";

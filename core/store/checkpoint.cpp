@@ -167,10 +167,10 @@ Checkpoint read_manifest(const json::Value& manifest, const std::string& bytes, 
     OptimizerSchedule schedule(checkpoint.config.optimizer);
     schedule.restore(state.optimizer_state);
     const std::int64_t slots = parameters * schedule.slot_count();
-    // An optimizer that keeps no slots (SGD without momentum) writes one unused number: the replica's
-    // slot tensor is never empty.
+    // An optimizer that keeps no slots (SGD without momentum) writes one unused number, and the replica
+    // takes back exactly one: its slot tensor is never empty.
     const auto held = static_cast<std::int64_t>(state.optimizer_slots.size());
-    if (held != slots && !(slots == 0 && held <= 1)) {
+    if (held != slots && !(slots == 0 && held == 1)) {
         throw CheckpointError(what + " is damaged: its optimizer state holds " + std::to_string(state.optimizer_slots.size()) +
                               " numbers where " + checkpoint.config.optimizer.describe() + " keeps " + std::to_string(slots) +
                               " (" + std::to_string(schedule.slot_count()) + " for each of the " + std::to_string(parameters) +
