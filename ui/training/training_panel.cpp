@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QFontMetricsF>
 #include <QGraphicsLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -19,6 +20,7 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <limits>
 
@@ -77,11 +79,17 @@ QVector<QPointF> smoothed(const QVector<QPointF>& raw, double weight) {
     return out;
 }
 
-// As many y labels as a plot's height holds without Qt eliding them all to "..." (~28 px each, the
-// two ends at least).
+// As many y labels as a plot's height holds without Qt eliding them all to "..." (the two ends at
+// least). Qt Charts gives each of N labels height / N, less 4 px of padding above and below, and
+// elides a label taller than that: a line of the labels' font and 2 px to spare each. (The height /
+// 28 + 1 of before put 4 labels on a 1366x768 window's 85 px loss plot after one epoch: "...".)
 int yLabelsThatFit(const QChart* chart) {
     const qreal plot_height = chart->plotArea().height();
-    return plot_height > 0 ? std::clamp(static_cast<int>(plot_height / 28.0) + 1, 2, 8) : 8;
+    if (!(plot_height > 0)) return 8;
+    const QList<QAbstractAxis*> axes = chart->axes(Qt::Vertical);
+    const QFont font = axes.isEmpty() ? chart->font() : axes.front()->labelsFont();
+    const qreal per_label = QFontMetricsF(font).height() + 2 * 4.0 + 2.0;
+    return std::clamp(static_cast<int>(plot_height / per_label), 2, 8);
 }
 
 QString formatDuration(double seconds) {
@@ -834,7 +842,9 @@ void TrainingPanel::updateRanges(MetricChart& c) {
     x_max += axis_mode_ == AxisMode::Epochs ? 0.25 : x_max * 0.015;
     const double x_step = std::max(1.0, nice_step(x_max, axis_mode_ == AxisMode::Epochs ? 10 : 8));
 
-    applying_range_ = true;
+    // Saved, not reset: a relayout inside setRange can refit this chart again (plotAreaChanged), and
+    // clearing the flag there made the rest of this range look like the person zooming.
+    const bool was_applying = std::exchange(applying_range_, true);
     c.x_axis->setTickType(QValueAxis::TicksDynamic);
     c.x_axis->setTickAnchor(0.0);
     c.x_axis->setTickInterval(x_step);
@@ -844,7 +854,7 @@ void TrainingPanel::updateRanges(MetricChart& c) {
     c.y_axis->setLabelFormat(label_format(y_step));
     c.x_axis->setRange(0.0, x_max);
     c.y_axis->setRange(y_min, y_max);
-    applying_range_ = false;
+    applying_range_ = was_applying;
 }
 
 void TrainingPanel::updateTicksAfterZoom(MetricChart& c) {
