@@ -523,6 +523,11 @@ private slots:
         read = read_delimited(entities);
         QCOMPARE(read.class_names, (Strings{"1", "2"}));
         QVERIFY(!has_warning(read, "as the delimiter"));
+        // Labels a spreadsheet makes look alike: a trailing no-break space is trimmed; case is said.
+        const std::string alike = write_file(tmp, "alike.csv", "label,text\nsport\xC2\xA0,goal\nsport,match\nSport,cup\nfinance,shares\n");
+        read = read_delimited(alike);
+        QCOMPARE(read.class_names, (Strings{"Sport", "finance", "sport"}));
+        QVERIFY(has_warning(read, "the labels 'Sport' and 'sport' differ only in case and are different classes"));
         // An unquoted comma in a text cut it there without a word.
         const std::string commas = write_file(tmp, "commas.csv", "label,text\nsport,won 3, then lost\nfinance,shares\nsport,\"quoted, whole\"\n");
         read = read_delimited(commas);

@@ -41,6 +41,22 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+// A label as typed: ASCII spaces and no-break spaces (U+00A0, which spreadsheets paste) trimmed, so
+// that "sport\u00a0" is the class "sport" and not a second one that reads the same.
+std::string_view trim_label(std::string_view s) {
+    constexpr std::string_view kNoBreakSpace = "\xC2\xA0";
+    for (;;) {
+        s = trim(s);
+        if (s.substr(0, 2) == kNoBreakSpace) {
+            s.remove_prefix(2);
+        } else if (s.size() >= 2 && s.substr(s.size() - 2) == kNoBreakSpace) {
+            s.remove_suffix(2);
+        } else {
+            return s;
+        }
+    }
+}
+
 bool is_blank(std::string_view s) {
     return trim(s).empty();
 }
@@ -905,6 +921,17 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
     if (out.class_names.size() < 2) {
         fail(path + ": needs at least two classes; every row has the label " + in_quotes(out.class_names.front()));
     }
+    // "Sport" and "sport": two classes the model must tell apart, most likely meant as one.
+    std::map<std::string, std::vector<std::string>> by_lower_case;
+    for (const std::string& name : out.class_names) by_lower_case[ascii_lower(name)].push_back(in_quotes(name));
+    for (const auto& [lower, names] : by_lower_case) {
+        if (names.size() < 2) continue;
+        std::string listed;
+        for (const std::string& name : names) listed += (listed.empty() ? "" : " and ") + name;
+        out.warnings.push_back("the labels " + listed + " differ only in case and are different classes; write them alike if they "
+                               "are one");
+        break;  // one example is enough to see it
+    }
 }
 
 }  // namespace
@@ -963,7 +990,7 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                  "; the delimiter is " + delimiter_name(delimiter) +
                  (options.quoting ? ", and fields containing it must be quoted" : ""));
         }
-        const std::string label_value(trim(row.fields[label.index]));
+        const std::string label_value(trim_label(row.fields[label.index]));
         if (label_value.empty())
             fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
         ++data_rows;
