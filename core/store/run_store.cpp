@@ -254,6 +254,17 @@ void RunStore::fail(const std::string& doing) const {
     throw StoreError(text);
 }
 
+void RunStore::in_transaction(const std::function<void()>& work) {
+    execute("BEGIN IMMEDIATE");
+    try {
+        work();
+        execute("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
 void RunStore::execute(const char* sql) const {
     char* message = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
@@ -352,21 +363,20 @@ void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_gl
         throw StoreError("run " + std::to_string(id) + " is still running in another MirrorLab; stop it there first");
     }
     lock_run(id, run.folder);
-    execute("BEGIN IMMEDIATE");
     try {
-        Statement(*this, "DELETE FROM steps WHERE run_id = ?1 AND global_step > ?2").bind(1, id).bind(2, keep_global_step).run("resuming");
-        Statement(*this, "DELETE FROM epochs WHERE run_id = ?1 AND epoch > ?2").bind(1, id).bind(2, std::int64_t{keep_epochs}).run("resuming");
-        Statement(*this,
-                  "UPDATE runs SET status = 'running', ended_at = '', status_text = '', pid = ?2, epochs_planned = ?3, "
-                  "epochs_completed = ?4 WHERE id = ?1")
-            .bind(1, id)
-            .bind(2, std::int64_t{::getpid()})
-            .bind(3, std::int64_t{epochs_planned})
-            .bind(4, std::int64_t{keep_epochs})
-            .run("resuming");
-        execute("COMMIT");
+        in_transaction([&] {
+            Statement(*this, "DELETE FROM steps WHERE run_id = ?1 AND global_step > ?2").bind(1, id).bind(2, keep_global_step).run("resuming");
+            Statement(*this, "DELETE FROM epochs WHERE run_id = ?1 AND epoch > ?2").bind(1, id).bind(2, std::int64_t{keep_epochs}).run("resuming");
+            Statement(*this,
+                      "UPDATE runs SET status = 'running', ended_at = '', status_text = '', pid = ?2, epochs_planned = ?3, "
+                      "epochs_completed = ?4 WHERE id = ?1")
+                .bind(1, id)
+                .bind(2, std::int64_t{::getpid()})
+                .bind(3, std::int64_t{epochs_planned})
+                .bind(4, std::int64_t{keep_epochs})
+                .run("resuming");
+        });
     } catch (...) {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         unlock_run(id);
         throw;
     }
@@ -374,8 +384,7 @@ void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_gl
 
 void RunStore::append_steps(std::int64_t id, const std::vector<StepRow>& steps) {
     if (steps.empty()) return;
-    execute("BEGIN IMMEDIATE");
-    try {
+    in_transaction([&] {
         Statement insert(*this,
                          "INSERT OR REPLACE INTO steps(run_id, global_step, epoch, step, loss, accuracy, top5, step_time_ms) "
                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
@@ -384,11 +393,7 @@ void RunStore::append_steps(std::int64_t id, const std::vector<StepRow>& steps) 
             insert.bind(5, row.running.loss).bind(6, row.running.accuracy).bind(7, row.running.top5).bind(8, row.step_time_ms);
             insert.run("recording steps");
         }
-        execute("COMMIT");
-    } catch (...) {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    });
 }
 
 void RunStore::append_epoch(std::int64_t id, const EpochRow& row) { append_epochs(id, {row}); }
@@ -396,8 +401,7 @@ void RunStore::append_epoch(std::int64_t id, const EpochRow& row) { append_epoch
 void RunStore::append_epochs(std::int64_t id, const std::vector<EpochRow>& rows) {
     if (rows.empty()) return;
     const double nan = std::nan("");
-    execute("BEGIN IMMEDIATE");
-    try {
+    in_transaction([&] {
         Statement insert(*this,
                          "INSERT OR REPLACE INTO epochs(run_id, epoch, loss, accuracy, top5, val_loss, val_accuracy, val_top5, seconds) "
                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
@@ -411,11 +415,7 @@ void RunStore::append_epochs(std::int64_t id, const std::vector<EpochRow>& rows)
         Statement(*this, "UPDATE runs SET epochs_completed = (SELECT COUNT(*) FROM epochs WHERE run_id = ?1) WHERE id = ?1")
             .bind(1, id)
             .run("recording an epoch");
-        execute("COMMIT");
-    } catch (...) {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    });
 }
 
 void RunStore::record_checkpoint(std::int64_t id, const CheckpointRow& row) {
@@ -499,17 +499,12 @@ std::int64_t RunStore::last_id() const {
 }
 
 void RunStore::set_ids_aside_through(std::int64_t id) {
-    execute("BEGIN IMMEDIATE");
-    try {
+    in_transaction([&] {
         Statement(*this, "INSERT INTO sqlite_sequence(name, seq) SELECT 'runs', 0 WHERE NOT EXISTS "
                          "(SELECT 1 FROM sqlite_sequence WHERE name = 'runs')")
             .run("setting run ids aside");
         Statement(*this, "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'runs'").bind(1, id).run("setting run ids aside");
-        execute("COMMIT");
-    } catch (...) {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    });
 }
 
 void RunStore::set_ids_aside_for_run_folders() {

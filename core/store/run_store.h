@@ -12,6 +12,7 @@
 // Several MirrorLab processes may share a store; a write that finds the database locked waits up
 // to `busy_timeout_ms` and then throws StoreError saying another MirrorLab holds it.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -137,6 +138,8 @@ public:
 private:
     class Statement;
     void execute(const char* sql) const;
+    // `work` in one write transaction (BEGIN IMMEDIATE), rolled back when it throws.
+    void in_transaction(const std::function<void()>& work);
     void mark_interrupted_runs();
     // Run folders on disk that the database does not know of (runs.sqlite emptied, deleted or
     // replaced by an older copy) keep their ids: a new run must not write into one.
