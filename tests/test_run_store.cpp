@@ -120,6 +120,14 @@ void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+// A run with nothing but the model: what the store's id tests begin.
+RunInfo a_run() {
+    RunInfo run;
+    run.settings_json = "{}";
+    run.model_json = small_model().to_json_text();
+    return run;
+}
+
 // `bytes` written to `path` and read back as a checkpoint: the refusal's message, or "accepted".
 std::string refusal_of_checkpoint(const std::string& path, const std::string& bytes) {
     write_bytes(path, bytes);
@@ -440,9 +448,7 @@ void TestRunStore::failedCheckpointWriteKeepsThePreviousFile() {
 // begun later, by this process or another, is never numbered as one of them.
 void TestRunStore::idsSetAsideAreNotGiven() {
     Folder folder;
-    RunInfo run;
-    run.settings_json = "{}";
-    run.model_json = small_model().to_json_text();
+    const RunInfo run = a_run();
     {
         RunStore store(folder.path);
         QCOMPARE(store.last_id(), std::int64_t{0});
@@ -463,9 +469,7 @@ void TestRunStore::idsSetAsideAreNotGiven() {
 // next run was given id 1 again and replaced run 1's checkpoints. Folders on disk keep their ids.
 void TestRunStore::runFoldersTheDatabaseForgotKeepTheirIds() {
     Folder folder;
-    RunInfo run;
-    run.settings_json = "{}";
-    run.model_json = small_model().to_json_text();
+    const RunInfo run = a_run();
     {
         RunStore store(folder.path);
         for (int i = 0; i < 3; ++i) store.finish_run(store.begin_run(run).id, RunStatus::Finished, "done", 1, 1);
