@@ -176,18 +176,23 @@ void check_value(const std::string& option, const std::function<void()>& check) 
     }
 }
 
-CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description) {
-    return command.add_option("--devices", description)->type_name("SPEC")->each([&target](const std::string& text) {
-        check_value("--devices", [&text] { (void)DeviceConfig::parse(text); });
+CLI::Option* add_checked_option(CLI::App& command, const std::string& name, std::string& target,
+                                std::function<void(const std::string&)> check, const std::string& description) {
+    return command.add_option(name, description)->each([name, &target, check = std::move(check)](const std::string& text) {
+        check_value(name, [&] { check(text); });
         target = text;
     });
 }
 
+CLI::Option* add_device_spec(CLI::App& command, std::string& target, const std::string& description) {
+    return add_checked_option(
+               command, "--devices", target, [](const std::string& text) { (void)DeviceConfig::parse(text); }, description)
+        ->type_name("SPEC");
+}
+
 CLI::Option* add_data_spec(CLI::App& command, std::string& target, const std::string& description) {
-    return command.add_option("--data", description)->type_name("SPEC")->each([&target](const std::string& text) {
-        check_value("--data", [&text] { check_data_spec(text); });
-        target = text;
-    });
+    return add_checked_option(command, "--data", target, [](const std::string& text) { check_data_spec(text); }, description)
+        ->type_name("SPEC");
 }
 
 void configure_program(CLI::App& app) {

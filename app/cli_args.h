@@ -46,6 +46,11 @@ CLI::Option* add_integer(CLI::App& command, const std::string& name, T& target, 
 // usage mistake naming the option, "--optimizer: unknown optimizer 'x'; accepted names ...".
 void check_value(const std::string& option, const std::function<void()>& check);
 
+// An option whose text is kept as given once `check` (one of core's parsers, throwing its Error)
+// has read it; what `check` refuses is a usage mistake naming the option (check_value).
+CLI::Option* add_checked_option(CLI::App& command, const std::string& name, std::string& target,
+                                std::function<void(const std::string&)> check, const std::string& description);
+
 // A device spec option (--devices): read by DeviceConfig::parse while the command line is parsed,
 // so a spec that cannot be read is a usage mistake (2); one this machine cannot run is an engine
 // error later (1): "gpu:0" without a GPU, "cpu:2x8MB" below the smallest limit.

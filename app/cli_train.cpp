@@ -523,27 +523,22 @@ double learning_rate_from_text(const std::string& text) {
 }
 
 void add_optimizer_options(CLI::App& command, TrainOptions& options) {
-    command.add_option("--optimizer", "nadam | adam | sgd | rmsprop (default nadam)")
-        ->type_name("NAME")
-        ->each([&options](const std::string& text) {
-            check_value("--optimizer", [&text] { (void)optimizer_kind_from_name(text); });
-            options.optimizer = text;
-        });
+    add_checked_option(
+        command, "--optimizer", options.optimizer, [](const std::string& text) { (void)optimizer_kind_from_name(text); },
+        "nadam | adam | sgd | rmsprop (default nadam)")
+        ->type_name("NAME");
     command.add_option("--learning-rate", "(default: the optimizer's Keras default)")
         ->type_name("X")
         ->each([&options](const std::string& text) {
             options.learning_rate = learning_rate_from_text(text);
         });
-    command.add_option("--keras-semantics",
+    add_checked_option(command, "--keras-semantics", options.keras_semantics,
+                       [](const std::string& text) { (void)embedding_update_from_name(text); },
                        "tf2 | keras3 | dense: which Keras the optimizer follows where they\n"
                        "differ (the Embedding's sparse update, Nadam's schedule): tf.keras 2\n"
                        "as in the tutorial (default), Keras 3 on TensorFlow, or Keras 3 on\n"
                        "JAX/PyTorch (dense gradients)")
-        ->type_name("NAME")
-        ->each([&options](const std::string& text) {
-            check_value("--keras-semantics", [&text] { (void)embedding_update_from_name(text); });
-            options.keras_semantics = text;
-        });
+        ->type_name("NAME");
     command.add_option("--all-reduce", "auto | reduce | ring (default auto)")
         ->type_name("NAME")
         ->each([&options](const std::string& text) {
