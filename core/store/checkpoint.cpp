@@ -5,8 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "core/model/model.h"
@@ -347,26 +345,15 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint, cons
 Checkpoint load_checkpoint(const std::string& path) {
     const std::string what = "checkpoint '" + path + "'";
     // The signature first: a large file of another kind is refused before it is read whole.
-    if (regular_file_starts_with(path, std::string_view(kCheckpointMagic, sizeof kCheckpointMagic)) == false) {
-        throw CheckpointError(what + " is not a MirrorLab checkpoint (it does not start with the checkpoint signature)");
+    // The header and the manifest first: a file of another kind, or not the size its manifest
+    // describes (grown to 10 GB, cut short), is refused before it is read whole. What cannot be
+    // read at all is read_file_text's to explain.
+    std::optional<FileHead> head = regular_file_head(path, kHeaderBytes);
+    if (head && head->bytes.size() == kHeaderBytes) {
+        const std::uint64_t manifest_bytes = get_u32(head->bytes, sizeof kCheckpointMagic + 4);
+        if (manifest_bytes <= head->file_bytes - kHeaderBytes) head = regular_file_head(path, kHeaderBytes + manifest_bytes);
     }
-    // The size the manifest describes next: a file that is not it (grown to 10 GB, cut short) is
-    // refused before it is read whole.
-    std::error_code error;
-    const std::uint64_t file_bytes = std::filesystem::file_size(path, error);
-    if (!error) {
-        std::ifstream file(path, std::ios::binary);
-        std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file_bytes, kHeaderBytes)), '\0');
-        file.read(head.data(), static_cast<std::streamsize>(head.size()));
-        if (file && head.size() == kHeaderBytes) {
-            const std::uint64_t manifest_bytes = get_u32(head, sizeof kCheckpointMagic + 4);
-            if (manifest_bytes <= file_bytes - kHeaderBytes) {
-                head.resize(kHeaderBytes + static_cast<std::size_t>(manifest_bytes));
-                file.read(head.data() + kHeaderBytes, static_cast<std::streamsize>(manifest_bytes));
-            }
-        }
-        if (file) (void)read_framing(head, file_bytes, what);
-    }
+    if (head) (void)read_framing(head->bytes, head->file_bytes, what);
     return parse_checkpoint(read_file_text(path, kMaxCheckpointBytes, what, "checkpoints"), what);
 }
 

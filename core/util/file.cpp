@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -122,21 +123,30 @@ std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_byte
     return read_capped<std::vector<uint8_t>>(path, max_bytes, what, limit_name);
 }
 
-std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix) {
+std::optional<FileHead> regular_file_head(const std::string& path, std::size_t bytes) {
     // O_NONBLOCK: a FIFO is never waited on (fstat below turns it away).
     const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     struct stat info {};
     if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-    std::string head(prefix.size(), '\0');
+    FileHead head;
+    head.file_bytes = static_cast<uint64_t>(info.st_size);
+    head.bytes.resize(static_cast<std::size_t>(std::min<uint64_t>(bytes, head.file_bytes)));
     std::size_t got = 0;
-    while (got < head.size()) {
-        const ssize_t n = ::read(fd.get(), head.data() + got, head.size() - got);
+    while (got < head.bytes.size()) {
+        const ssize_t n = ::read(fd.get(), head.bytes.data() + got, head.bytes.size() - got);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return std::nullopt;
-        if (n == 0) return false;
+        if (n == 0) break;
         got += static_cast<std::size_t>(n);
     }
-    return head == prefix;
+    head.bytes.resize(got);
+    return head;
+}
+
+std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix) {
+    const std::optional<FileHead> head = regular_file_head(path, prefix.size());
+    if (!head) return std::nullopt;
+    return head->bytes == prefix;
 }
 
 std::optional<FileIdentity> file_identity(const std::string& path) {

@@ -35,6 +35,15 @@ std::vector<uint8_t> read_file_binary(const std::string& path, uint64_t max_byte
 // why). Lets a reader refuse a large file of another kind before reading it whole.
 std::optional<bool> regular_file_starts_with(const std::string& path, std::string_view prefix);
 
+// The first `bytes` bytes of the regular file at `path` (fewer when it is shorter) and its whole
+// size; nullopt when it is not a regular file or cannot be read. For readers whose header says how
+// large the file must be.
+struct FileHead {
+    std::string bytes;
+    uint64_t file_bytes = 0;
+};
+std::optional<FileHead> regular_file_head(const std::string& path, std::size_t bytes);
+
 // "512 bytes", "1.5 KiB", "12 MiB", "3.2 GiB": a size as messages give it.
 std::string byte_size(uint64_t bytes);
 
