@@ -30,16 +30,19 @@ namespace {
 // No display could show the window: packaging/mirrorlab.sh trains without one then.
 constexpr int kNoDisplayExitStatus = 3;
 
-// The language is needed before the parser's help texts exist, so it is read ahead.
-QString language_argument(int argc, char** argv) {
-    QString language;
+// The value of `--option VALUE` or `--option=VALUE` (the last one given), read ahead of Qt's parser:
+// the language before the parser's help texts exist, the window size before the platform starts.
+std::string argument_value(int argc, char** argv, const std::string& option) {
+    std::string value;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--language" && i + 1 < argc) language = QString::fromLocal8Bit(argv[i + 1]);
-        if (arg.rfind("--language=", 0) == 0) language = QString::fromLocal8Bit(argv[i] + 11);
+        if (arg == option && i + 1 < argc) value = argv[i + 1];
+        if (arg.rfind(option + "=", 0) == 0) value = arg.substr(option.size() + 1);
     }
-    return language;
+    return value;
 }
+
+QString language_argument(int argc, char** argv) { return QString::fromLocal8Bit(argument_value(argc, argv, "--language").c_str()); }
 
 bool asks_for_no_window(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
@@ -59,17 +62,6 @@ std::optional<std::pair<int, int>> parse_window_size(const std::string& text) {
     char tail = 0;
     if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width <= 0 || height <= 0) return std::nullopt;
     return std::pair{width, height};
-}
-
-// The --size argument's text, read ahead of Qt's parser (the offscreen screen needs it first).
-std::string size_argument(int argc, char** argv) {
-    std::string text;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--size" && i + 1 < argc) text = argv[i + 1];
-        if (arg.rfind("--size=", 0) == 0) text = arg.substr(7);
-    }
-    return text;
 }
 
 // Where the window goes when no display can show it (the screenshot mode, the help): Qt's
@@ -169,7 +161,7 @@ bool choose_platform(int argc, char** argv, const PlatformChoice& choice, std::o
     const std::string& asked = choice.asked();
     const bool display = std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr;
     if (asks_for_no_window(argc, argv)) {
-        screen.emplace(size_argument(argc, argv));
+        screen.emplace(argument_value(argc, argv, "--size"));
         if (asked == "offscreen") {
             choice.use(screen->platform());  // the --size screen for a plain "offscreen"
         } else if (asked.find("offscreen") == std::string::npos) {
