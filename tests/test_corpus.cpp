@@ -424,6 +424,28 @@ private slots:
         QCOMPARE(plain.class_names, (Strings{"a", "b"}));
     }
 
+    // A TSV text that starts with a quotation and has no closing '"' on its line: read as a quoted
+    // field it swallowed every row up to the next '"' in the file, silently (3 rows became 1).
+    void tsvQuotationAtTheStartOfATextKeepsItsRows() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string path = write_file(tmp, "quotes.tsv",
+                                            "label\ttext\n"
+                                            "world\t\"We will not give in, the minister said\n"
+                                            "sport\tthe match ended 2-1\n"
+                                            "world\tpeace talks resume\n"
+                                            "sport\tthe coach said \"no comment\" again\n"
+                                            "world\t\"two\nlines\"\n");
+        const LabelledTexts corpus = read_delimited(path);
+        QCOMPARE(corpus.texts, (Strings{"\"We will not give in, the minister said", "the match ended 2-1", "peace talks resume",
+                                        "the coach said \"no comment\" again", "two\nlines"}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{1, 0, 1, 0, 1}));
+        QCOMPARE(corpus.warnings,
+                 (Strings{"1 field starts with a '\"' that is not closed on its line (line 2): read as a quoted field it would "
+                          "take in the next rows, so the '\"' is read as part of the text; if a field really holds line "
+                          "breaks, end it with '\"' followed by the delimiter or the line's end"}));
+    }
+
     void csvHeaderHeuristics() {
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());

@@ -228,12 +228,20 @@ std::string delimiter_name(char d) {
     return in_quotes(std::string(1, d));
 }
 
-std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting,
-                            const std::string& path) {
+// A quoted field that runs over lines and whose closing '"' is followed by more text, not by the
+// delimiter or the line's end, was opened by a '"' that belongs to the text (a TSV line whose text
+// starts with a quotation): read as quoted, it would take in the rows up to the next '"' in the
+// file without a word. Such a field is read as plain text from its '"' to the delimiter, and
+// `literal_quote_lines` gets the line it starts on for a warning.
+std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting, const std::string& path,
+                            std::vector<int64_t>& literal_quote_lines) {
     std::vector<Row> rows;
     size_t i = 0;
     int64_t line = 1;
     const size_t n = text.size();
+    const auto at_field_end = [&](size_t at) {
+        return at >= n || text[at] == delimiter || text[at] == '\n' || text[at] == '\r';
+    };
     while (i < n) {
         Row row;
         row.line = line;
@@ -241,8 +249,8 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
         while (true) {  // one field per pass
             std::string field;
             if (quoting && i < n && text[i] == '"') {
-                any_quoted = true;
                 const int64_t opened = line;
+                const size_t opening_quote = i;
                 ++i;
                 while (true) {
                     if (i >= n) {
@@ -265,6 +273,14 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
                     if (c == '\n') ++line;
                     field += c;
                     ++i;
+                }
+                if (line != opened && !at_field_end(i)) {
+                    literal_quote_lines.push_back(opened);
+                    field.clear();
+                    i = opening_quote;
+                    line = opened;
+                } else {
+                    any_quoted = true;
                 }
             }
             // Unquoted text, or (leniently, as Python's csv) text after a closing quote.
@@ -949,8 +965,20 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     if (!delimiter_note.empty()) out.warnings.push_back(delimiter_note);
 
     std::vector<Row> rows;
-    for (auto& row : parse_rows(text, delimiter, options.quoting, path)) {
+    std::vector<int64_t> literal_quote_lines;
+    for (auto& row : parse_rows(text, delimiter, options.quoting, path, literal_quote_lines)) {
         if (!row.blank) rows.push_back(std::move(row));
+    }
+    if (!literal_quote_lines.empty()) {
+        std::string lines;
+        for (size_t k = 0; k < literal_quote_lines.size() && k < 5; ++k)
+            lines += (k == 0 ? "" : ", ") + std::to_string(literal_quote_lines[k]);
+        if (literal_quote_lines.size() > 5) lines += ", ...";
+        out.warnings.push_back(
+            plural(static_cast<int64_t>(literal_quote_lines.size()), "field starts", "fields start") + " with a '\"' that is " +
+            "not closed on its line (line" + (literal_quote_lines.size() == 1 ? " " : "s ") + lines +
+            "): read as a quoted field it would take in the next rows, so the '\"' is read as part of the text; "
+            "if a field really holds line breaks, end it with '\"' followed by the delimiter or the line's end");
     }
     if (rows.empty())
         fail(path +

@@ -48,7 +48,10 @@ struct DelimitedOptions {
     // Field separator; unset = by extension: ".tsv" and ".tab" -> tab, anything else -> ','.
     std::optional<char> delimiter;
     // RFC 4180 quoting: a field that starts with '"' runs to the next lone '"', may hold the
-    // delimiter and line breaks, and "" inside it is one '"'. Off = quotes are ordinary characters.
+    // delimiter and line breaks, and "" inside it is one '"'. A field whose '"' is not closed on its
+    // line and whose closing '"' is followed by more text is read unquoted, with a warning: its
+    // '"' opened a quotation in the text, and quoting would swallow the rows up to the next '"'.
+    // Off = quotes are ordinary characters.
     bool quoting = true;
     // Auto: the first row is a header when
     //   1. a column is chosen by name (it must then be in the first row), or
