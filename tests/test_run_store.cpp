@@ -377,6 +377,18 @@ void TestRunStore::resumeFromInsideAnEpochContinuesBitForBit() {
              "resuming inside an epoch did not reach the uninterrupted run's weights");
     QCOMPARE(resumed.history().epochs[0].train.loss, straight.history.epochs[0].train.loss);  // running sums carried over
     QCOMPARE(resumed.history().epochs[1].validation.loss, straight.history.epochs[1].validation.loss);
+
+    // The same checkpoint on an epoch of 3 steps (fewer steps per epoch than it was taken at):
+    // skipping its 5 steps ran out of batches and ended epoch 1 untrained on the checkpoint's numbers.
+    TrainConfig shorter = config_for(2);
+    shorter.max_steps_per_epoch = 3;
+    Trainer cut(model, DeviceConfig::parse("cpu:2"), shorter, data);
+    cut.set_resume_state(mid.state);
+    const FitResult refused = cut.run();
+    QVERIFY(!refused.ok);
+    QVERIFY2(refused.failed->reason.find("the checkpoint was taken after step 5 of epoch 1, but an epoch here has 3 steps") !=
+                 std::string::npos,
+             refused.failed->reason.c_str());
 }
 
 void TestRunStore::resumeOnOtherReplicasSaysSo() {

@@ -427,6 +427,14 @@ void Trainer::prepare(FitRun& run) {
     run.has_validation = data_.validation_ids && data_.validation_ids->count > 0;
     run.validation_steps = run.has_validation ? (data_.validation_ids->count + config_.batch_size - 1) / config_.batch_size : 0;
     run.all_reduce = replicas > 1 ? std::string(all_reduce_name(strategy.all_reduce_algorithm())) : "none";
+    // A checkpoint from inside an epoch longer than this run's (other data, batch size or steps per
+    // epoch): skipping its steps would run out of batches and end the epoch on its numbers untrained.
+    if (resume_ && resume_->steps_into_epoch > run.steps) {
+        throw ModelError("the checkpoint was taken after step " + std::to_string(resume_->steps_into_epoch) + " of epoch " +
+                         std::to_string(resume_->epochs_done + 1) + ", but an epoch here has " + std::to_string(run.steps) +
+                         " steps: the data, the batch size or the steps per epoch differ from the interrupted run's; "
+                         "resume with the run's own settings");
+    }
 
     announce(run);
     publish(MemoryEvent{strategy.job_memory()});
