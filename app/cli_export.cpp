@@ -28,8 +28,7 @@ int command_export(const ExportCommand& command) {
     if (command.keras_path.empty() == command.weights_path.empty()) {
         throw UsageError("export: give one of --keras OUT.keras or --weights OUT.weights.h5");
     }
-    RunStore store(store_folder(command.store));
-    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const CheckpointSource source = find_checkpoint(command.store, command.run_or_file, command.which);
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
     const std::vector<float>& weights = source.checkpoint.state.weights;
     const OptimizerConfig& optimizer = source.checkpoint.config.optimizer;

@@ -174,22 +174,59 @@ std::string store_folder(const std::string& explicit_folder) {
     return explicit_folder.empty() ? RunStore::default_folder() : explicit_folder;
 }
 
-CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
-    CheckpointSource source;
-    const bool is_id = !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos;
+namespace {
+
+bool names_a_run_id(const std::string& run_or_file) {
     std::error_code error;  // a name that cannot be looked at (a loop of links) is not a file here
-    if (is_id && !std::filesystem::exists(run_or_file, error)) {
-        source.run_id = run_id_of(run_or_file);
-        source.path = checkpoint_path_of(store.get(source.run_id), which);
-    } else {
-        source.path = run_or_file;
-    }
+    return !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos &&
+           !std::filesystem::exists(run_or_file, error);
+}
+
+CheckpointSource stored_checkpoint(RunStore& store, const std::string& id_text, const std::string& which) {
+    CheckpointSource source;
+    source.run_id = run_id_of(id_text);
+    source.path = checkpoint_path_of(store.get(source.run_id), which);
     source.checkpoint = load_checkpoint(source.path);
-    if (!is_id && source.checkpoint.run_id > 0) {
-        // A file of a stored run continues that run when it is the run's own checkpoint.
-        if (auto run = store.find(source.checkpoint.run_id);
-            run && std::filesystem::equivalent(std::filesystem::path(source.path).parent_path(), run->folder, error)) {
-            source.run_id = run->id;
+    return source;
+}
+
+// A file of a stored run continues that run when it is the run's own checkpoint.
+void attach_stored_run(RunStore& store, CheckpointSource& source) {
+    std::error_code error;
+    if (auto run = store.find(source.checkpoint.run_id);
+        run && std::filesystem::equivalent(std::filesystem::path(source.path).parent_path(), run->folder, error)) {
+        source.run_id = run->id;
+    }
+}
+
+}  // namespace
+
+CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
+    if (names_a_run_id(run_or_file)) return stored_checkpoint(store, run_or_file, which);
+    CheckpointSource source;
+    source.path = run_or_file;
+    source.checkpoint = load_checkpoint(source.path);
+    if (source.checkpoint.run_id > 0) attach_stored_run(store, source);
+    return source;
+}
+
+CheckpointSource find_checkpoint(const std::string& store_folder_path, const std::string& run_or_file, const std::string& which) {
+    if (names_a_run_id(run_or_file)) {
+        RunStore store(store_folder(store_folder_path));
+        return stored_checkpoint(store, run_or_file, which);
+    }
+    // A file stands on its own: the store is looked at only where it exists and opens (a store that
+    // is damaged, locked or on a read-only disk must not keep a checkpoint file from being used).
+    CheckpointSource source;
+    source.path = run_or_file;
+    source.checkpoint = load_checkpoint(source.path);
+    const std::string folder = store_folder(store_folder_path);
+    std::error_code error;
+    if (source.checkpoint.run_id > 0 && std::filesystem::exists(folder + "/runs.sqlite", error)) {
+        try {
+            RunStore store(folder);
+            attach_stored_run(store, source);
+        } catch (const StoreError&) {
         }
     }
     return source;
@@ -256,8 +293,7 @@ void print_evaluate_line(const Predictions& predictions) {
 }
 
 int command_evaluate(const EvaluateCommand& command) {
-    RunStore store(store_folder(command.store));
-    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const CheckpointSource source = find_checkpoint(command.store, command.run_or_file, command.which);
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
     const LoadedData loaded = load_run_data(source, model, command.data_spec, ", or evaluate on other data with --data SPEC");
     if (command.data_spec.empty()) check_checkpoint_fits(source.checkpoint, model, fingerprint_of(loaded.data), source.path);
@@ -290,8 +326,7 @@ int command_evaluate(const EvaluateCommand& command) {
 }
 
 int command_predict(const PredictCommand& command) {
-    RunStore store(store_folder(command.store));
-    const CheckpointSource source = find_checkpoint(store, command.run_or_file, command.which);
+    const CheckpointSource source = find_checkpoint(command.store, command.run_or_file, command.which);
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
     const std::string text =
         command.file.empty() ? command.text : read_file_text(command.file, kMaxTextDataFileBytes, "text file '" + command.file + "'", "texts");

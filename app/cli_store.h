@@ -37,6 +37,10 @@ struct CheckpointSource {
 };
 // `which`: "last" or "best". Throws StoreError / CheckpointError / DataError with the reason.
 CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which = "last");
+// The same with the store's folder (empty: the default one), opened only when needed: for a run id,
+// and for a file of a stored run where the store exists and opens (else the file stands alone).
+CheckpointSource find_checkpoint(const std::string& store_folder_path, const std::string& run_or_file,
+                                 const std::string& which = "last");
 
 struct EvaluateCommand {
     std::string run_or_file;

@@ -409,6 +409,27 @@ void TestCliRuns::oddRunIdsAndCheckpointPathsAreExplained() {
     const CliResult copied = run_cli(with_store(store, {"evaluate", "--run", copy}));
     QVERIFY2(copied.exit_code == 0 && copied.out.contains(QStringLiteral("loss:")), qPrintable(describe(copied)));
     QVERIFY(QDir(store.path()).rename("away", "runs/1"));
+    // A checkpoint file stands on its own: a damaged store, or none where --store points, does not
+    // keep it from being evaluated or exported (each failed opening the store), and no store is made
+    // for it.
+    const QString database = store.path() + "/runs.sqlite";
+    QVERIFY(QFile::rename(database, database + ".good"));
+    {
+        QFile damaged(database);
+        QVERIFY(damaged.open(QIODevice::WriteOnly));
+        damaged.write(QByteArray(8192, 'x'));
+    }
+    const QString nowhere = store.path() + "/no-store-here";
+    for (const QString& folder : {store.path(), nowhere}) {
+        for (const QStringList& command : {QStringList{"evaluate", "--run", copy},
+                                           QStringList{"export", "--run", copy, "--weights", store.path() + "/copy.weights.h5"}}) {
+            const CliResult alone = run_cli(command + QStringList{"--store", folder});
+            QVERIFY2(alone.exit_code == 0, qPrintable(folder + ": " + describe(alone)));
+        }
+    }
+    QVERIFY2(!QFileInfo::exists(nowhere), "a store was made for a checkpoint file");
+    QVERIFY(QFile::remove(database));
+    QVERIFY(QFile::rename(database + ".good", database));
     // A checkpoint that is a loop of symbolic links is named with the reason.
     const QString last = store.path() + "/runs/1/last.mlckpt";
     QVERIFY(QFile::remove(last));
