@@ -495,6 +495,21 @@ void TestRunStore::runFoldersTheDatabaseForgotKeepTheirIds() {
     QVERIFY(store.list().empty());
     QCOMPARE(store.begin_run(run).id, std::int64_t{4});
     QCOMPARE(read_bytes(folder.path + "/runs/3/last.mlckpt"), std::string("run 3's"));
+
+    // A folder named with the largest id leaves none to give: SQLite's "database or disk is full"
+    // sent the user to free space that was there.
+    std::filesystem::create_directories(folder.path + "/runs/9223372036854775807");
+    RunStore reopened(folder.path);  // opening sets the folders' ids aside
+    try {
+        reopened.begin_run(run);
+        QFAIL("a run was begun without an id");
+    } catch (const StoreError& e) {
+        const std::string text = e.what();
+        QVERIFY2(text.find("has no run id left: its highest is 9223372036854775807") != std::string::npos &&
+                     text.find("disk") == std::string::npos && text.find("--store DIR") != std::string::npos,
+                 e.what());
+    }
+    QCOMPARE(reopened.list().size(), std::size_t{1});
 }
 
 // runs.sqlite as a folder, a link to nothing or a loop of links: SQLite says only "unable to open

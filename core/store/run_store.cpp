@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "core/util/time_text.h"
 
@@ -337,6 +338,13 @@ void RunStore::mark_interrupted_runs() {
 RunInfo RunStore::begin_run(RunInfo run) {
     run.started_at = utc_now();
     run.status = RunStatus::Running;
+    // SQLite answers "database or disk is full" when AUTOINCREMENT has no id left.
+    if (last_id() == std::numeric_limits<std::int64_t>::max()) {
+        throw StoreError("the run store '" + database_path_ + "' has no run id left: its highest is " + std::to_string(last_id()) +
+                         " (a folder of that name in '" + folder_ + "/runs', or an edited database, set it, and "
+                         "ids are never given twice); keep new runs in another store (--store DIR, MIRRORLAB_DATA_DIR in "
+                         "the window)");
+    }
     Statement insert(*this,
                      "INSERT INTO runs(name, note, status, started_at, settings, model, devices, data_name, parameters, replicas, "
                      "epochs_planned, pid) VALUES(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
