@@ -176,6 +176,23 @@ std::string store_folder(const std::string& explicit_folder) {
 
 namespace {
 
+// The store commands that read runs look in: --store DIR only where a store is, or an empty folder
+// made for one (a mistyped folder was made into an empty store, and the runs were "not there").
+std::string existing_store_folder(const std::string& explicit_folder) {
+    const std::string folder = store_folder(explicit_folder);
+    std::error_code error;
+    if (!explicit_folder.empty() && !std::filesystem::exists(folder + "/runs.sqlite", error) &&
+        !std::filesystem::is_directory(folder + "/runs", error) && !std::filesystem::is_empty(folder, error)) {
+        throw StoreError("there is no run store in '" + folder + "' (it has no runs.sqlite and no runs folder); check --store DIR, " +
+                         "or leave it out for the default store (" + RunStore::default_folder() + ")");
+    }
+    return folder;
+}
+
+}  // namespace
+
+namespace {
+
 bool names_a_run_id(const std::string& run_or_file) {
     std::error_code error;  // a name that cannot be looked at (a loop of links) is not a file here
     return !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos &&
@@ -212,7 +229,7 @@ CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file
 
 CheckpointSource find_checkpoint(const std::string& store_folder_path, const std::string& run_or_file, const std::string& which) {
     if (names_a_run_id(run_or_file)) {
-        RunStore store(store_folder(store_folder_path));
+        RunStore store(existing_store_folder(store_folder_path));
         return stored_checkpoint(store, run_or_file, which);
     }
     // A file stands on its own: the store is looked at only where it exists and opens (a store that
@@ -233,7 +250,7 @@ CheckpointSource find_checkpoint(const std::string& store_folder_path, const std
 }
 
 int command_runs(const RunsCommand& command) {
-    RunStore store(store_folder(command.store));
+    RunStore store(existing_store_folder(command.store));
     if (command.action == "show") return show_run(store, command.id, command.json);
     if (command.action == "rename" || command.action == "note") {
         store.get(command.id);

@@ -428,6 +428,13 @@ void TestCliRuns::oddRunIdsAndCheckpointPathsAreExplained() {
         }
     }
     QVERIFY2(!QFileInfo::exists(nowhere), "a store was made for a checkpoint file");
+    // Runs looked for in a --store where there is none (a typo): it was made into an empty store
+    // and the runs were "not there".
+    for (const QStringList& command : {QStringList{"runs"}, QStringList{"runs", "show", "1"}, QStringList{"evaluate", "--run", "1"}}) {
+        const CliResult typo = run_cli(command + QStringList{"--store", nowhere});
+        QVERIFY2(typo.exit_code == 1 && typo.err.contains("there is no run store in '" + nowhere + "'"), qPrintable(describe(typo)));
+    }
+    QVERIFY2(!QFileInfo::exists(nowhere), "a store was made by reading runs");
     QVERIFY(QFile::remove(database));
     QVERIFY(QFile::rename(database + ".good", database));
     // A checkpoint that is a loop of symbolic links is named with the reason.
