@@ -558,6 +558,25 @@ private slots:
         const std::string utf16 = write_file(tmp, "unicode.csv", QByteArray("\xFF\xFEl\0a\0b\0e\0l\0", 12));
         QString e = error_of<DataError>([&] { read_delimited(utf16); });
         QVERIFY2(e.contains(QString::fromStdString(utf16 + " is UTF-16 text")) && e.contains("save it as UTF-8"), qPrintable(e));
+        // NUL bytes were read into labels and texts without a word (and cut `data`'s summary at the
+        // first): UTF-16 without its byte-order mark, a compressed file, a damaged one.
+        QByteArray rows = "label,text\n";
+        for (int i = 0; i < 20; ++i) rows += (i % 2 ? "sport,the match" : "news,the talks") + QByteArray::number(i) + "\n";
+        QByteArray little_endian;
+        for (const char c : rows) little_endian.append(c).append('\0');
+        const std::string no_bom = write_file(tmp, "nobom.csv", little_endian);
+        e = error_of<DataError>([&] { read_delimited(no_bom); });
+        QVERIFY2(e.contains(QString::fromStdString(no_bom + " is UTF-16 text without a byte-order mark")), qPrintable(e));
+        const std::string gzip = write_file(tmp, "data.csv", QByteArray("\x1F\x8B\x08\0\0\0\0\0", 8) + rows);
+        e = error_of<DataError>([&] { read_delimited(gzip); });
+        QVERIFY2(e.contains(QString::fromStdString(gzip + " is a compressed file (gzip), not text; unpack it")), qPrintable(e));
+        const std::string nul = write_file(tmp, "nul.csv", rows + QByteArray("news,ne\0ws\n", 12));
+        e = error_of<DataError>([&] { read_delimited(nul); });
+        QVERIFY2(e.contains(QString::fromStdString(nul + ":22: the file holds a NUL byte (byte 358)")), qPrintable(e));
+        write_file(tmp, "nul/a/x.txt", "fine");
+        const std::string nul_text = write_file(tmp, "nul/b/y.txt", QByteArray("ab\0cd", 5));
+        e = error_of<DataError>([&] { read_text_folder(tmp.filePath("nul").toStdString()); });
+        QVERIFY2(e.contains(QString::fromStdString(nul_text + ":1: the file holds a NUL byte")), qPrintable(e));
         QByteArray reviews;
         for (int i = 0; i < 12; ++i) reviews += QByteArray("a review numbered ") + QByteArray::number(i) + (i % 2 ? ",pos\n" : ",neg\n");
         const std::string swapped = write_file(tmp, "reviews.csv", reviews);

@@ -164,6 +164,29 @@ bool decode_text(std::string_view bytes, std::string& text) {
     return latin1;
 }
 
+// Bytes no text file holds: a NUL. UTF-16 without a byte-order mark (ASCII letters each beside a 0
+// byte), a compressed file or a workbook, or a damaged file; read as text, their NULs ended up in
+// labels and tokens (and cut the `data` summary short) without a word.
+void refuse_binary(const std::string& path, std::string_view bytes) {
+    const size_t first_nul = bytes.find('\0');
+    if (first_nul == std::string_view::npos) return;
+    if (bytes.rfind("\x1F\x8B", 0) == 0 || bytes.rfind("PK\x03\x04", 0) == 0) {
+        fail(path + " is a compressed file (" + std::string(bytes[0] == 'P' ? "a zip archive, or a workbook such as .xlsx" : "gzip") +
+             "), not text; unpack it (a workbook: save the sheet as \"CSV UTF-8\") and load that");
+    }
+    // UTF-16 of mostly ASCII text: in the first bytes, one of every two is 0, at even or odd offsets.
+    const size_t sample = std::min<size_t>(bytes.size(), 4096);
+    size_t zero_at[2] = {0, 0};
+    for (size_t i = 0; i < sample; ++i) zero_at[i % 2] += bytes[i] == '\0';
+    if (std::max(zero_at[0], zero_at[1]) * 10 >= sample / 2 * 9 && std::min(zero_at[0], zero_at[1]) * 10 < sample / 2) {
+        fail(path + " is UTF-16 text without a byte-order mark (every other byte is 0); save it as UTF-8 (in Excel: \"CSV "
+                    "UTF-8\"; in an editor: the encoding UTF-8) and load it again");
+    }
+    const int64_t line = 1 + std::count(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(first_nul), '\n');
+    fail(path + ":" + std::to_string(line) + ": the file holds a NUL byte (byte " + std::to_string(first_nul) +
+         "), which text never does: it is not a text file, or it is damaged; open it in an editor, or load another file");
+}
+
 // Excel's "Unicode Text" and Notepad's "Unicode" files: read as Latin-1 they were tokens full of NULs.
 std::string read_text_bytes(const std::string& path) {
     std::string bytes = read_bytes(path);
@@ -171,6 +194,7 @@ std::string read_text_bytes(const std::string& path) {
         fail(path + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 (in Excel: \"CSV UTF-8\"; "
                     "in an editor: the encoding UTF-8) and load it again");
     }
+    refuse_binary(path, bytes);
     return bytes;
 }
 

@@ -7,7 +7,9 @@
 // files almost always are) and a warning names the file ("file X is not UTF-8; read as Latin-1"):
 // a Latin-1 file decodes as Latin-1, a UTF-8 file with stray Latin-1 bytes keeps its UTF-8
 // characters, and mixed encodings never fail. A leading UTF-8 byte-order mark is dropped, and line
-// ends are normalised as Python's text mode does ("\r\n" and "\r" become "\n"). Errors are
+// ends are normalised as Python's text mode does ("\r\n" and "\r" become "\n"). A file holding a
+// NUL byte is refused, named as UTF-16 (with or without its byte-order mark), as a gzip or zip
+// file, or as not text, with the line of the first NUL. Errors are
 // DataError with a message that names the path (and the line for CSV/TSV) and how to fix it.
 #include <cstdint>
 #include <optional>
