@@ -10,7 +10,7 @@
 // (checked against the real script under CPython 2.7.18: all 30,979 ranks agree, and so does
 // x_train[0] of load_data(num_words=10000), all 87 ids).
 //
-//  1. Files: the regular files named `reut2-*.sgm` in the folder, in byte-wise name order
+//  1. Files: the regular files named `reut2-NNN.sgm` in the folder, in byte-wise name order
 //     (Keras listed the folder; name order is what gives label 3 = 'earn'). Each file is read as
 //     raw bytes, i.e. Latin-1: the files are ASCII except for one 0xFC byte ('ü') in
 //     reut2-017.sgm, which is not valid UTF-8. No SGML entity is decoded: `&lt;` becomes the word
@@ -82,14 +82,18 @@ struct Reuters21578Corpus {
     // this stays within a few times the files' total size (1.5 times on the UCI files),
     // however many wires lack a body of their own.
     int64_t bytes_searched = 0;
+    // What makes the data differ from Keras': files of the UCI distribution missing, empty or cut
+    // short (their article counts), other reut2-*.sgm names ignored.
+    std::vector<std::string> warnings;
 };
 
-// The `reut2-*.sgm` files of `directory` (full paths), in name order. Throws DataError when the
-// folder does not exist or holds no such file.
-std::vector<std::string> reuters21578_file_names(const std::string& directory);
+// The `reut2-NNN.sgm` files of `directory` (full paths), in name order; other `reut2-*.sgm` names
+// (a browser's "reut2-003 (1).sgm") go to `ignored`. Throws DataError when the folder does not
+// exist or holds no such file.
+std::vector<std::string> reuters21578_file_names(const std::string& directory, std::vector<std::string>* ignored = nullptr);
 
 // Reads and converts all files (see the recipe above). Throws DataError naming the folder or the
-// file for a missing folder, no reut2-*.sgm files, an unreadable file or a truncated file.
+// file for a missing folder, no reut2-NNN.sgm files, an unreadable file or a truncated file.
 Reuters21578Corpus read_reuters21578(const std::string& directory,
                                      const Reuters21578Options& options = {});
 

@@ -93,6 +93,7 @@ DatasetSplit load_reuters21578(const std::string& directory) {
     DatasetSplit split =
         keras_load_data(std::move(raw), KerasLoadOptions{}, "Reuters-21578 (UCI files, Keras' recipe)");
     set_class_names(split, corpus.topics);
+    split.warnings.insert(split.warnings.end(), corpus.warnings.begin(), corpus.warnings.end());
     // Keras' ids: 0 padding, 1 start, 2 out of vocabulary, 3 unused, then word rank + 3 (rank 1
     // is the most frequent word, so it is id 4).
     std::vector<std::string> words = keras_id_words(corpus.words);
