@@ -558,6 +558,18 @@ private slots:
         const std::string utf16 = write_file(tmp, "unicode.csv", QByteArray("\xFF\xFEl\0a\0b\0e\0l\0", 12));
         QString e = error_of<DataError>([&] { read_delimited(utf16); });
         QVERIFY2(e.contains(QString::fromStdString(utf16 + " is UTF-16 text")) && e.contains("save it as UTF-8"), qPrintable(e));
+        // Two files joined (`cat a.csv b.csv`): the second header was a sample of the class "label",
+        // and without headers the second byte-order mark made "\uFEFFsport" a class next to "sport".
+        const std::string joined = write_file(tmp, "joined.csv", "\xEF\xBB\xBFlabel,text\nsport,won\nnews,talks\n"
+                                                                 "\xEF\xBB\xBFlabel,text\nsport,lost\nnews,vote\n");
+        read = read_delimited(joined);
+        QCOMPARE(read.class_names, (Strings{"news", "sport"}));
+        QCOMPARE(read.texts, (Strings{"won", "talks", "lost", "vote"}));
+        QVERIFY(has_warning(read, "skipped 1 row that repeats the header row (line 4): files joined one after another?"));
+        QVERIFY(has_warning(read, "dropped 1 byte-order mark at the start of a line (files joined one after another?)"));
+        const std::string headerless = write_file(tmp, "headerless.csv", "\xEF\xBB\xBFsport,won\nnews,talks\n"
+                                                                         "\xEF\xBB\xBFsport,lost\nnews,vote\n");
+        QCOMPARE(read_delimited(headerless).class_names, (Strings{"news", "sport"}));
         // NUL bytes were read into labels and texts without a word (and cut `data`'s summary at the
         // first): UTF-16 without its byte-order mark, a compressed file, a damaged one.
         QByteArray rows = "label,text\n";

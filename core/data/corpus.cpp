@@ -1008,8 +1008,25 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         fail(path +
              ": the file is empty; expected one row per sample with a label and a text column");
 
+    // Files joined one after another (`cat a.csv b.csv`): the second one's byte-order mark began a
+    // label ("\uFEFFsport", a class of its own that prints as "sport"), and its header row became a
+    // sample of the class "label". Both are dropped, with a warning.
+    int64_t joined_files = 0;
+    for (size_t r = 1; r < rows.size(); ++r) {
+        std::string& first = rows[r].fields.front();
+        if (first.rfind("\xEF\xBB\xBF", 0) != 0) continue;
+        first.erase(0, 3);
+        ++joined_files;
+    }
     std::string reason;  // why a header was assumed (only for the heuristic rules)
     const bool has_header = has_header_row(rows, options, reason);
+    const auto repeats_header = [&](const Row& row) {
+        if (!has_header || row.fields.size() != rows.front().fields.size()) return false;
+        for (size_t f = 0; f < row.fields.size(); ++f)
+            if (trim(row.fields[f]) != trim(rows.front().fields[f])) return false;
+        return true;
+    };
+    std::vector<int64_t> header_lines;
     if (options.header == HeaderMode::Auto) {
         if (!reason.empty())
             out.warnings.push_back(reason + "; if that is wrong, give the file a header row naming its columns label and text");
@@ -1034,6 +1051,10 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         const std::string where = path + ":" + std::to_string(row.line) + ": ";
         // ",", ",,": a spreadsheet's rows below the data, as blank as a blank line.
         if (std::all_of(row.fields.begin(), row.fields.end(), [](const std::string& f) { return is_blank(f); })) continue;
+        if (repeats_header(row)) {
+            header_lines.push_back(row.line);
+            continue;
+        }
         if (row.fields.size() < needed) {
             fail(where + "the row has " +
                  plural(static_cast<int64_t>(row.fields.size()), "field", "fields") + ", but the " +
@@ -1059,6 +1080,15 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     if (empty_texts > 0)
         out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") +
                                " with an empty text");
+    if (!header_lines.empty()) {
+        out.warnings.push_back("skipped " + plural(static_cast<int64_t>(header_lines.size()), "row that repeats", "rows that repeat") +
+                               " the header row (line " + std::to_string(header_lines.front()) +
+                               (header_lines.size() > 1 ? ", ..." : "") + "): files joined one after another?");
+    }
+    if (joined_files > 0) {
+        out.warnings.push_back("dropped " + plural(joined_files, "byte-order mark", "byte-order marks") +
+                               " at the start of a line (files joined one after another?)");
+    }
     // More fields than the columns, the text the last: an unquoted delimiter in the text cut it there
     // (the rest was dropped without a word). Without a header, only when some rows are longer.
     if (cut_texts > 0 && (has_header || cut_texts < data_rows)) {
