@@ -195,6 +195,7 @@ private slots:
         write_file(tmp, "corpus/neg/blank.TXT", "  \n ");
         write_file(tmp, "corpus/neg/notes.md", "not a sample");
         write_file(tmp, "corpus/neg/sub/c.txt", "nested bad");
+        write_file(tmp, "corpus/neg/sub/51060", "numbered bad");  // 20 Newsgroups names its files so
         write_file(tmp, "corpus/pos/a.TXT", "\xEF\xBB\xBFGreat film");
         write_file(tmp, "corpus/pos/latin.txt", "caf\xE9 cr\xE8me \x93quoted\x94");
         write_file(tmp, "corpus/pos/mixed.txt", "na\xC3\xAFve caf\xE9");
@@ -207,15 +208,18 @@ private slots:
         const LabelledTexts corpus = read_text_folder(dir);
         QCOMPARE(corpus.source, dir);
         QCOMPARE(corpus.class_names, (Strings{"neg", "pos"}));
-        QCOMPARE(corpus.texts, (Strings{"Bad movie.\nReally bad.", "awful", "nested bad", "Great film",
+        QCOMPARE(corpus.texts, (Strings{"Bad movie.\nReally bad.", "awful", "numbered bad", "nested bad", "Great film",
                                         "café crème “quoted”", "naïve café"}));
-        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
+        QCOMPARE(corpus.labels, (std::vector<int32_t>{0, 0, 0, 0, 1, 1, 1}));
         const QString warnings = joined(corpus.warnings);
         QVERIFY2(has_warning(corpus, "file " + dir + "/pos/latin.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "file " + dir + "/pos/mixed.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "skipped 2 empty files"), qPrintable(warnings));
-        QVERIFY2(has_warning(corpus, "ignored 2 files in class folders that do not end in .txt"), qPrintable(warnings));
-        QVERIFY2(has_warning(corpus, "/unsup' has no .txt files; it is not used as a class"), qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "ignored 2 files in class folders that do not end in .txt (e.g. '" + dir +
+                                         "/neg/notes.md'); a text file must end in .txt or have no extension"),
+                 qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "/unsup' has no text files (.txt or without an extension); it is not used as a class"),
+                 qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "ignored 1 file directly in"), qPrintable(warnings));
         QCOMPARE(corpus.warnings.size(), size_t{6});
     }
@@ -247,6 +251,14 @@ private slots:
         make_dir(tmp, "none/b");
         e = error_of<DataError>([&] { read_text_folder(tmp.filePath("none").toStdString()); });
         QVERIFY2(e.contains("needs at least two classes") && e.contains("found none"), qPrintable(e));
+
+        // Files that are not read: the error said "found none" only, the warning naming them was lost.
+        write_file(tmp, "docs/a/x.html", "<p>a</p>");
+        write_file(tmp, "docs/b/y.html", "<p>b</p>");
+        e = error_of<DataError>([&] { read_text_folder(tmp.filePath("docs").toStdString()); });
+        QVERIFY2(e.contains("found none; ignored 2 files in class folders that do not end in .txt (e.g. '" +
+                            tmp.filePath("docs/a/x.html") + "')"),
+                 qPrintable(e));
     }
 
     void folderManyLatin1FilesAreSummarised() {
@@ -341,8 +353,12 @@ private slots:
             "skipped 1 file that was already read through another path (a symlink or hard link)",
         };
         for (const QString& warning : expected) QVERIFY2(warnings.contains(warning), qPrintable(warning + "\nin: " + warnings));
-        QVERIFY2(has_warning(corpus, "/unsup' has no .txt files"), qPrintable(warnings));
-        QCOMPARE(corpus.warnings.size(), static_cast<size_t>(expected.size()) + 2);  // + unsup, + "ignored 1 file ... .txt"
+        QVERIFY2(has_warning(corpus, "/unsup' has no text files"), qPrintable(warnings));
+        // A link to nothing (a data set whose files git-annex or DVC never fetched) was passed over without a word.
+        QVERIFY2(has_warning(corpus, "skipped '" + r.toStdString() +
+                                         "/pos/dangling.txt': it is a symbolic link to 'nowhere.txt', which is not there"),
+                 qPrintable(warnings));
+        QCOMPARE(corpus.warnings.size(), static_cast<size_t>(expected.size()) + 3);  // + unsup, dangling, "ignored 1 file ... .txt"
     }
 
     // ---- CSV / TSV ----------------------------------------------------------------------------

@@ -486,7 +486,20 @@ class FolderWalk {
             std::error_code type_ec;
             const bool is_link = entry.is_symlink(type_ec);
             const fs::file_status status = fs::status(path, type_ec);  // follows links
-            if (type_ec) continue;  // a dangling link: nothing to read
+            if (type_ec) {
+                // Said, not passed over: a data set whose files were never fetched (git-annex, DVC
+                // keep links to them), a folder without the x permission, a path too long.
+                std::error_code target_ec;
+                const fs::path target = is_link ? fs::read_symlink(path, target_ec) : fs::path();
+                if (is_link && type_ec == std::errc::no_such_file_or_directory) {
+                    skip(path, "it is a symbolic link to " + in_quotes(target.string()) +
+                                   ", which is not there (a data set whose files were not fetched?)");
+                } else {
+                    skip(path, "cannot look at it: " + type_ec.message() +
+                                   (type_ec == std::errc::permission_denied ? " (give yourself read access to its folder)" : ""));
+                }
+                continue;
+            }
             if (is_link) {
                 std::error_code real_ec;
                 const fs::path real = fs::canonical(path, real_ec);
@@ -502,8 +515,10 @@ class FolderWalk {
                 }
                 collect(path, files, other_files);
             } else if (fs::is_regular_file(status)) {
-                if (ascii_lower(path.extension().string()) != ".txt") {
-                    ++other_files;
+                // .txt as Keras reads, and names without an extension: 20 Newsgroups' numbered files.
+                const std::string extension = ascii_lower(path.extension().string());
+                if (extension != ".txt" && !extension.empty()) {
+                    if (other_files++ == 0) first_other_file_ = path.string();
                 } else if (id && !files_.insert(*id).second) {
                     ++duplicate_files_;
                 } else {
@@ -515,6 +530,7 @@ class FolderWalk {
 
     const std::vector<std::string>& skipped() const { return skipped_; }
     int64_t duplicate_files() const { return duplicate_files_; }
+    const std::string& first_other_file() const { return first_other_file_; }
 
   private:
     // Whether the link `link` (whose target is `real`) may be followed from the current class
@@ -555,6 +571,7 @@ class FolderWalk {
         skipped_.push_back("skipped " + in_quotes(path.string()) + ": " + why);
     }
 
+    std::string first_other_file_;  // the first file collect() ignored for its extension
     fs::path root_real_;
     std::vector<fs::path> class_reals_;
     fs::path class_real_;
@@ -601,6 +618,11 @@ struct FolderCounts {
     int64_t loose_files = 0;  // beside the class folders
 };
 
+std::string ignored_files_text(int64_t other_files, const FolderWalk& walk) {
+    return "ignored " + plural(other_files, "file", "files") + " in class folders that do not end in .txt (e.g. " +
+           in_quotes(walk.first_other_file()) + "); a text file must end in .txt or have no extension";
+}
+
 // What reading the folder skipped or read as Latin-1, the first ten of each named.
 void add_folder_warnings(LabelledTexts& out, const std::string& dir, const std::vector<std::string>& latin1_files,
                          const FolderWalk& walk, const FolderCounts& counts) {
@@ -619,7 +641,7 @@ void add_folder_warnings(LabelledTexts& out, const std::string& dir, const std::
     if (skipped.size() > kListed) {
         out.warnings.push_back(
             "… and " +
-            plural(static_cast<int64_t>(skipped.size() - kListed), "more link", "more links") +
+            plural(static_cast<int64_t>(skipped.size() - kListed), "more link or file", "more links and files") +
             " skipped");
     }
     if (walk.duplicate_files() > 0) {
@@ -629,10 +651,7 @@ void add_folder_warnings(LabelledTexts& out, const std::string& dir, const std::
     }
     if (empty_files > 0)
         out.warnings.push_back("skipped " + plural(empty_files, "empty file", "empty files"));
-    if (other_files > 0) {
-        out.warnings.push_back("ignored " + plural(other_files, "file", "files") +
-                               " in class folders that do not end in .txt");
-    }
+    if (other_files > 0) out.warnings.push_back(ignored_files_text(other_files, walk));
     if (loose_files > 0) {
         out.warnings.push_back("ignored " + plural(loose_files, "file", "files") + " directly in " +
                                in_quotes(dir) + "; only files inside class folders are read");
@@ -689,7 +708,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
         if (texts.empty()) {
             out.warnings.push_back("folder " + in_quotes(class_dir.string()) + " has no " +
                                    (files.empty() ? "" : "non-empty ") +
-                                   ".txt files; it is not used as a class");
+                                   "text files (.txt or without an extension); it is not used as a class");
             continue;
         }
         const auto label = static_cast<int32_t>(out.class_names.size());
@@ -702,10 +721,14 @@ LabelledTexts read_text_folder(const std::string& dir) {
 
     add_folder_warnings(out, dir, latin1_files, walk, FolderCounts{empty_files, other_files, loose_files});
     if (out.class_names.size() < 2) {
+        // The warnings are not shown with an error: what was passed over goes into the message.
+        std::string passed_over;
+        if (other_files > 0) passed_over += "; " + ignored_files_text(other_files, walk);
+        if (!walk.skipped().empty()) passed_over += "; " + walk.skipped().front();
         fail("folder " + in_quotes(dir) +
              " needs at least two classes (subfolders with .txt files); found " +
              (out.class_names.empty() ? std::string("none")
-                                      : "only " + in_quotes(out.class_names.front())));
+                                      : "only " + in_quotes(out.class_names.front())) + passed_over);
     }
     return out;
 }

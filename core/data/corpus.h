@@ -32,8 +32,10 @@ struct LabelledTexts {
 
 // One folder per class (class names = subfolder names, sorted by bytes), with .txt files inside
 // (".txt" in any case, searched recursively like Keras' text_dataset_from_directory; files sorted
-// by path). Folders and files whose names start with '.' are ignored; other files are ignored with
-// a counted warning. Empty files (nothing but whitespace) are skipped with a counted warning. A
+// by path), and files without an extension (20 Newsgroups' numbered files). Folders and files whose
+// names start with '.' are ignored; other files are ignored with a counted warning naming the first
+// (and named in the error when too few classes remain). A link to nothing (files git-annex or DVC
+// never fetched) and an entry that cannot be looked at (no permission) are skipped with a warning. Empty files (nothing but whitespace) are skipped with a counted warning. A
 // subfolder with no non-empty .txt file is not a class: it is skipped with a warning (stray folders
 // such as IMDB's "unsup" or "__MACOSX" are common). Symbolic links are followed, but every folder
 // and file is read at most once (a link loop ends, a second link reads nothing twice), and a link

@@ -20,7 +20,7 @@ namespace mirrorlab {
 //                           words from reuters_word_index.json where find_reuters_word_index()
 //                           finds one
 //   reuters21578:DIR        the UCI Reuters-21578 SGML files, built with Keras' recipe
-//   folder:DIR              one subfolder of .txt files per class
+//   folder:DIR              one subfolder of .txt files (or files without an extension) per class
 //   csv:FILE / tsv:FILE     a label column and a text column
 // Throws DataError naming the spec (and the file) and the choices.
 DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
