@@ -1,7 +1,9 @@
 // `mirrorlab-cli export` (a kept run or checkpoint as a Keras 3 .keras archive or .weights.h5) and
 // `mirrorlab-cli import` (a Keras model: its summary and, with --evaluate, Keras' evaluate line).
 // The formats are core/export/keras_file.h's.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "app/cli_commands.h"
@@ -24,11 +26,43 @@ struct ExportCommand {
     std::string store;
 };
 
+// Keras 3 loads only these names (load_model: ".keras", load_weights: ".weights.h5"); a file named
+// otherwise was written, and the Python line printed for it failed.
+void check_export_name(const std::string& path, const std::string& option, const std::string& ending, const std::string& loader) {
+    if (path.size() <= ending.size() || !path.ends_with(ending)) {
+        throw UsageError(option + " '" + path + "': Keras 3's " + loader + " reads only files whose names end in " + ending +
+                         "; name it so");
+    }
+}
+
+// The file written must not be one the export reads or the run store keeps: `--weights
+// STORE/runs.sqlite` replaced the whole store, `--keras STORE/runs/1/last.mlckpt` the checkpoint.
+void check_export_target(const std::string& out, const CheckpointSource& source, const std::string& store_dir) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    if (fs::equivalent(out, source.path, error)) {
+        throw UsageError("'" + out + "' is the checkpoint being exported; write the export to another file");
+    }
+    const fs::path store_real = fs::weakly_canonical(store_dir, error);
+    const fs::path out_real = fs::weakly_canonical(fs::absolute(out, error), error);
+    const fs::path runs = store_real / "runs";
+    const bool in_runs = std::mismatch(runs.begin(), runs.end(), out_real.begin(), out_real.end()).first == runs.end();
+    const bool database = out_real.parent_path() == store_real && out_real.filename().string().starts_with("runs.sqlite");
+    if (!store_real.empty() && (in_runs || database)) {
+        throw UsageError("'" + out + "' is " + (database ? "the run store's database" : "inside the run store's run folders") +
+                         " ('" + store_real.string() + "'), which MirrorLab keeps: the export would replace " +
+                         (database ? "every kept run" : "a run's files") + "; write it to another folder");
+    }
+}
+
 int command_export(const ExportCommand& command) {
     if (command.keras_path.empty() == command.weights_path.empty()) {
         throw UsageError("export: give one of --keras OUT.keras or --weights OUT.weights.h5");
     }
+    if (!command.keras_path.empty()) check_export_name(command.keras_path, "--keras", ".keras", "keras.saving.load_model");
+    if (!command.weights_path.empty()) check_export_name(command.weights_path, "--weights", ".weights.h5", "model.load_weights");
     const CheckpointSource source = find_checkpoint(command.store, command.run_or_file, command.which);
+    check_export_target(command.keras_path.empty() ? command.weights_path : command.keras_path, source, store_folder(command.store));
     const Model model = Model::from_json_text(source.checkpoint.model_json, source.path);
     const std::vector<float>& weights = source.checkpoint.state.weights;
     const OptimizerConfig& optimizer = source.checkpoint.config.optimizer;

@@ -300,8 +300,38 @@ void TestCliRuns::exportAndImportKeras() {
     QVERIFY2(through_link.exit_code == 0, qPrintable(describe(through_link)));
     QVERIFY(QFileInfo(link).isSymLink());
     QVERIFY(QFileInfo(keras).isFile() && QFileInfo(keras).size() > 100000);
-    const CliResult to_folder = run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path()}));
+    QVERIFY(QDir(out.path()).mkdir("folder.weights.h5"));
+    const CliResult to_folder = run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path() + "/folder.weights.h5"}));
     QVERIFY2(to_folder.exit_code == 1 && to_folder.err.contains(QStringLiteral("it is a folder")), qPrintable(describe(to_folder)));
+    // Names Keras 3 does not load were written, and the printed Python line failed.
+    for (const QStringList& named : {QStringList{"--keras", out.path() + "/model"}, QStringList{"--keras", out.path() + "/m.weights.h5"},
+                                     QStringList{"--weights", out.path() + "/w.keras"}}) {
+        const CliResult misnamed = run_cli(with_store(store, QStringList{"export", "--run", "1"} + named));
+        QVERIFY2(misnamed.exit_code == 2 && misnamed.err.contains(QStringLiteral("reads only files whose names end in")),
+                 qPrintable(describe(misnamed)));
+    }
+    // The store's own files: the database (every run lost) and the checkpoint being read.
+    const QByteArray database = [&] {
+        QFile file(store.path() + "/runs.sqlite");
+        return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    }();
+    const CliResult over_store = run_cli(with_store(store, {"export", "--run", "1", "--weights", store.path() + "/runs.sqlite"}));
+    QVERIFY2(over_store.exit_code == 2 && over_store.err.contains(QStringLiteral("reads only files whose names end in")),
+             qPrintable(describe(over_store)));
+    QVERIFY(QFile::link(QStringLiteral("runs.sqlite"), store.path() + "/db.weights.h5"));
+    const CliResult through_name = run_cli(with_store(store, {"export", "--run", "1", "--weights", store.path() + "/db.weights.h5"}));
+    QVERIFY2(through_name.exit_code == 2 && through_name.err.contains(QStringLiteral("is the run store's database")),
+             qPrintable(describe(through_name)));
+    QVERIFY(QFile::link(QStringLiteral("runs/1/last.mlckpt"), store.path() + "/last.keras"));
+    const CliResult over_source = run_cli(with_store(store, {"export", "--run", "1", "--keras", store.path() + "/last.keras"}));
+    QVERIFY2(over_source.exit_code == 2 && over_source.err.contains(QStringLiteral("is the checkpoint being exported")),
+             qPrintable(describe(over_source)));
+    const CliResult into_run = run_cli(with_store(store, {"export", "--run", "1", "--keras", store.path() + "/runs/1/model.keras"}));
+    QVERIFY2(into_run.exit_code == 2 && into_run.err.contains(QStringLiteral("inside the run store's run folders")),
+             qPrintable(describe(into_run)));
+    QFile database_after(store.path() + "/runs.sqlite");
+    QVERIFY(database_after.open(QIODevice::ReadOnly));
+    QCOMPARE(database_after.readAll(), database);
 
     const CliResult summary = run_cli({"import", keras});
     QVERIFY2(summary.exit_code == 0 && summary.out.contains(QStringLiteral("Total params: 332,856")), qPrintable(describe(summary)));
