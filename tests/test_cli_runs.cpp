@@ -230,6 +230,23 @@ void TestCliRuns::saveBestOnlyKeepsACheckpoint() {
     QVERIFY2(best.exit_code == 1 && best.err.contains(QStringLiteral("no epoch had a validation loss to call best")) &&
                  best.err.contains(QStringLiteral("use its last checkpoint")),
              qPrintable(describe(best)));
+    // Run 1 kept only its best checkpoint, as asked: it answers for the run.
+    const CliResult best_only = run_cli(with_store(store, {"evaluate", "--run", "1"}));
+    QVERIFY2(best_only.exit_code == 0, qPrintable(describe(best_only)));
+
+    // A run that kept both, its last.mlckpt moved away: the best one answered in its place, and
+    // --resume retrained (and rewrote) the epochs after it without a word.
+    const CliResult both = run_cli(with_store(store, {"train", "--devices", "cpu", "--epochs", "2", "--steps-per-epoch", "2",
+                                                      "--data", "synthetic:200:64"}));
+    QVERIFY2(both.exit_code == 0, qPrintable(describe(both)));
+    QVERIFY(QFile::rename(store.path() + "/runs/3/last.mlckpt", store.path() + "/last-away.mlckpt"));
+    for (const QStringList& command : {QStringList{"evaluate", "--run", "3"}, QStringList{"train", "--resume", "3", "--epochs", "3"}}) {
+        const CliResult missing = run_cli(with_store(store, command));
+        QVERIFY2(missing.exit_code != 0 && missing.err.contains(QStringLiteral("run 3's last checkpoint '")) &&
+                     missing.err.contains(QStringLiteral("is missing (moved or deleted); its best checkpoint is there")),
+                 qPrintable(describe(missing)));
+    }
+    QCOMPARE(run_cli(with_store(store, {"evaluate", "--run", "3", "--checkpoint", "best"})).exit_code, 0);
 }
 
 void TestCliRuns::resumeMistakesAreExplained() {

@@ -26,13 +26,32 @@ bool checkpoint_exists(const std::string& path) {
     return std::filesystem::exists(status);
 }
 
+// Whether the run kept best.mlckpt only (Keras' save_best_only): its settings say so.
+bool keeps_best_only(const RunInfo& run) {
+    try {
+        const json::Value settings = json::parse(run.settings_json, "settings");
+        const json::Value* best_only = settings.is_object() ? settings.find("save_best_only") : nullptr;
+        return best_only && best_only->is_bool() && best_only->as_bool();
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 }  // namespace
 
 std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
     const std::string wanted = which == "best" ? ModelCheckpoint::best_path(run.folder) : ModelCheckpoint::last_path(run.folder);
     if (checkpoint_exists(wanted)) return wanted;
     const std::string other = which == "best" ? ModelCheckpoint::last_path(run.folder) : ModelCheckpoint::best_path(run.folder);
-    if (which != "best" && checkpoint_exists(other)) return other;  // save_best_only runs have only best
+    if (which != "best" && checkpoint_exists(other)) {
+        if (keeps_best_only(run)) return other;
+        // A last.mlckpt moved or deleted: the best one answered in its place, and resume retrained
+        // (and rewrote) the epochs after it, without a word.
+        throw CheckpointError("run " + std::to_string(run.id) + "'s last checkpoint '" + wanted +
+                              "' is missing (moved or deleted); its best checkpoint is there: evaluate, predict and export "
+                              "take --checkpoint best, and train --resume takes that file ('" + other +
+                              "'), training again the epochs after it");
+    }
     if (which == "best" && checkpoint_exists(other)) {
         throw CheckpointError("run " + std::to_string(run.id) + " has no best checkpoint in '" + run.folder +
                               "': no epoch had a validation loss to call best (a run without validation data has none); use its last "
@@ -60,8 +79,9 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
         run.name = description.name;
         // A data path that is not UTF-8 is kept with U+FFFD for its bad bytes: the run is still recorded
         // (Train again then names the path it cannot find).
-        run.settings_json = json::dump(run_settings_json(description.config, device_spec, description.settings), 1,
-                                       json::InvalidUtf8::Replace);
+        json::Value settings = run_settings_json(description.config, device_spec, description.settings);
+        if (description.save_best_only) settings.set("save_best_only", true);  // only best.mlckpt is kept
+        run.settings_json = json::dump(settings, 1, json::InvalidUtf8::Replace);
         run.model_json = description.model_json;
         run.devices = device_spec;
         run.data_name = description.data.name;

@@ -58,8 +58,9 @@ private:
 // The settings object a run stores: TrainConfig under "train_config" beside the program's own.
 json::Value run_settings_json(const TrainConfig& config, const std::string& device_spec, const json::Value& program_settings);
 
-// The checkpoint to continue a stored run from: its last.mlckpt, else best.mlckpt. Throws
-// CheckpointError saying the run has none yet (it ended before its first epoch did).
+// The checkpoint to continue a stored run from: its last.mlckpt, or best.mlckpt for a run that kept
+// only that (save_best_only). Throws CheckpointError saying the run has none yet (it ended before
+// its first epoch did), or that last.mlckpt is missing and best.mlckpt is there.
 std::string checkpoint_path_of(const RunInfo& run, const std::string& which = "last");
 
 }  // namespace mirrorlab
