@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "core/data/source.h"
 #include "core/data/text_encoding.h"
@@ -193,10 +194,24 @@ std::string existing_store_folder(const std::string& explicit_folder) {
 
 namespace {
 
+bool all_digits(const std::string& text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 bool names_a_run_id(const std::string& run_or_file) {
     std::error_code error;  // a name that cannot be looked at (a loop of links) is not a file here
-    return !run_or_file.empty() && run_or_file.find_first_not_of("0123456789") == std::string::npos &&
-           !std::filesystem::exists(run_or_file, error);
+    return all_digits(run_or_file) && !std::filesystem::exists(run_or_file, error);
+}
+
+// "1" with a file or folder named 1 in the current folder: the file answered for run 1 (another
+// run's copied checkpoint exported as run 1) without a word.
+void refuse_shadowed_run_id(RunStore& store, const std::string& run_or_file) {
+    if (!all_digits(run_or_file)) return;
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(run_or_file.data(), run_or_file.data() + run_or_file.size(), id);
+    if (error != std::errc() || !store.find(id)) return;
+    throw UsageError("'" + run_or_file + "' is both run " + run_or_file + " of the store and a file or folder here; write ./" +
+                     run_or_file + " for the file, or run the command from another folder for the run");
 }
 
 CheckpointSource stored_checkpoint(RunStore& store, const std::string& id_text, const std::string& which) {
@@ -220,6 +235,7 @@ void attach_stored_run(RunStore& store, CheckpointSource& source) {
 
 CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
     if (names_a_run_id(run_or_file)) return stored_checkpoint(store, run_or_file, which);
+    refuse_shadowed_run_id(store, run_or_file);
     CheckpointSource source;
     source.path = run_or_file;
     source.checkpoint = load_checkpoint(source.path);
@@ -234,18 +250,20 @@ CheckpointSource find_checkpoint(const std::string& store_folder_path, const std
     }
     // A file stands on its own: the store is looked at only where it exists and opens (a store that
     // is damaged, locked or on a read-only disk must not keep a checkpoint file from being used).
-    CheckpointSource source;
-    source.path = run_or_file;
-    source.checkpoint = load_checkpoint(source.path);
     const std::string folder = store_folder(store_folder_path);
     std::error_code error;
-    if (source.checkpoint.run_id > 0 && std::filesystem::exists(folder + "/runs.sqlite", error)) {
+    std::unique_ptr<RunStore> store;
+    if (std::filesystem::exists(folder + "/runs.sqlite", error)) {
         try {
-            RunStore store(folder);
-            attach_stored_run(store, source);
+            store = std::make_unique<RunStore>(folder);
         } catch (const StoreError&) {
         }
     }
+    if (store) refuse_shadowed_run_id(*store, run_or_file);
+    CheckpointSource source;
+    source.path = run_or_file;
+    source.checkpoint = load_checkpoint(source.path);
+    if (store && source.checkpoint.run_id > 0) attach_stored_run(*store, source);
     return source;
 }
 

@@ -484,6 +484,13 @@ void TestCliRuns::oddRunIdsAndCheckpointPathsAreExplained() {
     QVERIFY2(!QFileInfo::exists(nowhere), "a store was made by reading runs");
     QVERIFY(QFile::remove(database));
     QVERIFY(QFile::rename(database + ".good", database));
+    // A file named 1 where the command runs: it answered for run 1 (another run's copied checkpoint
+    // exported as run 1) without a word. ./1 still names the file.
+    QVERIFY(QFile::copy(copy, store.path() + "/1"));
+    const CliResult shadowed = run_cli(with_store(store, {"evaluate", "--run", "1"}), 0, store.path());
+    QVERIFY2(shadowed.exit_code == 2 && shadowed.err.contains(QStringLiteral("'1' is both run 1 of the store and a file or folder here")),
+             qPrintable(describe(shadowed)));
+    QCOMPARE(run_cli(with_store(store, {"evaluate", "--run", "./1"}), 0, store.path()).exit_code, 0);
     // A checkpoint that is a loop of symbolic links is named with the reason.
     const QString last = store.path() + "/runs/1/last.mlckpt";
     QVERIFY(QFile::remove(last));

@@ -50,11 +50,13 @@ inline constexpr bool kCanCapAddressSpace = true;
 #endif
 
 // `address_space_bytes` > 0 caps the child's memory (RLIMIT_AS), so that a regression that reads
-// without bound fails this test instead of exhausting the machine.
-inline CliResult run_cli(const QStringList& arguments, std::uint64_t address_space_bytes = 0) {
+// without bound fails this test instead of exhausting the machine. `working_directory`: where the
+// command runs (empty: the test's own).
+inline CliResult run_cli(const QStringList& arguments, std::uint64_t address_space_bytes = 0, const QString& working_directory = {}) {
     QProcess process;
     process.setProgram(QStringLiteral(MIRRORLAB_CLI_PATH));
     process.setArguments(arguments);
+    if (!working_directory.isEmpty()) process.setWorkingDirectory(working_directory);
     if (kCanCapAddressSpace && address_space_bytes > 0) {
         process.setChildProcessModifier([address_space_bytes] {
             const rlimit limit{address_space_bytes, address_space_bytes};
