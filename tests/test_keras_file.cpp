@@ -310,6 +310,16 @@ void TestKerasFile::weightsFileRoundTrip() {
     const std::string path = QDir(QDir::tempPath()).filePath("mirrorlab_test_keras.weights.h5").toStdString();
     save_keras_weights_file(path, imported.model, imported.weights, OptimizerConfig::defaults(OptimizerKind::Nadam));
     QCOMPARE(load_keras_weights_file(path, imported.model), imported.weights);
+    // A weight that is NaN or infinite (a diverged model saved anyway) answered every evaluation
+    // with "loss: nan" without naming it.
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+        std::vector<float> diverged = imported.weights;
+        diverged[diverged.size() - 2] = bad;  // in the last layer's bias
+        save_keras_weights_file(path, imported.model, diverged, OptimizerConfig::defaults(OptimizerKind::Nadam));
+        verify_contains(error_of<DataError>([&] { load_keras_weights_file(path, imported.model); }),
+                        {QString::fromStdString(path), "layers/dense_1/vars/1",
+                         std::isnan(bad) ? "holds NaN at element 3" : "holds an infinite value at element 3", "had diverged"});
+    }
     std::remove(path.c_str());
 }
 

@@ -1,6 +1,8 @@
 // .keras archives and .weights.h5 files (keras_file.h says what they hold).
 #include "core/export/keras_file.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -165,6 +167,14 @@ std::vector<float> keras_weights_from_h5(std::vector<std::uint8_t> bytes, const 
                                 "): it was not saved from this model");
             }
             const std::vector<float> values = file.read_floats(path, dims(layer.variables[i].shape));
+            // A NaN or infinite weight answered every evaluation with "loss: nan" without naming it.
+            const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+            if (bad != values.end()) {
+                throw DataError(source + ": weight '" + path + "' (" + layer.variables[i].name + " of layer '" + layer.config.name +
+                                "') holds " + (std::isnan(*bad) ? "NaN" : "an infinite value") + " at element " +
+                                std::to_string(bad - values.begin()) +
+                                ": the model it was saved from had diverged; save it again from a model whose loss was finite");
+            }
             weights.insert(weights.end(), values.begin(), values.end());
         }
         // A weight beyond the model's (a layer with a bias where ours has none) means another model.
