@@ -419,6 +419,30 @@ void TestCliRuns::evaluateAndPredictAStoredRun() {
     const CliResult empty = run_cli(with_store(store, {"predict", "--run", "1", "--text", "   "}));
     QCOMPARE(empty.exit_code, 1);
     QVERIFY(empty.err.contains(QStringLiteral("there is no text to classify")));
+
+    // --file: read as a corpus's text files are (Latin-1 bytes kept), UTF-16 and binary files
+    // refused (they were classified as words full of NULs), and a text of more than 8 MiB refused
+    // before it is read (a 400 MB file took 9 GB to tokenize).
+    const auto file_with = [&](const QString& name, const QByteArray& bytes) {
+        QFile file(corpus.path() + "/" + name);
+        if (file.open(QIODevice::WriteOnly)) file.write(bytes);
+        return file.fileName();
+    };
+    const CliResult latin1 = run_cli(with_store(store, {"predict", "--run", "1", "--file", file_with("latin1.txt", "opec crude caf\xE9")}));
+    QVERIFY2(latin1.exit_code == 0 && latin1.out.contains(QStringLiteral("café")), qPrintable(describe(latin1)));
+    QByteArray utf16("\xFF\xFE");
+    for (const char c : QByteArray("opec crude")) utf16.append(c).append('\0');
+    const QString utf16_file = file_with("utf16.txt", utf16);
+    const CliResult wide = run_cli(with_store(store, {"predict", "--run", "1", "--file", utf16_file}));
+    QVERIFY2(wide.exit_code == 1 && wide.err.contains(utf16_file + " is UTF-16 text"), qPrintable(describe(wide)));
+    const QString binary_file = file_with("binary.txt", QByteArray("\x7F" "ELF\x02\x01\x01\0\0\0", 10));
+    const CliResult binary = run_cli(with_store(store, {"predict", "--run", "1", "--file", binary_file}));
+    QVERIFY2(binary.exit_code == 1 && binary.err.contains(binary_file + ":1: the file holds a NUL byte"), qPrintable(describe(binary)));
+    const QString huge_file = file_with("huge.txt", "opec ");
+    QVERIFY(QFile::resize(huge_file, (qint64{8} << 20) + 1));
+    const CliResult huge = run_cli(with_store(store, {"predict", "--run", "1", "--file", huge_file}), qint64{1} << 30);
+    QVERIFY2(huge.exit_code == 1 && huge.err.contains(QStringLiteral("more than the 8.0 MiB limit for one text to classify")),
+             qPrintable(describe(huge)));
 }
 
 // Another MirrorLab holds the store's write lock: training waits briefly, says the run is not

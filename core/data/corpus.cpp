@@ -198,6 +198,27 @@ std::string read_text_bytes(const std::string& path) {
     return bytes;
 }
 
+}  // namespace
+
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes, std::string_view limit_name, bool* latin1) {
+    std::string bytes;
+    try {
+        bytes = read_file_text(path, max_bytes, "text file " + in_quotes(path), limit_name);
+    } catch (const DataError& e) {
+        fail(e.what());
+    }
+    if (bytes.rfind("\xFF\xFE", 0) == 0 || bytes.rfind("\xFE\xFF", 0) == 0) {
+        fail(path + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 and load it again");
+    }
+    refuse_binary(path, bytes);
+    std::string text;
+    const bool was_latin1 = decode_text(bytes, text);
+    if (latin1) *latin1 = was_latin1;
+    return text;
+}
+
+namespace {
+
 std::string latin1_warning(const std::string& path) {
     return "file " + path + " is not UTF-8; read as Latin-1";
 }

@@ -46,6 +46,11 @@ struct LabelledTexts {
 // least two classes").
 LabelledTexts read_text_folder(const std::string& dir);
 
+// One text from a file, read as a folder corpus reads its files (UTF-8, stray bytes as Latin-1 with
+// `latin1` set; NUL bytes and UTF-16 refused), of at most `max_bytes` (`limit_name` says what the
+// limit is for).
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes, std::string_view limit_name, bool* latin1 = nullptr);
+
 enum class HeaderMode { Auto, Present, Absent };
 
 struct DelimitedOptions {
