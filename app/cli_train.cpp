@@ -402,7 +402,7 @@ std::unique_ptr<RecordedRun> record_run(const TrainOptions& options, RunStore* s
     description.config = options.config;
     description.devices = devices;
     description.data = fingerprint;
-    description.settings.set("data", options.data);
+    description.settings.set("data", absolute_data_spec(options.data));  // found from any folder later
     description.settings.set("oov", options.oov == OovPolicy::Error ? "error" : "map");
     if (workers > 1) description.settings.set("workers", workers);
     description.workers = workers;

@@ -206,6 +206,17 @@ void check_data_spec(std::string_view spec) {
     }
 }
 
+std::string absolute_data_spec(std::string_view spec) {
+    const DataSpecParts parts = split_data_spec(spec);
+    const bool has_path = parts.kind == "keras" || parts.kind == "reuters21578" || parts.kind == "folder" || parts.kind == "csv" ||
+                          parts.kind == "tsv";
+    if (!has_path || parts.argument.empty() || parts.argument.front() == '/') return std::string(spec);
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(parts.argument, error);
+    if (error) return std::string(spec);
+    return std::string(parts.kind) + ":" + absolute.lexically_normal().string();
+}
+
 DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
     check_data_spec(spec);
     const DataSpecParts parts = split_data_spec(spec);

@@ -30,6 +30,11 @@ DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
 // checks use. Whether the files are there is load_dataset()'s to say.
 void check_data_spec(std::string_view spec);
 
+// The spec with its path made absolute against the current folder ("csv:d3.csv" ->
+// "csv:/home/me/d3.csv"): what a run keeps, so that evaluate, predict and resume find the data
+// from any folder. Specs without a path (default, synthetic, keras) are returned as they are.
+std::string absolute_data_spec(std::string_view spec);
+
 // The spec "default" resolves to, and the folders searched for Reuters-21578.
 std::string resolve_default_data_spec();
 std::vector<std::string> reuters21578_candidates();

@@ -236,7 +236,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         description.config = settings.config;
         description.devices = settings.devices;
         description.data = fingerprint;
-        description.settings.set("data", settings.data_spec.toStdString());
+        description.settings.set("data", absolute_data_spec(settings.data_spec.toStdString()));
         description.parameters = settings.model->total_params();
         description.resume = std::move(resume);
         description.resume_run_id = resume_run_id;
