@@ -397,6 +397,11 @@ void TestCliRuns::evaluateAndPredictAStoredRun() {
     const auto evaluation = mirrorlab::json::parse(evaluated.out.toStdString(), "evaluate");
     QVERIFY(std::abs(evaluation.at("loss").as_double() - epochs.back().at("val_loss").as_double()) < 1e-6);
     QCOMPARE(evaluation.at("accuracy").as_double(), epochs.back().at("val_accuracy").as_double());
+    // The largest batch allowed, far beyond the validation split: buffers for it needed GiB and the
+    // evaluation was refused as out of memory; it now takes the split in one step.
+    const CliResult one_batch = run_cli(with_store(store, {"evaluate", "--run", "1", "--batch-size", "1048576", "--devices", "cpu:1x16MB", "--json"}));
+    QVERIFY2(one_batch.exit_code == 0, qPrintable(describe(one_batch)));
+    QCOMPARE(mirrorlab::json::parse(one_batch.out.toStdString(), "evaluate").at("loss").as_double(), evaluation.at("loss").as_double());
     const CliResult report = run_cli(with_store(store, {"evaluate", "--run", "1", "--report"}));
     QVERIFY2(report.out.contains(QStringLiteral("sparse_categorical_accuracy")) && report.out.contains(QStringLiteral("precision")) &&
                  report.out.contains(QStringLiteral("wheat")),

@@ -519,6 +519,18 @@ void TestTrainer::outOfMemoryNamesDeviceAndLimit() {
         QCOMPARE(d.limit_bytes, std::int64_t{16} * 1024 * 1024);
         QVERIFY(d.peak_bytes <= d.limit_bytes);
     }
+    // A batch far beyond the 200 samples takes them all in one step, as in Keras: buffers sized for
+    // the batch asked needed GiB and the run was refused as out of memory.
+    TrainConfig huge_batch = small_config(1);
+    huge_batch.batch_size = 1000000;
+    EventLog all_log;
+    const Run all_at_once = train(small_model(), "cpu:2x16MB", huge_batch, data, &all_log);
+    QVERIFY2(all_at_once.result.ok, all_at_once.result.failed ? all_at_once.result.failed->reason.c_str() : "no result");
+    QCOMPARE(all_log.count<StepEndEvent>(), 1);
+    const auto logs = all_log.of<LogEvent>();
+    QVERIFY(std::any_of(logs.begin(), logs.end(), [](const LogEvent& e) {
+        return contains(e.text, "The batch size of 1000000 is more than the 200 samples: every step takes them all");
+    }));
 }
 
 void TestTrainer::badDeviceConfigFails() {

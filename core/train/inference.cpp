@@ -24,6 +24,8 @@ Predictions run_inference(const Model& model, const std::vector<float>& weights,
                         std::to_string(model.input_length()));
     }
     if (batch_size <= 0) throw ModelError("the batch size must be at least 1");
+    // No buffer larger than the data: a batch beyond it takes all samples in one step (as Keras).
+    batch_size = static_cast<std::int32_t>(std::min<std::int64_t>(batch_size, std::max<std::int64_t>(ids.count, 1)));
     const auto start = std::chrono::steady_clock::now();
     MirroredStrategy strategy(plan_strategy(devices, registry, AllReduceAlgorithm::Auto), registry, [](LogLevel, const std::string&) {});
     // Every replica is built (the configuration allocates them), but one runs: inference needs no

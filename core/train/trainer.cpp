@@ -332,6 +332,14 @@ void Trainer::check_config() {
     config_.optimizer.validate();
     check_data(data_, model_);
     if (resume_) check_resume_fits(*resume_, config_, model_.total_params());
+    // A batch larger than the data takes all of it in every step, as in Keras; the buffers were
+    // sized for the batch asked (--batch-size 1000000 on 5 samples: "needs 325 GiB").
+    const std::int64_t samples = std::max<std::int64_t>(data_.train_ids->count, data_.validation_ids ? data_.validation_ids->count : 0);
+    if (config_.batch_size > samples) {
+        log(LogLevel::Info, "The batch size of " + std::to_string(config_.batch_size) + " is more than the " + std::to_string(samples) +
+                                " samples: every step takes them all (as in Keras), with buffers for " + std::to_string(samples) + ".");
+        config_.batch_size = static_cast<std::int32_t>(samples);
+    }
 
     const ActivationKind output = model_.output_activation();
     if (output == ActivationKind::Softmax && config_.from_logits) {
