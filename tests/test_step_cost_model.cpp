@@ -296,6 +296,23 @@ private slots:
         two_threads.replace(two_threads.find(one_thread), one_thread.size(), "\"threads\": 2");
         const QString threads = error_of([&] { add_bench_json(calibration, two_threads, "b32.json"); });
         QVERIFY2(threads.contains("b32.json") && threads.contains("--threads 1"), qPrintable(threads));
+        // Edited numbers: a negative update time made the step faster, 1e308 printed "inf" and
+        // "-nan%", a capacity beyond the cores halved the compute time.
+        const std::pair<std::pair<std::string, std::string>, std::string> edits[] = {
+            {{"\"update_ms\": 0.4", "\"update_ms\": -1"}, "edited.json: run.phases.update_ms is -1; bench prints 0 to 1e+09 there"},
+            {{"\"forward_ms\": ", "\"forward_ms\": 1e308, \"x\": "}, "edited.json: run.phases.forward_ms is 1e+308"},
+            {{"\"parallel_capacity\": 1.8", "\"parallel_capacity\": 40"}, "edited.json: parallel_capacity is 40; bench prints 0 to 4 there"},
+            {{"\"cores\": 2", "\"cores\": 0"}, "edited.json: cores is 0"},
+            {{"\"batch_size\": ", "\"batch_size\": -5, \"y\": "}, "edited.json: batch_size is -5"},
+        };
+        for (const auto& [edit, said] : edits) {
+            std::string edited = one_replica_bench(32, 2.0, 3.0);
+            edited.replace(edited.find(edit.first), edit.first.size(), edit.second);
+            WhatIfCalibration fresh;
+            const QString message = error_of([&] { add_bench_json(fresh, edited, "edited.json"); });
+            QVERIFY2(message.startsWith(QString::fromStdString(said)) && message.contains("run `mirrorlab-cli bench --json` again"),
+                     qPrintable(message + " | expected: " + QString::fromStdString(said)));
+        }
     }
 };
 

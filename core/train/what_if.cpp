@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "core/util/error.h"
@@ -14,6 +15,22 @@ namespace {
 double number_or(const json::Value& object, std::string_view key, double fallback) {
     const json::Value* value = object.find(key);
     return value != nullptr && value->is_number() ? value->as_double() : fallback;
+}
+
+// A number of a bench result, checked against what bench can print: an edited or damaged file (a
+// negative time, 1e308, no cores) gave negative or infinite predictions and "-nan%" in the table.
+// `fallback` where the key is missing.
+double checked_number(const json::Value& object, std::string_view key, double fallback, double lowest, double highest,
+                      const std::string& where) {
+    const json::Value* value = object.find(key);
+    if (value == nullptr || !value->is_number()) return fallback;
+    const double number = value->as_double();
+    if (!(number >= lowest && number <= highest)) {
+        char text[160];
+        std::snprintf(text, sizeof text, " is %g; bench prints %g to %g there", number, lowest, highest);
+        throw Error(where + std::string(key) + text + ": the file was edited or damaged, run `mirrorlab-cli bench --json` again");
+    }
+    return number;
 }
 
 // The host's figures, from whichever run measured them (the first that did wins).
@@ -68,35 +85,42 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
     if (!root.is_object() || !root.contains("run") || !root.contains("workers"))
         throw Error(name + ": not a bench result (run `mirrorlab-cli bench --json` and save what it prints)");
     const json::Value& run = root.at("run");
-    const int workers = static_cast<int>(number_or(root, "workers", 1));
-    const int replicas = static_cast<int>(number_or(run, "replicas", 0));
+    constexpr double kMillisecondsMost = 1e9, kCountMost = 1 << 24, kBytesMost = 1e15;
+    const auto top = [&](std::string_view key, double fallback, double lowest, double highest) {
+        return checked_number(root, key, fallback, lowest, highest, name + ": ");
+    };
+    const auto of_run = [&](std::string_view key, double fallback, double lowest, double highest) {
+        return checked_number(run, key, fallback, lowest, highest, name + ": run.");
+    };
+    const int workers = static_cast<int>(top("workers", 1, 1, kCountMost));
+    const int replicas = static_cast<int>(of_run("replicas", 0, 0, kCountMost));
     bool used = false;
     if (workers == 1 && replicas == 1) {
         // The model's devices are one-thread CPU replicas (a worker or replica gets one core): a
         // replica timed on several threads would predict every cluster too fast.
         const json::Value* devices = run.find("devices");
         const bool on_cpu = devices != nullptr && devices->is_string() && devices->as_string().rfind("cpu", 0) == 0;
-        if (on_cpu && number_or(run, "threads", 1) > 1)
-            throw Error(name + ": this one-replica run used " + std::to_string(static_cast<int>(number_or(run, "threads", 1))) +
+        if (on_cpu && of_run("threads", 1, 1, kCountMost) > 1)
+            throw Error(name + ": this one-replica run used " + std::to_string(static_cast<int>(of_run("threads", 1, 1, kCountMost))) +
                         " threads, but the model's CPU replicas have one core each: run it with `bench --devices cpu --threads 1`");
         const json::Value& phases = run.at("phases");
+        const auto phase = [&](std::string_view key) { return checked_number(phases, key, 0, 0, kMillisecondsMost, name + ": run.phases."); };
         ComputeSample sample;
-        sample.per_replica_batch = number_or(root, "batch_size", 32);
-        sample.compute_ms = number_or(phases, "forward_ms", 0) + number_or(phases, "backward_ms", 0);
-        sample.update_ms = number_or(phases, "update_ms", 0);
-        sample.other_ms = number_or(phases, "data_wait_ms", 0) + number_or(phases, "other_ms", 0) +
-                          number_or(phases, "allreduce_ms", 0);
+        sample.per_replica_batch = top("batch_size", 32, 1, kCountMost);
+        sample.compute_ms = phase("forward_ms") + phase("backward_ms");
+        sample.update_ms = phase("update_ms");
+        sample.other_ms = phase("data_wait_ms") + phase("other_ms") + phase("allreduce_ms");
         if (!(sample.compute_ms > 0.0)) throw Error(name + ": the bench result has no forward and backward times");
-        sample.samples_per_second = number_or(run, "samples_per_second", 0);
+        sample.samples_per_second = of_run("samples_per_second", 0, 0, 1e12);
         calibration.compute_samples.push_back(sample);
         std::string device = "CPU";
         if (const json::Value* cpu = root.find("cpu"); cpu != nullptr && cpu->is_string()) device = cpu->as_string();
         if (const json::Value* isa = root.find("kernel_isa"); isa != nullptr && isa->is_string() && !isa->as_string().empty())
             device += " (" + isa->as_string() + ")";
         if (auto independent = independent_run(root)) calibration.independent = independent;
-        take_host(calibration.profile, device, static_cast<int>(number_or(root, "cores", 1)),
-                  number_or(root, "parallel_capacity", 0), number_or(root, "add_gbytes_per_second", 0),
-                  number_or(run, "allreduce_buffer_bytes", 0), calibration.host_known);
+        const double cores = top("cores", 1, 1, kCountMost);
+        take_host(calibration.profile, device, static_cast<int>(cores), top("parallel_capacity", 0, 0, 2 * cores),
+                  top("add_gbytes_per_second", 0, 0, 1e6), of_run("allreduce_buffer_bytes", 0, 0, kBytesMost), calibration.host_known);
         used = true;
     }
     if (const json::Value* probe = root.find("link_probe"); probe != nullptr && probe->is_object()) {
@@ -104,8 +128,10 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
         if (listed == nullptr || !listed->is_array()) throw Error(name + ": its link probe lists no samples");
         std::vector<LinkSample> samples;
         for (const json::Value& entry : listed->as_array()) {
-            samples.push_back({number_or(entry, "bytes_per_worker", 0), static_cast<int>(number_or(entry, "participants", 2)),
-                               number_or(entry, "seconds", 0)});
+            const std::string where = name + ": link_probe.samples[].";
+            samples.push_back({checked_number(entry, "bytes_per_worker", 0, 0, kBytesMost, where),
+                               static_cast<int>(checked_number(entry, "participants", 2, 2, kCountMost, where)),
+                               checked_number(entry, "seconds", 0, 0, 1e6, where)});
         }
         try {
             calibration.measured_link = fit_link(samples, "shared memory (measured)");
@@ -113,7 +139,7 @@ void add_bench_json(WhatIfCalibration& calibration, const std::string& json_text
             throw Error(name + ": " + error.what());
         }
         calibration.measured_link->source = "probe of " + std::to_string(workers) + " workers in " + name;
-        if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = number_or(run, "allreduce_buffer_bytes", 0);
+        if (!(calibration.profile.gradient_bytes > 0.0)) calibration.profile.gradient_bytes = of_run("allreduce_buffer_bytes", 0, 0, kBytesMost);
         used = true;
     }
     if (!used)
