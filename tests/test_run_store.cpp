@@ -665,6 +665,14 @@ void TestRunStore::recorderWritesTheEventStream() {
     QVERIFY(!checkpoints.empty());
     QCOMPARE(checkpoints.front().kind, std::string("last"));
     QCOMPARE(checkpoints.front().epoch, 2);
+    QCOMPARE(checkpoints.front().path, ModelCheckpoint::last_path(info.folder));
+
+    // A copy of the store names its own files, not the original's (cp -a, a backup put back).
+    Folder copy;
+    std::filesystem::copy(folder.path, copy.path, std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+    const RunStore copied(copy.path);
+    QCOMPARE(copied.checkpoints(info.id).front().path, ModelCheckpoint::last_path(copied.get(info.id).folder));
+    QVERIFY(copied.checkpoints(info.id).front().path.rfind(copy.path, 0) == 0);
 }
 
 QTEST_GUILESS_MAIN(TestRunStore)

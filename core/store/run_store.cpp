@@ -570,7 +570,11 @@ std::vector<CheckpointRow> RunStore::checkpoints(std::int64_t id) const {
     query.bind(1, id);
     std::vector<CheckpointRow> rows;
     while (query.step("reading checkpoints")) {
-        rows.push_back(CheckpointRow{query.text(0), query.text(1), static_cast<int>(query.integer(2)), query.integer(3), query.real(4)});
+        // The file in this store's run folder: a store copied or moved elsewhere named the files of
+        // the original (its rows keep the path they were written at).
+        const std::string file = std::filesystem::path(query.text(1)).filename().string();
+        rows.push_back(CheckpointRow{query.text(0), folder_ + "/runs/" + std::to_string(id) + "/" + file,
+                                     static_cast<int>(query.integer(2)), query.integer(3), query.real(4)});
     }
     return rows;
 }
