@@ -37,10 +37,62 @@ std::string metric_text(double value) {
     return text;
 }
 
+// A word of the input as a terminal can show it: control bytes (ESC, BEL, NUL, ...) as \xNN, so
+// a text cannot move the cursor, ring or recolour the terminal it is echoed to.
+// `keep_line_breaks`: a note's lines stay lines.
+std::string printable(const std::string& word, bool keep_line_breaks = false) {
+    std::string shown;
+    for (const unsigned char c : word) {
+        if ((c < 0x20 && !(keep_line_breaks && c == '\n')) || c == 0x7F) {
+            char escaped[5];
+            std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+            shown += escaped;
+        } else {
+            shown += static_cast<char>(c);
+        }
+    }
+    return shown;
+}
+
+// Columns a code point takes in a terminal: 2 for the wide East Asian ranges, else 1.
+int columns_of(std::uint32_t cp) {
+    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+                      (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+                      (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1FAFF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+    return wide ? 2 : 1;
+}
+
+// A cell of the runs table, `width` columns wide: control bytes escaped (a name with a newline or
+// ESC broke the table or recoloured the terminal), cut at a character's boundary with "…" (a cut
+// by bytes left half a character, invalid UTF-8), padded with spaces.
+std::string table_cell(const std::string& text, int width) {
+    const std::string shown = printable(text);
+    std::string cell;
+    int used = 0;
+    for (std::size_t i = 0; i < shown.size();) {
+        const auto lead = static_cast<unsigned char>(shown[i]);
+        std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
+        if (i + length > shown.size()) length = 1;
+        std::uint32_t cp = length == 1 ? lead : lead & (0x3F >> (length - 1));
+        for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(shown[i + k]) & 0x3F);
+        const int columns = columns_of(cp);
+        const bool last = i + length >= shown.size();
+        if (used + columns > width || (!last && used + columns == width)) {
+            cell += "\u2026";  // …
+            ++used;
+            break;
+        }
+        cell.append(shown, i, length);
+        used += columns;
+        i += length;
+    }
+    return cell + std::string(static_cast<std::size_t>(std::max(0, width - used)), ' ');
+}
+
 void print_run_line(const RunInfo& run) {
-    std::printf("%5lld  %-20.20s  %-11s  %3d/%-3d  %4d  %-20.20s  %-28.28s  %s\n", static_cast<long long>(run.id), run.name.c_str(),
+    std::printf("%5lld  %s  %-11s  %3d/%-3d  %4d  %-20.20s  %s  %s\n", static_cast<long long>(run.id), table_cell(run.name, 20).c_str(),
                 std::string(run_status_name(run.status)).c_str(), run.epochs_completed, run.epochs_planned, run.best_epoch,
-                run.started_at.c_str(), run.data_name.c_str(), run.devices.c_str());
+                run.started_at.c_str(), table_cell(run.data_name, 28).c_str(), printable(run.devices).c_str());
 }
 
 json::Value run_json(const RunInfo& run) {
@@ -89,8 +141,8 @@ int show_run(const RunStore& store, std::int64_t id, bool json_output) {
         std::printf("%s\n", json::dump(o, 2, json::InvalidUtf8::Replace).c_str());
         return 0;
     }
-    std::printf("Run %lld: %s\n", static_cast<long long>(run.id), run.name.c_str());
-    if (!run.note.empty()) std::printf("Note: %s\n", run.note.c_str());
+    std::printf("Run %lld: %s\n", static_cast<long long>(run.id), printable(run.name).c_str());
+    if (!run.note.empty()) std::printf("Note: %s\n", printable(run.note, true).c_str());
     std::printf("Status: %s%s%s\n", std::string(run_status_name(run.status)).c_str(), run.status_text.empty() ? "" : " - ",
                 run.status_text.c_str());
     std::printf("Started %s%s%s\n", run.started_at.c_str(), run.ended_at.empty() ? "" : ", ended ", run.ended_at.c_str());
@@ -143,21 +195,6 @@ LoadedData load_run_data(const CheckpointSource& source, const Model& model, con
 }
 
 
-// A word of the input as a terminal can show it: control bytes (ESC, BEL, NUL, ...) as \xNN, so
-// a text cannot move the cursor, ring or recolour the terminal it is echoed to.
-std::string printable(const std::string& word) {
-    std::string shown;
-    for (const unsigned char c : word) {
-        if (c < 0x20 || c == 0x7F) {
-            char escaped[5];
-            std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
-            shown += escaped;
-        } else {
-            shown += static_cast<char>(c);
-        }
-    }
-    return shown;
-}
 
 // A run id as the store gives them: 1 .. 2^63 - 1 (stoll threw out_of_range past it).
 std::int64_t run_id_of(const std::string& text) {

@@ -206,6 +206,18 @@ void TestCliRuns::textThatIsNotUtf8IsKeptAndListed() {
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
     QVERIFY2(shown.exit_code == 0, qPrintable(describe(shown)));
     QVERIFY2(shown.out.contains(QStringLiteral("lat\uFFFDn.csv")), qPrintable(shown.out.left(3000)));
+
+    // The table: a name with a line break and ESC broke it and recoloured the terminal, and a long
+    // name of wide characters was cut inside a character (invalid UTF-8).
+    QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", QStringLiteral("a\nb\x1b[31mred")})).exit_code, 0);
+    CliResult table = run_cli(with_store(store, {"runs"}));
+    QVERIFY2(table.exit_code == 0 && table.out_lines.size() == 2 && !table.out.contains(QChar(0x1b)) &&
+                 table.out_lines[1].contains(QStringLiteral("a\\x0Ab\\x1B[31mred")),
+             qPrintable(describe(table)));
+    QCOMPARE(run_cli(with_store(store, {"runs", "rename", "1", QStringLiteral("日本語のとても長いランの名前です")})).exit_code, 0);
+    table = run_cli(with_store(store, {"runs"}));
+    QVERIFY2(table.exit_code == 0 && table.out_lines[1].contains(QStringLiteral("  日本語のとても長い…   finished")),
+             qPrintable(describe(table)));
 }
 
 // --save-best-only keeps the best epoch's checkpoint; without validation data there is no val_loss
