@@ -56,7 +56,7 @@ void on_stop_signal(int signal_number) {
     int none = 0;
     if (g_stop_signal.compare_exchange_strong(none, signal_number)) return;
     static const char kAgainInt[] = "mirrorlab-cli: Ctrl-C again: exiting at once\n";
-    static const char kAgainTerm[] = "mirrorlab-cli: SIGTERM again: exiting at once\n";
+    static const char kAgainTerm[] = "mirrorlab-cli: a second stop signal: exiting at once\n";
     const char* text = signal_number == SIGINT ? kAgainInt : kAgainTerm;
     const std::size_t length = signal_number == SIGINT ? sizeof kAgainInt - 1 : sizeof kAgainTerm - 1;
     const ssize_t written = ::write(STDERR_FILENO, text, length);
@@ -80,14 +80,22 @@ void install_stop_handlers() {
     action.sa_flags = SA_RESTART;  // the training threads' reads and writes carry on undisturbed
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    // The terminal closed (an ssh session dropped): the run stops as for SIGTERM, its checkpoints
+    // and rows kept and its status "stopped", where the default action killed it mid-step.
+    sigaction(SIGHUP, &action, nullptr);
 }
 
-const char* signal_label(int signal_number) { return signal_number == SIGINT ? "Ctrl-C" : "SIGTERM"; }
-const char* signal_name(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
+const char* signal_label(int signal_number) {
+    return signal_number == SIGINT ? "Ctrl-C" : signal_number == SIGHUP ? "SIGHUP (the terminal closed)" : "SIGTERM";
+}
+const char* signal_name(int signal_number) {
+    return signal_number == SIGINT ? "SIGINT" : signal_number == SIGHUP ? "SIGHUP" : "SIGTERM";
+}
 
 // "in epoch 4 after step 120/281; 3 complete epochs kept" (in the run store), or with --no-store
 // "...; 3 complete epochs trained, none kept (--no-store)": nothing outlives the process then.
-std::string describe_stop(const FinishedEvent& finished, bool recorded) {
+std::string describe_stop(const FinishedEvent& finished, bool recorded, const std::optional<SavedCheckpoint>& last_saved,
+                          std::int64_t run_id) {
     const StopPoint& stop = finished.stop;
     std::string where;
     switch (stop.phase) {
@@ -108,7 +116,14 @@ std::string describe_stop(const FinishedEvent& finished, bool recorded) {
         return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch" : " complete epochs") +
                " trained, none kept (the run was not recorded)";
     }
-    return where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch kept" : " complete epochs kept");
+    std::string text = where + "; " + std::to_string(kept) + (kept == 1 ? " complete epoch kept" : " complete epochs kept");
+    // --checkpoint-every kept a step inside the epoch after them: "0 complete epochs kept" alone
+    // hid that a resume continues from it.
+    if (last_saved && last_saved->steps_into_epoch > 0 && last_saved->epoch == kept) {
+        text += ", and a checkpoint after step " + std::to_string(last_saved->steps_into_epoch) + " of epoch " + std::to_string(kept + 1) +
+                ": `mirrorlab-cli train --resume " + std::to_string(run_id) + "` continues from it";
+    }
+    return text;
 }
 
 // Tests only: once a stop signal has arrived, the trainer's next event is held this long before it
@@ -214,7 +229,7 @@ int run_until_done(Trainer& trainer) {
     while (trainer.running()) {
         if (stop_signal == 0 && (stop_signal = g_stop_signal.load()) != 0) {
             std::fprintf(stderr, "mirrorlab-cli: %s: stopping after the current step; %s\n", signal_label(stop_signal),
-                         stop_signal == SIGINT ? "press Ctrl-C again to quit at once" : "a second SIGTERM quits at once");
+                         stop_signal == SIGINT ? "press Ctrl-C again to quit at once" : "a second stop signal quits at once");
             std::fflush(stderr);
             trainer.request_stop();
         }
@@ -226,9 +241,11 @@ int run_until_done(Trainer& trainer) {
 
 // Stopped by a signal: the exit status says so (128 + the signal, as a shell reports it), so a
 // script can tell a stopped run from a finished one.
-int report_stopped(const FinishedEvent& finished, int stop_signal, bool json, bool recorded) {
+int report_stopped(const FinishedEvent& finished, int stop_signal, bool json, bool recorded,
+                   const std::optional<SavedCheckpoint>& last_saved, std::int64_t run_id) {
     const int exit_code = 128 + stop_signal;
-    const std::string text = std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(finished, recorded);
+    const std::string text =
+        std::string("stopped by ") + signal_label(stop_signal) + " " + describe_stop(finished, recorded, last_saved, run_id);
     if (json) {
         json::Value event = json::Value::object();
         event.set("type", "interrupted");
@@ -481,6 +498,8 @@ int train_as_worker(TrainOptions& options, ClusterSession& cluster) {
     prepare_cluster_stop_text(cluster);
     const int stop_signal = run_until_done(trainer);
     const bool was_recorded = recorded != nullptr;
+    const std::optional<SavedCheckpoint> last_saved = recorded ? recorded->last_saved() : std::nullopt;
+    const std::int64_t run_id = recorded ? recorded->info().id : 0;
     recorded.reset();  // every row committed before the process reports its end
     tensorboard.reset();  // the event files closed
     const FitResult result = trainer.result();
@@ -495,7 +514,7 @@ int train_as_worker(TrainOptions& options, ClusterSession& cluster) {
     // A signal that came after the last epoch was done stopped nothing: that run finished.
     if (stop_signal != 0 && result.finished->reason == FinishReason::StoppedByUser) {
         if (!cluster.leader()) return 128 + stop_signal;
-        return report_stopped(*result.finished, stop_signal, options.json, was_recorded);
+        return report_stopped(*result.finished, stop_signal, options.json, was_recorded, last_saved, run_id);
     }
     if (!options.json && cluster.leader()) std::fprintf(stderr, "INFO: %s\n", result.finished->text.c_str());
     return 0;

@@ -42,6 +42,7 @@ private slots:
     void saveBestOnlyKeepsACheckpoint();
     void textThatIsNotUtf8IsKeptAndListed();
     void killedRunIsInterruptedAndResumes();
+    void hangUpStopsAndNamesTheStepCheckpoint();
     void resumedRunMatchesAnUninterruptedOne();
     void resumeMistakesAreExplained();
     void evaluateAndPredictAStoredRun();
@@ -135,6 +136,26 @@ void TestCliRuns::killedRunIsInterruptedAndResumes() {
     QCOMPARE(string_field(after[0], "status"), QStringLiteral("finished"));
     QCOMPARE(int_field(after[0], "epochs_completed"), epochs_done + 1);
     QCOMPARE(int_field(after[0], "steps_recorded"), (epochs_done + 1) * 94);  // the killed epoch's partial steps were replaced
+}
+
+// The terminal closing (SIGHUP, an ssh session dropped) killed the run mid-step; it now stops as
+// for SIGTERM. The stop line said "0 complete epochs kept" though --checkpoint-every had kept a
+// step of epoch 1 that --resume continues from.
+void TestCliRuns::hangUpStopsAndNamesTheStepCheckpoint() {
+    QTemporaryDir store;
+    LiveCli live(with_store(store, {"train", "--data", "synthetic:30000:100", "--devices", "cpu", "--epochs", "2", "--checkpoint-every", "5"}));
+    QVERIFY(live.started());
+    const QString last = store.path() + "/runs/1/last.mlckpt";
+    QVERIFY2(live.wait_until([&] { return QFileInfo::exists(last); }, 600000), qPrintable(live.err()));
+    QVERIFY(live.send(SIGHUP));
+    const CliResult stopped = live.finish();
+    QVERIFY2(stopped.exit_code == 128 + SIGHUP, qPrintable(describe(stopped)));
+    const QString line = stopped.err_lines.isEmpty() ? QString() : stopped.err_lines.back();
+    QVERIFY2(line.startsWith(QStringLiteral("mirrorlab-cli: stopped by SIGHUP (the terminal closed) in epoch 1 after step ")) &&
+                 line.contains(QStringLiteral("; 0 complete epochs kept, and a checkpoint after step ")) &&
+                 line.endsWith(QStringLiteral(" of epoch 1: `mirrorlab-cli train --resume 1` continues from it")),
+             qPrintable(describe(stopped)));
+    QCOMPARE(string_field(runs_json(store).front(), "status"), QStringLiteral("stopped"));
 }
 
 void TestCliRuns::resumedRunMatchesAnUninterruptedOne() {

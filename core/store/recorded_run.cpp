@@ -62,6 +62,11 @@ std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
                           "written: its warnings say why); train it again instead");
 }
 
+std::optional<SavedCheckpoint> RecordedRun::last_saved() const {
+    std::lock_guard lock(last_saved_->mutex);
+    return last_saved_->saved;
+}
+
 RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription description, Trainer::EventSink downstream,
                          RunRecorder::WarningSink warn)
     : store_(store) {
@@ -109,7 +114,12 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
     RunRecorder* recorder = recorder_.get();
     auto checkpoint = std::make_shared<ModelCheckpoint>(
         CheckpointOptions{info_.folder, description.monitor, description.save_best_only, description.checkpoint_every_steps},
-        std::move(base), [recorder](const SavedCheckpoint& saved) { recorder->checkpoint_saved(saved); });
+        std::move(base), [recorder, last = last_saved_](const SavedCheckpoint& saved) {
+            recorder->checkpoint_saved(saved);
+            if (saved.kind != "last") return;
+            std::lock_guard lock(last->mutex);
+            last->saved = saved;
+        });
     checkpoint->set_before_save([recorder] { recorder->flush(); });
     trainer.add_callback(std::move(checkpoint));
     if (description.resume) trainer.set_resume_state(description.resume->state);

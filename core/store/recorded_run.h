@@ -4,6 +4,7 @@
 // listed, resumed, evaluated and exported the same way in the other.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -48,11 +49,19 @@ public:
 
     const RunInfo& info() const { return info_; }
     void flush() { recorder_->flush(); }
+    // The newest last.mlckpt written so far (inside an epoch with --checkpoint-every): what a
+    // resume continues from, for the words said when the run is stopped.
+    std::optional<SavedCheckpoint> last_saved() const;
 
 private:
+    struct LastSaved {
+        mutable std::mutex mutex;
+        std::optional<SavedCheckpoint> saved;
+    };
     RunStore& store_;
     RunInfo info_;
     std::unique_ptr<RunRecorder> recorder_;
+    std::shared_ptr<LastSaved> last_saved_ = std::make_shared<LastSaved>();  // written on the training thread
 };
 
 // The settings object a run stores: TrainConfig under "train_config" beside the program's own.
