@@ -1,5 +1,6 @@
 #include "app/cli_store.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -474,19 +475,30 @@ Command add_runs_command(CLI::App& app) {
                         "list | show ID | rename ID NAME | note ID TEXT | delete ID\n"
                         "| export ID --tensorboard DIR (default list)")
         ->type_name("ACTION [ID] [TEXT]");
-    command->add_option("--tensorboard", options->tensorboard,
-                        "export: write the run's epochs as TensorBoard event files in\n"
-                        "DIR/train and DIR/validation, as Keras' TensorBoard callback does")
-        ->type_name("DIR");
-    command->add_flag("--tensorboard-batches", options->tensorboard_batches,
-                      "export: also the recorded steps as batch_* scalars");
-    command->add_option("--filter", options->filter, "list: runs whose name, note, data or devices contain TEXT")->type_name("TEXT");
-    command->add_option("--status", options->status, "list: running | finished | stopped | failed | interrupted")->type_name("STATUS");
+    CLI::Option* tensorboard = command->add_option("--tensorboard", options->tensorboard,
+                                                   "export: write the run's epochs as TensorBoard event files in\n"
+                                                   "DIR/train and DIR/validation, as Keras' TensorBoard callback does")
+                                   ->type_name("DIR");
+    CLI::Option* batches = command->add_flag("--tensorboard-batches", options->tensorboard_batches,
+                                             "export: also the recorded steps as batch_* scalars");
+    CLI::Option* filter =
+        command->add_option("--filter", options->filter, "list: runs whose name, note, data or devices contain TEXT")->type_name("TEXT");
+    CLI::Option* status =
+        command->add_option("--status", options->status, "list: running | finished | stopped | failed | interrupted")->type_name("STATUS");
     add_store_option(*command, options->store);
-    command->add_flag("--json", options->json, "print JSON instead of a table");
-    return {command, [options, words] {
+    CLI::Option* json = command->add_flag("--json", options->json, "print JSON instead of a table");
+    return {command, [options, words, tensorboard, batches, filter, status, json] {
                 if (!words->empty()) options->action = words->front();
                 const std::string& action = options->action;
+                // An option of another action was ignored without a word (runs show 1 --tensorboard x).
+                const std::pair<CLI::Option*, std::vector<std::string>> used_by[] = {
+                    {tensorboard, {"export"}}, {batches, {"export"}}, {filter, {"list"}}, {status, {"list"}}, {json, {"list", "show"}}};
+                for (const auto& [option, actions] : used_by) {
+                    if (option->count() == 0 || std::find(actions.begin(), actions.end(), action) != actions.end()) continue;
+                    std::string listed;
+                    for (const std::string& a : actions) listed += (listed.empty() ? "runs " : " and runs ") + a;
+                    throw UsageError(option->get_name() + " is for " + listed + ", not runs " + action);
+                }
                 const bool takes_text = action == "rename" || action == "note";
                 const std::size_t needed = action == "list" ? 1 : takes_text ? 3 : 2;
                 if (action != "list" && action != "show" && action != "delete" && action != "export" && !takes_text) {

@@ -458,6 +458,15 @@ void TestCli::errors_data() {
                                     << QStringLiteral("unexpected argument 'model.json'");
     QTest::newRow("bench option") << QStringList{QStringLiteral("bench"), QStringLiteral("--threads=0")} << 2
                                   << QStringLiteral("--threads must be an integer from 1 to 4096, got '0'");
+    // An option of another runs action was ignored without a word.
+    QTest::newRow("runs show --tensorboard") << QStringList{QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"),
+                                                            QStringLiteral("--tensorboard"), QStringLiteral("tb")}
+                                             << 2 << QStringLiteral("--tensorboard is for runs export, not runs show");
+    QTest::newRow("runs --tensorboard-batches") << QStringList{QStringLiteral("runs"), QStringLiteral("--tensorboard-batches")} << 2
+                                                << QStringLiteral("--tensorboard-batches is for runs export, not runs list");
+    QTest::newRow("runs delete --json") << QStringList{QStringLiteral("runs"), QStringLiteral("delete"), QStringLiteral("1"),
+                                                       QStringLiteral("--json")}
+                                        << 2 << QStringLiteral("--json is for runs list and runs show, not runs delete");
     QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate")} << 2 << QStringLiteral("frobnicate");
     QTest::newRow("no command") << QStringList{} << 2 << QStringLiteral("usage");
 }
