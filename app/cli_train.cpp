@@ -380,7 +380,11 @@ std::unique_ptr<RunStore> open_store(const TrainOptions& options) {
     try {
         return std::make_unique<RunStore>(store_folder(options.store));
     } catch (const StoreError& e) {
-        if (!options.resume.empty()) throw;
+        // A store asked for by name that cannot be one (a file, a folder that may not be written)
+        // is an error: the run trained unrecorded with a warning and exit status 0. The default
+        // store, or one another MirrorLab holds locked, lets training go on unrecorded.
+        const bool locked = dynamic_cast<const StoreLockedError*>(&e) != nullptr;
+        if (!options.resume.empty() || (!options.store.empty() && !locked)) throw;
         std::fprintf(stderr, "WARNING: this run is not recorded: %s. Use --store DIR for another folder, or --no-store.\n", e.what());
         return nullptr;
     }

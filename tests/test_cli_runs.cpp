@@ -499,6 +499,15 @@ void TestCliRuns::lockedStoreWarnsAndTrainingGoesOn() {
                  trained.err.contains(QStringLiteral("is locked by another MirrorLab")),
              qPrintable(trained.err));
     QVERIFY(trained.out.contains(QStringLiteral("Epoch 1/1")));
+
+    // A --store that cannot be a store (a file): the run trained unrecorded, said in a warning,
+    // and exited 0 as if kept. It asked for that store by name, so it is an error.
+    const QString file = store.path() + "/not-a-folder";
+    QVERIFY(QFile(file).open(QIODevice::WriteOnly));
+    const CliResult into_file = run_cli({"train", "--data", "synthetic:100:32", "--devices", "cpu", "--epochs", "1", "--store", file});
+    QVERIFY2(into_file.exit_code == 1 && into_file.err.contains(QStringLiteral("cannot create the run store's folder '") + file) &&
+                 !into_file.out.contains(QStringLiteral("Epoch 1/1")),
+             qPrintable(describe(into_file)));
 }
 
 // Each ended in "unexpected failure" (std::stoll's out_of_range, std::filesystem's exceptions).

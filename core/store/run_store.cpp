@@ -245,8 +245,8 @@ void RunStore::fail(const std::string& doing) const {
     const int code = sqlite3_errcode(db_);
     std::string text = "the run store '" + database_path_ + "' failed while " + doing + ": " + sqlite3_errmsg(db_);
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
-        text = "the run store '" + database_path_ + "' is locked by another MirrorLab (waited while " + doing +
-               "); close the other MirrorLab or let it finish, then try again";
+        throw StoreLockedError("the run store '" + database_path_ + "' is locked by another MirrorLab (waited while " + doing +
+                               "); close the other MirrorLab or let it finish, then try again");
     } else if (code == SQLITE_FULL) {
         text += " (the disk is full; free some space)";
     } else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {

@@ -30,6 +30,12 @@ public:
     using Error::Error;
 };
 
+// Another MirrorLab holds the store's write lock past the wait: the store itself is fine.
+class StoreLockedError : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
 enum class RunStatus { Invalid = 0, Running, Finished, Stopped, Failed, Interrupted };
 std::string_view run_status_name(RunStatus status);   // "running", "finished", ...
 RunStatus run_status_from_name(std::string_view name);  // Invalid for anything else
