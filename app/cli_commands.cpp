@@ -14,6 +14,8 @@
 #include "core/device/plugin_loader.h"
 #include "core/layers/layer_type.h"
 #include "core/model/model.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace mirrorlab::cli {
 
@@ -138,7 +140,15 @@ ModelOption::ModelOption(CLI::App& command)
                   ->type_name("FILE")) {}
 
 Model ModelOption::model() const {
-    return option_->count() == 0 ? Model::reference() : Model::from_json_file(option_->as<std::string>());
+    if (option_->count() == 0) return Model::reference();
+    const std::string path = option_->as<std::string>();
+    // A Keras archive was read as JSON: "invalid literal 'PK'".
+    if (regular_file_starts_with(path, "PK\x03\x04").value_or(false)) {
+        throw ModelError("--model '" + path + "' is a zip archive (a Keras .keras file?), not a model JSON: `mirrorlab-cli import " +
+                         path + "` shows the model it holds and, with --evaluate, evaluates it; --model takes a JSON file such "
+                         "as the archive's config.json or Keras' model.to_json()");
+    }
+    return Model::from_json_file(path);
 }
 
 Command add_devices_command(CLI::App& app) {

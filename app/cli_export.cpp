@@ -101,8 +101,17 @@ bool ends_with(const std::string& text, const std::string& tail) {
 
 int command_import(const ImportCommand& command) {
     KerasModel imported = [&] {
-        if (ends_with(command.path, ".json")) {
+        // By what the file holds, not its name: CFG.JSON and config.txt were refused as "not a .keras archive".
+        const std::optional<bool> archive = regular_file_starts_with(command.path, "PK\x03\x04");
+        if (archive.has_value() && !*archive) {
             const std::string text = read_file_text(command.path, kKerasMaxFileBytes, "'" + command.path + "'", "a model");
+            const std::size_t first = text.find_first_not_of(" \t\r\n");
+            if (first == std::string::npos || text[first] != '{') {
+                throw DataError("'" + command.path + "' is not a .keras archive (a zip) nor a model JSON (model.to_json(), config.json)" +
+                                (text.rfind("\x89HDF", 0) == 0 ? ": it is an HDF5 file (weights?); give the model, and the weights "
+                                                                 "with --weights FILE.weights.h5"
+                                                               : ""));
+            }
             return KerasModel{model_from_keras_config(text, command.path), {}, {}};
         }
         return load_keras_file(command.path);

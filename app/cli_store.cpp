@@ -256,8 +256,18 @@ void refuse_shadowed_run_id(RunStore& store, const std::string& run_or_file) {
 CheckpointSource stored_checkpoint(RunStore& store, const std::string& id_text, const std::string& which) {
     CheckpointSource source;
     source.run_id = run_id_of(id_text);
-    source.path = checkpoint_path_of(store.get(source.run_id), which);
-    source.checkpoint = load_checkpoint(source.path);
+    const RunInfo run = store.get(source.run_id);
+    source.path = checkpoint_path_of(run, which);
+    try {
+        source.checkpoint = load_checkpoint(source.path);
+    } catch (const CheckpointError& e) {
+        // A damaged last.mlckpt: the best one beside it may be whole, and was not named.
+        const std::string best = ModelCheckpoint::best_path(run.folder);
+        std::error_code error;
+        if (source.path == best || !std::filesystem::exists(best, error)) throw;
+        throw CheckpointError(std::string(e.what()) + "; run " + id_text + "'s best checkpoint may be whole: --checkpoint best, or " +
+                              "train --resume '" + best + "'");
+    }
     return source;
 }
 

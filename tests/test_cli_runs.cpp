@@ -320,6 +320,10 @@ void TestCliRuns::resumeMistakesAreExplained() {
     const CliResult truncated_eval = run_cli(with_store(store, {"evaluate", "--run", "1"}));
     QCOMPARE(truncated_eval.exit_code, 1);
     QVERIFY(truncated_eval.err.contains(QStringLiteral("is damaged")));
+    // The best checkpoint beside it is named as the way on.
+    QVERIFY2(truncated_eval.err.contains(QStringLiteral("; run 1's best checkpoint may be whole: --checkpoint best, or train --resume '")),
+             qPrintable(truncated_eval.err));
+    QCOMPARE(run_cli(with_store(store, {"evaluate", "--run", "1", "--checkpoint", "best"})).exit_code, 0);
 }
 
 // export --keras / --weights and import --evaluate (#16): the imported run evaluates as the run
@@ -405,7 +409,22 @@ void TestCliRuns::exportAndImportKeras() {
     QVERIFY2(with_weights.exit_code == 0, qPrintable(describe(with_weights)));
     QCOMPARE(mirrorlab::json::parse(with_weights.out.toStdString(), "import").at("loss").as_double(), run.at("loss").as_double());
     const CliResult not_keras = run_cli({"import", out.path() + "/run1.weights.h5"});
-    QVERIFY2(not_keras.exit_code == 1 && not_keras.err.contains(QStringLiteral("not a .keras archive")), qPrintable(describe(not_keras)));
+    QVERIFY2(not_keras.exit_code == 1 && not_keras.err.contains(QStringLiteral("not a .keras archive")) &&
+                 not_keras.err.contains(QStringLiteral("it is an HDF5 file (weights?)")),
+             qPrintable(describe(not_keras)));
+    // By what a file holds, not its name: a config named CFG.JSON was refused as "not a .keras archive".
+    QVERIFY(QFile::copy(config.fileName(), out.path() + "/CFG.JSON"));
+    const CliResult upper = run_cli({"import", out.path() + "/CFG.JSON"});
+    QVERIFY2(upper.exit_code == 0 && upper.out.contains(QStringLiteral("Total params")), qPrintable(describe(upper)));
+    // A .keras archive where a model JSON or a checkpoint is read: "invalid literal 'PK'", and "not a
+    // MirrorLab checkpoint", named neither what it is nor the command that reads it.
+    const CliResult as_model = run_cli({"summary", "--model", keras});
+    QVERIFY2(as_model.exit_code == 1 && as_model.err.contains(QStringLiteral("is a zip archive (a Keras .keras file?), not a model JSON: "
+                                                                             "`mirrorlab-cli import ")),
+             qPrintable(describe(as_model)));
+    const CliResult as_checkpoint = run_cli(with_store(store, {"evaluate", "--run", keras}));
+    QVERIFY2(as_checkpoint.exit_code == 1 && as_checkpoint.err.contains(QStringLiteral("`mirrorlab-cli import FILE --evaluate`")),
+             qPrintable(describe(as_checkpoint)));
     const CliResult no_weights = run_cli({"import", config.fileName(), "--evaluate"});
     QVERIFY2(no_weights.exit_code == 2 && no_weights.err.contains(QStringLiteral("needs weights")), qPrintable(describe(no_weights)));
 }

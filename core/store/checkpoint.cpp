@@ -275,6 +275,10 @@ struct Framing {
 // `file_bytes`: its whole size.
 Framing read_framing(const std::string& head, std::uint64_t file_bytes, const std::string& what) {
     if (head.size() < sizeof kCheckpointMagic || std::memcmp(head.data(), kCheckpointMagic, sizeof kCheckpointMagic) != 0) {
+        if (head.rfind("PK\x03\x04", 0) == 0) {  // what `export --keras` writes, given back
+            throw CheckpointError(what + " is a zip archive (a Keras .keras file?), not a MirrorLab checkpoint; "
+                                         "`mirrorlab-cli import FILE --evaluate` evaluates a .keras file");
+        }
         throw CheckpointError(what + " is not a MirrorLab checkpoint (it does not start with the checkpoint signature)");
     }
     if (file_bytes < kHeaderBytes + 4 || head.size() < kHeaderBytes) {
