@@ -566,6 +566,23 @@ private slots:
         read = read_delimited(alike);
         QCOMPARE(read.class_names, (Strings{"Sport", "finance", "sport"}));
         QVERIFY(has_warning(read, "the labels 'Sport' and 'sport' differ only in case and are different classes"));
+        // Spaces a keyboard does not show (thin, ideographic, zero-width) made classes that print as
+        // "sport"; one number written two ways made two classes without a word.
+        const std::string spaces = write_file(tmp, "spaces.csv", "label,text\nsport\xE2\x80\x89,goal\n\xE3\x80\x80sport,match\n"
+                                                                  "sport\xE2\x80\x8B,cup\nfinance,shares\n");
+        QCOMPARE(read_delimited(spaces).class_names, (Strings{"finance", "sport"}));
+        const std::string numbers = write_file(tmp, "numbers.csv", "label,text\n1,goal\n1.0,match\n2,cup\n2,shares\nx,other\n");
+        read = read_delimited(numbers);
+        QVERIFY2(has_warning(read, "the labels '1' and '1.0' are one number written differently and are different classes"),
+                 qPrintable(joined(read.warnings)));
+        // A header that names the label column: swapping the columns is not the fix for a class per row.
+        QByteArray unique_rows = "label,text\n";
+        for (int i = 0; i < 12; ++i) unique_rows += "topic" + QByteArray::number(i) + ",some text\n";
+        const std::string unique = write_file(tmp, "unique.csv", unique_rows);
+        QString unique_error = error_of<DataError>([&] { read_delimited(unique); });
+        QVERIFY2(unique_error.contains("every row has a label of its own") && unique_error.contains("a class needs several samples") &&
+                     !unique_error.contains("header row"),
+                 qPrintable(unique_error));
         // An unquoted comma in a text cut it there without a word.
         const std::string commas = write_file(tmp, "commas.csv", "label,text\nsport,won 3, then lost\nfinance,shares\nsport,\"quoted, whole\"\n");
         read = read_delimited(commas);

@@ -41,19 +41,30 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// A label as typed: ASCII spaces and no-break spaces (U+00A0, which spreadsheets paste) trimmed, so
-// that "sport\u00a0" is the class "sport" and not a second one that reads the same.
+// A label as typed: ASCII spaces and Unicode's spaces and invisible marks trimmed (the no-break
+// space spreadsheets paste, thin, ideographic and zero-width spaces, a stray byte-order mark), so
+// that "sport\u00a0" or "\u3000sport" is the class "sport" and not another that prints the same.
 std::string_view trim_label(std::string_view s) {
-    constexpr std::string_view kNoBreakSpace = "\xC2\xA0";
+    static constexpr std::string_view kInvisible[] = {
+        "\xC2\xA0",                                               // U+00A0 no-break space
+        "\xC2\x85",                                               // U+0085 next line
+        "\xE1\x9A\x80",                                           // U+1680 ogham space mark
+        "\xE2\x80\x80", "\xE2\x80\x81", "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85",
+        "\xE2\x80\x86", "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A",  // U+2000..U+200A
+        "\xE2\x80\x8B", "\xE2\x80\x8C", "\xE2\x80\x8D",       // U+200B..U+200D zero-width
+        "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF",       // line and paragraph separator, narrow no-break space
+        "\xE2\x81\x9F", "\xE2\x81\xA0",                         // medium mathematical space, word joiner
+        "\xE3\x80\x80",                                           // U+3000 ideographic space
+        "\xEF\xBB\xBF",                                           // U+FEFF byte-order mark
+    };
     for (;;) {
         s = trim(s);
-        if (s.substr(0, 2) == kNoBreakSpace) {
-            s.remove_prefix(2);
-        } else if (s.size() >= 2 && s.substr(s.size() - 2) == kNoBreakSpace) {
-            s.remove_suffix(2);
-        } else {
-            return s;
+        bool trimmed = false;
+        for (const std::string_view mark : kInvisible) {
+            if (s.starts_with(mark)) s.remove_prefix(mark.size()), trimmed = true;
+            if (s.ends_with(mark)) s.remove_suffix(mark.size()), trimmed = true;
         }
+        if (!trimmed) return s;
     }
 }
 
@@ -990,15 +1001,20 @@ std::pair<Column, Column> choose_columns(const std::vector<Row>& rows, bool has_
 }
 
 // The classes of the rows read, refused where they cannot be classes.
-void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t label_column, const std::string& path,
-                            LabelledTexts& out) {
+void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t label_column, bool named_by_header,
+                            const std::string& path, LabelledTexts& out) {
     if (out.texts.empty()) fail(path + ": no row has a text");
     assign_classes(raw_labels, out);
     // A label of its own on every row (IMDB's CSV read without its header, the text first): the
     // columns are the other way round, which the split would blame on a class with one sample.
     if (out.texts.size() >= 10 && out.class_names.size() == out.texts.size()) {
-        fail(path + ": every row has a label of its own (" + std::to_string(out.texts.size()) + " distinct labels in column " +
-             std::to_string(label_column) + ", e.g. " + in_quotes(out.class_names.front()) +
+        const std::string where = std::to_string(out.texts.size()) + " distinct labels in column " + std::to_string(label_column) +
+                                  ", e.g. " + in_quotes(out.class_names.front());
+        if (named_by_header) {  // the header named the column: swapping columns is not the fix
+            fail(path + ": every row has a label of its own (" + where +
+                 "): a class needs several samples to be learned; give each class more rows, or label the rows by fewer classes");
+        }
+        fail(path + ": every row has a label of its own (" + where +
              "): that column holds texts, not classes; put the label column first, or give the file a header row "
              "naming the columns label and text");
     }
@@ -1015,6 +1031,22 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
         out.warnings.push_back("the labels " + listed + " differ only in case and are different classes; write them alike if they "
                                "are one");
         break;  // one example is enough to see it
+    }
+    // "1" and "1.0" (or "01" once any label is not an integer): one number written two ways, two
+    // classes, and the class order changed with them, without a word.
+    std::map<double, std::vector<std::string>> by_value;
+    for (const std::string& name : out.class_names) {
+        double value = 0.0;
+        const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), value);
+        if (error == std::errc() && end == name.data() + name.size() && std::isfinite(value)) by_value[value].push_back(in_quotes(name));
+    }
+    for (const auto& [value, names] : by_value) {
+        if (names.size() < 2) continue;
+        std::string listed;
+        for (const std::string& name : names) listed += (listed.empty() ? "" : " and ") + name;
+        out.warnings.push_back("the labels " + listed + " are one number written differently and are different classes; write "
+                               "them alike if they are one");
+        break;
     }
 }
 
@@ -1140,7 +1172,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                                " fields: the text, the last column, holds an unquoted " + delimiter_name(delimiter) +
                                " and is read up to it; quote such texts (\"...\")");
     }
-    assign_checked_classes(raw_labels, label.index, path, out);
+    const bool named_by_header = has_header && usual_column_name(rows.front().fields[label.index], kLabelNames);
+    assign_checked_classes(raw_labels, label.index, named_by_header, path, out);
     return out;
 }
 
