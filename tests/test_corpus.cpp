@@ -817,6 +817,27 @@ private slots:
         LabelledTexts out_of_range = corpus;
         out_of_range.labels[3] = 5;
         QVERIFY(error_of<DataError>([&] { build_dataset(out_of_range, TokenizerOptions{}, 0.0, 1, "x"); }).contains("sample 3 has label 5"));
+
+        // Texts the tokenizer leaves without a word trained as empty sequences without a word; when
+        // every text is so, training on nothing.
+        LabelledTexts punctuation = corpus;
+        punctuation.texts[1] = "!!! ??? ...";
+        const DatasetSplit some = build_dataset(punctuation, TokenizerOptions{}, 0.0, 1, "x");
+        QVERIFY2(std::any_of(some.warnings.begin(), some.warnings.end(),
+                             [](const std::string& w) { return w.find("1 text has no word the tokenizer keeps") == 0; }),
+                 qPrintable(QString::fromStdString(some.warnings.empty() ? "" : some.warnings.front())));
+        for (std::string& text : punctuation.texts) text = "-- !!";
+        QVERIFY(error_of<DataError>([&] { build_dataset(punctuation, TokenizerOptions{}, 0.0, 1, "x"); })
+                    .contains("no text has a word the tokenizer keeps"));
+        // Chinese without spaces: each text one "word" that never repeats, without a hint.
+        LabelledTexts chinese = corpus;
+        for (size_t i = 0; i < chinese.texts.size(); ++i)
+            chinese.texts[i] = "今天的天气非常好我们一起去公园散步然后吃午饭再回家休息一下" + std::to_string(i);
+        const DatasetSplit unspaced = build_dataset(chinese, TokenizerOptions{}, 0.0, 1, "x");
+        QVERIFY(std::any_of(unspaced.warnings.begin(), unspaced.warnings.end(), [](const std::string& w) {
+            return w.find("6 training texts are Chinese, Japanese or Thai without spaces between words") == 0;
+        }));
+        QVERIFY(build_dataset(corpus, TokenizerOptions{}, 0.0, 1, "x").warnings.empty());
     }
 
     void buildDatasetFromFolder() {

@@ -1226,6 +1226,60 @@ void require_every_class_in_training(const LabelledTexts& corpus, const std::vec
 
 }  // namespace
 
+namespace {
+
+// Chinese, Japanese or Thai written without spaces between words (as they are): at least 20 of
+// their characters, more than 10 per space.
+bool unspaced_script(const std::string& text) {
+    int64_t script = 0, spaces = 0;
+    for (size_t i = 0; i < text.size();) {
+        const size_t length = utf8_sequence_length(text, i);
+        if (length == 0) {
+            ++i;
+            continue;
+        }
+        uint32_t cp = static_cast<unsigned char>(text[i]);
+        if (length > 1) {
+            cp &= 0x7Fu >> length;
+            for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+        }
+        script += (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x0E00 && cp <= 0x0E7F) ||
+                  (cp >= 0x3400 && cp <= 0x4DBF);
+        spaces += cp == ' ' || cp == '\n' || cp == '\t';
+        i += length;
+    }
+    return script >= 20 && script > 10 * (spaces + 1);
+}
+
+// What tokenizing did that a person would not expect: texts left with no word (only punctuation
+// or symbols) trained as empty sequences, and scripts without spaces became one "word" per text,
+// both without a word.
+void add_tokenizing_warnings(DatasetSplit& split, const std::vector<std::string>& train_texts, const std::string& who) {
+    int64_t empty = 0, texts = 0;
+    for (const TextDataset* part : {&split.train, &split.validation}) {
+        for (const auto& sequence : part->sequences) empty += sequence.empty();
+        texts += static_cast<int64_t>(part->sequences.size());
+    }
+    if (empty == texts) {
+        fail(who + ": no text has a word the tokenizer keeps (they hold only punctuation and symbols, which it drops as "
+                   "Keras' does); check that the text column holds the texts");
+    }
+    if (empty > 0) {
+        split.warnings.push_back(plural(empty, "text has", "texts have") +
+                                 " no word the tokenizer keeps (only punctuation and symbols, which it drops as Keras' does): "
+                                 "the model sees an empty sequence for them");
+    }
+    const auto unspaced = std::count_if(train_texts.begin(), train_texts.end(), unspaced_script);
+    if (unspaced * 5 > static_cast<int64_t>(train_texts.size())) {
+        split.warnings.push_back(plural(unspaced, "training text is", "training texts are") +
+                                 " Chinese, Japanese or Thai without spaces between words: the tokenizer splits words at spaces "
+                                 "(as Keras'), so each run of them is one word that seldom repeats; put spaces between the "
+                                 "words first (a word segmenter such as jieba for Chinese or MeCab for Japanese)");
+    }
+}
+
+}  // namespace
+
 DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
                            double validation_split, uint64_t seed, std::string name,
                            Tokenizer* tokenizer_out) {
@@ -1292,6 +1346,7 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     tokenizer.fit_on_texts(train_texts);
     split.train.sequences = tokenizer.texts_to_sequences(train_texts);
     split.validation.sequences = tokenizer.texts_to_sequences(validation_texts);
+    add_tokenizing_warnings(split, train_texts, who);
     for (TextDataset* part : {&split.train, &split.validation}) {
         part->name = name;
         part->synthetic = false;
