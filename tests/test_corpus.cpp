@@ -648,6 +648,12 @@ private slots:
         e = error_of<DataError>([&] { read_delimited(columns, topic); });
         QVERIFY2(e.contains("column 'bdy' not found; the header has: id, body, topic; check the spelling"), qPrintable(e));
 
+        // Two columns of one title: the first (short ids) was read as the texts without a word.
+        const std::string two_texts = write_file(tmp, "twice.csv", "label,text,text\npos,1,good\nneg,2,bad\n");
+        e = error_of<DataError>([&] { read_delimited(two_texts); });
+        QVERIFY2(e.contains(QString::fromStdString(two_texts + ":1: the header names two columns 'text' (columns 1 and 2, 0-based)")),
+                 qPrintable(e));
+
         const std::string short_row = write_file(tmp, "short.csv", "label,text\npos,good\nneg\n");
         e = error_of<DataError>([&] { read_delimited(short_row); });
         QVERIFY2(e.contains(QString::fromStdString(short_row + ":3: the row has 1 field, but the text column is column 1")),

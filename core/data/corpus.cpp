@@ -405,6 +405,15 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
              "first row be the header");
     }
     if (auto found = find_column(*header, name)) {
+        // A second column of the same title: which one was meant cannot be told (label,text,text
+        // read the first, short ids, as the texts without a word).
+        std::vector<std::string> rest(*header);
+        rest[*found] = std::string(1, '\0');
+        if (auto second = find_column(rest, name)) {
+            fail(path + ":" + std::to_string(header_line) + ": the header names two columns " + in_quotes(name) + " (columns " +
+                 std::to_string(*found) + " and " + std::to_string(*second) + ", 0-based); rename one so that the " + what +
+                 " column is named once");
+        }
         column.index = *found;
         return column;
     }
