@@ -900,7 +900,13 @@ class TestKerasData : public QObject {
                                                 "cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R.")));
         EXPECT_DATA_ERROR(read_reuters_npz_bytes(make_zip({{"x.npy", evil}, {"y.npy", y_npy({0})}}),
                                                  "reuters.npz"),
-                          "reuters.npz: entry 'x.npy'", "global 'os.system' is not allowed");
+                          "reuters.npz: entry 'x.npy'", "global 'os.system' is not allowed",
+                          "save x as Keras' reuters.npz holds it: an object array of Python lists of int ids");
+        // No wires at all: "[keras_load_data] no wire is left ... max() of an empty sequence" named
+        // neither the file nor what it lacks.
+        const Bytes no_wires = make_npy("{'descr': '|O', 'fortran_order': False, 'shape': (0,), }", bytes_of(py2_array_pickle("]", 0)));
+        EXPECT_DATA_ERROR(read_reuters_npz_bytes(make_zip({{"x.npy", no_wires}, {"y.npy", y_npy({})}}), "reuters.npz"),
+                          "reuters.npz: x holds no wires; save the wires' word-id lists in x and their labels in y");
         EXPECT_DATA_ERROR(read_reuters_npz(fixture("missing.npz")), "missing.npz", "cannot open");
         // An empty file on disk.
         const std::string empty = QDir::tempPath().toStdString() + "/mirrorlab_empty_reuters.npz";

@@ -58,8 +58,20 @@ RawReuters read_reuters_npz(const std::string& path) {
 
 RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string& source_name) {
     const ZipReader zip(std::move(bytes), source_name);
-    NpyArray x = read_member(zip, "x");
-    const NpyArray y = read_member(zip, "y");
+    // A ragged x made otherwise than Keras made it (numpy arrays inside, float ids) was refused in
+    // pickle's terms only ("opcode BINFLOAT", "global numpy._core.multiarray.scalar"): say how to
+    // save it so that it loads.
+    const auto member = [&](const char* name, const char* how) {
+        try {
+            return read_member(zip, name);
+        } catch (const DataError& e) {
+            const std::string what = e.what();
+            if (what.find("pickle") == std::string::npos) throw;
+            throw DataError(what + "; save " + name + " as Keras' reuters.npz holds it: " + how);
+        }
+    };
+    NpyArray x = member("x", "an object array of Python lists of int ids, np.array([list(map(int, a)) for a in xs], dtype=object)");
+    const NpyArray y = member("y", "an integer array, np.array(labels, dtype=np.int64)");
     if (x.kind != NpyKind::Object || x.shape.size() != 1) {
         throw DataError(x.source + ": holds a '" + x.descr + "' array of " +
                         std::to_string(x.shape.size()) +
@@ -72,6 +84,9 @@ RawReuters read_reuters_npz_bytes(std::vector<uint8_t> bytes, const std::string&
     RawReuters raw;
     raw.labels = y.to_int64();
     raw.xs = std::move(x.objects);
+    if (raw.xs.empty()) {
+        throw DataError(source_name + ": x holds no wires; save the wires' word-id lists in x and their labels in y");
+    }
     if (raw.xs.size() != raw.labels.size()) {
         throw DataError(source_name + ": x has " + std::to_string(raw.xs.size()) +
                         " wires but y has " + std::to_string(raw.labels.size()) +
