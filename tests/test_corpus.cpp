@@ -247,6 +247,16 @@ private slots:
         QVERIFY2(e.contains(QString::fromStdString("folder '" + one + "' needs at least two classes")), qPrintable(e));
         QVERIFY2(e.contains("found only 'pos'"), qPrintable(e));
 
+        // folder:aclImdb for folder:aclImdb/train: the splits were taken for the classes.
+        for (const char* review : {"imdb/train/pos/1.txt", "imdb/train/neg/2.txt", "imdb/train/unsup/3.txt", "imdb/test/pos/4.txt",
+                                 "imdb/test/neg/5.txt", "imdb/train/urls_pos.txt"})
+            write_file(tmp, review, "a review");
+        e = error_of<DataError>([&] { read_text_folder(tmp.filePath("imdb").toStdString()); });
+        QVERIFY2(e.contains("its subfolders 'test', 'train' are a data set's splits, each holding the classes ('neg', 'pos')") &&
+                     e.contains("folder:" + tmp.filePath("imdb/train")),
+                 qPrintable(e));
+        QCOMPARE(read_text_folder(tmp.filePath("imdb/train").toStdString()).class_names, (Strings{"neg", "pos", "unsup"}));
+
         make_dir(tmp, "none/a");
         make_dir(tmp, "none/b");
         e = error_of<DataError>([&] { read_text_folder(tmp.filePath("none").toStdString()); });

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -653,6 +654,41 @@ std::vector<fs::path> class_folders(const fs::path& root, const std::string& dir
     return class_dirs;
 }
 
+// folder:aclImdb instead of folder:aclImdb/train: the "classes" were the splits (train, test),
+// each holding the real classes (neg, pos), and the model learned to tell the splits apart.
+void refuse_split_folders(const std::vector<fs::path>& class_dirs, const std::string& dir) {
+    static const std::set<std::string> kSplitNames = {"train", "training", "test", "testing", "val", "valid",
+                                                      "validation", "dev", "eval", "evaluation"};
+    if (class_dirs.size() < 2) return;
+    std::optional<std::set<std::string>> common;
+    for (const fs::path& class_dir : class_dirs) {
+        if (kSplitNames.count(ascii_lower(class_dir.filename().string())) == 0) return;
+        std::set<std::string> inside;
+        std::error_code ec;
+        for (fs::directory_iterator it(class_dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            std::error_code type_ec;
+            if (!name.empty() && name.front() != '.' && it->is_directory(type_ec)) inside.insert(name);
+        }
+        if (!common) {
+            common = std::move(inside);
+            continue;
+        }
+        std::set<std::string> both;
+        std::set_intersection(common->begin(), common->end(), inside.begin(), inside.end(), std::inserter(both, both.end()));
+        common = std::move(both);
+    }
+    if (!common || common->size() < 2) return;
+    std::string splits, classes;
+    for (const fs::path& class_dir : class_dirs) splits += (splits.empty() ? "" : ", ") + in_quotes(class_dir.filename().string());
+    for (const std::string& name : *common) classes += (classes.empty() ? "" : ", ") + in_quotes(name);
+    const auto training = std::find_if(class_dirs.begin(), class_dirs.end(),
+                                       [](const fs::path& p) { return ascii_lower(p.filename().string()).rfind("train", 0) == 0; });
+    const fs::path train = training != class_dirs.end() ? *training : class_dirs.front();
+    fail("folder " + in_quotes(dir) + ": its subfolders " + splits + " are a data set's splits, each holding the classes (" +
+         classes + "), not classes themselves; give the split to train on, folder:" + train.string());
+}
+
 struct FolderCounts {
     int64_t empty_files = 0;
     int64_t other_files = 0;  // in class folders, not .txt
@@ -713,6 +749,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
 
     int64_t loose_files = 0;
     const std::vector<fs::path> class_dirs = class_folders(root, dir, loose_files);
+    refuse_split_folders(class_dirs, dir);
 
     LabelledTexts out;
     out.source = dir;
