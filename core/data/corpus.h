@@ -41,7 +41,8 @@ struct LabelledTexts {
 // and file is read at most once (a link loop ends, a second link reads nothing twice), and a link
 // that leads back into the corpus outside its own class folder, or to a folder that holds the
 // corpus or a class folder (".."), is skipped with a warning naming it: its files would be read
-// under the wrong class. Errors: the folder is missing or not a folder, it has no subfolders, a
+// under the wrong class. Errors: the folder is missing or not a folder, it has no subfolders, its
+// subfolders are a data set's splits (train, test, ...) each holding the same class folders, a
 // .txt file cannot be read or is larger than 2 GiB, or fewer than two classes remain ("needs at
 // least two classes").
 LabelledTexts read_text_folder(const std::string& dir);
