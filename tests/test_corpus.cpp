@@ -735,7 +735,7 @@ private slots:
         const std::string path = write_file(tmp, "latin.csv", "label,text\nfr,caf\xE9\nde,Stra\xDF" "e\n");
         const LabelledTexts corpus = read_delimited(path);
         QCOMPARE(corpus.texts, (Strings{"café", "Straße"}));
-        QCOMPARE(corpus.warnings, (Strings{"file " + path + " is not UTF-8; read as Latin-1"}));
+        QCOMPARE(corpus.warnings, (Strings{"file " + path + " is not UTF-8; read as Latin-1 (the first byte that is not UTF-8 is on line 2)"}));
         QVERIFY(is_valid_utf8("naïve"));
         QVERIFY(!is_valid_utf8("\xC0\x80"));      // overlong
         QVERIFY(!is_valid_utf8("\xED\xA0\x80"));  // surrogate

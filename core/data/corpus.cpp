@@ -153,7 +153,8 @@ std::string read_bytes(const fs::path& path) {
 // Bytes to UTF-8 text: BOM dropped, universal newlines, and every byte that is not part of a valid
 // UTF-8 sequence read as Latin-1 (so a Latin-1 file decodes as Latin-1, and a UTF-8 file with a few
 // stray Latin-1 bytes keeps its UTF-8 characters). Returns whether any byte needed the fallback.
-bool decode_text(std::string_view bytes, std::string& text) {
+// `first_latin1_line`, when given, gets the line of the first such byte (1-based).
+bool decode_text(std::string_view bytes, std::string& text, int64_t* first_latin1_line = nullptr) {
     if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
 
     bool latin1 = false;
@@ -162,6 +163,8 @@ bool decode_text(std::string_view bytes, std::string& text) {
     for (size_t i = 0; i < bytes.size();) {
         const size_t length = utf8_sequence_length(bytes, i);
         if (length == 0) {
+            if (!latin1 && first_latin1_line != nullptr)
+                *first_latin1_line = 1 + std::count(text.begin(), text.end(), '\n');
             text += latin1_to_utf8(bytes.substr(i, 1));
             latin1 = true;
             ++i;
@@ -1100,14 +1103,17 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
 
 LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& options) {
     std::string text;
-    const bool latin1 = decode_text(read_text_bytes(path), text);
+    int64_t first_latin1_line = 0;
+    const bool latin1 = decode_text(read_text_bytes(path), text, &first_latin1_line);
 
     std::string delimiter_note;
     const char delimiter = choose_delimiter(path, options, text, delimiter_note);
 
     LabelledTexts out;
     out.source = path;
-    if (latin1) out.warnings.push_back(latin1_warning(path));
+    // The line tells a UTF-8 file with one stray byte (fix that line) from a Latin-1 file.
+    if (latin1) out.warnings.push_back(latin1_warning(path) + " (the first byte that is not UTF-8 is on line " +
+                                       std::to_string(first_latin1_line) + ")");
     if (!delimiter_note.empty()) out.warnings.push_back(delimiter_note);
 
     std::vector<Row> rows;
