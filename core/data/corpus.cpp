@@ -1049,6 +1049,19 @@ std::pair<Column, Column> choose_columns(const std::vector<Row>& rows, bool has_
             resolve_column(options.text_column, "text", 1, header, path, header_line, header_reason)};
 }
 
+// The first group of two or more labels that read alike (`how`), as a warning: one example is
+// enough to see it.
+template <typename Key>
+void warn_of_alike_labels(const std::map<Key, std::vector<std::string>>& groups, const std::string& how, LabelledTexts& out) {
+    for (const auto& [key, names] : groups) {
+        if (names.size() < 2) continue;
+        std::string listed;
+        for (const std::string& name : names) listed += (listed.empty() ? "" : " and ") + name;
+        out.warnings.push_back("the labels " + listed + " " + how + " and are different classes; write them alike if they are one");
+        return;
+    }
+}
+
 // The classes of the rows read, refused where they cannot be classes.
 void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t label_column, bool named_by_header,
                             const std::string& path, LabelledTexts& out) {
@@ -1073,14 +1086,7 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
     // "Sport" and "sport": two classes the model must tell apart, most likely meant as one.
     std::map<std::string, std::vector<std::string>> by_lower_case;
     for (const std::string& name : out.class_names) by_lower_case[ascii_lower(name)].push_back(in_quotes(name));
-    for (const auto& [lower, names] : by_lower_case) {
-        if (names.size() < 2) continue;
-        std::string listed;
-        for (const std::string& name : names) listed += (listed.empty() ? "" : " and ") + name;
-        out.warnings.push_back("the labels " + listed + " differ only in case and are different classes; write them alike if they "
-                               "are one");
-        break;  // one example is enough to see it
-    }
+    warn_of_alike_labels(by_lower_case, "differ only in case", out);
     // "1" and "1.0" (or "01" once any label is not an integer): one number written two ways, two
     // classes, and the class order changed with them, without a word.
     std::map<double, std::vector<std::string>> by_value;
@@ -1089,14 +1095,7 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
         const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), value);
         if (error == std::errc() && end == name.data() + name.size() && std::isfinite(value)) by_value[value].push_back(in_quotes(name));
     }
-    for (const auto& [value, names] : by_value) {
-        if (names.size() < 2) continue;
-        std::string listed;
-        for (const std::string& name : names) listed += (listed.empty() ? "" : " and ") + name;
-        out.warnings.push_back("the labels " + listed + " are one number written differently and are different classes; write "
-                               "them alike if they are one");
-        break;
-    }
+    warn_of_alike_labels(by_value, "are one number written differently", out);
 }
 
 }  // namespace
