@@ -451,7 +451,7 @@ private slots:
     }
 
     // A TSV text that starts with a quotation and has no closing '"' on its line: read as a quoted
-    // field it swallowed every row up to the next '"' in the file, silently (3 rows became 1).
+    // field it swallowed every row up to the next '"' in the file without a word (here 4 rows became 1).
     void tsvQuotationAtTheStartOfATextKeepsItsRows() {
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
