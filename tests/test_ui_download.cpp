@@ -156,6 +156,19 @@ private slots:
         if (!reuters21578_.isEmpty()) qputenv("MIRRORLAB_REUTERS21578_DIR", reuters21578_);
     }
 
+    // A load asked for while another runs (Train again right after launch, while the default data
+    // loads) was dropped without a word: Start then trained on the default data.
+    void aLoadAskedDuringAnotherWins() {
+        DataPanel panel;
+        panel.show();
+        panel.load(QStringLiteral("synthetic:2000:100"));  // the window's first load
+        panel.load(QStringLiteral("synthetic:120:30"));
+        QVERIFY(panel.waitUntilLoaded(60000));
+        QCOMPARE(panel.loadedSpec(), QStringLiteral("synthetic:120:30"));
+        QTest::qWait(200);  // the abandoned default load ends too; nothing it delivers replaces this one
+        QCOMPARE(panel.loadedSpec(), QStringLiteral("synthetic:120:30"));
+    }
+
     // reuters.npz alone shows word ids; the panel offers Keras' word index, downloads it as it
     // downloads the npz (resumable, checked: Keras gives an MD5 for this file) and then shows words,
     // saying where they come from. A damaged download is refused.

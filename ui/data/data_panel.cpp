@@ -293,7 +293,12 @@ void DataPanel::showLoadedInForm() {
 }
 
 void DataPanel::load(const QString& spec_text) {
-    if (loading_) return;
+    if (loading_) {
+        if (spec_text == loading_spec_) return;  // already on its way
+        // The newest request wins: Train again during the first load (the default data) was
+        // dropped without a word, and Start then trained on the default data.
+        cancelLoad();
+    }
     if (worker_.joinable()) worker_.join();
     loading_ = true;
     loading_spec_ = spec_text;
