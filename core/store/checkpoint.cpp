@@ -131,6 +131,12 @@ Checkpoint read_manifest(const json::Value& manifest, const std::string& bytes, 
     }
     state.replicas = static_cast<int>(bounded(manifest, "replicas", 1, kInt32Max));
     state.history = history_from_json(manifest.at("history"));
+    // Every epoch done has its line in the history: an epoch count beyond it (2^31 - 1) is damage,
+    // and resuming sized the window's epoch list by it (out of memory).
+    if (static_cast<std::size_t>(state.epochs_done) > state.history.epochs.size() + 1) {
+        throw CheckpointError(what + " is damaged: it says " + std::to_string(state.epochs_done) + " epochs are done, but its history holds " +
+                              std::to_string(state.history.epochs.size()));
+    }
     const json::Value& optimizer = manifest.at("optimizer_state");
     state.optimizer_state.iterations = optimizer.at("iterations").as_int64();
     state.optimizer_state.nadam_u_product = optimizer.at("nadam_u_product").as_double();

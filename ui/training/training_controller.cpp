@@ -59,7 +59,7 @@ void TrainingController::openStore() {
     try {
         store_ = std::make_unique<RunStore>(RunStore::default_folder());
         loadStoredRuns();
-    } catch (const Error& error) {
+    } catch (const std::exception& error) {
         store_.reset();
         store_problem_ = tr("Runs are not kept: %1").arg(QString::fromStdString(error.what()));
     }
@@ -82,7 +82,7 @@ void TrainingController::loadStoredRuns() {
         try {
             const json::Value settings = json::parse(info.settings_json, "settings");
             if (const json::Value* config = settings.find("train_config")) record.config = train_config_from_json(*config);
-        } catch (const Error&) {
+        } catch (const std::exception&) {
             // A row another version wrote: shown without its settings.
         }
         record.config.epochs = info.epochs_planned;
@@ -108,8 +108,15 @@ void TrainingController::endRecording() {
     const std::int64_t id = recorded_->info().id;
     recorded_.reset();  // commits the rows left
     if (!store_) return;
+    bool has_checkpoint = false;
+    try {
+        has_checkpoint = !store_->checkpoints(id).empty();
+    } catch (const std::exception&) {
+        // A store that cannot be read now (an I/O error, recovery under way) must not end the
+        // program from a timer: the run is offered without Resume, the store's rows stay.
+    }
     for (RunRecord& record : runs_) {
-        if (record.id == id) record.has_checkpoint = !store_->checkpoints(id).empty();
+        if (record.id == id) record.has_checkpoint = has_checkpoint;
     }
 }
 
@@ -137,7 +144,7 @@ int TrainingController::start(const RunSettings& settings) {
         // id, and the trainer shows the warning that says how many.
         data = make_train_data(*settings.data, settings.model->input_length(), settings.model->vocabulary_size(),
                                OovPolicy::MapToOov);
-    } catch (const Error& error) {
+    } catch (const std::exception& error) {  // also bad_alloc: padding a data set too large for memory
         // Nothing ran: the run is listed as failed with the reason, as the engine's own failures are.
         setIdAside(record.id);
         record.title = titleOf(record.id, record.devices_spec, record.config);
@@ -201,7 +208,7 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
         std::erase_if(record.steps, [&](const StepPoint& step) { return step.global_step > checkpoint.state.global_step; });
         launch(std::move(record), settings, std::move(train_data), std::move(checkpoint), id, std::move(fingerprint), listed_at);
         return id;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return 0;
     }
@@ -257,7 +264,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
                 tensorboard_ = std::make_unique<TensorBoardLogger>(options, warn);
                 tensorboard_run_ = record.id;
             }
-        } catch (const Error& error) {
+        } catch (const std::exception& error) {
             if (resume_run_id > 0) throw;
             not_recorded = LogEvent{LogLevel::Warning, tr("This run is not kept: %1").arg(QString::fromStdString(error.what())).toStdString()};
         }
@@ -302,7 +309,7 @@ std::optional<StoredSettings> TrainingController::storedSettings(int id, QString
             stored.data_spec = QString::fromStdString(spec->as_string());
         }
         return stored;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return std::nullopt;
     }
@@ -319,7 +326,7 @@ bool TrainingController::editRun(int id, const QString& text, bool is_name, QStr
         }
         emit runsChanged();
         return true;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return false;
     }
@@ -344,7 +351,7 @@ bool TrainingController::deleteRun(int id, QString* error) {
         std::erase_if(runs_, [id](const RunRecord& r) { return r.id == id; });
         emit runsChanged();
         return true;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return false;
     }
@@ -399,7 +406,7 @@ int TrainingController::nextRunId() const {
     if (store_) {
         try {
             last = std::max(last, store_->last_id());
-        } catch (const Error&) {
+        } catch (const std::exception&) {
             // A store another process holds locked: the list's numbers go on.
         }
     }
@@ -412,7 +419,7 @@ void TrainingController::setIdAside(int id) {
     if (!store_) return;
     try {
         store_->set_ids_aside_through(id);
-    } catch (const Error&) {
+    } catch (const std::exception&) {
         // The worst outcome is two runs with one number in this window's list.
     }
 }
@@ -439,7 +446,7 @@ void TrainingController::takeJobWeights(int id) {
             return;  // another run took the id: not this job's weights
         }
         job_weights_ = std::move(checkpoint.state.weights);
-    } catch (const Error&) {
+    } catch (const std::exception&) {
         // No checkpoint (stopped in its first epoch) or none readable: Try it says to train first.
     }
 }
