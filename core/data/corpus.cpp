@@ -289,12 +289,12 @@ std::string delimiter_name(char d) {
 }
 
 // A quoted field that runs over lines and whose closing '"' is followed by more text, not by the
-// delimiter or the line's end, was opened by a '"' that belongs to the text (a TSV line whose text
-// starts with a quotation): read as quoted, it would take in the rows up to the next '"' in the
-// file without a word. Such a field is read as plain text from its '"' to the delimiter, and
-// `literal_quote_lines` gets the line it starts on for a warning.
-std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting, const std::string& path,
-                            std::vector<int64_t>& literal_quote_lines) {
+// delimiter or the line's end, or that no '"' closes before the file ends, was opened by a '"'
+// that belongs to the text (a TSV line whose text starts with a quotation): read as quoted, it
+// would take in the rows up to the next '"' in the file without a word, or refuse the file. Such a
+// field is read as plain text from its '"' to the delimiter, and `literal_quote_lines` gets the
+// line it starts on for a warning.
+std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quoting, std::vector<int64_t>& literal_quote_lines) {
     std::vector<Row> rows;
     size_t i = 0;
     int64_t line = 1;
@@ -312,14 +312,8 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
                 const int64_t opened = line;
                 const size_t opening_quote = i;
                 ++i;
-                while (true) {
-                    if (i >= n) {
-                        fail(path + ":" + std::to_string(opened) +
-                             ": a quoted field opened on this line is never closed (the file ends "
-                             "inside "
-                             "the quotes); close it with '\"', and write a quote inside a quoted "
-                             "field as \"\"");
-                    }
+                bool closed = false;
+                while (i < n) {
                     const char c = text[i];
                     if (c == '"') {
                         if (i + 1 < n && text[i + 1] == '"') {
@@ -328,13 +322,17 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
                             continue;
                         }
                         ++i;
+                        closed = true;
                         break;
                     }
                     if (c == '\n') ++line;
                     field += c;
                     ++i;
                 }
-                if (line != opened && !at_field_end(i)) {
+                // Spaces after a closing quote, before the delimiter, are Python's csv's as well.
+                size_t after = i;
+                while (after < n && (text[after] == ' ' || (text[after] == '\t' && delimiter != '\t'))) ++after;
+                if (!closed || (line != opened && !at_field_end(after))) {
                     literal_quote_lines.push_back(opened);
                     field.clear();
                     i = opening_quote;
@@ -1089,11 +1087,22 @@ void assign_checked_classes(const std::vector<std::string>& raw_labels, size_t l
     warn_of_alike_labels(by_lower_case, "differ only in case", out);
     // "1" and "1.0" (or "01" once any label is not an integer): one number written two ways, two
     // classes, and the class order changed with them, without a word.
-    std::map<double, std::vector<std::string>> by_value;
+    // Keyed by the number's shortest text: integers exactly (codes beyond 2^53 stay apart), others
+    // as doubles.
+    std::map<std::string, std::vector<std::string>> by_value;
     for (const std::string& name : out.class_names) {
+        const char* first = name.data();
+        const char* last = name.data() + name.size();
+        int64_t integer = 0;
         double value = 0.0;
-        const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), value);
-        if (error == std::errc() && end == name.data() + name.size() && std::isfinite(value)) by_value[value].push_back(in_quotes(name));
+        if (const auto [end, error] = std::from_chars(first, last, integer); error == std::errc() && end == last) {
+            by_value[std::to_string(integer)].push_back(in_quotes(name));
+        } else if (const auto [end2, error2] = std::from_chars(first, last, value);
+                   error2 == std::errc() && end2 == last && std::isfinite(value)) {
+            char key[40];
+            const auto [key_end, key_error] = std::to_chars(key, key + sizeof key, value);
+            if (key_error == std::errc()) by_value[std::string(key, key_end)].push_back(in_quotes(name));
+        }
     }
     warn_of_alike_labels(by_value, "are one number written differently", out);
 }
@@ -1115,9 +1124,18 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                                        std::to_string(first_latin1_line) + ")");
     if (!delimiter_note.empty()) out.warnings.push_back(delimiter_note);
 
+    // Files joined one after another (`cat a.csv b.csv`): the second one's byte-order mark began a
+    // label ("\uFEFFsport", a class of its own that prints as "sport"), and its header row became a
+    // sample of the class "label". The marks go before the rows are parsed (a quoted field after
+    // one would keep its quotes), the repeated header below; both with a warning.
+    int64_t joined_files = 0;
+    for (size_t at = text.find("\n\xEF\xBB\xBF"); at != std::string::npos; at = text.find("\n\xEF\xBB\xBF", at + 1)) {
+        text.erase(at + 1, 3);
+        ++joined_files;
+    }
     std::vector<Row> rows;
     std::vector<int64_t> literal_quote_lines;
-    for (auto& row : parse_rows(text, delimiter, options.quoting, path, literal_quote_lines)) {
+    for (auto& row : parse_rows(text, delimiter, options.quoting, literal_quote_lines)) {
         if (!row.blank) rows.push_back(std::move(row));
     }
     if (!literal_quote_lines.empty()) {
@@ -1135,16 +1153,6 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         fail(path +
              ": the file is empty; expected one row per sample with a label and a text column");
 
-    // Files joined one after another (`cat a.csv b.csv`): the second one's byte-order mark began a
-    // label ("\uFEFFsport", a class of its own that prints as "sport"), and its header row became a
-    // sample of the class "label". Both are dropped, with a warning.
-    int64_t joined_files = 0;
-    for (size_t r = 1; r < rows.size(); ++r) {
-        std::string& first = rows[r].fields.front();
-        if (first.rfind("\xEF\xBB\xBF", 0) != 0) continue;
-        first.erase(0, 3);
-        ++joined_files;
-    }
     std::string reason;  // why a header was assumed (only for the heuristic rules)
     const bool has_header = has_header_row(rows, options, reason);
     const auto repeats_header = [&](const Row& row) {
@@ -1223,7 +1231,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                                " fields: the text, the last column, holds an unquoted " + delimiter_name(delimiter) +
                                " and is read up to it; quote such texts (\"...\")");
     }
-    const bool named_by_header = has_header && usual_column_name(rows.front().fields[label.index], kLabelNames);
+    const bool named_by_header = has_header && label.index < rows.front().fields.size() &&
+                                 usual_column_name(rows.front().fields[label.index], kLabelNames);
     assign_checked_classes(raw_labels, label.index, named_by_header, path, out);
     return out;
 }

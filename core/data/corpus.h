@@ -59,8 +59,9 @@ struct DelimitedOptions {
     std::optional<char> delimiter;
     // RFC 4180 quoting: a field that starts with '"' runs to the next lone '"', may hold the
     // delimiter and line breaks, and "" inside it is one '"'. A field whose '"' is not closed on its
-    // line and whose closing '"' is followed by more text is read unquoted, with a warning: its
-    // '"' opened a quotation in the text, and quoting would swallow the rows up to the next '"'.
+    // line and whose closing '"' is followed by more text (or that no '"' closes) is read unquoted,
+    // with a warning: its '"' opened a quotation in the text, and quoting would swallow the rows up
+    // to the next '"'.
     // Off = quotes are ordinary characters.
     bool quoting = true;
     // Auto: the first row is a header when
