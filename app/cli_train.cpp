@@ -81,8 +81,10 @@ void install_stop_handlers() {
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
     // The terminal closed (an ssh session dropped): the run stops as for SIGTERM, its checkpoints
-    // and rows kept and its status "stopped", where the default action killed it mid-step.
-    sigaction(SIGHUP, &action, nullptr);
+    // and rows kept and its status "stopped", where the default action killed it mid-step. Under
+    // nohup (SIGHUP ignored) it keeps ignoring it: the run was asked to outlive the terminal.
+    struct sigaction hangup {};
+    if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, nullptr);
 }
 
 const char* signal_label(int signal_number) {

@@ -26,14 +26,15 @@ bool checkpoint_exists(const std::string& path) {
     return std::filesystem::exists(status);
 }
 
-// Whether the run kept best.mlckpt only (Keras' save_best_only): its settings say so.
+// Whether the run may have kept best.mlckpt only (Keras' save_best_only): its settings say so; a
+// run recorded before they did (no such key) may have, and answers with best.mlckpt as it did.
 bool keeps_best_only(const RunInfo& run) {
     try {
         const json::Value settings = json::parse(run.settings_json, "settings");
         const json::Value* best_only = settings.is_object() ? settings.find("save_best_only") : nullptr;
-        return best_only && best_only->is_bool() && best_only->as_bool();
+        return !best_only || !best_only->is_bool() || best_only->as_bool();
     } catch (const Error&) {
-        return false;
+        return true;
     }
 }
 
@@ -85,7 +86,7 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
         // A data path that is not UTF-8 is kept with U+FFFD for its bad bytes: the run is still recorded
         // (Train again then names the path it cannot find).
         json::Value settings = run_settings_json(description.config, device_spec, description.settings);
-        if (description.save_best_only) settings.set("save_best_only", true);  // only best.mlckpt is kept
+        settings.set("save_best_only", description.save_best_only);  // true: only best.mlckpt is kept
         run.settings_json = json::dump(settings, 1, json::InvalidUtf8::Replace);
         run.model_json = description.model_json;
         run.devices = device_spec;
