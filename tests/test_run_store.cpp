@@ -23,6 +23,7 @@
 #include "core/device/device.h"
 #include "core/model/model.h"
 #include "core/store/checkpoint.h"
+#include "core/store/recorded_run.h"
 #include "core/util/crc32c.h"
 #include "core/store/model_checkpoint.h"
 #include "core/store/run_recorder.h"
@@ -157,6 +158,7 @@ private slots:
     void impossibleCheckpointContentsAreNamed();
     void everyOptimizersCheckpointsLoad();
     void runFoldersTheDatabaseForgotKeepTheirIds();
+    void aMissingLastCheckpointIsSaid();
     void aDatabaseThatCannotBeOpenedIsNamed();
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
@@ -510,6 +512,34 @@ void TestRunStore::runFoldersTheDatabaseForgotKeepTheirIds() {
                  e.what());
     }
     QCOMPARE(reopened.list().size(), std::size_t{1});
+}
+
+// last.mlckpt moved away while best.mlckpt stays: the best one answered for "last" without a word
+// (resume retrained the epochs after it). Only a run that kept best.mlckpt alone answers so, and a
+// run recorded before that was written down (no "save_best_only" in its settings), as before.
+void TestRunStore::aMissingLastCheckpointIsSaid() {
+    Folder folder;
+    RunInfo run;
+    run.id = 7;
+    run.folder = folder.path;
+    write_bytes(ModelCheckpoint::best_path(folder.path), "best");
+    const std::pair<std::string, bool> cases[] = {
+        {"{\"save_best_only\": true}", true}, {"{}", true}, {"{\"save_best_only\": false}", false}};
+    for (const auto& [settings, answers] : cases) {
+        run.settings_json = settings;
+        if (answers) {
+            QCOMPARE(checkpoint_path_of(run), ModelCheckpoint::best_path(folder.path));
+            continue;
+        }
+        try {
+            checkpoint_path_of(run);
+            QFAIL("best.mlckpt answered for a missing last.mlckpt");
+        } catch (const CheckpointError& e) {
+            QVERIFY2(std::string(e.what()).find("run 7's last checkpoint '" + ModelCheckpoint::last_path(folder.path) +
+                                                "' is missing (moved or deleted)") != std::string::npos,
+                     e.what());
+        }
+    }
 }
 
 // runs.sqlite as a folder, a link to nothing or a loop of links: SQLite says only "unable to open
