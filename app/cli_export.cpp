@@ -105,7 +105,8 @@ int command_import(const ImportCommand& command) {
         const std::optional<bool> archive = regular_file_starts_with(command.path, "PK\x03\x04");
         if (archive.has_value() && !*archive) {
             const std::string text = read_file_text(command.path, kKerasMaxFileBytes, "'" + command.path + "'", "a model");
-            const std::size_t first = text.find_first_not_of(" \t\r\n");
+            // A byte-order mark first (Windows Notepad's UTF-8) is JSON's too.
+            const std::size_t first = text.find_first_not_of(" \t\r\n", text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0);
             if (first == std::string::npos || text[first] != '{') {
                 throw DataError("'" + command.path + "' is not a .keras archive (a zip) nor a model JSON (model.to_json(), config.json)" +
                                 (text.rfind("\x89HDF", 0) == 0 ? ": it is an HDF5 file (weights?); give the model, and the weights "

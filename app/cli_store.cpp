@@ -91,9 +91,9 @@ std::string table_cell(const std::string& text, int width) {
 }
 
 void print_run_line(const RunInfo& run) {
-    std::printf("%5lld  %s  %-11s  %3d/%-3d  %4d  %-20.20s  %s  %s\n", static_cast<long long>(run.id), table_cell(run.name, 20).c_str(),
+    std::printf("%5lld  %s  %-11s  %3d/%-3d  %4d  %s  %s  %s\n", static_cast<long long>(run.id), table_cell(run.name, 20).c_str(),
                 std::string(run_status_name(run.status)).c_str(), run.epochs_completed, run.epochs_planned, run.best_epoch,
-                run.started_at.c_str(), table_cell(run.data_name, 28).c_str(), printable(run.devices).c_str());
+                table_cell(run.started_at, 20).c_str(), table_cell(run.data_name, 28).c_str(), printable(run.devices).c_str());
 }
 
 json::Value run_json(const RunInfo& run) {
@@ -145,8 +145,9 @@ int show_run(const RunStore& store, std::int64_t id, bool json_output) {
     std::printf("Run %lld: %s\n", static_cast<long long>(run.id), printable(run.name).c_str());
     if (!run.note.empty()) std::printf("Note: %s\n", printable(run.note, true).c_str());
     std::printf("Status: %s%s%s\n", std::string(run_status_name(run.status)).c_str(), run.status_text.empty() ? "" : " - ",
-                run.status_text.c_str());
-    std::printf("Started %s%s%s\n", run.started_at.c_str(), run.ended_at.empty() ? "" : ", ended ", run.ended_at.c_str());
+                printable(run.status_text, true).c_str());
+    std::printf("Started %s%s%s\n", printable(run.started_at).c_str(), run.ended_at.empty() ? "" : ", ended ",
+                printable(run.ended_at).c_str());
     std::printf("Data: %s\nDevices: %s (%d replica%s)\nParameters: %lld\nSteps recorded: %lld\nFolder: %s\n", run.data_name.c_str(),
                 run.devices.c_str(), run.replicas, run.replicas == 1 ? "" : "s", static_cast<long long>(run.parameters),
                 static_cast<long long>(run.steps_recorded), run.folder.c_str());
@@ -500,6 +501,10 @@ Command add_runs_command(CLI::App& app) {
     return {command, [options, words, tensorboard, batches, filter, status, json] {
                 if (!words->empty()) options->action = words->front();
                 const std::string& action = options->action;
+                const bool takes_text = action == "rename" || action == "note";
+                if (action != "list" && action != "show" && action != "delete" && action != "export" && !takes_text) {
+                    throw UsageError("runs: unknown action '" + action + "'; use list, show, rename, note, delete or export");
+                }
                 // An option of another action was ignored without a word (runs show 1 --tensorboard x).
                 const std::pair<CLI::Option*, std::vector<std::string>> used_by[] = {
                     {tensorboard, {"export"}}, {batches, {"export"}}, {filter, {"list"}}, {status, {"list"}}, {json, {"list", "show"}}};
@@ -509,11 +514,7 @@ Command add_runs_command(CLI::App& app) {
                     for (const std::string& a : actions) listed += (listed.empty() ? "runs " : " and runs ") + a;
                     throw UsageError(option->get_name() + " is for " + listed + ", not runs " + action);
                 }
-                const bool takes_text = action == "rename" || action == "note";
                 const std::size_t needed = action == "list" ? 1 : takes_text ? 3 : 2;
-                if (action != "list" && action != "show" && action != "delete" && action != "export" && !takes_text) {
-                    throw UsageError("runs: unknown action '" + action + "'; use list, show, rename, note, delete or export");
-                }
                 if (action == "export" && options->tensorboard.empty()) {
                     throw UsageError("runs export needs --tensorboard DIR: the folder for the event files");
                 }

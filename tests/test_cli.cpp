@@ -467,6 +467,9 @@ void TestCli::errors_data() {
     QTest::newRow("runs delete --json") << QStringList{QStringLiteral("runs"), QStringLiteral("delete"), QStringLiteral("1"),
                                                        QStringLiteral("--json")}
                                         << 2 << QStringLiteral("--json is for runs list and runs show, not runs delete");
+    QTest::newRow("runs unknown action with an option")
+        << QStringList{QStringLiteral("runs"), QStringLiteral("frobnicate"), QStringLiteral("--json")} << 2
+        << QStringLiteral("runs: unknown action 'frobnicate'");
     QTest::newRow("unknown command") << QStringList{QStringLiteral("frobnicate")} << 2 << QStringLiteral("frobnicate");
     QTest::newRow("no command") << QStringList{} << 2 << QStringLiteral("usage");
 }

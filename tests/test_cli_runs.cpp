@@ -416,6 +416,15 @@ void TestCliRuns::exportAndImportKeras() {
     QVERIFY(QFile::copy(config.fileName(), out.path() + "/CFG.JSON"));
     const CliResult upper = run_cli({"import", out.path() + "/CFG.JSON"});
     QVERIFY2(upper.exit_code == 0 && upper.out.contains(QStringLiteral("Total params")), qPrintable(describe(upper)));
+    {  // Windows Notepad's UTF-8 starts with a byte-order mark
+        QFile with_bom(out.path() + "/bom.json");
+        QVERIFY(with_bom.open(QIODevice::WriteOnly));
+        QFile plain(config.fileName());
+        QVERIFY(plain.open(QIODevice::ReadOnly));
+        with_bom.write("\xEF\xBB\xBF" + plain.readAll());
+    }
+    const CliResult bom = run_cli({"import", out.path() + "/bom.json"});
+    QVERIFY2(bom.exit_code == 0 && bom.out.contains(QStringLiteral("Total params")), qPrintable(describe(bom)));
     // A .keras archive where a model JSON or a checkpoint is read: "invalid literal 'PK'", and "not a
     // MirrorLab checkpoint", named neither what it is nor the command that reads it.
     const CliResult as_model = run_cli({"summary", "--model", keras});

@@ -299,9 +299,9 @@ private slots:
         // Edited numbers: a negative update time made the step faster, 1e308 printed "inf" and
         // "-nan%", a capacity beyond the cores halved the compute time.
         const std::pair<std::pair<std::string, std::string>, std::string> edits[] = {
-            {{"\"update_ms\": 0.4", "\"update_ms\": -1"}, "edited.json: run.phases.update_ms is -1; bench prints 0 to 1e+09 there"},
+            {{"\"update_ms\": 0.4", "\"update_ms\": -1"}, "edited.json: run.phases.update_ms is -1, outside the 0 to 1e+09 a bench result can hold"},
             {{"\"forward_ms\": ", "\"forward_ms\": 1e308, \"x\": "}, "edited.json: run.phases.forward_ms is 1e+308"},
-            {{"\"parallel_capacity\": 1.8", "\"parallel_capacity\": 40"}, "edited.json: parallel_capacity is 40; bench prints 0 to 4 there"},
+            {{"\"parallel_capacity\": 1.8", "\"parallel_capacity\": 40"}, "edited.json: parallel_capacity is 40, outside the 0 to 4 a bench result can hold"},
             {{"\"cores\": 2", "\"cores\": 0"}, "edited.json: cores is 0"},
             {{"\"batch_size\": ", "\"batch_size\": -5, \"y\": "}, "edited.json: batch_size is -5"},
         };

@@ -27,7 +27,7 @@ double checked_number(const json::Value& object, std::string_view key, double fa
     const double number = value->as_double();
     if (!(number >= lowest && number <= highest)) {
         char text[160];
-        std::snprintf(text, sizeof text, " is %g; bench prints %g to %g there", number, lowest, highest);
+        std::snprintf(text, sizeof text, " is %g, outside the %g to %g a bench result can hold", number, lowest, highest);
         throw Error(where + std::string(key) + text + ": the file was edited or damaged, run `mirrorlab-cli bench --json` again");
     }
     return number;
