@@ -196,6 +196,8 @@ private slots:
         write_file(tmp, "corpus/neg/notes.md", "not a sample");
         write_file(tmp, "corpus/neg/sub/c.txt", "nested bad");
         write_file(tmp, "corpus/neg/sub/51060", "numbered bad");  // 20 Newsgroups names its files so
+        write_file(tmp, "corpus/neg/README", "about this folder");     // not a sample
+        write_file(tmp, "corpus/pos/Icon\r", QByteArray("\0\0\x01", 3));  // macOS's folder icon: not text
         write_file(tmp, "corpus/pos/a.TXT", "\xEF\xBB\xBFGreat film");
         write_file(tmp, "corpus/pos/latin.txt", "caf\xE9 cr\xE8me \x93quoted\x94");
         write_file(tmp, "corpus/pos/mixed.txt", "na\xC3\xAFve caf\xE9");
@@ -215,13 +217,14 @@ private slots:
         QVERIFY2(has_warning(corpus, "file " + dir + "/pos/latin.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "file " + dir + "/pos/mixed.txt is not UTF-8; read as Latin-1"), qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "skipped 2 empty files"), qPrintable(warnings));
-        QVERIFY2(has_warning(corpus, "ignored 2 files in class folders that do not end in .txt (e.g. '" + dir +
-                                         "/neg/notes.md'); a text file must end in .txt or have no extension"),
+        QVERIFY2(has_warning(corpus, "ignored 3 files in class folders that do not end in .txt (e.g. '" + dir +
+                                         "/neg/README'); a text file must end in .txt or have no extension"),
                  qPrintable(warnings));
+        QVERIFY2(has_warning(corpus, "skipped '" + dir + "/pos/Icon\r': not a text file: "), qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "/unsup' has no text files (.txt or without an extension); it is not used as a class"),
                  qPrintable(warnings));
         QVERIFY2(has_warning(corpus, "ignored 1 file directly in"), qPrintable(warnings));
-        QCOMPARE(corpus.warnings.size(), size_t{6});
+        QCOMPARE(corpus.warnings.size(), size_t{7});
     }
 
     void folderErrors() {

@@ -482,7 +482,7 @@ bool is_within(const fs::path& path, const fs::path& base) {
     return true;
 }
 
-// Collects the .txt files of the class folders. Symbolic links are followed (people assemble
+// Collects the text files of the class folders. Symbolic links are followed (people assemble
 // corpora from links to data kept elsewhere), but every folder and file is read at most once, by
 // (device, inode), so a link cycle cannot loop and a second link to the same place reads nothing
 // twice. A link may lead out of the corpus folder, never back into it outside its own class
@@ -511,7 +511,7 @@ class FolderWalk {
         return true;
     }
 
-    // The .txt files under `dir`, recursively; counts other files in `other_files`.
+    // The text files under `dir` (.txt, or no extension), recursively; counts other files in `other_files`.
     void collect(const fs::path& dir, std::vector<fs::path>& files, int64_t& other_files) {
         std::vector<fs::directory_entry> entries;
         std::error_code ec;
@@ -558,9 +558,12 @@ class FolderWalk {
                 }
                 collect(path, files, other_files);
             } else if (fs::is_regular_file(status)) {
-                // .txt as Keras reads, and names without an extension: 20 Newsgroups' numbered files.
+                // .txt as Keras reads, and names without an extension: 20 Newsgroups' numbered files
+                // (a folder's README or LICENSE is not a sample).
+                static const std::set<std::string> kNotSamples = {"readme", "license", "licence", "copying", "notice",
+                                                                  "authors", "changelog", "makefile"};
                 const std::string extension = ascii_lower(path.extension().string());
-                if (extension != ".txt" && !extension.empty()) {
+                if ((extension != ".txt" && !extension.empty()) || (extension.empty() && kNotSamples.count(ascii_lower(path.filename().string())) > 0)) {
                     if (other_files++ == 0) first_other_file_ = path.string();
                 } else if (id && !files_.insert(*id).second) {
                     ++duplicate_files_;
@@ -569,6 +572,10 @@ class FolderWalk {
                 }
             }
         }
+    }
+
+    void skip(const fs::path& path, const std::string& why) {
+        skipped_.push_back("skipped " + in_quotes(path.string()) + ": " + why);
     }
 
     const std::vector<std::string>& skipped() const { return skipped_; }
@@ -610,9 +617,6 @@ class FolderWalk {
         return true;
     }
 
-    void skip(const fs::path& path, const std::string& why) {
-        skipped_.push_back("skipped " + in_quotes(path.string()) + ": " + why);
-    }
 
     std::string first_other_file_;  // the first file collect() ignored for its extension
     fs::path root_real_;
@@ -645,7 +649,7 @@ std::vector<fs::path> class_folders(const fs::path& root, const std::string& dir
     if (ec) fail("cannot list folder " + in_quotes(dir) + ": " + ec.message());
     if (class_dirs.empty()) {
         fail("folder " + in_quotes(dir) +
-             " has no subfolders; put each class's .txt files in a subfolder named after the class "
+             " has no subfolders; put each class's text files (.txt) in a subfolder named after the class "
              "(e.g. " +
              (root / "positive" / "0001.txt").string() + ")");
     }
@@ -744,7 +748,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
     if (!fs::exists(root, ec)) fail("folder " + in_quotes(dir) + " does not exist");
     if (!fs::is_directory(root, ec)) {
         fail(in_quotes(dir) +
-             " is not a folder; a text corpus is a folder with one subfolder of .txt files per "
+             " is not a folder; a text corpus is a folder with one subfolder of text files (.txt) per "
              "class");
     }
 
@@ -776,7 +780,17 @@ LabelledTexts read_text_folder(const std::string& dir) {
         std::vector<std::string> texts;
         for (const auto& file : files) {
             std::string text;
-            if (decode_text(read_text_bytes(file.string()), text)) latin1_files.push_back(file.string());
+            std::string bytes;
+            try {
+                bytes = read_text_bytes(file.string());
+            } catch (const DataError& e) {
+                // A file without an extension may be anything (macOS's "Icon\r", a stray binary): it
+                // is passed over with the reason; a .txt that is not text is an error, as before.
+                if (!file.extension().empty()) throw;
+                walk.skip(file, std::string("not a text file: ") + e.what());
+                continue;
+            }
+            if (decode_text(bytes, text)) latin1_files.push_back(file.string());
             if (is_blank(text)) {
                 ++empty_files;
                 continue;
@@ -805,7 +819,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
         if (other_files > 0) passed_over += "; " + ignored_files_text(other_files, walk);
         if (!walk.skipped().empty()) passed_over += "; " + walk.skipped().front();
         fail("folder " + in_quotes(dir) +
-             " needs at least two classes (subfolders with .txt files); found " +
+             " needs at least two classes (subfolders with text files: .txt or without an extension); found " +
              (out.class_names.empty() ? std::string("none")
                                       : "only " + in_quotes(out.class_names.front())) + passed_over);
     }

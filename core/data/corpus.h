@@ -30,21 +30,23 @@ struct LabelledTexts {
     std::string source;                    // the folder or file read
 };
 
-// One folder per class (class names = subfolder names, sorted by bytes), with .txt files inside
-// (".txt" in any case, searched recursively like Keras' text_dataset_from_directory; files sorted
-// by path), and files without an extension (20 Newsgroups' numbered files). Folders and files whose
-// names start with '.' are ignored; other files are ignored with a counted warning naming the first
-// (and named in the error when too few classes remain). A link to nothing (files git-annex or DVC
-// never fetched) and an entry that cannot be looked at (no permission) are skipped with a warning. Empty files (nothing but whitespace) are skipped with a counted warning. A
-// subfolder with no non-empty .txt file is not a class: it is skipped with a warning (stray folders
-// such as IMDB's "unsup" or "__MACOSX" are common). Symbolic links are followed, but every folder
-// and file is read at most once (a link loop ends, a second link reads nothing twice), and a link
-// that leads back into the corpus outside its own class folder, or to a folder that holds the
-// corpus or a class folder (".."), is skipped with a warning naming it: its files would be read
-// under the wrong class. Errors: the folder is missing or not a folder, it has no subfolders, its
-// subfolders are a data set's splits (train, test, ...) each holding the same class folders, a
-// .txt file cannot be read or is larger than 2 GiB, or fewer than two classes remain ("needs at
-// least two classes").
+// One folder per class (class names = subfolder names, sorted by bytes), with text files inside:
+// .txt (in any case, searched recursively like Keras' text_dataset_from_directory; files sorted by
+// path), and files without an extension (20 Newsgroups' numbered files). Ignored: folders and files
+// whose names start with '.'; README, LICENSE and the like; a file without an extension that is
+// not text (skipped with a warning naming it); other files (a counted warning naming the first, and
+// named in the error when too few classes remain). Empty files (nothing but whitespace) are skipped
+// with a counted warning. A link to nothing (files git-annex or DVC never fetched) and an entry
+// that cannot be looked at (no permission) are skipped with a warning. A subfolder with no
+// non-empty text file is not a class: it is skipped with a warning (stray folders such as IMDB's
+// "unsup" or "__MACOSX" are common). Symbolic links are followed, but every folder and file is read
+// at most once (a link loop ends, a second link reads nothing twice), and a link that leads back
+// into the corpus outside its own class folder, or to a folder that holds the corpus or a class
+// folder (".."), is skipped with a warning naming it: its files would be read under the wrong
+// class. Errors: the folder is missing or not a folder, it has no subfolders, its subfolders are a
+// data set's splits (train, test, ...) each holding the same class folders, a .txt file cannot be
+// read, is not text or is larger than 2 GiB, or fewer than two classes remain ("needs at least two
+// classes").
 LabelledTexts read_text_folder(const std::string& dir);
 
 // One text from a file, read as a folder corpus reads its files (UTF-8, stray bytes as Latin-1 with

@@ -198,7 +198,7 @@ void check_data_spec(std::string_view spec) {
     } else if (kind == "reuters21578") {
         need_argument("the folder holding reut2-000.sgm ... reut2-021.sgm");
     } else if (kind == "folder") {
-        need_argument("a folder with one subfolder of .txt files per class");
+        need_argument("a folder with one subfolder of text files per class");
     } else if (kind == "csv" || kind == "tsv") {
         need_argument("a CSV or TSV file");
     } else {
