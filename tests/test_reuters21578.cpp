@@ -435,9 +435,10 @@ void TestReuters21578::damaged_distribution_is_said() {
     const QByteArray cut = articles(7, 1000, "\n");
     write_file(dir.filePath(file_name(7)), cut.left(cut.indexOf("</REUTERS>\n", cut.size() / 2) + 11));  // after a whole article
     write_file(dir.filePath("reut2-003 (1).sgm"), articles(3, 1000, "\n"));
+    write_file(dir.filePath("reut2-022.sgm"), articles(22, 3, "\n"));  // read, but not the distribution's
     const Reuters21578Corpus damaged = read_reuters21578(folder);
     const int64_t cut_articles = cut.left(cut.indexOf("</REUTERS>\n", cut.size() / 2)).count("<REUTERS");
-    QCOMPARE(static_cast<int64_t>(damaged.xs.size()), 21578 - 2000 - (1000 - cut_articles));  // the copy is not read
+    QCOMPARE(static_cast<int64_t>(damaged.xs.size()), 21578 - 2000 - (1000 - cut_articles) + 3);  // the copy is not read
     QCOMPARE(damaged.warnings,
              (Words{"ignored " + folder + "/reut2-003 (1).sgm: not a file name of the UCI distribution (reut2-000.sgm ... "
                     "reut2-021.sgm), a copy would count its wires twice",
@@ -447,7 +448,9 @@ void TestReuters21578::damaged_distribution_is_said() {
                     "file): the data is not Keras'; replace it with the UCI file (the distribution's SHA256SUMS tell a good copy)",
                     folder + "/reut2-007.sgm holds " + std::to_string(cut_articles) +
                         " of the UCI file's 1000 articles (it is empty, cut short, edited or another file): the data is not "
-                        "Keras'; replace it with the UCI file (the distribution's SHA256SUMS tell a good copy)"}));
+                        "Keras'; replace it with the UCI file (the distribution's SHA256SUMS tell a good copy)",
+                    "read " + folder + "/reut2-022.sgm, which is not a file of the UCI distribution (reut2-000.sgm ... "
+                    "reut2-021.sgm): the data is not Keras'"}));
     // The data set loaded by its spec carries them to the CLI's and the window's warnings.
     const DatasetSplit split = load_dataset("reuters21578:" + folder);
     for (const std::string& warning : damaged.warnings)

@@ -71,7 +71,11 @@ void check_uci_file(const std::string& path, std::string_view text, std::vector<
     const std::string name = fs::path(path).filename().string();
     int index = kUciFiles;
     for (int i = 0; i < kUciFiles; ++i) index = name == uci_file_name(i) ? i : index;
-    if (index == kUciFiles) return;  // reut2-022.sgm and on: not the distribution's
+    if (index == kUciFiles) {  // reut2-022.sgm and on: read, but not the distribution's
+        warnings.push_back("read " + path + ", which is not a file of the UCI distribution (reut2-000.sgm ... reut2-021.sgm): "
+                           "the data is not Keras'");
+        return;
+    }
     const int64_t expected = index == kUciFiles - 1 ? 578 : 1000;
     int64_t articles = 0;
     for (size_t at = text.find("<REUTERS"); at != std::string_view::npos; at = text.find("<REUTERS", at + 8)) ++articles;
