@@ -63,13 +63,19 @@ int TrainingController::follow(const QString& path, QString* error) {
         return 0;
     }
     endLingeringJob();
+    // Looked at before it is opened: opening a named pipe waits for a writer, and froze the window.
+    const QFileInfo info(path);
+    if (info.exists() && !info.isFile()) {
+        if (error) *error = tr("Cannot follow %1: give the file a job's `train --json` output goes to.").arg(path);
+        return 0;
+    }
     auto file = std::make_unique<QFile>(path);
     // Unbuffered: each read asks the file again, so what the other process appends is seen.
     if (!file->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
         if (error) *error = tr("Cannot follow %1: %2").arg(path, file->errorString());
         return 0;
     }
-    if (QFileInfo(path).isDir() || file->isSequential()) {
+    if (file->isSequential()) {
         if (error) *error = tr("Cannot follow %1: give the file a job's `train --json` output goes to.").arg(path);
         return 0;
     }
