@@ -377,11 +377,9 @@ int main(int argc, char** argv) {
     if (!parser.isSet(screenshot)) {
         mirrorlab::ui::MainWindow window;
         window.show();
-        QString error;
-        if (parser.isSet(follow) && window.controller()->follow(parser.value(follow), &error) == 0) {
-            std::fprintf(stderr, "mirrorlab: error: %s\n", qPrintable(error));
-            return 1;
-        }
+        // A --follow that cannot be followed is said in the window, which stays open (it closed at
+        // once, the reason on a terminal the user may not see).
+        if (parser.isSet(follow)) window.followRun(parser.value(follow));
         return QApplication::exec();
     }
     ScreenshotRequest request;

@@ -440,6 +440,15 @@ private slots:
         QCOMPARE(window.dataPanel()->dataset()->train.size(), std::size_t{300});
     }
 
+    // mirrorlab --follow FILE that cannot be followed: the window closed at once and the reason went
+    // to a terminal the user may not see. It stays, and says why.
+    void aFollowThatFailsIsSaidInTheWindow() {
+        MainWindow window(nullptr, scope());
+        QVERIFY(!window.followRun(QStringLiteral("/nonexistent/job.jsonl")));
+        QVERIFY2(window.messageText().contains(QStringLiteral("Cannot follow /nonexistent/job.jsonl")), qPrintable(window.messageText()));
+        QCOMPARE(window.controller()->state(), TrainingController::State::Idle);
+    }
+
     void invalidDevicesBlockStartWithAReason() {
         MainWindow window(nullptr, scope());
         DeviceConfig none;

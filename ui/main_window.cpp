@@ -302,13 +302,19 @@ void MainWindow::buildActions() {
     for (QMenu* menu : {file, training}) menu->setToolTipsVisible(true);
 }
 
+bool MainWindow::followRun(const QString& path) {
+    QString error;
+    if (controller_->follow(path, &error) != 0) return true;
+    showMessage(error, true);
+    return false;
+}
+
 // A run of another process, followed from the file its events go to.
 void MainWindow::addFollowAction(QMenu* file) {
     QAction* follow = file->addAction(tr("Follow a run in another process…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Follow a run"), QString(),
                                                           tr("Training events (*.jsonl *.json *.log);;All files (*)"));
-        QString error;
-        if (!path.isEmpty() && controller_->follow(path, &error) == 0) showMessage(error, true);
+        if (!path.isEmpty()) followRun(path);
     });
     follow->setObjectName(QStringLiteral("followAction"));
     follow->setToolTip(tr("Show a run of mirrorlab-cli live, from the file its `train --json` output goes to: "

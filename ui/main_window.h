@@ -54,6 +54,9 @@ public:
     // The same run on `workers` mpirun processes on this host or on `hosts` (mpirun's --host list),
     // followed live (TrainingController::launchWorkers).
     bool trainOnWorkers(int workers, const QString& hosts = QString());
+    // Follows the run whose events go to `path` (mirrorlab --follow FILE); false, with the reason
+    // in the window's message bar, when it cannot.
+    bool followRun(const QString& path);
     // The run the forms describe now.
     RunSettings runSettings(int epochs_override = 0) const;
     // A kept run's model, settings, devices and data back in the forms; false (and the message bar
