@@ -306,10 +306,18 @@ bool ScalingPanel::start(ScalingSetup setup) {
         handover_ = {};
     }
     worker_ = std::thread([this, runner, id, setup = std::move(setup)] {
-        ScalingExperiment result = runner->run(setup, id, [this](const ScalingPoint& point, int done, int total) {
-            std::lock_guard lock(handover_mutex_);
-            handover_.points.push_back({point, done, total});
-        });
+        ScalingExperiment result;
+        try {
+            result = runner->run(setup, id, [this](const ScalingPoint& point, int done, int total) {
+                std::lock_guard lock(handover_mutex_);
+                handover_.points.push_back({point, done, total});
+            });
+        } catch (const std::exception& e) {
+            // The runner's trainings catch their own failures; what is left (out of memory copying
+            // the data) ends the experiment with its reason instead of the program.
+            result.id = id;
+            result.error = e.what();
+        }
         std::lock_guard lock(handover_mutex_);
         handover_.result = std::move(result);
     });
