@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QMenu>
 #include <QPointer>
 #include <QProcess>
@@ -21,9 +22,11 @@
 #include <QToolButton>
 
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 
 #include "core/data/synthetic.h"
@@ -110,6 +113,7 @@ private slots:
     void theTableFollowsARunWithOneNoticePerRefresh();
     void anOpenEditorKeepsItsTextWhileAnotherRunTrains();
     void anEditGoesToItsRunWhenARunAboveIsDeleted();
+    void aNoteTheStoreRefusesIsShownNotLost();
     void resumeReachesTheUninterruptedNumbers();
     void aRefusedResumeLeavesEverythingAsItWas();
     void ticksAndSelectionFollowTheirRun();
@@ -276,6 +280,41 @@ void TestUiRuns::anOpenEditorKeepsItsTextWhileAnotherRunTrains() {
     RunStore store(run_store_.path().toStdString());
     QCOMPARE(QString::fromStdString(store.get(annotated).note), typed);
     QCOMPARE(panel.table()->item(rowOf(panel, annotated), RunsPanel::NoteColumn)->text(), typed);
+}
+
+// Another MirrorLab holds the store's lock when a note is stored: the cell went back to what the
+// store holds and the typed note was gone. The warning shows it, to copy.
+void TestUiRuns::aNoteTheStoreRefusesIsShownNotLost() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    QVERIFY(showPanel(panel));
+    const int id = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    const QPointer<QLineEdit> editor = openEditor(panel, id, RunsPanel::NoteColumn);
+    QVERIFY(editor);
+    const QString typed = QStringLiteral("a long note about why this run diverged");
+    QTest::keyClicks(editor, typed);
+    sqlite3* other = nullptr;
+    QCOMPARE(sqlite3_open((run_store_.path() + "/runs.sqlite").toUtf8().constData(), &other), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    QString shown;
+    QTimer::singleShot(0, [&] {
+        std::function<void()> look = [&] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box) {
+                QTimer::singleShot(100, look);
+                return;
+            }
+            shown = box->text() + "\n" + box->informativeText();
+            box->accept();
+        };
+        look();
+    });
+    QTest::keyClick(editor, Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+    QVERIFY2(shown.contains(QStringLiteral("is locked by another MirrorLab")) && shown.contains(typed), qPrintable(shown));
 }
 
 // A run deleted above the one being annotated (from elsewhere: another window, the CLI) moves the

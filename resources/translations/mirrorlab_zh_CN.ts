@@ -2170,6 +2170,12 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <source>Run %1 is training without TensorBoard event files (Training → Write TensorBoard event files).</source>
         <translation>运行 %1 正在训练，但没有写入 TensorBoard 事件文件（训练 → 写入 TensorBoard 事件文件）。</translation>
     </message>
+    <message>
+        <source>What you typed, not kept:
+%1</source>
+        <translation>您输入的内容（未保存）：
+%1</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ScalingPanel</name>

@@ -443,8 +443,13 @@ void RunsPanel::onItemEdited(QTableWidgetItem* item) {
     const bool ok = item->column() == NameColumn ? controller_->renameRun(id, item->text().trimmed(), &error)
                                                  : controller_->annotateRun(id, item->text(), &error);
     if (!ok) {
-        QMessageBox::warning(this, tr("Runs"), error);
-        refresh();  // back to what the store holds
+        // The cell goes back to what the store holds: what was typed is shown, selectable, so that a
+        // long note is not lost to a store that could not take it (locked by another MirrorLab).
+        QMessageBox box(QMessageBox::Warning, tr("Runs"), error, QMessageBox::Ok, this);
+        box.setInformativeText(tr("What you typed, not kept:\n%1").arg(item->text()));
+        box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+        box.exec();
+        refresh();
     }
 }
 
