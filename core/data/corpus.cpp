@@ -1061,6 +1061,62 @@ std::pair<Column, Column> choose_columns(const std::vector<Row>& rows, bool has_
             resolve_column(options.text_column, "text", 1, header, path, header_line, header_reason)};
 }
 
+// The rows that are not blank. Files joined one after another (`cat a.csv b.csv`): the second
+// one's byte-order mark began a label ("\uFEFFsport", a class of its own that prints as "sport"),
+// and its header row became a sample of the class "label". The marks go before the rows are parsed
+// (a quoted field after one would keep its quotes), counted in `joined_files`; read_delimited drops
+// the repeated header. Quotes read as text are said in `warnings`.
+std::vector<Row> non_blank_rows(std::string& text, char delimiter, bool quoting, int64_t& joined_files,
+                                std::vector<std::string>& warnings) {
+    for (size_t at = text.find("\n\xEF\xBB\xBF"); at != std::string::npos; at = text.find("\n\xEF\xBB\xBF", at + 1)) {
+        text.erase(at + 1, 3);
+        ++joined_files;
+    }
+    std::vector<Row> rows;
+    std::vector<int64_t> literal_quote_lines;
+    for (auto& row : parse_rows(text, delimiter, quoting, literal_quote_lines)) {
+        if (!row.blank) rows.push_back(std::move(row));
+    }
+    if (!literal_quote_lines.empty()) {
+        std::string lines;
+        for (size_t k = 0; k < literal_quote_lines.size() && k < 5; ++k)
+            lines += (k == 0 ? "" : ", ") + std::to_string(literal_quote_lines[k]);
+        if (literal_quote_lines.size() > 5) lines += ", ...";
+        warnings.push_back(
+            plural(static_cast<int64_t>(literal_quote_lines.size()), "field starts", "fields start") + " with a '\"' that is " +
+            "not closed on its line (line" + (literal_quote_lines.size() == 1 ? " " : "s ") + lines +
+            "): read as a quoted field it would take in the next rows, so the '\"' is read as part of the text; "
+            "if a field really holds line breaks, end it with '\"' followed by the delimiter or the line's end");
+    }
+    return rows;
+}
+
+[[noreturn]] void refuse_short_row(const std::string& where, size_t fields, const Column& widest, char delimiter, bool quoting) {
+    fail(where + "the row has " + plural(static_cast<int64_t>(fields), "field", "fields") + ", but the " + widest.what +
+         " column is column " + std::to_string(widest.index) + " (0-based), so it needs at least " +
+         std::to_string(widest.index + 1) + "; the delimiter is " + delimiter_name(delimiter) +
+         (quoting ? ", and fields containing it must be quoted" : ""));
+}
+
+// How the first row was taken when the file did not say: as a header (and why), or as data.
+std::string header_guess_text(const std::string& reason, bool has_header) {
+    if (!reason.empty()) return reason + "; if that is wrong, give the file a header row naming its columns label and text";
+    return has_header ? std::string() : "no header row found; the first row is read as data";
+}
+
+// What files joined one after another left: header rows repeated, byte-order marks inside.
+void add_joined_file_warnings(const std::vector<int64_t>& header_lines, int64_t joined_files, std::vector<std::string>& warnings) {
+    if (!header_lines.empty()) {
+        warnings.push_back("skipped " + plural(static_cast<int64_t>(header_lines.size()), "row that repeats", "rows that repeat") +
+                           " the header row (line " + std::to_string(header_lines.front()) + (header_lines.size() > 1 ? ", ..." : "") +
+                           "): files joined one after another?");
+    }
+    if (joined_files > 0) {
+        warnings.push_back("dropped " + plural(joined_files, "byte-order mark", "byte-order marks") +
+                           " at the start of a line (files joined one after another?)");
+    }
+}
+
 // The first group of two or more labels that read alike (`how`), as a warning: one example is
 // enough to see it.
 template <typename Key>
@@ -1138,31 +1194,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
                                        std::to_string(first_latin1_line) + ")");
     if (!delimiter_note.empty()) out.warnings.push_back(delimiter_note);
 
-    // Files joined one after another (`cat a.csv b.csv`): the second one's byte-order mark began a
-    // label ("\uFEFFsport", a class of its own that prints as "sport"), and its header row became a
-    // sample of the class "label". The marks go before the rows are parsed (a quoted field after
-    // one would keep its quotes), the repeated header below; both with a warning.
     int64_t joined_files = 0;
-    for (size_t at = text.find("\n\xEF\xBB\xBF"); at != std::string::npos; at = text.find("\n\xEF\xBB\xBF", at + 1)) {
-        text.erase(at + 1, 3);
-        ++joined_files;
-    }
-    std::vector<Row> rows;
-    std::vector<int64_t> literal_quote_lines;
-    for (auto& row : parse_rows(text, delimiter, options.quoting, literal_quote_lines)) {
-        if (!row.blank) rows.push_back(std::move(row));
-    }
-    if (!literal_quote_lines.empty()) {
-        std::string lines;
-        for (size_t k = 0; k < literal_quote_lines.size() && k < 5; ++k)
-            lines += (k == 0 ? "" : ", ") + std::to_string(literal_quote_lines[k]);
-        if (literal_quote_lines.size() > 5) lines += ", ...";
-        out.warnings.push_back(
-            plural(static_cast<int64_t>(literal_quote_lines.size()), "field starts", "fields start") + " with a '\"' that is " +
-            "not closed on its line (line" + (literal_quote_lines.size() == 1 ? " " : "s ") + lines +
-            "): read as a quoted field it would take in the next rows, so the '\"' is read as part of the text; "
-            "if a field really holds line breaks, end it with '\"' followed by the delimiter or the line's end");
-    }
+    std::vector<Row> rows = non_blank_rows(text, delimiter, options.quoting, joined_files, out.warnings);
     if (rows.empty())
         fail(path +
              ": the file is empty; expected one row per sample with a label and a text column");
@@ -1176,12 +1209,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
         return true;
     };
     std::vector<int64_t> header_lines;
-    if (options.header == HeaderMode::Auto) {
-        if (!reason.empty())
-            out.warnings.push_back(reason + "; if that is wrong, give the file a header row naming its columns label and text");
-        else if (!has_header)
-            out.warnings.push_back("no header row found; the first row is read as data");
-    }
+    if (const std::string guess = header_guess_text(reason, has_header); options.header == HeaderMode::Auto && !guess.empty())
+        out.warnings.push_back(guess);
 
     if (rows.size() <= (has_header ? 1u : 0u)) fail(path + ": the file has a header row but no data rows");
     const auto [label, text_column] = choose_columns(rows, has_header, options, path, reason, out.warnings);
@@ -1204,14 +1233,7 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
             header_lines.push_back(row.line);
             continue;
         }
-        if (row.fields.size() < needed) {
-            fail(where + "the row has " +
-                 plural(static_cast<int64_t>(row.fields.size()), "field", "fields") + ", but the " +
-                 widest.what + " column is column " + std::to_string(widest.index) +
-                 " (0-based), so it needs at least " + std::to_string(needed) +
-                 "; the delimiter is " + delimiter_name(delimiter) +
-                 (options.quoting ? ", and fields containing it must be quoted" : ""));
-        }
+        if (row.fields.size() < needed) refuse_short_row(where, row.fields.size(), widest, delimiter, options.quoting);
         const std::string label_value(trim_label(row.fields[label.index]));
         if (label_value.empty())
             fail(where + "the label (column " + std::to_string(label.index) + ") is empty");
@@ -1229,15 +1251,7 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
     if (empty_texts > 0)
         out.warnings.push_back("skipped " + plural(empty_texts, "row", "rows") +
                                " with an empty text");
-    if (!header_lines.empty()) {
-        out.warnings.push_back("skipped " + plural(static_cast<int64_t>(header_lines.size()), "row that repeats", "rows that repeat") +
-                               " the header row (line " + std::to_string(header_lines.front()) +
-                               (header_lines.size() > 1 ? ", ..." : "") + "): files joined one after another?");
-    }
-    if (joined_files > 0) {
-        out.warnings.push_back("dropped " + plural(joined_files, "byte-order mark", "byte-order marks") +
-                               " at the start of a line (files joined one after another?)");
-    }
+    add_joined_file_warnings(header_lines, joined_files, out.warnings);
     // More fields than the columns, the text the last: an unquoted delimiter in the text cut it there
     // (the rest was dropped without a word). Without a header, only when some rows are longer.
     if (cut_texts > 0 && (has_header || cut_texts < data_rows)) {

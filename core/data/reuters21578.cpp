@@ -254,6 +254,32 @@ void scan_file(const std::string& text, size_t file_index, const std::string& fi
     }
 }
 
+// The folder's files against the distribution's names: copies ignored, files missing.
+void warn_of_other_files(const std::string& directory, const std::vector<std::string>& paths, std::vector<std::string> ignored,
+                         std::vector<std::string>& warnings) {
+    std::sort(ignored.begin(), ignored.end());
+    for (const std::string& name : ignored) {
+        warnings.push_back("ignored " + (fs::path(directory) / name).string() +
+                           ": not a file name of the UCI distribution (reut2-000.sgm ... reut2-021.sgm), a copy would count its "
+                           "wires twice");
+    }
+    std::vector<bool> present(kUciFiles, false);
+    for (const std::string& path : paths) {
+        for (int i = 0; i < kUciFiles; ++i) present[i] = present[i] || fs::path(path).filename() == uci_file_name(i);
+    }
+    std::string missing;
+    int missing_count = 0;
+    for (int i = 0; i < kUciFiles; ++i) {
+        if (present[i]) continue;
+        if (++missing_count <= 3) missing += (missing.empty() ? "" : ", ") + uci_file_name(i);
+    }
+    if (missing_count > 3) missing += " and " + std::to_string(missing_count - 3) + " more";
+    if (missing_count > 0) {
+        warnings.push_back("'" + directory + "' lacks " + missing + " of the UCI distribution's 22 files (reut2-000.sgm ... " +
+                           "reut2-021.sgm): the data is not Keras'; copy the missing files there");
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> reuters21578_file_names(const std::string& directory, std::vector<std::string>* ignored) {
@@ -296,27 +322,7 @@ Reuters21578Corpus read_reuters21578(const std::string& directory,
     Reuters21578Corpus corpus;
     std::vector<std::string> ignored;
     const std::vector<std::string> paths = reuters21578_file_names(directory, &ignored);
-    std::sort(ignored.begin(), ignored.end());
-    for (const std::string& name : ignored) {
-        corpus.warnings.push_back("ignored " + (fs::path(directory) / name).string() +
-                                  ": not a file name of the UCI distribution (reut2-000.sgm ... reut2-021.sgm), a copy "
-                                  "would count its wires twice");
-    }
-    std::vector<bool> present(kUciFiles, false);
-    for (const std::string& path : paths) {
-        for (int i = 0; i < kUciFiles; ++i) present[i] = present[i] || fs::path(path).filename() == uci_file_name(i);
-    }
-    std::string missing;
-    int missing_count = 0;
-    for (int i = 0; i < kUciFiles; ++i) {
-        if (present[i]) continue;
-        if (++missing_count <= 3) missing += (missing.empty() ? "" : ", ") + uci_file_name(i);
-    }
-    if (missing_count > 3) missing += " and " + std::to_string(missing_count - 3) + " more";
-    if (missing_count > 0) {
-        corpus.warnings.push_back("'" + directory + "' lacks " + missing + " of the UCI distribution's 22 files (reut2-000.sgm ... " +
-                                  "reut2-021.sgm): the data is not Keras'; copy the missing files there");
-    }
+    warn_of_other_files(directory, paths, ignored, corpus.warnings);
 
     // Two passes over the files, one file in memory at a time: which wires are kept depends on
     // every file's topics (step 4), and holding all 22 files (27 MB) until then was most of the
