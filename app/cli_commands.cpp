@@ -127,6 +127,20 @@ int command_data(const std::string& spec, std::int32_t length) {
     std::printf("\nValidation split: %lld samples, longest %d tokens, %.1f %% longer than %d\n",
                 static_cast<long long>(validation.samples), validation.max_length, 100.0 * validation.truncated_share,
                 length);
+    // Classes the validation split never shows: their validation accuracy is not measured at all
+    // (only the training counts were printed, so this went unseen on small data sets).
+    std::vector<std::string> unvalidated;
+    for (std::size_t c = 0; c < validation.class_counts.size() && validation.samples > 0; ++c) {
+        if (validation.class_counts[c] == 0 && c < train.class_counts.size() && train.class_counts[c] > 0)
+            unvalidated.push_back("'" + (c < train.class_names.size() ? train.class_names[c] : std::to_string(c)) + "'");
+    }
+    if (!unvalidated.empty()) {
+        std::string listed;
+        for (std::size_t i = 0; i < unvalidated.size() && i < 5; ++i) listed += (i == 0 ? "" : ", ") + unvalidated[i];
+        std::printf("  %zu of the %d classes %s no validation sample (%s%s): %s accuracy is not measured\n", unvalidated.size(),
+                    train.classes, unvalidated.size() == 1 ? "has" : "have", listed.c_str(), unvalidated.size() > 5 ? ", ..." : "",
+                    unvalidated.size() == 1 ? "its" : "their");
+    }
     for (const auto& warning : split.warnings) std::printf("WARNING: %s\n", warning.c_str());
     if (const std::string lint = lint_truncation(train); !lint.empty()) std::printf("WARNING: %s\n", lint.c_str());
     print_samples(split);

@@ -602,6 +602,10 @@ void TestCli::folderSymlinkLoopsFinish() {
     QVERIFY2(r.finished && r.exit_code == 0, qPrintable(describe(r)));
     QVERIFY2(r.out.contains(QStringLiteral("Samples:     5")), qPrintable(describe(r)));  // 6 texts, 1 to validation
     QVERIFY2(r.out.contains(QStringLiteral("Validation split: 1 samples")), qPrintable(describe(r)));
+    // The class the one validation sample does not belong to: only training counts were printed.
+    QVERIFY2(r.out.contains(QStringLiteral("  1 of the 2 classes has no validation sample ('")) &&
+                 r.out.contains(QStringLiteral("'): its accuracy is not measured")),
+             qPrintable(describe(r)));
     QVERIFY2(r.out.contains(QStringLiteral("WARNING: skipped '") + QString::fromStdString((root / "pos" / "a").string()) +
                             QStringLiteral("': it leads to a folder that was already read")),
              qPrintable(describe(r)));
