@@ -71,11 +71,8 @@ std::string table_cell(const std::string& text, int width) {
     std::string cell;
     int used = 0;
     for (std::size_t i = 0; i < shown.size();) {
-        const auto lead = static_cast<unsigned char>(shown[i]);
-        std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
-        if (i + length > shown.size()) length = 1;
-        std::uint32_t cp = length == 1 ? lead : lead & (0x3F >> (length - 1));
-        for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(shown[i + k]) & 0x3F);
+        std::uint32_t cp = 0;
+        const std::size_t length = std::max<std::size_t>(1, utf8_code_point(shown, i, cp));  // a stray byte: one column
         const int columns = columns_of(cp);
         const bool last = i + length >= shown.size();
         if (used + columns > width || (!last && used + columns == width)) {
@@ -230,10 +227,6 @@ std::string existing_store_folder(const std::string& explicit_folder) {
     return folder;
 }
 
-}  // namespace
-
-namespace {
-
 bool all_digits(const std::string& text) {
     return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -281,16 +274,22 @@ void attach_stored_run(RunStore& store, CheckpointSource& source) {
     }
 }
 
+// A checkpoint file; with a store, an id it shadows is refused and a stored run it belongs to is
+// attached.
+CheckpointSource checkpoint_file(RunStore* store, const std::string& path) {
+    if (store) refuse_shadowed_run_id(*store, path);
+    CheckpointSource source;
+    source.path = path;
+    source.checkpoint = load_checkpoint(source.path);
+    if (store && source.checkpoint.run_id > 0) attach_stored_run(*store, source);
+    return source;
+}
+
 }  // namespace
 
 CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which) {
     if (names_a_run_id(run_or_file)) return stored_checkpoint(store, run_or_file, which);
-    refuse_shadowed_run_id(store, run_or_file);
-    CheckpointSource source;
-    source.path = run_or_file;
-    source.checkpoint = load_checkpoint(source.path);
-    if (source.checkpoint.run_id > 0) attach_stored_run(store, source);
-    return source;
+    return checkpoint_file(&store, run_or_file);
 }
 
 CheckpointSource find_checkpoint(const std::string& store_folder_path, const std::string& run_or_file, const std::string& which) {
@@ -309,12 +308,7 @@ CheckpointSource find_checkpoint(const std::string& store_folder_path, const std
         } catch (const StoreError&) {
         }
     }
-    if (store) refuse_shadowed_run_id(*store, run_or_file);
-    CheckpointSource source;
-    source.path = run_or_file;
-    source.checkpoint = load_checkpoint(source.path);
-    if (store && source.checkpoint.run_id > 0) attach_stored_run(*store, source);
-    return source;
+    return checkpoint_file(store.get(), run_or_file);
 }
 
 int command_runs(const RunsCommand& command) {

@@ -114,28 +114,8 @@ std::string plural(int64_t n, const std::string& one, const std::string& many) {
 
 // The byte length of the valid (shortest-form, non-surrogate) UTF-8 sequence at `i`, or 0.
 size_t utf8_sequence_length(std::string_view s, size_t i) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    if (b0 < 0x80) return 1;
-    size_t length = 0;
-    uint32_t cp = 0;
-    uint32_t min = 0;
-    if ((b0 & 0xE0) == 0xC0) {
-        length = 2, cp = b0 & 0x1Fu, min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-        length = 3, cp = b0 & 0x0Fu, min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-        length = 4, cp = b0 & 0x07u, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (i + length > s.size()) return 0;
-    for (size_t k = 1; k < length; ++k) {
-        const auto b = static_cast<unsigned char>(s[i + k]);
-        if ((b & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return length;
+    uint32_t code_point = 0;
+    return utf8_code_point(s, i, code_point);
 }
 
 std::string read_bytes(const fs::path& path) {
@@ -203,13 +183,19 @@ void refuse_binary(const std::string& path, std::string_view bytes) {
 }
 
 // Excel's "Unicode Text" and Notepad's "Unicode" files: read as Latin-1 they were tokens full of NULs.
-std::string read_text_bytes(const std::string& path) {
-    std::string bytes = read_bytes(path);
+// Bytes that are not text, refused with what they are: UTF-16 (with or without its byte-order
+// mark), compressed, binary.
+void check_text_bytes(const std::string& path, std::string_view bytes) {
     if (bytes.rfind("\xFF\xFE", 0) == 0 || bytes.rfind("\xFE\xFF", 0) == 0) {
         fail(path + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 (in Excel: \"CSV UTF-8\"; "
                     "in an editor: the encoding UTF-8) and load it again");
     }
     refuse_binary(path, bytes);
+}
+
+std::string read_text_bytes(const std::string& path) {
+    std::string bytes = read_bytes(path);
+    check_text_bytes(path, bytes);
     return bytes;
 }
 
@@ -222,10 +208,7 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes, std
     } catch (const DataError& e) {
         fail(e.what());
     }
-    if (bytes.rfind("\xFF\xFE", 0) == 0 || bytes.rfind("\xFE\xFF", 0) == 0) {
-        fail(path + " is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8 and load it again");
-    }
-    refuse_binary(path, bytes);
+    check_text_bytes(path, bytes);
     std::string text;
     const bool was_latin1 = decode_text(bytes, text);
     if (latin1) *latin1 = was_latin1;
@@ -434,6 +417,33 @@ Column resolve_column(const std::string& spec, const std::string& what, size_t d
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+
+size_t utf8_code_point(std::string_view s, size_t i, uint32_t& code_point) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    code_point = b0;
+    if (b0 < 0x80) return 1;
+    size_t length = 0;
+    uint32_t cp = 0;
+    uint32_t min = 0;
+    if ((b0 & 0xE0) == 0xC0) {
+        length = 2, cp = b0 & 0x1Fu, min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        length = 3, cp = b0 & 0x0Fu, min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        length = 4, cp = b0 & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (i + length > s.size()) return 0;
+    for (size_t k = 1; k < length; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    code_point = cp;
+    return length;
+}
 
 bool is_valid_utf8(std::string_view bytes) {
     for (size_t i = 0; i < bytes.size();) {
@@ -1321,15 +1331,11 @@ namespace {
 bool unspaced_script(const std::string& text) {
     int64_t script = 0, spaces = 0;
     for (size_t i = 0; i < text.size();) {
-        const size_t length = utf8_sequence_length(text, i);
+        uint32_t cp = 0;
+        const size_t length = utf8_code_point(text, i, cp);
         if (length == 0) {
             ++i;
             continue;
-        }
-        uint32_t cp = static_cast<unsigned char>(text[i]);
-        if (length > 1) {
-            cp &= 0x7Fu >> length;
-            for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
         }
         script += (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x0E00 && cp <= 0x0E7F) ||
                   (cp >= 0x3400 && cp <= 0x4DBF);

@@ -107,6 +107,9 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
 
 // Encoding helpers the loaders use (exposed for tests and for the UI's previews).
 bool is_valid_utf8(std::string_view bytes);
+// The valid (shortest-form, non-surrogate) UTF-8 sequence at byte `i`: its length in bytes, and
+// its code point in `code_point`; 0 when the bytes there are not one (`code_point` is then the byte).
+size_t utf8_code_point(std::string_view s, size_t i, uint32_t& code_point);
 // Latin-1 with 0x80..0x9F as Windows-1252 (the five bytes it leaves undefined stay U+0080..U+009F).
 std::string latin1_to_utf8(std::string_view bytes);
 
