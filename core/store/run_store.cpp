@@ -339,8 +339,8 @@ RunInfo RunStore::begin_run(RunInfo run) {
     run.started_at = utc_now();
     run.status = RunStatus::Running;
     // SQLite answers "database or disk is full" when AUTOINCREMENT has no id left.
-    if (last_id() == std::numeric_limits<std::int64_t>::max()) {
-        throw StoreError("the run store '" + database_path_ + "' has no run id left: its highest is " + std::to_string(last_id()) +
+    if (const std::int64_t highest = last_id(); highest == std::numeric_limits<std::int64_t>::max()) {
+        throw StoreError("the run store '" + database_path_ + "' has no run id left: its highest is " + std::to_string(highest) +
                          " (a folder of that name in '" + folder_ + "/runs', or an edited database, set it, and "
                          "ids are never given twice); keep new runs in another store (--store DIR, MIRRORLAB_DATA_DIR in "
                          "the window)");
