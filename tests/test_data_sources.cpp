@@ -10,12 +10,16 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "core/data/keras_reuters.h"
 #include "core/data/reuters21578.h"
 #include "core/data/source.h"
 #include "core/model/model.h"
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "support/real_data.h"
 
@@ -162,6 +166,48 @@ private slots:
                 QVERIFY2(message.contains(QString::fromUtf8(expected)), qPrintable(QString(spec) + ": " + message));
             }
         }
+    }
+
+    // The data panel's Cancel: a cancelled load stops at its next row, text or file instead of
+    // reading a multi-GB CSV to its end beside the next load (and holding its memory meanwhile).
+    void aCancelledLoadStops() {
+        QTemporaryDir dir;
+        write_corpus(dir);
+        QByteArray rows = "label,text\n";
+        for (int row = 0; row < 200000; ++row) {
+            rows += row % 2 ? "sport,\"" : "money,\"";
+            for (int word = 0; word < 30; ++word) rows += "w" + QByteArray::number((row * 31 + word * 17) % 5000) + ' ';
+            rows += "\"\n";
+        }
+        const QString big = dir.filePath(QStringLiteral("big.csv"));
+        write(big, rows);
+
+        // Cancelled before it starts: every kind of source stops, saying so, with nothing loaded.
+        std::atomic<bool> cancelled{true};
+        QStringList specs = {QStringLiteral("synthetic:20000:5000"), "csv:" + big, "folder:" + dir.filePath(QStringLiteral("texts"))};
+        if (!kRealReuters.isEmpty()) specs << "reuters21578:" + kRealReuters;
+        for (const QString& spec : specs) {
+            QVERIFY_THROWS_EXCEPTION(Cancelled, load_dataset(spec.toStdString(), kDefaultDataSeed, &cancelled));
+        }
+
+        // Cancelled while it reads: the 200,000 rows take a second or more to tokenize.
+        std::atomic<bool> cancel_later{false};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            cancel_later = true;
+        });
+        bool stopped = false;
+        try {
+            load_dataset(("csv:" + big).toStdString(), kDefaultDataSeed, &cancel_later);
+        } catch (const Cancelled&) {
+            stopped = true;
+        }
+        canceller.join();
+        QVERIFY2(stopped, "the load read to its end after it was cancelled");
+
+        // The thread's next load is not cancelled: the flag went with the load it was given to.
+        const DatasetSplit split = load_dataset(("csv:" + dir.filePath(QStringLiteral("texts.csv"))).toStdString());
+        QCOMPARE(split.train.size() + split.validation.size(), std::size_t{12});
     }
 
     void oovIdsAreMappedWithAWarningOrRefused() {

@@ -169,6 +169,39 @@ private slots:
         QCOMPARE(panel.loadedSpec(), QStringLiteral("synthetic:120:30"));
     }
 
+    // Cancel stops the load it gives up: Load and Cancel pressed again and again on a large CSV
+    // ran every cancelled load to its end at once, each holding its rows and tokens.
+    void cancelStopsTheLoad() {
+        QByteArray rows = "label,text\n";
+        for (int row = 0; row < 200000; ++row) {
+            rows += row % 2 ? "sport,\"" : "money,\"";
+            for (int word = 0; word < 30; ++word) rows += "w" + QByteArray::number((row * 31 + word * 17) % 5000) + ' ';
+            rows += "\"\n";
+        }
+        const QString big = dir_->filePath(QStringLiteral("big.csv"));
+        QFile file(big);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(rows);
+        file.close();
+
+        DataPanel panel;
+        panel.show();
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            panel.load("csv:" + big);
+            QVERIFY(panel.isLoading());
+            panel.cancelLoad();
+            QVERIFY(!panel.isLoading());
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(panel.loadsRunning(), 0, 60000);
+        QCOMPARE(panel.loadsStoppedEarly(), 3);  // none of them read its 200,000 rows to the end
+        QVERIFY(!panel.dataset());
+        QVERIFY(panel.lastError().isEmpty());  // a cancel is no failure
+
+        panel.load(QStringLiteral("synthetic:120:30"));  // the panel loads again as usual
+        QVERIFY(panel.waitUntilLoaded(60000));
+        QCOMPARE(panel.loadedSpec(), QStringLiteral("synthetic:120:30"));
+    }
+
     // reuters.npz alone shows word ids; the panel offers Keras' word index, downloads it as it
     // downloads the npz (resumable, checked: Keras gives an MD5 for this file) and then shows words,
     // saying where they come from. A damaged download is refused.

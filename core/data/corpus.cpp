@@ -15,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 
@@ -286,6 +287,7 @@ std::vector<Row> parse_rows(const std::string& text, char delimiter, bool quotin
         return at >= n || text[at] == delimiter || text[at] == '\n' || text[at] == '\r';
     };
     while (i < n) {
+        throw_if_cancelled();
         Row row;
         row.line = line;
         bool any_quoted = false;
@@ -789,6 +791,7 @@ LabelledTexts read_text_folder(const std::string& dir) {
 
         std::vector<std::string> texts;
         for (const auto& file : files) {
+            throw_if_cancelled();
             std::string text;
             std::string bytes;
             try {

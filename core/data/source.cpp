@@ -14,6 +14,7 @@
 #include "core/data/reuters21578.h"
 #include "core/data/sequence.h"
 #include "core/data/synthetic.h"
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 
@@ -217,12 +218,13 @@ std::string absolute_data_spec(std::string_view spec) {
     return std::string(parts.kind) + ":" + absolute.lexically_normal().string();
 }
 
-DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed) {
+DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed, const std::atomic<bool>* cancel) {
+    const ScopedCancellation cancellation(cancel);
     check_data_spec(spec);
     const DataSpecParts parts = split_data_spec(spec);
     const std::string_view kind = parts.kind;
     const std::string& argument = parts.argument;
-    if (kind.empty() || kind == "default") return load_dataset(resolve_default_data_spec(), seed);
+    if (kind.empty() || kind == "default") return load_dataset(resolve_default_data_spec(), seed, cancel);
     if (kind == "synthetic") return make_synthetic_reuters(synthetic_options(spec, argument, seed));
     if (kind == "keras") {
         if (!argument.empty()) return load_keras(argument);

@@ -1,6 +1,7 @@
 #pragma once
 // Resolves a data spec (the CLI's --data, the GUI's data panel) to a data set, and turns a data
 // set into the padded tensors the trainer consumes.
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,8 +23,13 @@ namespace mirrorlab {
 //   reuters21578:DIR        the UCI Reuters-21578 SGML files, built with Keras' recipe
 //   folder:DIR              one subfolder of .txt files (or files without an extension) per class
 //   csv:FILE / tsv:FILE     a label column and a text column
-// Throws DataError naming the spec (and the file) and the choices.
-DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = 113);
+// Throws DataError naming the spec (and the file) and the choices. Once `*cancel` turns true (set
+// by another thread: the GUI's Cancel) the load stops within a row, a text or a file and throws
+// Cancelled (core/util/cancellation.h), so that its memory and its core are free again.
+// Keras' reuters.load_data shuffles with seed 113; the other sources split with it too.
+inline constexpr std::uint64_t kDefaultDataSeed = 113;
+DatasetSplit load_dataset(std::string_view spec, std::uint64_t seed = kDefaultDataSeed,
+                          const std::atomic<bool>* cancel = nullptr);
 
 // Throws DataError when `spec` cannot be read as a data spec at all (an unknown kind, a missing
 // path, a sample count that is not one), before any file is looked at: what the command line's

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -296,6 +297,7 @@ DatasetSplit make_synthetic_reuters(const SyntheticReutersOptions& options) {
     const double mu = std::log(kMedianLength);
     std::vector<std::vector<int32_t>> sequences(static_cast<size_t>(total));
     for (int64_t i = 0; i < total; ++i) {
+        if (i % 1024 == 0) throw_if_cancelled();
         const int32_t label = labels[static_cast<size_t>(i)];
         const double raw_length = std::exp(mu + kLengthSigma * rng.normal());
         const auto length = static_cast<int32_t>(

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -205,6 +206,7 @@ Tokenizer::Tokenizer(TokenizerOptions options) : options_(std::move(options)) {
 void Tokenizer::fit_on_texts(const std::vector<std::string>& texts) {
     const FilterSet filters(options_.filters);
     for (const auto& text : texts) {
+        throw_if_cancelled();
         ++document_count_;
         for (auto& word : split_words(text, filters, options_.lower)) {
             auto [it, inserted] = counts_.try_emplace(word, 0);
@@ -271,6 +273,7 @@ std::vector<std::vector<int32_t>> Tokenizer::texts_to_sequences(
     std::vector<std::vector<int32_t>> sequences;
     sequences.reserve(texts.size());
     for (const auto& text : texts) {
+        throw_if_cancelled();
         std::vector<int32_t> ids;
         for (const auto& word : split_words(text, filters, options_.lower)) {
             const auto it = word_index_.find(word);

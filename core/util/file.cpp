@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iterator>
 
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -91,8 +92,12 @@ Buffer read_capped(const std::string& path, uint64_t max_bytes, std::string_view
             if (errno != EINTR) throw DataError("cannot read " + who + ": " + std::strerror(errno));
         }
     };
+    // A piece at a time, so that a load cancelled while a big file comes off a slow disk stops
+    // within a piece.
+    constexpr size_t kPieceBytes = size_t{64} << 20;
     while (filled < out.size()) {
-        const size_t got = read_some(out.data() + filled, out.size() - filled);
+        throw_if_cancelled();
+        const size_t got = read_some(out.data() + filled, std::min(kPieceBytes, out.size() - filled));
         if (got == 0) break;  // it shrank while being read
         filled += got;
     }

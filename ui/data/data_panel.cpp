@@ -25,6 +25,7 @@
 
 #include "core/data/keras_reuters.h"
 #include "core/data/source.h"
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "ui/data/dataset_downloader.h"
 
@@ -236,9 +237,11 @@ void DataPanel::toggleDownload() {
 }
 
 DataPanel::~DataPanel() {
-    if (worker_.joinable()) worker_.join();
+    if (worker_.cancel) worker_.cancel->store(true);
+    for (Loader& abandoned : abandoned_) abandoned.cancel->store(true);
+    if (worker_.thread.joinable()) worker_.thread.join();
     if (deriver_.joinable()) deriver_.join();
-    for (auto& [generation, abandoned] : abandoned_) abandoned.join();
+    for (Loader& abandoned : abandoned_) abandoned.thread.join();
 }
 
 QString DataPanel::spec() const {
@@ -299,27 +302,33 @@ void DataPanel::load(const QString& spec_text) {
         // dropped without a word, and Start then trained on the default data.
         cancelLoad();
     }
-    if (worker_.joinable()) worker_.join();
+    if (worker_.thread.joinable()) worker_.thread.join();
     loading_ = true;
     loading_spec_ = spec_text;
     const int generation = ++load_generation_;
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
     load_button_->setText(tr("Cancel"));
     status_->setStyleSheet({});
     status_->setText(tr("Loading %1…").arg(spec_text));
     emit loadingChanged(true);
     QPointer<DataPanel> self(this);
     const std::string spec_string = spec_text.toStdString();
-    worker_ = std::thread([self, spec_string, spec_text, generation] {
+    worker_.generation = generation;
+    worker_.cancel = cancel;
+    worker_.thread = std::thread([self, spec_string, spec_text, generation, cancel] {
         std::shared_ptr<const DatasetSplit> data;
         QString error;
+        bool stopped_early = false;
         try {
-            data = std::make_shared<const DatasetSplit>(load_dataset(spec_string));
+            data = std::make_shared<const DatasetSplit>(load_dataset(spec_string, kDefaultDataSeed, cancel.get()));
+        } catch (const Cancelled&) {
+            stopped_early = true;  // its generation is past: there is nothing to show
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
         QMetaObject::invokeMethod(
-            qApp, [self, data, spec_text, error, generation] {
-                if (self) self->onLoaded(data, spec_text, error, generation);
+            qApp, [self, data, spec_text, error, generation, stopped_early] {
+                if (self) self->onLoaded(data, spec_text, error, generation, stopped_early);
             },
             Qt::QueuedConnection);
     });
@@ -337,7 +346,9 @@ bool DataPanel::waitUntilLoaded(int timeout_ms) {
 
 void DataPanel::cancelLoad() {
     if (!loading_) return;
-    abandoned_.emplace_back(load_generation_, std::move(worker_));
+    worker_.cancel->store(true);
+    abandoned_.push_back(std::move(worker_));
+    worker_ = Loader{};
     ++load_generation_;
     loading_ = false;
     load_button_->setText(tr("Load"));
@@ -350,21 +361,22 @@ void DataPanel::cancelLoad() {
 // `data` by reference: a copy at the call would touch the loader's reference count before the join
 // below orders it (ThreadSanitizer reported that copy once it had lost the loader's stack).
 void DataPanel::onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec_text, const QString& error,
-                         int generation) {
+                         int generation, bool stopped_early) {
     if (generation != load_generation_) {
+        loads_stopped_early_ += stopped_early ? 1 : 0;
         // Cancelled: the panel has moved on. This was the load's last act; joining it now orders its
         // writes before the result is released, after this returns, where ThreadSanitizer sees it.
         const auto cancelled = std::find_if(abandoned_.begin(), abandoned_.end(),
-                                            [generation](const auto& entry) { return entry.first == generation; });
+                                            [generation](const Loader& entry) { return entry.generation == generation; });
         if (cancelled != abandoned_.end()) {
-            cancelled->second.join();
+            cancelled->thread.join();
             abandoned_.erase(cancelled);
         }
         return;
     }
     // This generation's loader posted this call as its last act: joining it costs nothing and
     // orders its writes to the data set before every read here, where ThreadSanitizer sees it.
-    if (worker_.joinable()) worker_.join();
+    if (worker_.thread.joinable()) worker_.thread.join();
     loading_ = false;
     load_button_->setText(tr("Load"));
     emit loadingChanged(false);

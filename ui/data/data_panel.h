@@ -6,6 +6,7 @@
 // index from the Reuters-21578 files, and says which one the words come from.
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -47,9 +48,12 @@ public:
     // Loads in the background; datasetChanged() or loadFailed() follow on the GUI thread.
     void load(const QString& spec);
     // Gives up the load in progress: the panel keeps the data it had and can load again at once.
-    // Core's readers cannot be interrupted, so the abandoned load finishes in the background and
-    // its result is dropped.
+    // The abandoned load stops at its next row, text or file and frees what it held.
     void cancelLoad();
+    // Loads whose threads have not ended yet (the current one and cancelled ones still stopping),
+    // and how many cancelled loads stopped before reading to their end.
+    int loadsRunning() const { return (worker_.thread.joinable() ? 1 : 0) + static_cast<int>(abandoned_.size()); }
+    int loadsStoppedEarly() const { return loads_stopped_early_; }
     bool waitUntilLoaded(int timeout_ms);
 
     // "Words: …" as shown: where the samples' words come from, or why they are ids.
@@ -71,7 +75,8 @@ private:
     void onSourceChanged();
     void showWhetherLoaded();
     void showLoadedInForm();
-    void onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec, const QString& error, int generation);
+    void onLoaded(const std::shared_ptr<const DatasetSplit>& data, const QString& spec, const QString& error, int generation,
+                  bool stopped_early);
     void showStatistics();
     // "Download Keras Reuters…": fetches reuters.npz into DatasetDownloader::defaultCachePath()
     // from DatasetDownloader::reutersUrl() (MIRRORLAB_REUTERS_URL / MIRRORLAB_REUTERS_SHA256
@@ -104,10 +109,19 @@ private:
     bool loading_ = false;
     int load_generation_ = 0;  // a result from an older generation was cancelled
     QString loading_spec_;
-    std::thread worker_;
-    // Cancelled loads still running, by their generation: joined when their dropped result arrives,
-    // or on destruction.
-    std::vector<std::pair<int, std::thread>> abandoned_;
+    // A load on its thread. Cancel sets its flag: load_dataset() stops within a row, a text or a
+    // file, so that a cancelled multi-GB load neither runs on beside the next one nor holds its
+    // memory (nor holds up closing the window).
+    struct Loader {
+        int generation = 0;
+        std::shared_ptr<std::atomic<bool>> cancel;
+        std::thread thread;
+    };
+    Loader worker_;
+    // Cancelled loads still stopping, by their generation: joined when their dropped result
+    // arrives, or on destruction.
+    std::vector<Loader> abandoned_;
+    int loads_stopped_early_ = 0;
 };
 
 }  // namespace mirrorlab::ui
