@@ -120,6 +120,7 @@ private slots:
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
+    void kerasExportRunsOffTheWindowsThread();
     void exportsAndOpensInTensorBoard();
     void liveTensorBoardFilesWhileTraining();
 };
@@ -605,6 +606,48 @@ void TestUiRuns::kerasExportAndFineTune() {
     const double before = controller.run(first)->epochs.back().validation.loss;
     const double after = controller.run(second)->epochs.back().validation.loss;
     QVERIFY2(std::abs(before - after) < 1e-6, qPrintable(QStringLiteral("%1 vs %2").arg(before).arg(after)));
+}
+
+// The menu's export writes on a thread of its own (a 50-million-parameter model's archive takes
+// seconds, and the window froze for them): the panel says it is exporting and offers neither a
+// second export nor deleting the run until it is written; then it says where the file went, or
+// why it could not be written.
+void TestUiRuns::kerasExportRunsOffTheWindowsThread() {
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    const int id = controller.start(smallRun(1));
+    QVERIFY(controller.waitForFinished(60000));
+    panel.refresh();
+    panel.selectRun(id);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("run.keras"));
+    QString error;
+    QVERIFY2(panel.startKerasExport(id, path, &error), qPrintable(error));
+    QVERIFY(panel.exportJob()->isRunning());  // started, not done: the call returned at once
+    QVERIFY2(panel.exportStatus().startsWith(QStringLiteral("Exporting run %1").arg(id)), qPrintable(panel.exportStatus()));
+    auto* export_button = panel.findChild<QToolButton*>(QStringLiteral("runsExportButton"));
+    for (QAction* action : export_button->menu()->actions()) {
+        if (action->text().contains(QStringLiteral("Keras"))) QVERIFY(!action->isEnabled());
+    }
+    QVERIFY(!panel.startKerasExport(id, dir.filePath(QStringLiteral("second.keras")), &error));
+    QVERIFY2(error.contains(QStringLiteral("another export")), qPrintable(error));
+    QVERIFY(panel.exportJob()->waitForFinished(60000));
+    QCOMPARE(panel.exportStatus(), QStringLiteral("Exported run %1 to %2").arg(id).arg(QDir::toNativeSeparators(path)));
+    const Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(controller.store()->get(id)));
+    QCOMPARE(load_keras_file(path.toStdString()).weights, checkpoint.state.weights);
+    for (QAction* action : export_button->menu()->actions()) {
+        if (action->text().contains(QStringLiteral("Keras"))) QVERIFY(action->isEnabled());
+    }
+
+    // A folder that is not there: said in the panel, which exports again afterwards.
+    QVERIFY(panel.startKerasExport(id, dir.filePath(QStringLiteral("missing/run.keras")), &error));
+    QVERIFY(panel.exportJob()->waitForFinished(60000));
+    QVERIFY2(panel.exportStatus().contains(QStringLiteral("Cannot export run %1 as a Keras model").arg(id)) &&
+                 panel.exportStatus().contains(QStringLiteral("missing")),
+             qPrintable(panel.exportStatus()));
+    QVERIFY(panel.startKerasExport(id, path, &error));
+    QVERIFY(panel.exportJob()->waitForFinished(60000));
+    QVERIFY(panel.exportStatus().startsWith(QStringLiteral("Exported")));
 }
 
 #include "test_ui_runs.moc"

@@ -99,6 +99,7 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
     layout->addWidget(filter_);
     layout->addWidget(table_, 1);
     layout->addWidget(store_label_);
+    layout->addWidget(export_status_);
     layout->addLayout(buttons);
 
     if (controller_ != nullptr) {
@@ -154,6 +155,13 @@ void RunsPanel::buildFilter() {
     store_label_->setObjectName(QStringLiteral("runsStoreLabel"));
     store_label_->setWordWrap(true);
     store_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    export_status_ = new QLabel(this);
+    export_status_->setObjectName(QStringLiteral("runsExportStatus"));
+    export_status_->setWordWrap(true);
+    export_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    export_status_->hide();
+    export_job_ = new BackgroundJob(this);
+    connect(export_job_, &BackgroundJob::runningChanged, this, &RunsPanel::updateButtons);
 }
 
 void RunsPanel::buildButtons() {
@@ -556,14 +564,23 @@ void RunsPanel::exportCsvInteractively() {
     if (!exportCsv(run_id, path, &error)) QMessageBox::warning(this, tr("Export history as CSV"), error);
 }
 
+namespace {
+
+// Reads a checkpoint and writes it as a .keras archive: no store and no Qt object, so that it can
+// run on a thread of its own.
+void write_keras_of_checkpoint(const std::string& checkpoint_path, const std::string& keras_path) {
+    const Checkpoint checkpoint = load_checkpoint(checkpoint_path);
+    const Model model = Model::from_json_text(checkpoint.model_json, "checkpoint");
+    const KerasOptimizerState optimizer_state = keras_optimizer_state(checkpoint.state);
+    save_keras_file(keras_path, model, checkpoint.state.weights, checkpoint.config.optimizer, &optimizer_state);
+}
+
+}  // namespace
+
 bool RunsPanel::exportKeras(int run_id, const QString& path, QString* error) const {
     try {
         if (controller_ == nullptr || controller_->store() == nullptr) throw StoreError("the runs are not kept");
-        const Checkpoint checkpoint = load_checkpoint(checkpoint_path_of(controller_->store()->get(run_id)));
-        const Model model = Model::from_json_text(checkpoint.model_json, "checkpoint");
-        const KerasOptimizerState optimizer_state = keras_optimizer_state(checkpoint.state);
-        save_keras_file(QDir::toNativeSeparators(path).toStdString(), model, checkpoint.state.weights,
-                        checkpoint.config.optimizer, &optimizer_state);
+        write_keras_of_checkpoint(checkpoint_path_of(controller_->store()->get(run_id)), QDir::toNativeSeparators(path).toStdString());
         return true;
     } catch (const std::exception& failure) {
         if (error != nullptr) *error = tr("Cannot export run %1 as a Keras model: %2").arg(run_id).arg(QString::fromUtf8(failure.what()));
@@ -571,14 +588,45 @@ bool RunsPanel::exportKeras(int run_id, const QString& path, QString* error) con
     }
 }
 
+bool RunsPanel::startKerasExport(int run_id, const QString& path, QString* error) {
+    std::string checkpoint_path;
+    try {
+        if (export_job_->isRunning()) throw Error(tr("another export is being written; wait for it to finish").toStdString());
+        if (controller_ == nullptr || controller_->store() == nullptr) throw StoreError("the runs are not kept");
+        // The store is read here, on its own thread; the thread gets a path.
+        checkpoint_path = checkpoint_path_of(controller_->store()->get(run_id));
+    } catch (const std::exception& failure) {
+        if (error != nullptr) *error = tr("Cannot export run %1 as a Keras model: %2").arg(run_id).arg(QString::fromUtf8(failure.what()));
+        return false;
+    }
+    const QString shown = QDir::toNativeSeparators(path);
+    export_status_->setStyleSheet({});
+    export_status_->setText(tr("Exporting run %1 to %2…").arg(run_id).arg(shown));
+    export_status_->show();
+    export_job_->start([checkpoint_path, keras_path = shown.toStdString()] { write_keras_of_checkpoint(checkpoint_path, keras_path); },
+                       [this, run_id, shown](const QString& failure) {
+                           if (failure.isEmpty()) {
+                               export_status_->setText(tr("Exported run %1 to %2").arg(run_id).arg(shown));
+                               return;
+                           }
+                           const QString message = tr("Cannot export run %1 as a Keras model: %2").arg(run_id).arg(failure);
+                           export_status_->setStyleSheet(QStringLiteral("color: #b00020"));
+                           export_status_->setText(message);
+                           if (isVisible()) QMessageBox::warning(this, tr("Export as Keras model"), message);
+                       });
+    return true;
+}
+
+QString RunsPanel::exportStatus() const { return export_status_->isHidden() ? QString() : export_status_->text(); }
+
 void RunsPanel::exportKerasInteractively() {
     const int run_id = selectedRunIdOnly();
-    if (run_id == 0) return;
+    if (run_id == 0 || export_job_->isRunning()) return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Export as Keras model"), tr("run%1.keras").arg(run_id),
                                                       tr("Keras models (*.keras)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!exportKeras(run_id, path, &error)) QMessageBox::warning(this, tr("Export as Keras model"), error);
+    if (!startKerasExport(run_id, path, &error)) QMessageBox::warning(this, tr("Export as Keras model"), error);
 }
 
 void RunsPanel::exportPngInteractively() {
@@ -707,10 +755,12 @@ void RunsPanel::updateButtons() {
     resume_button_->setToolTip(record != nullptr && record->stored && !record->has_checkpoint
                                    ? tr("This run has no checkpoint: it ended before its first epoch finished")
                                    : tr("Continue the selected run from its last checkpoint (the end of its last finished epoch)"));
-    delete_button_->setEnabled(record != nullptr && !(record->running && !idle));
+    // A run being exported keeps its checkpoint until the export has read it.
+    const bool exporting = export_job_ != nullptr && export_job_->isRunning();
+    delete_button_->setEnabled(record != nullptr && !(record->running && !idle) && !exporting);
     export_csv_action_->setEnabled(selectedRunId() != 0);
     export_png_action_->setEnabled(training_panel_ != nullptr);
-    export_keras_action_->setEnabled(record != nullptr && record->stored && record->has_checkpoint);
+    export_keras_action_->setEnabled(record != nullptr && record->stored && record->has_checkpoint && !exporting);
     // A stored run that is not being written: its rows are complete.
     const RunRecord* exportable = controller_ != nullptr ? controller_->run(selectedRunId()) : nullptr;
     const bool has_events = exportable != nullptr && exportable->stored && !exportable->running && controller_->store() != nullptr;

@@ -12,6 +12,7 @@
 #include <QString>
 #include <QWidget>
 
+#include "ui/common/background_job.h"
 #include "ui/training/training_controller.h"
 
 class QAction;
@@ -46,6 +47,13 @@ public:
     bool exportCsv(int run_id, const QString& path, QString* error) const;
     // Stored run `run_id`'s last checkpoint as a Keras 3 .keras file (core/export/keras_file.h).
     bool exportKeras(int run_id, const QString& path, QString* error) const;
+    // The same off the GUI thread (a large model's archive takes seconds): the panel says it is
+    // exporting, then where it went or why it could not. False, with the reason, when it cannot
+    // start (no such kept run, another export running).
+    bool startKerasExport(int run_id, const QString& path, QString* error);
+    BackgroundJob* exportJob() const { return export_job_; }
+    // "Exporting run 3 to …", "Exported run 3 to …", or the failure: the last export's line.
+    QString exportStatus() const;
     bool exportChartsPng(const QString& path, QString* error) const;
     // The stored run's event files in `folder`/train and /validation, as Keras' TensorBoard
     // callback writes them (core/export/tensorboard.h).
@@ -114,6 +122,8 @@ private:
     QAction* export_tensorboard_action_ = nullptr;
     QAction* open_tensorboard_action_ = nullptr;
     QProcess* tensorboard_ = nullptr;  // the TensorBoard this panel started, if any
+    BackgroundJob* export_job_ = nullptr;  // a .keras export being written
+    QLabel* export_status_ = nullptr;
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
     bool finishing_edit_ = false;  // finishEditOnRowThatMoves is storing an edit
 };
