@@ -22,6 +22,7 @@
 #include "core/model/model.h"
 #include "core/export/keras_file.h"
 #include "core/optim/optimizer.h"
+#include "ui/common/background_job.h"
 #include "ui/model/model_panel.h"
 
 using mirrorlab::EmbeddingUpdate;
@@ -85,6 +86,7 @@ class TestUiModel : public QObject {
     void malformedFileKeepsTheModel();
     void kerasFileLoadsWithItsWeights();
     void kerasWeightsFileLoadsIntoTheFormsModel();
+    void loadReadsTheFileOffTheWindowsThread();
     void optimizerChangeResetsLearningRate();
     void trainConfigCarriesTheForm();
     void settingsTheFormDoesNotShowAreNamed();
@@ -429,6 +431,58 @@ void TestUiModel::kerasWeightsFileLoadsIntoTheFormsModel() {
     panel.selectPreset(0);
     QVERIFY(!panel.loadFile(path, &error));
     QVERIFY2(error.contains(QStringLiteral("small.weights.h5")), qPrintable(error));
+    QVERIFY(panel.initialWeights().empty());
+}
+
+// Load… reads the file on a thread of its own (a large model's .keras archive takes seconds, and
+// the window froze for them): the panel says it is loading and Load waits; then the model is in
+// the form with its weights, or the failure is said with the model kept. Weights read for a model
+// the form no longer holds are not taken.
+void TestUiModel::loadReadsTheFileOffTheWindowsThread() {
+    ModelPanel panel;
+    panel.show();
+    const QString keras = QStringLiteral(MIRRORLAB_TEST_DATA_DIR "/keras/small.keras");
+    QVERIFY(panel.startLoadFile(keras));
+    QVERIFY(panel.fileJob()->isRunning());  // the call returned before the file was taken in
+    QVERIFY2(panel.fileStatus().startsWith(QStringLiteral("Loading ")), qPrintable(panel.fileStatus()));
+    QVERIFY(!child<QPushButton>(panel, "loadModel")->isEnabled());
+    QVERIFY(!panel.startLoadFile(keras));  // one file at a time
+    QVERIFY(panel.fileJob()->waitForFinished(60000));
+    QVERIFY(child<QPushButton>(panel, "loadModel")->isEnabled());
+    QVERIFY2(panel.fileStatus().contains(QStringLiteral("with its weights")), qPrintable(panel.fileStatus()));
+    QCOMPARE(panel.model()->layers().size(), std::size_t{8});
+    QCOMPARE(panel.initialWeights().size(), static_cast<std::size_t>(panel.model()->total_params()));
+
+    // A damaged file: said, and the model stays.
+    QTemporaryDir dir;
+    const QString fake = dir.filePath(QStringLiteral("fake.keras"));
+    {
+        QFile file(fake);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("not a zip archive");
+    }
+    const QString before = summary(panel);
+    QVERIFY(panel.startLoadFile(fake));
+    QVERIFY(panel.fileJob()->waitForFinished(60000));
+    QVERIFY2(panel.fileStatus().contains(QStringLiteral("Could not load the model (the current one is kept)")) &&
+                 panel.fileStatus().contains(QStringLiteral("fake.keras")),
+             qPrintable(panel.fileStatus()));
+    QCOMPARE(summary(panel), before);
+
+    // Weights for the form's model, and the form changed before they arrived: not taken.
+    const mirrorlab::Model small = *panel.model();
+    const std::vector<float> weights(static_cast<std::size_t>(small.total_params()), 0.25f);
+    const QString h5 = dir.filePath(QStringLiteral("small.weights.h5"));
+    {
+        const std::vector<std::uint8_t> bytes = keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam));
+        QFile file(h5);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<qint64>(bytes.size()));
+    }
+    QVERIFY(panel.startLoadFile(h5));
+    panel.selectPreset(0);
+    QVERIFY(panel.fileJob()->waitForFinished(60000));
+    QVERIFY2(panel.fileStatus().contains(QStringLiteral("changed while its weights were read")), qPrintable(panel.fileStatus()));
     QVERIFY(panel.initialWeights().empty());
 }
 

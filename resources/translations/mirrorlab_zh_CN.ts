@@ -211,6 +211,13 @@
     </message>
 </context>
 <context>
+    <name>mirrorlab::ui::BackgroundJob</name>
+    <message>
+        <source>not enough memory for it</source>
+        <translation>内存不足</translation>
+    </message>
+</context>
+<context>
     <name>mirrorlab::ui::ClassReportView</name>
     <message>
         <source>When a run ends, its final weights are evaluated here on the validation split, topic by topic.</source>
@@ -1707,6 +1714,14 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Optimizer from the file: %1</source>
         <translation>文件中的优化器：%1</translation>
     </message>
+    <message>
+        <source>the model in the form changed while its weights were read; load the weights file again</source>
+        <translation>读取权重期间表单中的模型已更改；请重新加载权重文件</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::MonitorPanel</name>
@@ -2175,6 +2190,18 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
 %1</source>
         <translation>您输入的内容（未保存）：
 %1</translation>
+    </message>
+    <message>
+        <source>another export is being written; wait for it to finish</source>
+        <translation>另一个导出正在写入；请等待其完成</translation>
+    </message>
+    <message>
+        <source>Exporting run %1 to %2…</source>
+        <translation>正在将运行 %1 导出到 %2…</translation>
+    </message>
+    <message>
+        <source>Exported run %1 to %2</source>
+        <translation>已将运行 %1 导出到 %2</translation>
     </message>
 </context>
 <context>

@@ -27,10 +27,12 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "core/layers/layer_type.h"
 #include "core/util/error.h"
+#include "ui/common/background_job.h"
 #include "ui/common/combo_box.h"
 #include "ui/model/compile_options.h"
 #include "ui/model/layer_editor.h"
@@ -248,6 +250,9 @@ void ModelPanel::connectControls() {
         if (!updating_) applyPreset(index);
     });
     connect(load_, &QPushButton::clicked, this, &ModelPanel::browseLoad);
+    // One file at a time: Load waits while a large .keras archive is being read.
+    file_job_ = new BackgroundJob(this);
+    connect(file_job_, &BackgroundJob::runningChanged, load_, [this](bool running) { load_->setEnabled(!running); });
     connect(save_, &QPushButton::clicked, this, &ModelPanel::browseSave);
     connect(sequence_length_, &QSpinBox::valueChanged, this, [this](int value) {
         if (updating_) return;
@@ -620,50 +625,117 @@ std::vector<float> ModelPanel::initialWeights() const {
     return keras_weights_;
 }
 
+// What a model file holds, read without touching the form, so that a thread of its own can read
+// it: a .keras archive of a large model takes seconds.
+struct ModelPanel::FileContents {
+    QString path;
+    std::optional<KerasModel> keras;            // a .keras archive: layers, weights, optimizer
+    std::optional<Model> model;                 // model JSON
+    std::optional<std::vector<float>> weights;  // a .weights.h5 file, for the model `weights_for` describes
+    std::string weights_for;
+};
+
+std::shared_ptr<ModelPanel::FileContents> ModelPanel::prepareRead(const QString& path) const {
+    auto contents = std::make_shared<FileContents>();
+    contents->path = path;
+    if (isWeightsFile(path)) {
+        // Keras' model.save_weights(): weights only, for the model the form holds now.
+        if (!model_) {
+            throw ModelError(tr("a weights file holds no model; make the form a valid model that matches it first (%1)")
+                                 .arg(error_)
+                                 .toStdString());
+        }
+        contents->weights_for = model_->to_json_text();
+    }
+    return contents;
+}
+
+bool ModelPanel::isWeightsFile(const QString& path) { return path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive); }
+
+void ModelPanel::readFile(FileContents& contents) {
+    const std::string native = QDir::toNativeSeparators(contents.path).toStdString();
+    if (contents.path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive)) {
+        contents.keras = load_keras_file(native);
+    } else if (isWeightsFile(contents.path)) {
+        contents.weights = load_keras_weights_file(native, Model::from_json_text(contents.weights_for, "the form's model"));
+    } else {
+        contents.model = Model::from_json_file(native);
+    }
+}
+
+void ModelPanel::applyFile(FileContents& contents) {
+    const QString shown = QDir::toNativeSeparators(contents.path);
+    if (contents.keras) {
+        KerasModel& imported = *contents.keras;
+        setModel(imported.model);
+        keras_weights_ = std::move(imported.weights);
+        keras_model_json_ = imported.model.to_json_text();
+        QString status = tr("Loaded %1 with its weights: the next run starts from them").arg(shown);
+        if (imported.optimizer) {
+            // The optimizer it was compiled with, as Keras would go on training it.
+            TrainConfig config = compile_->trainConfig();
+            config.optimizer = *imported.optimizer;
+            compile_->setTrainConfig(config);
+            status += QLatin1Char('\n') + tr("Optimizer from the file: %1").arg(QString::fromStdString(imported.optimizer->describe()));
+        }
+        showFileStatus(status, false);
+    } else if (contents.weights) {
+        if (!model_ || model_->to_json_text() != contents.weights_for) {
+            throw ModelError(tr("the model in the form changed while its weights were read; load the weights file again")
+                                 .toStdString());
+        }
+        keras_weights_ = std::move(*contents.weights);
+        keras_model_json_ = contents.weights_for;
+        showFileStatus(tr("Loaded the weights in %1 into this model: the next run starts from them").arg(shown), false);
+    } else {
+        setModel(*contents.model);
+        showFileStatus(tr("Loaded %1").arg(shown), false);
+    }
+    last_dir_ = QFileInfo(contents.path).absolutePath();
+}
+
+QString ModelPanel::fileStatus() const { return file_status_->isHidden() ? QString() : file_status_->text(); }
+
+QString ModelPanel::showLoadFailure(const std::exception& failure) {
+    const QString message = tr("Could not load the model (the current one is kept): %1").arg(QString::fromUtf8(failure.what()));
+    showFileStatus(message, true);
+    return message;
+}
+
 bool ModelPanel::loadFile(const QString& path, QString* error) {
     try {
-        const std::string native = QDir::toNativeSeparators(path).toStdString();
-        if (path.endsWith(QStringLiteral(".keras"), Qt::CaseInsensitive)) {
-            KerasModel imported = load_keras_file(native);
-            setModel(imported.model);
-            keras_weights_ = std::move(imported.weights);
-            keras_model_json_ = imported.model.to_json_text();
-            QString status = tr("Loaded %1 with its weights: the next run starts from them").arg(QDir::toNativeSeparators(path));
-            if (imported.optimizer) {
-                // The optimizer it was compiled with, as Keras would go on training it.
-                TrainConfig config = compile_->trainConfig();
-                config.optimizer = *imported.optimizer;
-                compile_->setTrainConfig(config);
-                status += QLatin1Char('\n') + tr("Optimizer from the file: %1").arg(QString::fromStdString(imported.optimizer->describe()));
-            }
-            showFileStatus(status, false);
-        } else if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive)) {
-            // Keras' model.save_weights(): weights only, for the model the form holds now.
-            if (!model_) {
-                throw ModelError(tr("a weights file holds no model; make the form a valid model that matches it first (%1)")
-                                     .arg(error_)
-                                     .toStdString());
-            }
-            std::vector<float> weights = load_keras_weights_file(native, *model_);
-            keras_weights_ = std::move(weights);
-            keras_model_json_ = model_->to_json_text();
-            showFileStatus(tr("Loaded the weights in %1 into this model: the next run starts from them")
-                               .arg(QDir::toNativeSeparators(path)),
-                           false);
-        } else {
-            setModel(Model::from_json_file(native));
-            showFileStatus(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
-        }
-        last_dir_ = QFileInfo(path).absolutePath();
+        const std::shared_ptr<FileContents> contents = prepareRead(path);
+        readFile(*contents);
+        applyFile(*contents);
         if (error != nullptr) error->clear();
         return true;
     } catch (const std::exception& failure) {
-        const QString message = tr("Could not load the model (the current one is kept): %1")
-                                    .arg(QString::fromUtf8(failure.what()));
-        showFileStatus(message, true);
+        const QString message = showLoadFailure(failure);
         if (error != nullptr) *error = message;
         return false;
     }
+}
+
+bool ModelPanel::startLoadFile(const QString& path) {
+    if (file_job_->isRunning()) return false;
+    std::shared_ptr<FileContents> contents;
+    try {
+        contents = prepareRead(path);
+    } catch (const std::exception& failure) {
+        showLoadFailure(failure);
+        return false;
+    }
+    showFileStatus(tr("Loading %1…").arg(QDir::toNativeSeparators(path)), false);
+    file_job_->start([contents] { readFile(*contents); },
+                     [this, contents](const QString& failure) {
+                         try {
+                             if (!failure.isEmpty()) throw ModelError(failure.toStdString());
+                             applyFile(*contents);
+                         } catch (const std::exception& problem) {
+                             showLoadFailure(problem);
+                         }
+                     });
+    return true;
 }
 
 bool ModelPanel::saveFile(const QString& path, QString* error) {
@@ -706,7 +778,7 @@ void ModelPanel::browseLoad() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Load model"), last_dir_.isEmpty() ? modelFolder() : last_dir_,
                                                       tr("Models (*.json *.keras *.weights.h5);;Model JSON (*.json);;Keras model (*.keras);;"
                                                          "Keras weights for this model (*.weights.h5 *.h5);;All files (*)"));
-    if (!path.isEmpty()) loadFile(path, nullptr);
+    if (!path.isEmpty()) startLoadFile(path);
 }
 
 void ModelPanel::browseSave() {

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,7 @@ class QVBoxLayout;
 
 namespace mirrorlab::ui {
 
+class BackgroundJob;
 class CompileOptions;
 class LayerEditor;
 
@@ -53,6 +55,12 @@ class ModelPanel : public QWidget {
     // Model JSON (ours or Keras' model.to_json()) or a Keras .keras file (layers and weights); on
     // failure *error says why and nothing changes.
     bool loadFile(const QString& path, QString* error);
+    // The same with the file read off the GUI thread (Load…): the panel says it is loading, then
+    // shows the model or why it could not (the current one kept). False when another file is still
+    // being read, or the file cannot be started on (a weights file with no valid model in the form).
+    bool startLoadFile(const QString& path);
+    BackgroundJob* fileJob() const { return file_job_; }
+    QString fileStatus() const;
     // The weights of the last .keras file loaded, while the layers are still that file's (the next
     // run starts from them: fine-tuning); empty otherwise.
     std::vector<float> initialWeights() const;
@@ -107,6 +115,12 @@ class ModelPanel : public QWidget {
     int currentRow() const;
     std::string uniqueName(LayerKind kind) const;
     void showFileStatus(const QString& text, bool error);
+    struct FileContents;
+    std::shared_ptr<FileContents> prepareRead(const QString& path) const;  // on the GUI thread
+    static void readFile(FileContents& contents);                         // on any thread
+    void applyFile(FileContents& contents);                                // on the GUI thread
+    static bool isWeightsFile(const QString& path);
+    QString showLoadFailure(const std::exception& failure);
     void browseLoad();
     void browseSave();
 
@@ -128,6 +142,7 @@ class ModelPanel : public QWidget {
     QPushButton* load_ = nullptr;
     QPushButton* save_ = nullptr;
     QLabel* file_status_ = nullptr;
+    BackgroundJob* file_job_ = nullptr;  // a model file being read
     QSpinBox* sequence_length_ = nullptr;
     QTableWidget* table_ = nullptr;
     QPushButton* add_ = nullptr;
