@@ -39,10 +39,13 @@ std::string text(const std::vector<std::uint8_t>& bytes) { return std::string(by
 // Keras' members with one replaced (or removed, when `value` is empty and `remove` is set).
 std::vector<std::uint8_t> repack(const std::string& member, const std::string& value, bool remove = false) {
     const ZipReader zip(small_bytes(), "small.keras", ".keras");
-    std::vector<std::pair<std::string, std::string>> members;
+    std::vector<std::string> texts;
+    texts.reserve(zip.entries().size());  // the views below point into it
+    std::vector<std::pair<std::string, std::string_view>> members;
     for (const ZipEntry& entry : zip.entries()) {
         if (entry.name == member && remove) continue;
-        members.emplace_back(entry.name, entry.name == member ? value : text(zip.read(entry)));
+        texts.push_back(entry.name == member ? value : text(zip.read(entry)));
+        members.emplace_back(entry.name, texts.back());
     }
     return write_stored_zip(members);
 }

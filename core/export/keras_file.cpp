@@ -39,6 +39,12 @@ std::string date_saved() { return now_text("%Y-%m-%d@%H:%M:%S", TimeZone::Local)
 
 std::string text_of(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
+// The bytes where they are, for writing: a copy of a large model's file would double the memory
+// an export needs.
+std::string_view bytes_view(const std::vector<std::uint8_t>& bytes) {
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 // Keras 3's optimizer variables in the order its optimizer.variables lists them (read off files
 // Keras 3.15 saved after fit()): iteration, learning_rate, then
 //   SGD with momentum  a momentum per model variable
@@ -131,19 +137,19 @@ std::vector<std::uint8_t> keras_archive(const Model& model, std::span<const floa
     metadata.set("date_saved", date_saved());
     metadata.set("exported_by", std::string("MirrorLab ") + MIRRORLAB_VERSION);
     const std::vector<std::uint8_t> h5 = keras_weights_h5(model, weights, optimizer, state);
-    return write_stored_zip({{kMetadataMember, json::dump(metadata)},
-                       {kConfigMember, json::dump(keras_config(model, optimizer))},
-                       {kWeightsMember, text_of(h5)}});
+    const std::string metadata_text = json::dump(metadata);
+    const std::string config_text = json::dump(keras_config(model, optimizer));
+    return write_stored_zip({{kMetadataMember, metadata_text}, {kConfigMember, config_text}, {kWeightsMember, bytes_view(h5)}});
 }
 
 void save_keras_file(const std::string& path, const Model& model, std::span<const float> weights,
                      const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
-    write_file_atomically(path, text_of(keras_archive(model, weights, optimizer, state)), "the Keras model");
+    write_file_atomically(path, bytes_view(keras_archive(model, weights, optimizer, state)), "the Keras model");
 }
 
 void save_keras_weights_file(const std::string& path, const Model& model, std::span<const float> weights,
                              const OptimizerConfig& optimizer, const KerasOptimizerState* state) {
-    write_file_atomically(path, text_of(keras_weights_h5(model, weights, optimizer, state)), "the Keras weights");
+    write_file_atomically(path, bytes_view(keras_weights_h5(model, weights, optimizer, state)), "the Keras weights");
 }
 
 std::vector<float> keras_weights_from_h5(std::vector<std::uint8_t> bytes, const Model& model,

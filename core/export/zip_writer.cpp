@@ -8,7 +8,7 @@
 
 namespace mirrorlab {
 
-std::vector<std::uint8_t> write_stored_zip(const std::vector<std::pair<std::string, std::string>>& members) {
+std::vector<std::uint8_t> write_stored_zip(const std::vector<std::pair<std::string, std::string_view>>& members) {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
