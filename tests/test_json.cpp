@@ -88,6 +88,25 @@ private slots:
         QCOMPARE(parse("\xEF\xBB\xBF{\"a\":1}"), parse("{\"a\":1}"));
     }
 
+    // Notepad's "Unicode" and PowerShell's default save: UTF-16, with or without the byte-order
+    // mark. The message named a byte 0xFF or a control character U+0000; it names the encoding and
+    // the fix.
+    void utf16IsNamed() {
+        using namespace std::string_literals;
+        for (const std::string& text : {"\xFF\xFE{\0}\0"s, "\xFE\xFF\0{\0}"s, "{\0\"\0a\0\"\0:\0"s, "\0{\0}"s,
+                                        "{\0\0\0}\0\0\0"s}) {
+            try {
+                parse(text, "model.json");
+                QFAIL("parsed");
+            } catch (const ParseError& error) {
+                QVERIFY2(QString(error.what()).contains(QStringLiteral("model.json:1:1: the text is UTF-16 or UTF-32")) &&
+                             QString(error.what()).contains(QStringLiteral("save it with the encoding UTF-8")),
+                         error.what());
+            }
+        }
+        QCOMPARE(parse("1"), parse(" 1"));  // one byte, and no NUL: nothing to do with this check
+    }
+
     void escapes_data() {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QByteArray>("expected");

@@ -719,6 +719,14 @@ bool operator==(const Value& a, const Value& b) {
 Value parse(std::string_view text, std::string_view source_name) {
     // RFC 8259 section 8.1 lets parsers ignore a BOM; Windows editors like to add one.
     if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    // Windows' "Unicode" (UTF-16, with or without its byte-order mark) and UTF-32: every JSON text
+    // starts with an ASCII character, so one of its first two bytes is 0 there. The parser would
+    // name a byte 0xFF or a control character U+0000, which says nothing of the fix.
+    if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF") ||
+        (text.size() >= 2 && (text[0] == '\0' || text[1] == '\0'))) {
+        throw ParseError(std::string(source_name), 1, 1,
+                         "the text is UTF-16 or UTF-32, not UTF-8 as JSON files are; save it with the encoding UTF-8");
+    }
     std::size_t consumed = 0;
     Builder builder(text, consumed);
     const CountingIterator first(text.data(), &consumed);
