@@ -567,6 +567,15 @@ private slots:
         QCOMPARE(read.texts, (Strings{"goal, again", "shares", "match"}));
         QVERIFY(has_warning(read, "read with tabs as the delimiter"));
         QVERIFY(!has_warning(read_delimited(trailing), "as the delimiter"));  // commas stay commas
+        // No header, and one comma in every text as well: the ';' comes first on every line, so it
+        // splits the fields (the comma count agreed too, and the texts were cut at their commas).
+        const std::string semicolons_only = write_file(tmp, "headerless_de.csv",
+                                                       "Sport;Tor, 3:1\nPolitik;Wahl, heute\nSport;Sieg, knapp\nWirtschaft;Kurs, hoch\n"
+                                                       "Politik;Rede, lang\n");
+        read = read_delimited(semicolons_only);
+        QCOMPARE(read.class_names, (Strings{"Politik", "Sport", "Wirtschaft"}));
+        QCOMPARE(read.texts.front(), std::string("Tor, 3:1"));
+        QVERIFY(has_warning(read, "read with ';' as the delimiter"));
         // A comma before the first ';' of a line: a comma file whose texts hold "&amp;" and commas.
         const std::string entities = write_file(tmp, "entities.csv",
                                                 "1,Tom &amp; Jerry, again\n2,Salt &amp; pepper\n1,Rock &amp; roll, loud, late\n"

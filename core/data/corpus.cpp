@@ -877,7 +877,10 @@ std::optional<char> sniff_delimiter(std::string_view text) {
         return !lines.empty() && lines.front()[which] > 0 &&
                std::all_of(lines.begin(), lines.end(), [&](const auto& line) { return line[which] == lines.front()[which]; });
     };
-    if (steady(0) || comma_first_anywhere) return std::nullopt;
+    // A comma before the first ';' or tab of any line: a comma file. Otherwise a tab or ';' that
+    // every line holds as often splits the fields, even where each text holds a comma as steadily
+    // (a headerless "Sport;Tor, 3:1" file: labels rarely hold commas).
+    if (comma_first_anywhere) return std::nullopt;
     if (steady(2)) return '\t';
     if (steady(1)) return ';';
     return std::nullopt;
