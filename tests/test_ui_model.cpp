@@ -69,6 +69,15 @@ void set_combo_data(QComboBox* combo, const QVariant& data) {
     combo->setCurrentIndex(index);
 }
 
+bool write_bytes(const QString& path, const QByteArray& bytes) {
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+bool write_bytes(const QString& path, const std::vector<std::uint8_t>& bytes) {
+    return write_bytes(path, QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size())));
+}
+
 }  // namespace
 
 class TestUiModel : public QObject {
@@ -332,11 +341,7 @@ void TestUiModel::saveLoadRoundTrip() {
 void TestUiModel::malformedFileKeepsTheModel() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("broken.json"));
-    {
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("{\"input_length\": 300, \"layers\": [ {\"class_name\": \"Dense\", ");
-    }
+    QVERIFY(write_bytes(path, "{\"input_length\": 300, \"layers\": [ {\"class_name\": \"Dense\", "));
     ModelPanel panel;
     panel.show();
     const QString before = summary(panel);
@@ -352,13 +357,10 @@ void TestUiModel::malformedFileKeepsTheModel() {
 
     // A well-formed file with an impossible model is refused the same way.
     const QString bad = dir.filePath(QStringLiteral("bad.json"));
-    {
-        QFile file(bad);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(
-            R"({"input_length": 10, "layers": [{"class_name": "Embedding", "config": {"input_dim": 5, "output_dim": 2}},)"
-            R"( {"class_name": "Conv1D", "config": {"filters": 4, "kernel_size": 20}}]})");
-    }
+    QVERIFY(write_bytes(
+        bad,
+        R"({"input_length": 10, "layers": [{"class_name": "Embedding", "config": {"input_dim": 5, "output_dim": 2}},)"
+        R"( {"class_name": "Conv1D", "config": {"filters": 4, "kernel_size": 20}}]})"));
     QVERIFY(!panel.loadFile(bad, &error));
     QVERIFY2(error.contains(QStringLiteral("kernel_size 20")), qPrintable(error));
     QCOMPARE(summary(panel), before);
@@ -390,11 +392,7 @@ void TestUiModel::kerasFileLoadsWithItsWeights() {
 
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("fake.keras"));
-    {
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("{\"class_name\": \"Sequential\"}");
-    }
+    QVERIFY(write_bytes(path, "{\"class_name\": \"Sequential\"}"));
     const QString before = summary(panel);
     QVERIFY(!panel.loadFile(path, &error));
     QVERIFY2(error.contains(QStringLiteral("fake.keras")) && error.contains(QStringLiteral("not a .keras archive")),
@@ -415,12 +413,7 @@ void TestUiModel::kerasWeightsFileLoadsIntoTheFormsModel() {
     for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.001f * static_cast<float>(i % 997) - 0.4f;
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("small.weights.h5"));
-    {
-        const std::vector<std::uint8_t> bytes = keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam));
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<qint64>(bytes.size()));
-    }
+    QVERIFY(write_bytes(path, keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam))));
     const QString layers = summary(panel);
     QVERIFY2(panel.loadFile(path, &error), qPrintable(error));
     QCOMPARE(panel.initialWeights(), weights);
@@ -456,11 +449,7 @@ void TestUiModel::loadReadsTheFileOffTheWindowsThread() {
     // A damaged file: said, and the model stays.
     QTemporaryDir dir;
     const QString fake = dir.filePath(QStringLiteral("fake.keras"));
-    {
-        QFile file(fake);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("not a zip archive");
-    }
+    QVERIFY(write_bytes(fake, "not a zip archive"));
     const QString before = summary(panel);
     QVERIFY(panel.startLoadFile(fake));
     QVERIFY(panel.fileJob()->waitForFinished(60000));
@@ -473,12 +462,7 @@ void TestUiModel::loadReadsTheFileOffTheWindowsThread() {
     const mirrorlab::Model small = *panel.model();
     const std::vector<float> weights(static_cast<std::size_t>(small.total_params()), 0.25f);
     const QString h5 = dir.filePath(QStringLiteral("small.weights.h5"));
-    {
-        const std::vector<std::uint8_t> bytes = keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam));
-        QFile file(h5);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<qint64>(bytes.size()));
-    }
+    QVERIFY(write_bytes(h5, keras_weights_h5(small, weights, mirrorlab::OptimizerConfig::defaults(mirrorlab::OptimizerKind::Nadam))));
     QVERIFY(panel.startLoadFile(h5));
     panel.selectPreset(0);
     QVERIFY(panel.fileJob()->waitForFinished(60000));
