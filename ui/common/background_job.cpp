@@ -22,9 +22,8 @@ bool BackgroundJob::start(std::function<void()> work, std::function<void(const Q
     if (thread_.joinable()) thread_.join();  // the last one posted its end already
     running_ = true;
     done_ = std::move(done);
-    const int generation = ++generation_;
     QPointer<BackgroundJob> self(this);
-    thread_ = std::thread([self, generation, work = std::move(work)] {
+    thread_ = std::thread([self, work = std::move(work)] {
         QString error;
         try {
             work();
@@ -35,8 +34,8 @@ bool BackgroundJob::start(std::function<void()> work, std::function<void(const Q
         }
         // `self` is only read on the GUI thread, in the call it posts.
         QMetaObject::invokeMethod(
-            qApp, [self, generation, error] {
-                if (self) self->finish(generation, error);
+            qApp, [self, error] {
+                if (self) self->finish(error);
             },
             Qt::QueuedConnection);
     });
@@ -44,8 +43,7 @@ bool BackgroundJob::start(std::function<void()> work, std::function<void(const Q
     return true;
 }
 
-void BackgroundJob::finish(int generation, const QString& error) {
-    if (generation != generation_ || !running_) return;
+void BackgroundJob::finish(const QString& error) {
     // The thread posted this as its last act: joining orders its writes before `done` reads them.
     if (thread_.joinable()) thread_.join();
     running_ = false;

@@ -29,12 +29,11 @@ signals:
     void runningChanged(bool running);
 
 private:
-    void finish(int generation, const QString& error);
+    void finish(const QString& error);
 
     std::thread thread_;
     std::function<void(const QString&)> done_;
     bool running_ = false;
-    int generation_ = 0;
 };
 
 }  // namespace mirrorlab::ui
