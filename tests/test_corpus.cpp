@@ -168,6 +168,35 @@ private slots:
         QCOMPARE(oov.text_to_sequence("unk cat bird"), (std::vector<int32_t>{1, 2, 1}));
     }
 
+    // The one-pass fit the data sets use gives what fitting and then sequencing the same texts
+    // gives: every option (OOV token in the texts, num_words cutting with and without it), after an
+    // earlier fit, on the Keras texts and a synthetic corpus.
+    void tokenizerOnePassFitMatchesTwoPasses() {
+        std::vector<std::string> zipf;
+        for (int text = 0; text < 300; ++text) {
+            std::string words;
+            for (int w = 0; w < 1 + text % 23; ++w) words += "w" + std::to_string((text * 7 + w * w) % (5 + text % 97)) + " ";
+            if (text % 11 == 0) words += "unk ";
+            zipf.push_back(words);
+        }
+        for (const TokenizerOptions& options :
+             {TokenizerOptions{}, TokenizerOptions{5, std::string("unk")}, TokenizerOptions{7, std::nullopt},
+              TokenizerOptions{0, std::string("unk")}}) {
+            for (const std::vector<std::string>& texts : {kTexts, zipf}) {
+                Tokenizer two_passes(options);
+                Tokenizer one_pass(options);
+                two_passes.fit_on_texts({"unk the the cat zz"});
+                one_pass.fit_on_texts({"unk the the cat zz"});
+                two_passes.fit_on_texts(texts);
+                const Ids expected = two_passes.texts_to_sequences(texts);
+                QCOMPARE(one_pass.fit_on_texts_and_sequence(texts), expected);
+                QCOMPARE(one_pass.index_word(), two_passes.index_word());
+                QCOMPARE(one_pass.document_count(), two_passes.document_count());
+                QCOMPARE(one_pass.count_of("the"), two_passes.count_of("the"));
+            }
+        }
+    }
+
     void tokenizerSplitting() {
         // Keras: text_to_word_sequence("Hello, World!  x\r\ny İstanbul") ->
         //   ['hello', 'world', 'x\r', 'y', 'i̇stanbul']  ('\r' is not a filter; 'İ' -> 'i' + U+0307)

@@ -1443,8 +1443,7 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     require_every_class_in_training(corpus, split.train.labels, who);
 
     Tokenizer tokenizer(tokenizer_options);
-    tokenizer.fit_on_texts(train_texts);
-    split.train.sequences = tokenizer.texts_to_sequences(train_texts);
+    split.train.sequences = tokenizer.fit_on_texts_and_sequence(train_texts);
     split.validation.sequences = tokenizer.texts_to_sequences(validation_texts);
     add_tokenizing_warnings(split, train_texts, who);
     for (TextDataset* part : {&split.train, &split.validation}) {

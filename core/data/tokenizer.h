@@ -58,6 +58,8 @@ class Tokenizer {
     // set. A word equal to the OOV token counts as the OOV token and gets no index of its own
     // (Keras would give it a second index and leave a hole at 1).
     void fit_on_texts(const std::vector<std::string>& texts);
+    // fit_on_texts(texts) and then texts_to_sequences(texts), the same ids, each text split once.
+    std::vector<std::vector<int32_t>> fit_on_texts_and_sequence(const std::vector<std::string>& texts);
 
     // Keras `texts_to_sequences`: unknown words and words with index >= num_words are dropped, or
     // become 1 when oov_token is set. Every id is < vocabulary_size().
@@ -86,11 +88,13 @@ class Tokenizer {
 
   private:
     void rebuild_index();
+    int64_t count_word(std::string&& word);
 
     TokenizerOptions options_;
     int64_t document_count_ = 0;
-    std::vector<std::string> order_;  // words in order of first appearance
-    std::unordered_map<std::string, int64_t> counts_;
+    std::vector<std::string> order_;  // words in order of first appearance: their places
+    std::vector<int64_t> counts_;     // by place
+    std::unordered_map<std::string, int64_t> first_seen_;  // word -> place
     std::vector<std::string> index_word_;
     std::unordered_map<std::string, int32_t> word_index_;
 };
