@@ -160,6 +160,27 @@ bool decode_text(std::string_view bytes, std::string& text, int64_t* first_latin
     return latin1;
 }
 
+// The same for bytes this caller owns: UTF-8 (most files) becomes the text in place, its line ends
+// made '\n' there; a large CSV was held twice while it was copied.
+bool decode_text(std::string&& bytes, std::string& text, int64_t* first_latin1_line = nullptr) {
+    if (!is_valid_utf8(bytes)) return decode_text(std::string_view(bytes), text, first_latin1_line);
+    const size_t start = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+    size_t kept = 0;
+    if (start > 0 || bytes.find('\r') != std::string::npos) {
+        for (size_t i = start; i < bytes.size();) {
+            if (bytes[i] == '\r') {  // "\r\n" and a lone '\r' both end a line
+                bytes[kept++] = '\n';
+                i += (i + 1 < bytes.size() && bytes[i + 1] == '\n') ? 2 : 1;
+            } else {
+                bytes[kept++] = bytes[i++];
+            }
+        }
+        bytes.resize(kept);
+    }
+    text = std::move(bytes);
+    return false;
+}
+
 // Bytes no text file holds: a NUL. UTF-16 without a byte-order mark (ASCII letters each beside a 0
 // byte), a compressed file or a workbook, or a damaged file; read as text, their NULs ended up in
 // labels and tokens (and cut the `data` summary short) without a word.
@@ -1380,7 +1401,7 @@ void add_tokenizing_warnings(DatasetSplit& split, const std::vector<std::string>
 
 }  // namespace
 
-DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
+DatasetSplit build_dataset(LabelledTexts corpus, const TokenizerOptions& tokenizer_options,
                            double validation_split, uint64_t seed, std::string name,
                            Tokenizer* tokenizer_out) {
     const std::string who =
@@ -1432,10 +1453,10 @@ DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& 
     for (size_t k = 0; k < n; ++k) {
         const size_t i = order[k];
         if (trains[k]) {
-            train_texts.push_back(corpus.texts[i]);
+            train_texts.push_back(std::move(corpus.texts[i]));
             split.train.labels.push_back(corpus.labels[i]);
         } else {
-            validation_texts.push_back(corpus.texts[i]);
+            validation_texts.push_back(std::move(corpus.texts[i]));
             split.validation.labels.push_back(corpus.labels[i]);
         }
     }

@@ -101,7 +101,8 @@ LabelledTexts read_delimited(const std::string& path, const DelimitedOptions& op
 // validation_split is not in [0, 1), the texts and labels disagree, a label is out of range, or a
 // class has no training sample (naming the class). `tokenizer_out`, when given, receives the
 // fitted tokenizer (for decoding and for converting new texts the same way).
-DatasetSplit build_dataset(const LabelledTexts& corpus, const TokenizerOptions& tokenizer_options,
+// `corpus` by value: its texts move into the splits (a large CSV's texts are hundreds of MB).
+DatasetSplit build_dataset(LabelledTexts corpus, const TokenizerOptions& tokenizer_options,
                            double validation_split, uint64_t seed, std::string name,
                            Tokenizer* tokenizer_out = nullptr);
 

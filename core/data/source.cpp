@@ -104,17 +104,19 @@ DatasetSplit load_reuters21578(const std::string& directory) {
     return split;
 }
 
-DatasetSplit load_corpus(const LabelledTexts& texts, std::uint64_t seed) {
+DatasetSplit load_corpus(LabelledTexts texts, std::uint64_t seed) {
     TokenizerOptions options;
     options.oov_token = "<oov>";
     Tokenizer tokenizer;
-    DatasetSplit split = build_dataset(texts, options, 0.2, seed, texts.source, &tokenizer);
+    const std::vector<std::string> warnings = std::move(texts.warnings);
+    const std::string source = texts.source;
+    DatasetSplit split = build_dataset(std::move(texts), options, 0.2, seed, source, &tokenizer);
     for (TextDataset* part : {&split.train, &split.validation}) {
         part->oov_id = 1;
         part->words = tokenizer.index_word();
     }
     split.words_origin.kind = WordsOrigin::Kind::Vocabulary;
-    split.warnings.insert(split.warnings.begin(), texts.warnings.begin(), texts.warnings.end());
+    split.warnings.insert(split.warnings.begin(), warnings.begin(), warnings.end());
     return split;
 }
 
