@@ -356,11 +356,15 @@ void TestUiRuns::resumeReachesTheUninterruptedNumbers() {
     one_epoch.config.epochs = 1;
     const int stopped = controller.start(one_epoch);
     QVERIFY(controller.waitForFinished(60000));
+    TrainingPanel charts(&controller);
     QString error;
     QCOMPARE(controller.resumeStored(stopped, 3, settings.devices, settings.data, settings.data_name, &error), stopped);
     QVERIFY(controller.waitForFinished(60000));
     const RunRecord* resumed = controller.run(stopped);
     QCOMPARE(resumed->epochs.size(), std::size_t{3});
+    // The charts go on from the first epoch: every epoch and step of the run, not only the resumed ones.
+    QCOMPARE(charts.validationPointCount(), 3);
+    QCOMPARE(charts.trainingPointCount(), static_cast<int>(resumed->steps.size()));
     QCOMPARE(resumed->epochs.back().validation.loss, controller.run(straight)->epochs.back().validation.loss);
     QCOMPARE(resumed->epochs.back().train.accuracy, controller.run(straight)->epochs.back().train.accuracy);
     QCOMPARE(RunStore(run_store_.path().toStdString()).epochs(stopped).size(), std::size_t{3});

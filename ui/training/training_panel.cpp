@@ -419,6 +419,21 @@ void TrainingPanel::clear() {
 }
 
 void TrainingPanel::handleRunStarted(int run_id) {
+    beginRun(run_id);
+    // A resumed run goes on from its history: the epochs and steps it had are drawn again (the
+    // trainer only sends what comes after them).
+    if (controller_ != nullptr) {
+        if (const RunRecord* record = controller_->run(run_id)) drawHistory(*record);
+    }
+}
+
+void TrainingPanel::drawHistory(const RunRecord& record) {
+    if (record.steps_per_epoch > 0) steps_per_epoch_ = record.steps_per_epoch;
+    for (const StepPoint& step : record.steps) appendStep(step.global_step, step.epoch, step.running);
+    for (const EpochRecord& epoch : record.epochs) appendEpoch(epoch.epoch, epoch.train, epoch.validation, epoch.has_validation);
+}
+
+void TrainingPanel::beginRun(int run_id) {
     clear();
     run_id_ = run_id;
     if (controller_ != nullptr) {
@@ -582,10 +597,9 @@ void TrainingPanel::appendEpoch(int epoch, const Metrics& train, const Metrics& 
 }
 
 void TrainingPanel::loadRecord(const RunRecord& record) {
-    handleRunStarted(record.id);
+    beginRun(record.id);
     steps_per_epoch_ = record.steps_per_epoch;
-    for (const StepPoint& step : record.steps) appendStep(step.global_step, step.epoch, step.running);
-    for (const EpochRecord& epoch : record.epochs) appendEpoch(epoch.epoch, epoch.train, epoch.validation, epoch.has_validation);
+    drawHistory(record);
     for (const WarningEvent& warning : record.warnings) handleWarning(warning);
     if (record.finished) handleFinished(*record.finished);
     if (record.failed) handleFailed(*record.failed);

@@ -140,6 +140,8 @@ private:
     void appendStep(std::int64_t global_step, int epoch, const Metrics& running);
     void appendEpoch(int epoch, const Metrics& train, const Metrics& validation, bool has_validation);
     void loadRecord(const RunRecord& record);
+    void beginRun(int run_id);                     // the charts emptied for the run, its plan read
+    void drawHistory(const RunRecord& record);     // the steps and epochs the record holds
     void showStoredEnd(const RunRecord& record);
     void markDirty();
     void refresh();
