@@ -493,6 +493,38 @@ private slots:
         QSettings(QStringLiteral("MirrorLab"), old_scope).clear();
     }
 
+    // The last session's data file moved or deleted: the window loads the default data instead and
+    // says what happened, where it was left with no data and Start disabled.
+    void lastDataThatIsGoneFallsBackToTheDefault() {
+        const QString gone_scope = scope() + QStringLiteral("-gone-data");
+        QSettings(QStringLiteral("MirrorLab"), gone_scope).clear();
+        QTemporaryDir dir;
+        const QString csv = dir.filePath(QStringLiteral("mine.csv"));
+        {
+            QFile file(csv);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("label,text\n");
+            for (int row = 0; row < 12; ++row) file.write(row % 2 ? "sport,the team won the match\n" : "money,shares fell again\n");
+        }
+        {
+            MainWindow window(nullptr, gone_scope);
+            QVERIFY(show_with_data(window, "csv:" + csv));
+            QCOMPARE(window.dataPanel()->loadedSpec(), "csv:" + csv);
+            window.close();  // closing saves the form
+        }
+        QVERIFY(QFile::remove(csv));
+        MainWindow again(nullptr, gone_scope);
+        again.show();
+        QTRY_VERIFY_WITH_TIMEOUT(again.dataPanel()->dataset() != nullptr, 60000);
+        QCOMPARE(again.dataPanel()->loadedSpec(), QStringLiteral("default"));
+        const QString message = again.messageText();
+        QVERIFY2(message.contains(QStringLiteral("The data used last time (csv:%1) could not be loaded").arg(csv)) &&
+                     message.contains(QStringLiteral("mine.csv")) && message.contains(QStringLiteral("The default data is loaded instead")),
+                 qPrintable(message));
+        again.hide();
+        QSettings(QStringLiteral("MirrorLab"), gone_scope).clear();
+    }
+
     void settingsPersistBetweenLaunches() {
         {
             MainWindow window(nullptr, scope());

@@ -115,7 +115,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& settings_scope)
     restoreSettings();
     model_->setReplicaCount(std::max(devices_->replicaCount(), 1));
     scaling_->setMaxReplicas(std::max(devices_->replicaCount(), 2));
-    if (!data_->dataset()) data_->load(data_->spec());
+    if (!data_->dataset()) data_->loadLastUsed();
     updateActions();
     statusBar()->showMessage(tr("Ready"));
 }

@@ -822,6 +822,10 @@
         <source>Not loaded yet: training uses %1 (%2) until you press Load.</source>
         <translation>尚未加载：在按下“加载”之前，训练使用 %1（%2）。</translation>
     </message>
+    <message>
+        <source>The data used last time (%1) could not be loaded: %2. The default data is loaded instead; choose other data in the Data panel.</source>
+        <translation>无法加载上次使用的数据（%1）：%2。已改为加载默认数据；请在“数据”面板中选择其他数据。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::DatasetDownloader</name>

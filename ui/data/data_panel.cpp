@@ -295,7 +295,14 @@ void DataPanel::showLoadedInForm() {
     showWhetherLoaded();
 }
 
+void DataPanel::loadLastUsed() {
+    const QString last = spec();
+    fallback_from_ = last == QLatin1String("default") ? QString() : last;
+    load(last);
+}
+
 void DataPanel::load(const QString& spec_text) {
+    if (spec_text != fallback_from_) fallback_from_.clear();  // another choice: no fallback for it
     if (loading_) {
         if (spec_text == loading_spec_) return;  // already on its way
         // The newest request wins: Train again during the first load (the default data) was
@@ -380,10 +387,21 @@ void DataPanel::onLoaded(const std::shared_ptr<const DatasetSplit>& data, const 
     loading_ = false;
     load_button_->setText(tr("Load"));
     emit loadingChanged(false);
+    const bool last_used = !fallback_from_.isEmpty() && spec_text == fallback_from_;
+    fallback_from_.clear();
     if (!error.isEmpty()) {
         last_error_ = error;
         status_->setStyleSheet(QStringLiteral("color: #b00020"));
         status_->setText(tr("Could not load the data: %1").arg(error));
+        if (last_used && !dataset_) {
+            // The last session's file is gone: the window still gets data to train on.
+            last_error_ = tr("The data used last time (%1) could not be loaded: %2. The default data is loaded instead; "
+                             "choose other data in the Data panel.")
+                              .arg(spec_text, error);
+            emit loadFailed(last_error_);
+            load(QStringLiteral("default"));
+            return;
+        }
         emit loadFailed(error);
         return;
     }

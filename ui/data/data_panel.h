@@ -47,6 +47,9 @@ public:
 
     // Loads in the background; datasetChanged() or loadFailed() follow on the GUI thread.
     void load(const QString& spec);
+    // At start-up: the data the form shows (the last session's), or, when that cannot be loaded
+    // any more (a file moved or deleted), the default data, with loadFailed() saying so.
+    void loadLastUsed();
     // Gives up the load in progress: the panel keeps the data it had and can load again at once.
     // The abandoned load stops at its next row, text or file and frees what it held.
     void cancelLoad();
@@ -109,6 +112,7 @@ private:
     bool loading_ = false;
     int load_generation_ = 0;  // a result from an older generation was cancelled
     QString loading_spec_;
+    QString fallback_from_;  // the last session's spec while it loads: the default follows if it fails
     // A load on its thread. Cancel sets its flag: load_dataset() stops within a row, a text or a
     // file, so that a cancelled multi-GB load neither runs on beside the next one nor holds its
     // memory (nor holds up closing the window).
