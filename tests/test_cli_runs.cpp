@@ -336,6 +336,15 @@ void TestCliRuns::exportAndImportKeras() {
     const CliResult exported = run_cli(with_store(store, {"export", "--run", "1", "--keras", keras}));
     QVERIFY2(exported.exit_code == 0 && exported.out.contains(QStringLiteral("keras.saving.load_model")), qPrintable(describe(exported)));
     QCOMPARE(run_cli(with_store(store, {"export", "--run", "1", "--weights", out.path() + "/run1.weights.h5"})).exit_code, 0);
+    // Plain SGD keeps no optimizer slots (its checkpoint holds one unused number): it exports too.
+    QTemporaryDir sgd_store;
+    QCOMPARE(run_cli(with_store(sgd_store, QStringList{"train", "--devices", "cpu", "--epochs", "1", "--steps-per-epoch", "2",
+                                                       "--optimizer", "sgd"} + data))
+                 .exit_code,
+             0);
+    const CliResult sgd = run_cli(with_store(sgd_store, {"export", "--run", "1", "--keras", out.path() + "/sgd.keras"}));
+    QVERIFY2(sgd.exit_code == 0, qPrintable(sgd.err));
+    QCOMPARE(run_cli({"import", out.path() + "/sgd.keras"}).exit_code, 0);
     const CliResult neither = run_cli(with_store(store, {"export", "--run", "1"}));
     QVERIFY2(neither.exit_code == 2 && neither.err.contains(QStringLiteral("--keras")), qPrintable(describe(neither)));
     // What is at the path decides: a FIFO is refused and left as it was (renaming over it, or over

@@ -57,7 +57,10 @@ void write_optimizer_variables(hdf5::FileWriter& file, const Model& model, const
                                const KerasOptimizerState& state) {
     const std::size_t total = weight_count(model);
     const OptimizerSlots needed = slots_needed(optimizer.kind, optimizer.momentum > 0.0);
-    if (state.slot_values.size() != total * static_cast<std::size_t>(needed.count())) {
+    // An optimizer that keeps no slots (SGD without momentum) holds one unused number in a
+    // checkpoint (core/store/checkpoint.cpp): nothing to write then.
+    const bool unused_number = needed.count() == 0 && state.slot_values.size() == 1;
+    if (state.slot_values.size() != total * static_cast<std::size_t>(needed.count()) && !unused_number) {
         throw DataError("[keras] the optimizer state holds " + std::to_string(state.slot_values.size()) + " values; " +
                         std::string(optimizer_name(optimizer.kind)) + " on model '" + model.name() + "' has " +
                         std::to_string(total * static_cast<std::size_t>(needed.count())) + " (" +
