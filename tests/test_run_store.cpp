@@ -157,6 +157,7 @@ private slots:
     void idsSetAsideAreNotGiven();
     void impossibleCheckpointContentsAreNamed();
     void everyOptimizersCheckpointsLoad();
+    void noMemoryForACheckpointKeepsTheRunGoing();
     void runFoldersTheDatabaseForgotKeepTheirIds();
     void aMissingLastCheckpointIsSaid();
     void aDatabaseThatCannotBeOpenedIsNamed();
@@ -286,6 +287,40 @@ void TestRunStore::everyOptimizersCheckpointsLoad() {
             }
         }
     }
+}
+
+// Out of memory for a checkpoint's copy of the weights and slots at an epoch's end: the epoch was
+// trained and validated, so the run goes on with a warning and the last checkpoint stays (the run
+// failed with "std::bad_alloc" and lost it all).
+void TestRunStore::noMemoryForACheckpointKeepsTheRunGoing() {
+    struct NoMemoryInEpoch2 final : Callback {
+        std::string name() const override { return "test_no_memory"; }
+        void on_epoch_end(FitContext& context, const EpochRecord& record) override {
+            if (record.epoch == 2) context.snapshot = []() -> TrainingState { throw std::bad_alloc(); };
+        }
+    };
+    Folder folder;
+    const TrainConfig config = config_for(3);
+    const TrainData data = small_data();
+    Trainer trainer(small_model(), DeviceConfig::parse("cpu"), config, data);
+    std::vector<std::string> warnings;
+    trainer.set_event_sink([&](const Event& event) {
+        if (const auto* warning = std::get_if<WarningEvent>(&event)) warnings.push_back(warning->text);
+    });
+    trainer.add_callback(std::make_shared<NoMemoryInEpoch2>());
+    std::vector<SavedCheckpoint> saved;
+    trainer.add_callback(std::make_shared<ModelCheckpoint>(CheckpointOptions{folder.path}, base_checkpoint(small_model(), config, data, "cpu"),
+                                                           [&](const SavedCheckpoint& checkpoint) { saved.push_back(checkpoint); }));
+    const FitResult result = trainer.run();
+    QVERIFY2(result.ok, result.failed ? result.failed->reason.c_str() : "not ok");
+    QCOMPARE(trainer.history().epochs.size(), std::size_t{3});
+    const auto said = std::find_if(warnings.begin(), warnings.end(), [](const std::string& text) {
+        return text.find("Epoch 2: not enough memory to copy the weights and optimizer state") != std::string::npos;
+    });
+    QVERIFY2(said != warnings.end(), warnings.empty() ? "no warning" : warnings.front().c_str());
+    QVERIFY(said->find("the previous checkpoint is kept as it was") != std::string::npos);
+    QCOMPARE(saved.size(), std::size_t{4});  // epochs 1 and 3, last and best: none for epoch 2
+    QCOMPARE(load_checkpoint(ModelCheckpoint::last_path(folder.path)).state.epochs_done, 3);
 }
 
 void TestRunStore::checkpointOfAnotherModelOrDataIsRefused() {

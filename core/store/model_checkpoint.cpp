@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <new>
+#include <optional>
 
 namespace mirrorlab {
 
@@ -12,6 +14,41 @@ ModelCheckpoint::ModelCheckpoint(CheckpointOptions options, Checkpoint base, std
       maximize_(higher_is_better(options_.monitor)),
       best_value_(maximize_ ? -INFINITY : INFINITY) {}
 
+namespace {
+
+std::string where_in_run(const TrainingState& state) {
+    return state.steps_into_epoch > 0 ? "Epoch " + std::to_string(state.epochs_done + 1) + ", step " + std::to_string(state.steps_into_epoch)
+                                      : "Epoch " + std::to_string(state.epochs_done);
+}
+
+}  // namespace
+
+void ModelCheckpoint::warn_not_saved(FitContext& context, const std::string& where, int epoch, const std::string& reason,
+                                     bool had_one) const {
+    const std::string text =
+        where + ": " + reason +
+        (had_one ? ". Training continues; the previous checkpoint is kept as it was."
+                 : ". Training continues, but no checkpoint is kept yet: until one is written the run cannot be resumed or "
+                   "exported; check that '" +
+                       options_.folder + "' is there, writable and has free space.");
+    context.publish(WarningEvent{"checkpoint", text, epoch, 0});
+    context.log(LogLevel::Warning, text);
+}
+
+std::optional<TrainingState> ModelCheckpoint::snapshot(FitContext& context, int epoch) const {
+    try {
+        return context.snapshot();
+    } catch (const std::bad_alloc&) {
+        // The epoch was trained and validated: losing its run to the copy a checkpoint needs would
+        // throw that away.
+        std::error_code error;
+        warn_not_saved(context, "Epoch " + std::to_string(epoch), epoch,
+                       "not enough memory to copy the weights and optimizer state for a checkpoint",
+                       std::filesystem::exists(last_path(options_.folder), error));
+        return std::nullopt;
+    }
+}
+
 bool ModelCheckpoint::save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state,
                            double value) {
     if (before_save_) before_save_();
@@ -20,24 +57,20 @@ bool ModelCheckpoint::save(FitContext& context, const std::string& path, const s
     try {
         save_checkpoint(path, base_, state);  // base_ holds no state of its own: nothing is copied
     } catch (const Error& e) {
-        const std::string where = state.steps_into_epoch > 0 ? "Epoch " + std::to_string(state.epochs_done + 1) + ", step " +
-                                                                   std::to_string(state.steps_into_epoch)
-                                                             : "Epoch " + std::to_string(state.epochs_done);
-        const std::string text = where + ": " + e.what() +
-                                 (had_one ? ". Training continues; the previous checkpoint is kept as it was."
-                                          : ". Training continues, but no checkpoint is kept yet: until one is written the run "
-                                            "cannot be resumed or exported; free some space.");
-        context.publish(WarningEvent{"checkpoint", text, state.epochs_done, 0});
-        context.log(LogLevel::Warning, text);
+        warn_not_saved(context, where_in_run(state), state.epochs_done, e.what(), had_one);
+        return false;
+    } catch (const std::bad_alloc&) {
+        warn_not_saved(context, where_in_run(state), state.epochs_done, "not enough memory to write the checkpoint '" + path + "'",
+                       had_one);
         return false;
     }
     if (on_saved_) on_saved_(SavedCheckpoint{path, kind, state.epochs_done, state.global_step, value, state.steps_into_epoch});
     return true;
 }
 
-void ModelCheckpoint::on_step_end(FitContext& context, int /*epoch*/, std::int64_t global_step) {
+void ModelCheckpoint::on_step_end(FitContext& context, int epoch, std::int64_t global_step) {
     if (global_step % options_.every_steps != 0) return;
-    save(context, last_path(options_.folder), "last", context.snapshot(), std::nan(""));
+    if (const std::optional<TrainingState> state = snapshot(context, epoch)) save(context, last_path(options_.folder), "last", *state, std::nan(""));
 }
 
 void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& record) {
@@ -55,7 +88,7 @@ void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& recor
             context.publish(WarningEvent{"checkpoint", text, record.epoch, 0});
             context.log(LogLevel::Warning, text);
         }
-        save(context, last_path(options_.folder), "last", context.snapshot(), value);
+        if (const std::optional<TrainingState> state = snapshot(context, record.epoch)) save(context, last_path(options_.folder), "last", *state, value);
         return;
     }
     if (options_.save_best_only && !improved) return;
@@ -63,9 +96,13 @@ void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& recor
     // against the same best.
     const double previous_best = best_value_;
     if (improved) best_value_ = value;
-    const TrainingState state = context.snapshot();
-    if (!options_.save_best_only) save(context, last_path(options_.folder), "last", state, value);
-    if (improved && !save(context, best_path(options_.folder), "best", state, value)) best_value_ = previous_best;
+    const std::optional<TrainingState> state = snapshot(context, record.epoch);
+    if (!state) {
+        best_value_ = previous_best;
+        return;
+    }
+    if (!options_.save_best_only) save(context, last_path(options_.folder), "last", *state, value);
+    if (improved && !save(context, best_path(options_.folder), "best", *state, value)) best_value_ = previous_best;
 }
 
 CallbackState ModelCheckpoint::state() const {

@@ -6,6 +6,7 @@
 // previous checkpoint stays in place, whole.
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "core/store/checkpoint.h"
@@ -52,6 +53,9 @@ public:
 
 private:
     bool save(FitContext& context, const std::string& path, const std::string& kind, const TrainingState& state, double value);
+    // The state to keep, or nothing (said) when there is no memory left to copy it.
+    std::optional<TrainingState> snapshot(FitContext& context, int epoch) const;
+    void warn_not_saved(FitContext& context, const std::string& where, int epoch, const std::string& reason, bool had_one) const;
 
     CheckpointOptions options_;
     Checkpoint base_;
