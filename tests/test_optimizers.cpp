@@ -387,6 +387,12 @@ class TestOptimizers : public QObject {
         QTest::newRow("epsilon rmsprop")
             << rms << "epsilon" << inf
             << "[optimizer] RMSprop: epsilon must be a finite number >= 0, got inf";
+        QTest::newRow("epsilon above float32")  // inf as the float the update uses: nothing trained
+            << nadam << "epsilon" << 1e300
+            << "[optimizer] Nadam: epsilon must be 0 or within float32's normal range (1.1754944e-38 to 3.4028235e+38), got 1e+300";
+        QTest::newRow("epsilon below float32")  // 0 on the trainer's threads, which flush subnormals
+            << adam << "epsilon" << 1e-45
+            << "[optimizer] Adam: epsilon must be 0 or within float32's normal range (1.1754944e-38 to 3.4028235e+38), got 1e-45";
         QTest::newRow("momentum one")
             << sgd << "momentum" << 1.0 << "[optimizer] SGD: momentum must be in [0, 1), got 1.0";
         QTest::newRow("momentum negative")

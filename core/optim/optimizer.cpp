@@ -176,6 +176,12 @@ void OptimizerConfig::validate() const {
         if (!(std::isfinite(epsilon) && epsilon >= 0.0))
             throw ModelError(prefix(kind) + "epsilon must be a finite number >= 0, got " +
                              python_float_repr(epsilon));
+        // The update adds it as a float32: 1e300 became inf (no weight moved), 1e-45 became 0 on
+        // the trainer's threads, which flush subnormals.
+        if (epsilon > 0.0 && (epsilon < std::numeric_limits<float>::min() || epsilon > std::numeric_limits<float>::max()))
+            throw ModelError(prefix(kind) +
+                             "epsilon must be 0 or within float32's normal range (1.1754944e-38 to 3.4028235e+38), got " +
+                             python_float_repr(epsilon));
     }
     if (kind == OptimizerKind::SGD || kind == OptimizerKind::RMSprop)
         require_unit_interval(kind, "momentum", momentum);
