@@ -575,6 +575,19 @@ void TestRunStore::aMissingLastCheckpointIsSaid() {
                      e.what());
         }
     }
+    // A run in its first epoch (in another MirrorLab) has not ended: "train it again" was the advice.
+    Folder empty;
+    run.folder = empty.path;
+    for (const auto& [status, said] : {std::pair{RunStatus::Running, "run 7 is training now and has no checkpoint yet"},
+                                       std::pair{RunStatus::Interrupted, "(it ended before its first epoch finished"}}) {
+        run.status = status;
+        try {
+            checkpoint_path_of(run);
+            QFAIL("a run without checkpoints answered");
+        } catch (const CheckpointError& e) {
+            QVERIFY2(std::string(e.what()).find(said) != std::string::npos, e.what());
+        }
+    }
 }
 
 // runs.sqlite as a folder, a link to nothing or a loop of links: SQLite says only "unable to open

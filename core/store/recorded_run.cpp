@@ -58,6 +58,11 @@ std::string checkpoint_path_of(const RunInfo& run, const std::string& which) {
                               "': no epoch had a validation loss to call best (a run without validation data has none); use its last "
                               "checkpoint");
     }
+    if (run.status == RunStatus::Running) {
+        // It has not ended: "train it again" was the wrong advice for a run in its first epoch.
+        throw CheckpointError("run " + std::to_string(run.id) + " is training now and has no " + (which == "best" ? "best " : "") +
+                              "checkpoint yet: its first is written when its first epoch ends; try again then");
+    }
     throw CheckpointError("run " + std::to_string(run.id) + " has no " + (which == "best" ? "best " : "") +
                           "checkpoint in '" + run.folder + "' (it ended before its first epoch finished, or no checkpoint could be "
                           "written: its warnings say why); train it again instead");
