@@ -327,6 +327,8 @@ void TestCli::trainTakesAConfigFile() {
         {R"({"batchsize": 64})", "unknown key 'batchsize' (the keys are epochs, batch_size"},
         {R"({"epochs": 4294967297})", "'epochs' is 4294967297, outside 1..1000000"},
         {R"({"early_stopping": {"enabled": true, "patience": -1}})", "'patience' is -1, outside 0..1000000"},
+        {R"({"early_stopping": {"enabled": true, "monitor": "val_acc"}})",
+         "early_stopping's monitor 'val_acc' is none of loss, accuracy, top5, val_loss, val_accuracy, val_top5"},
         {R"({"max_steps_per_epoch": -5})", "'max_steps_per_epoch' is -5, outside 0.."},
         {R"({"prefetch_batches": 1000000000})", "'prefetch_batches' is 1000000000, outside 0..64"},
         {R"({"optimizer": {"class_name": "Adam", "lr": 0.1}})", "unknown key 'lr' in 'optimizer'"},

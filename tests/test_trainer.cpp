@@ -243,6 +243,7 @@ private slots:
     void badDeviceConfigFails();
     void modelDataMismatchFails();
     void earlyStoppingRestoresBestWeights();
+    void earlyStoppingTakesKerasNames();
     void overfittingMonitorWarns();
     void unevenBatchWarns();
     void fromLogitsOnSoftmaxWarns();
@@ -591,6 +592,37 @@ void TestTrainer::earlyStoppingRestoresBestWeights() {
     QVERIFY(same_metrics(reference.history.epochs.back().validation, run.history.epochs[static_cast<std::size_t>(best - 1)].validation));
     QCOMPARE(run.weights.size(), reference.weights.size());
     QVERIFY(run.weights == reference.weights);
+}
+
+// Keras' metric names, as the progress lines print them, monitor the same values; a run without
+// validation data is told once that it will not stop early, and how to make it.
+void TestTrainer::earlyStoppingTakesKerasNames() {
+    const TrainData data = overfitting_data();
+    TrainConfig config = overfitting_config(40);
+    config.early_stopping.enabled = true;
+    config.early_stopping.patience = 1;
+    config.early_stopping.monitor = "val_sparse_categorical_accuracy";
+    const Run by_accuracy = train(small_model(), "cpu:2", config, data);
+    QVERIFY(by_accuracy.result.ok);
+    QCOMPARE(by_accuracy.result.finished->reason, FinishReason::EarlyStopping);
+    QCOMPARE(canonical_monitor("val_sparse_categorical_accuracy"), std::string("val_accuracy"));
+    QCOMPARE(canonical_monitor("sparse_top_k_categorical_accuracy"), std::string("top5"));
+    QCOMPARE(canonical_monitor("val_acc"), std::string());
+
+    TrainData no_validation = data;
+    no_validation.validation_ids.reset();
+    no_validation.validation_labels.reset();
+    config = overfitting_config(4);
+    config.early_stopping.enabled = true;
+    EventLog log;
+    const Run blind = train(small_model(), "cpu:2", config, no_validation, &log);
+    QVERIFY(blind.result.ok);
+    const auto warnings = log.of<WarningEvent>();
+    const auto said = std::count_if(warnings.begin(), warnings.end(), [](const WarningEvent& w) {
+        return w.code == "early_stopping" && w.text.find("this run has no validation data: it will not stop early; give data "
+                                                         "with a validation split, or monitor 'loss'") != std::string::npos;
+    });
+    QCOMPARE(said, 1);  // once, not at each of the 4 epochs
 }
 
 void TestTrainer::overfittingMonitorWarns() {

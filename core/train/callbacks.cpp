@@ -19,7 +19,20 @@ double number_or(const CallbackState& state, const std::string& key, double fall
 
 bool higher_is_better(const std::string& monitor) { return monitor.find("loss") == std::string::npos; }
 
-double monitored_value(const EpochRecord& record, const std::string& monitor) {
+std::string canonical_monitor(std::string_view monitor) {
+    const bool validation = monitor.starts_with("val_");
+    const std::string_view key = validation ? monitor.substr(4) : monitor;
+    // Keras' own names, as its progress lines (and ours) print them.
+    std::string_view ours;
+    if (key == "loss") ours = "loss";
+    if (key == "accuracy" || key == "sparse_categorical_accuracy") ours = "accuracy";
+    if (key == "top5" || key == "sparse_top_k_categorical_accuracy") ours = "top5";
+    if (ours.empty()) return {};
+    return (validation ? "val_" : "") + std::string(ours);
+}
+
+double monitored_value(const EpochRecord& record, const std::string& name) {
+    const std::string monitor = canonical_monitor(name);
     const bool validation = monitor.rfind("val_", 0) == 0;
     const Metrics& m = validation ? record.validation : record.train;
     const std::string key = validation ? monitor.substr(4) : monitor;
@@ -81,7 +94,17 @@ void EarlyStopping::on_epoch_end(FitContext& context, const EpochRecord& record)
     if (record.epoch <= config_.start_from_epoch) return;
     const double value = monitored_value(record, config_.monitor);
     if (std::isnan(value)) {
-        context.log(LogLevel::Warning, "early stopping monitors '" + config_.monitor + "', which this run does not have");
+        if (!said_missing_) {  // once, not at every epoch
+            said_missing_ = true;
+            const std::string text =
+                canonical_monitor(config_.monitor).starts_with("val_") && !record.has_validation
+                    ? "early stopping monitors '" + config_.monitor +
+                          "', and this run has no validation data: it will not stop early; give data with a validation split, or "
+                          "monitor 'loss'"
+                    : "early stopping monitors '" + config_.monitor + "', which this run does not have; it will not stop early";
+            context.publish(WarningEvent{"early_stopping", text, record.epoch, 0});
+            context.log(LogLevel::Warning, text);
+        }
         return;
     }
     const bool improved = maximize_ ? value - config_.min_delta > best_value_ : value + config_.min_delta < best_value_;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/train/events.h"
@@ -29,7 +30,11 @@ struct EarlyStoppingConfig {
 
 // True for accuracies, false for losses (Keras' mode="auto").
 bool higher_is_better(const std::string& monitor);
-// The epoch's value of a monitored metric ("val_loss", "accuracy", ...); NaN when the run has none.
+// Our name of a monitored metric ("val_accuracy" for Keras' "val_sparse_categorical_accuracy"),
+// or "" when it names none: loss, accuracy, top5, each with or without "val_".
+std::string canonical_monitor(std::string_view monitor);
+// The epoch's value of a monitored metric ("val_loss", "accuracy", Keras' names too); NaN when the
+// run has none.
 double monitored_value(const EpochRecord& record, const std::string& monitor);
 
 // What callbacks see at the end of an epoch, and how they end the run.
@@ -93,6 +98,7 @@ public:
 
 private:
     EarlyStoppingConfig config_;
+    bool said_missing_ = false;  // the monitored value is not there: said once
     bool maximize_;
     double best_value_;
     int best_epoch_ = 0;

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <limits>
 
+#include "core/train/callbacks.h"
 #include "core/util/error.h"
 
 namespace mirrorlab {
@@ -158,6 +159,11 @@ TrainConfig train_config_from_json(const json::Value& given, UnknownKeys unknown
             refuse_unknown_keys(*early, written.at("early_stopping"), " in 'early_stopping'", unknown_keys);
             e.enabled = bool_at(*early, "enabled", e.enabled);
             e.monitor = string_at(*early, "monitor", e.monitor);
+            if (canonical_monitor(e.monitor).empty()) {
+                throw ModelError("early_stopping's monitor '" + e.monitor +
+                                 "' is none of loss, accuracy, top5, val_loss, val_accuracy, val_top5 (Keras' "
+                                 "sparse_categorical_accuracy and sparse_top_k_categorical_accuracy are read as accuracy and top5)");
+            }
             e.min_delta = number_at(*early, "min_delta", e.min_delta);
             e.patience = static_cast<int>(integer_at(*early, "patience", e.patience, 0, 1'000'000));
             e.restore_best_weights = bool_at(*early, "restore_best_weights", e.restore_best_weights);
