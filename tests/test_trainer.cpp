@@ -444,7 +444,7 @@ void TestTrainer::pauseResumeStop() {
 }
 
 void TestTrainer::nanLossKeepsLastGoodWeights() {
-    const TrainData data = small_data(300, 100);
+    const TrainData data = small_data(300, 0);  // no validation: the first NaN is a step's
     EventLog log;
     TrainConfig config = small_config(5);
     config.optimizer = OptimizerConfig::defaults(OptimizerKind::SGD);
@@ -476,6 +476,22 @@ void TestTrainer::nanLossKeepsLastGoodWeights() {
     const History history = trainer.history();
     QCOMPARE(static_cast<int>(history.epochs.size()), failed.epoch - 1);
     QVERIFY2(!history.epochs.empty(), "the NaN should appear after the first epoch in this setting");
+
+    // With validation data the same blown-up weights make epoch 1's validation loss NaN: the epoch
+    // was kept (and checkpointed) with weights that answer nothing. The run stops there instead,
+    // and the epoch is not kept.
+    EventLog validated_log;
+    Trainer validated(small_model(), DeviceConfig::parse("cpu:2"), config, small_data(300, 100));
+    validated.set_event_sink(validated_log.sink());
+    const FitResult validated_result = validated.run();
+    QVERIFY(validated_result.failed.has_value());
+    QCOMPARE(validated_result.failed->kind, std::string("nan_loss"));
+    QVERIFY2(contains(validated_result.failed->reason, "the validation loss became NaN at epoch 1 (training loss ") &&
+                 contains(validated_result.failed->reason, "epoch 1 is not kept. Lower the learning rate (now 1e+30)"),
+             validated_result.failed->reason.c_str());
+    QVERIFY(validated.history().epochs.empty());
+    QCOMPARE(validated_log.count<EpochEndEvent>(), 0);
+    for (float w : validated.weights()) QVERIFY(std::isfinite(w) && std::abs(w) < 1e6f);  // not the epoch's blown-up weights
 
     // Keras allows epsilon = 0; a weight whose gradient is 0 then gets 0/0, and the advice names
     // epsilon, not the learning rate.

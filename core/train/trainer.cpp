@@ -273,6 +273,9 @@ struct Trainer::FitRun {
     // Mid-epoch state for checkpoints taken between steps (empty between epochs).
     std::int64_t steps_into_epoch = 0;
     LossCounts running;
+    // The epoch's training broke the weights (its validation loss is not finite): a failure keeps
+    // the weights of the epoch before, not these.
+    bool weights_broken = false;
     std::vector<Callback*> step_callbacks;  // those that want on_step_end
     std::optional<FitContext> step_context;  // built once: the step path allocates nothing
 };
@@ -309,6 +312,19 @@ std::string non_finite_loss_text(bool nan, int epoch, std::int64_t step, const M
                          "(Keras' default is 1e-07); else lower"
                        : ". Lower") +
            " the learning rate (now " + std::string(rate) + ") or check the data for extreme values.";
+}
+
+// The validation loss of an epoch whose training losses were all finite is not: the weights the
+// epoch left overflow. Its epoch is not kept.
+std::string non_finite_validation_text(const Metrics& validation, const Metrics& train, int epoch, const OptimizerConfig& optimizer) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", optimizer.learning_rate);
+    return "the validation loss became " + std::string(std::isnan(validation.loss) ? "NaN" : "infinite") + " at epoch " +
+           std::to_string(epoch) + " (training loss " + fixed_text(train.loss) +
+           "): the weights this epoch's training left overflow; training stopped and epoch " + std::to_string(epoch) +
+           " is not kept" +
+           (epoch > 1 ? " (epochs 1 to " + std::to_string(epoch - 1) + " are, with their checkpoints)" : std::string()) +
+           ". Lower the learning rate (now " + rate + ") and train again.";
 }
 
 }  // namespace
@@ -637,6 +653,13 @@ bool Trainer::end_epoch(FitRun& run, int epoch, const EpochPass& pass, FinishedE
         }
         record.validation = *validation;
         record.has_validation = true;
+        if (!std::isfinite(validation->loss)) {
+            // Every training step's loss was finite, yet the weights it left make the validation
+            // loss NaN (logits that overflow): keeping this epoch, and a checkpoint of it, would
+            // keep weights that answer nothing.
+            run.weights_broken = true;
+            throw NanLossError(non_finite_validation_text(*validation, record.train, epoch, config_.optimizer));
+        }
     }
     record.epoch_seconds = seconds_since(pass.start);
     {
@@ -746,7 +769,7 @@ FitResult Trainer::fit() {
 FitResult Trainer::fail(FitRun& run, std::string kind, std::string reason) {
     std::exception_ptr keep_error;
     try {
-        keep_weights(run.strategy.get());
+        if (!run.weights_broken) keep_weights(run.strategy.get());
     } catch (...) {
         keep_error = std::current_exception();
     }
