@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -164,6 +165,7 @@ private slots:
     void deadProcessLeavesRunInterrupted();
     void lockedDatabaseSaysSo();
     void recorderWritesTheEventStream();
+    void recorderWaitsOutALockedStore();
 };
 
 void TestRunStore::checkpointRoundTrip() {
@@ -751,6 +753,68 @@ void TestRunStore::recorderWritesTheEventStream() {
     const RunStore copied(copy.path);
     QCOMPARE(copied.checkpoints(info.id).front().path, ModelCheckpoint::last_path(copied.get(info.id).folder));
     QVERIFY(copied.checkpoints(info.id).front().path.rfind(copy.path, 0) == 0);
+}
+
+// Another MirrorLab holding the store a few seconds (its own run's rows, a long delete) stopped the
+// recording for good: the run's later epochs were lost and a finished run was listed as
+// interrupted. The rows wait in memory now and are written once the store is free.
+void TestRunStore::recorderWaitsOutALockedStore() {
+    Folder folder;
+    { RunStore create(folder.path); }
+    RunStore store(folder.path, 100);  // waits 0.1 s for a lock, not 5
+    RunInfo run;
+    run.settings_json = run.model_json = "{}";
+    run = store.begin_run(run);
+    std::vector<std::string> warnings;
+    std::mutex warnings_mutex;
+    auto said = [&](const std::string& part) {
+        std::lock_guard lock(warnings_mutex);
+        return std::any_of(warnings.begin(), warnings.end(), [&](const std::string& w) { return w.find(part) != std::string::npos; });
+    };
+    {
+        RunRecorder recorder(store, run.id, [&](const std::string& text) {
+            std::lock_guard lock(warnings_mutex);
+            warnings.push_back(text);
+        }, std::chrono::milliseconds(10));
+        auto step = [&](std::int64_t global_step, int epoch) {
+            StepEndEvent event;
+            event.global_step = global_step;
+            event.epoch = epoch;
+            event.step = global_step;
+            recorder.consume(event);
+        };
+        auto epoch_end = [&](int epoch) {
+            EpochEndEvent end;
+            end.epoch = epoch;
+            end.train.loss = 1.0 / epoch;
+            recorder.consume(end);
+        };
+        step(1, 1);
+        epoch_end(1);
+        recorder.flush();
+        sqlite3* other = nullptr;
+        QCOMPARE(sqlite3_open((folder.path + "/runs.sqlite").c_str(), &other), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+        step(2, 2);
+        epoch_end(2);
+        QTRY_VERIFY_WITH_TIMEOUT(said("Recording waits: the run store"), 10000);
+        recorder.flush();  // returns while the store is locked: a checkpoint does not wait for the other process
+        step(3, 3);
+        epoch_end(3);
+        sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+        sqlite3_close(other);
+        FinishedEvent finished;
+        finished.reason = FinishReason::Completed;
+        finished.epochs_completed = 3;
+        recorder.consume(finished);
+        QTRY_VERIFY_WITH_TIMEOUT(said("The run store is free again"), 10000);
+        recorder.flush();
+    }
+    QVERIFY(!said("Recording the run stopped"));
+    const RunInfo kept = store.get(run.id);
+    QCOMPARE(kept.status, RunStatus::Finished);
+    QCOMPARE(store.epochs(run.id).size(), std::size_t{3});
+    QCOMPARE(kept.steps_recorded, 3);
 }
 
 QTEST_GUILESS_MAIN(TestRunStore)

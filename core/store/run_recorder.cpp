@@ -65,11 +65,14 @@ void RunRecorder::flush() {
     urgent_ = true;
     wake_.notify_all();
     const std::uint64_t target = queued_;
-    flushed_.wait(lock, [&] { return written_ >= target || failed_; });
+    // While another MirrorLab holds the store the rows wait in memory: a checkpoint (which flushes
+    // first) must not wait for that process too.
+    flushed_.wait(lock, [&] { return written_ >= target || failed_ || locked_out_; });
 }
 
 void RunRecorder::write_loop() {
     std::unique_lock lock(mutex_);
+    int final_tries = 0;
     for (;;) {
         wake_.wait_for(lock, flush_interval_, [this] { return urgent_ || closing_; });
         std::vector<Item> items;
@@ -79,41 +82,84 @@ void RunRecorder::write_loop() {
         urgent_ = false;
         lock.unlock();
         const std::size_t count = items.size();
-        if (!failed) write(items);
+        std::size_t done = count;
+        if (!failed) done = write(items);
         lock.lock();
-        written_ += count;
+        if (done < count) {
+            // The store was locked: the rows not written go back before any that came since.
+            queue_.insert(queue_.begin(), std::make_move_iterator(items.begin() + static_cast<std::ptrdiff_t>(done)),
+                          std::make_move_iterator(items.end()));
+        }
+        written_ += done;
         flushed_.notify_all();
+        if (closing && done < count && ++final_tries >= kFinalTries) {
+            // Ending with the store still locked: say what is lost rather than wait for ever.
+            written_ += queue_.size();
+            queue_.clear();
+            failed_ = true;
+            flushed_.notify_all();
+            lock.unlock();
+            if (warn_) warn_("The run's last rows could not be written: the run store stayed locked by another MirrorLab; it lists the run as "
+                             "kept up to its last written step.");
+            lock.lock();
+        }
         if (closing && queue_.empty()) return;
     }
 }
 
 // On the writer thread, without the lock. Steps go in one transaction; an epoch's row and the run's
-// end each commit at once.
-void RunRecorder::write(std::vector<Item>& items) {
+// end each commit at once. Returns how many items were written: those after them wait for the
+// next try when another MirrorLab holds the store, and all count as written once recording failed.
+std::size_t RunRecorder::write(std::vector<Item>& items) {
+    std::size_t done = 0;
     try {
         std::vector<StepRow> steps;
-        for (Item& item : items) {
-            if (auto* step = std::get_if<StepRow>(&item)) {
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (auto* step = std::get_if<StepRow>(&items[i])) {
                 steps.push_back(*step);
                 continue;
             }
             store_.append_steps(run_id_, steps);
             steps.clear();
-            if (auto* epoch = std::get_if<EpochRow>(&item)) store_.append_epoch(run_id_, *epoch);
-            if (auto* checkpoint = std::get_if<CheckpointRow>(&item)) store_.record_checkpoint(run_id_, *checkpoint);
-            if (auto* finish = std::get_if<Finish>(&item)) {
+            done = i;
+            if (auto* epoch = std::get_if<EpochRow>(&items[i])) store_.append_epoch(run_id_, *epoch);
+            if (auto* checkpoint = std::get_if<CheckpointRow>(&items[i])) store_.record_checkpoint(run_id_, *checkpoint);
+            if (auto* finish = std::get_if<Finish>(&items[i])) {
                 store_.finish_run(run_id_, finish->status, finish->text, finish->epochs_completed, finish->best_epoch,
                                   finish->epochs_planned);
             }
+            done = i + 1;
         }
         store_.append_steps(run_id_, steps);
+        done = items.size();
+    } catch (const StoreLockedError& e) {
+        bool first = false;
+        {
+            std::lock_guard lock(mutex_);
+            first = !locked_out_;
+            locked_out_ = true;
+        }
+        if (first && warn_) {
+            warn_(std::string("Recording waits: ") + e.what() +
+                  ". Training goes on; its rows are kept in memory and written once the store is free.");
+        }
+        return done;
     } catch (const std::exception& e) {
         {
             std::lock_guard lock(mutex_);
             failed_ = true;
         }
         if (warn_) warn_(std::string("Recording the run stopped: ") + e.what() + ". Training goes on; the run is kept up to here.");
+        return items.size();
     }
+    bool was_locked_out = false;
+    {
+        std::lock_guard lock(mutex_);
+        was_locked_out = locked_out_;
+        locked_out_ = false;
+    }
+    if (was_locked_out && warn_) warn_("The run store is free again: the rows that waited are written; recording goes on.");
+    return done;
 }
 
 }  // namespace mirrorlab

@@ -24,8 +24,10 @@ class RunRecorder {
 public:
     using WarningSink = std::function<void(const std::string&)>;
 
-    // `store` must outlive the recorder. `warn` hears (once, from the writer thread) of the first
-    // write that failed; recording then stops and training goes on.
+    // `store` must outlive the recorder. `warn` hears (from the writer thread) of the first write
+    // that failed; recording then stops and training goes on. A store locked by another MirrorLab
+    // is no failure: the rows wait in memory and are written once it is free (warned when it
+    // begins and when it ends); a run ending while it is still locked tries kFinalTries times.
     RunRecorder(RunStore& store, std::int64_t run_id, WarningSink warn = {},
                 std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250));
     ~RunRecorder();
@@ -51,7 +53,8 @@ private:
     };
     using Item = std::variant<StepRow, EpochRow, CheckpointRow, Finish>;
     void write_loop();
-    void write(std::vector<Item>& items);
+    std::size_t write(std::vector<Item>& items);
+    static constexpr int kFinalTries = 3;  // each waits the store's busy timeout (5 s)
 
     RunStore& store_;
     std::int64_t run_id_;
@@ -65,6 +68,7 @@ private:
     bool urgent_ = false;
     bool closing_ = false;
     bool failed_ = false;
+    bool locked_out_ = false;  // the last write found the store locked by another MirrorLab
     std::thread writer_;
 };
 

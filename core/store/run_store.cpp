@@ -187,7 +187,7 @@ std::string why_the_store_cannot_open(const std::string& folder, const std::stri
 
 }  // namespace
 
-RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(folder)) {
+RunStore::RunStore(std::string folder, int busy_timeout_ms) : folder_(std::move(folder)), busy_timeout_ms_(busy_timeout_ms) {
     std::error_code error;
     std::filesystem::create_directories(folder_ + "/runs", error);
     if (error) throw StoreError("cannot create the run store's folder '" + folder_ + "/runs': " + error.message() +
@@ -241,11 +241,20 @@ RunStore::~RunStore() {
     sqlite3_close(db_);
 }
 
+namespace {
+
+std::string seconds_text(int milliseconds) {
+    const int tenths = (milliseconds + 50) / 100;
+    return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : std::string()) + " s";
+}
+
+}  // namespace
+
 void RunStore::fail(const std::string& doing) const {
     const int code = sqlite3_errcode(db_);
     std::string text = "the run store '" + database_path_ + "' failed while " + doing + ": " + sqlite3_errmsg(db_);
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
-        throw StoreLockedError("the run store '" + database_path_ + "' is locked by another MirrorLab (waited while " + doing +
+        throw StoreLockedError("the run store '" + database_path_ + "' is locked by another MirrorLab (waited " + seconds_text(busy_timeout_ms_) + " while " + doing +
                                "); close the other MirrorLab or let it finish, then try again");
     } else if (code == SQLITE_FULL) {
         text += " (the disk is full; free some space)";
@@ -256,21 +265,21 @@ void RunStore::fail(const std::string& doing) const {
 }
 
 void RunStore::in_transaction(const std::function<void()>& work) {
-    execute("BEGIN IMMEDIATE");
+    execute("BEGIN IMMEDIATE", "starting to write");
     try {
         work();
-        execute("COMMIT");
+        execute("COMMIT", "committing what it wrote");
     } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
 }
 
-void RunStore::execute(const char* sql) const {
+void RunStore::execute(const char* sql, const char* doing) const {
     char* message = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
         sqlite3_free(message);
-        fail("setting up");
+        fail(doing);
     }
 }
 

@@ -143,7 +143,8 @@ public:
 
 private:
     class Statement;
-    void execute(const char* sql) const;
+    // `doing` names the step in a failure's message ("locked ... (waited while writing the run's rows)").
+    void execute(const char* sql, const char* doing = "setting up") const;
     // `work` in one write transaction (BEGIN IMMEDIATE), rolled back when it throws.
     void in_transaction(const std::function<void()>& work);
     void mark_interrupted_runs();
@@ -155,6 +156,7 @@ private:
     [[noreturn]] void fail(const std::string& doing) const;
 
     std::string folder_;
+    int busy_timeout_ms_ = 5000;
     std::string database_path_;
     sqlite3* db_ = nullptr;
     std::vector<std::pair<std::int64_t, int>> held_locks_;  // run id, file descriptor
