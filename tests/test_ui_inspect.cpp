@@ -25,6 +25,7 @@
 #include "support/tiny_corpus.h"
 #include "ui/inspect/class_report_view.h"
 #include "ui/inspect/try_it_panel.h"
+#include "ui/training/training_panel.h"
 #include "ui/training/training_controller.h"
 
 using namespace mirrorlab;
@@ -94,6 +95,7 @@ class TestUiInspect : public QObject {
     Q_OBJECT
 private slots:
     void tryItAsksForATrainedModelFirst();
+    void aDeletedRunLeavesNothingThatStandsForIt();
     void tryItNamesTheTopicAndMarksUnknownWords();
     void tryItExplainsDataWithoutWords();
     void tryItStacksInATallDockAndLinesUpInAWideOne();
@@ -110,6 +112,36 @@ void TestUiInspect::tryItAsksForATrainedModelFirst() {
     panel.classify();
     QVERIFY2(panel.statusText().startsWith(QStringLiteral("Train a model first")), qPrintable(panel.statusText()));
     QVERIFY(panel.topicNames().isEmpty());
+}
+
+// Deleting the last run (Runs > Delete…) left its curves in the charts and its model answering in
+// Try it and the per-class report: the run was gone from the table, not from the window.
+void TestUiInspect::aDeletedRunLeavesNothingThatStandsForIt() {
+    QTemporaryDir corpus;
+    TrainingController controller;
+    TryItPanel try_it(&controller);
+    ClassReportView report(&controller);
+    TrainingPanel charts(&controller);
+    QVERIFY(train(controller, tinyRun(tinyCorpus(corpus))));
+    QVERIFY(report.waitForReport(60000));
+    try_it.setText(QStringLiteral("wheat harvest"));
+    try_it.classify();
+    QVERIFY(!try_it.topicNames().isEmpty());
+    QVERIFY(report.report().has_value());
+    const int id = controller.currentRun()->id;
+    QCOMPARE(charts.runId(), id);
+
+    QString error;
+    QVERIFY2(controller.deleteRun(id, &error), qPrintable(error));
+    QVERIFY(controller.lastWeights().empty());
+    QCOMPARE(charts.runId(), 0);
+    QCOMPARE(charts.trainingPointCount(), 0);
+    QCOMPARE(charts.statusText(), QStringLiteral("Run %1 was deleted").arg(id));
+    QVERIFY2(try_it.statusText().startsWith(QStringLiteral("Train a model first")), qPrintable(try_it.statusText()));
+    QVERIFY(try_it.topicNames().isEmpty());
+    QVERIFY(report.waitForReport(60000));
+    QVERIFY(!report.report().has_value());
+    QVERIFY2(report.statusText().startsWith(QStringLiteral("Train a model first")), qPrintable(report.statusText()));
 }
 
 // In a side dock (tall) the text, the bars and the words sit one under the other; in a strip under

@@ -266,11 +266,16 @@ void MainWindow::buildActions() {
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Export history as CSV…"), this, [this] {
-        const RunRecord* run = controller_->currentRun();
-        if (run == nullptr) return;
+        // The run the charts show (a deleted one's curves are gone, and the run before it is not
+        // what the person sees).
+        const int run_id = training_->runId();
+        if (run_id == 0 || controller_->run(run_id) == nullptr) {
+            showMessage(tr("The charts show no run to export; train one, or choose a run in the Runs panel and export it there."), true);
+            return;
+        }
         const QString path = QFileDialog::getSaveFileName(this, tr("Export history"), QStringLiteral("history.csv"), tr("CSV files (*.csv)"));
         QString error;
-        if (!path.isEmpty() && !runs_->exportCsv(run->id, path, &error)) showMessage(error, true);
+        if (!path.isEmpty() && !runs_->exportCsv(run_id, path, &error)) showMessage(error, true);
     });
     file->addAction(tr("Export charts as PNG…"), this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export charts"), QStringLiteral("charts.png"), tr("PNG images (*.png)"));

@@ -1515,6 +1515,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Run %1 cannot be resumed now: %2</source>
         <translation>现在无法继续运行 %1：%2</translation>
     </message>
+    <message>
+        <source>The charts show no run to export; train one, or choose a run in the Runs panel and export it there.</source>
+        <translation>图表中没有可导出的运行；请先训练一个，或在“运行”面板中选择一个运行并在那里导出。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -3159,6 +3163,10 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
     <message>
         <source>Ended after %1 complete epochs</source>
         <translation>在完成 %1 轮后结束</translation>
+    </message>
+    <message>
+        <source>Run %1 was deleted</source>
+        <translation>运行 %1 已删除</translation>
     </message>
 </context>
 <context>

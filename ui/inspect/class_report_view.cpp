@@ -253,6 +253,10 @@ ClassReportView::ClassReportView(TrainingController* controller, QWidget* parent
         trained_elsewhere_ = controller_->following() && controller_->lastWeights().empty();
         evaluate(controller_->lastModel(), controller_->lastData(), controller_->lastWeights());
     });
+    connect(controller_, &TrainingController::lastRunDeleted, this, [this] {
+        trained_elsewhere_ = false;
+        evaluate(nullptr, nullptr, {});
+    });
 }
 
 // The bottom strip is wide and short, a floating or side dock tall and narrow: the table goes beside

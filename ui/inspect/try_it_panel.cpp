@@ -121,6 +121,13 @@ TryItPanel::TryItPanel(TrainingController* controller, QWidget* parent)
         takeLatestRun();
         classify();
     });
+    connect(controller_, &TrainingController::lastRunDeleted, this, [this] {
+        model_.reset();
+        data_.reset();
+        weights_.clear();
+        trained_elsewhere_ = false;
+        classify();
+    });
     takeLatestRun();
     classify();
 }

@@ -348,8 +348,18 @@ bool TrainingController::deleteRun(int id, QString* error) {
             if (!store_) throw StoreError(store_problem_.toStdString());
             store_->remove(id);
         }
+        const bool last = current != nullptr && current->id == id;
         std::erase_if(runs_, [id](const RunRecord& r) { return r.id == id; });
+        if (last) {
+            // Its weights answered in Try it and the per-class report, and File > Export took it:
+            // a deleted run leaves nothing behind that still stands for it.
+            if (trainer_) trainer_->wait();
+            trainer_.reset();
+            job_weights_.clear();
+            last_settings_ = RunSettings{};
+        }
         emit runsChanged();
+        if (last) emit lastRunDeleted();
         return true;
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());

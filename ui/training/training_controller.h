@@ -185,6 +185,9 @@ signals:
     void runFinished(const mirrorlab::FinishedEvent& event);
     void runFailed(const mirrorlab::FailedEvent& event);
     void runsChanged();  // renamed, annotated or deleted
+    // The last run (whose weights Try it and the per-class report answer with) was deleted: they
+    // are gone too.
+    void lastRunDeleted();
     void stateChanged(mirrorlab::ui::TrainingController::State state);
 
 private:

@@ -231,6 +231,13 @@ void TrainingPanel::connectController() {
     connect(controller_, &TrainingController::runFinished, this, &TrainingPanel::handleFinished);
     connect(controller_, &TrainingController::runFailed, this, &TrainingPanel::handleFailed);
     connect(controller_, &TrainingController::stateChanged, this, &TrainingPanel::handleStateChanged);
+    connect(controller_, &TrainingController::runsChanged, this, [this] {
+        // The run drawn was deleted: its curves go with it.
+        if (run_id_ == 0 || controller_->run(run_id_) != nullptr) return;
+        const int deleted = run_id_;
+        clear();
+        status_label_->setText(tr("Run %1 was deleted").arg(deleted));
+    });
     // A panel created while (or after) a run goes shows what happened so far.
     if (const RunRecord* record = controller_->currentRun()) loadRecord(*record);
 }

@@ -59,6 +59,7 @@ public:
     double smoothing() const { return smoothing_; }
     // Points of the loss chart's training / validation series as last pushed to the chart.
     int trainingPointCount() const;
+    int runId() const { return run_id_; }  // the run drawn live or last; 0 for none
     int validationPointCount() const;
     bool overfittingShown() const { return overfitting_epoch_ > 0; }
     QString bannerText() const;
