@@ -635,7 +635,7 @@ void TestTrainer::earlyStoppingTakesKerasNames() {
     QVERIFY(blind.result.ok);
     const auto warnings = log.of<WarningEvent>();
     const auto said = std::count_if(warnings.begin(), warnings.end(), [](const WarningEvent& w) {
-        return w.code == "early_stopping" && w.text.find("this run has no validation data: it will not stop early; give data "
+        return w.code == "early_stopping_monitor" && w.text.find("this run has no validation data: it will not stop early; give data "
                                                          "with a validation split, or monitor 'loss'") != std::string::npos;
     });
     QCOMPARE(said, 1);  // once, not at each of the 4 epochs

@@ -120,6 +120,7 @@ private slots:
     void trainAgainFillsTheForms();
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
+    void aRunTheStoreCannotKeepIsAWarning();
     void kerasExportRunsOffTheWindowsThread();
     void exportsAndOpensInTensorBoard();
     void liveTensorBoardFilesWhileTraining();
@@ -652,6 +653,28 @@ void TestUiRuns::kerasExportRunsOffTheWindowsThread() {
     QVERIFY(panel.startKerasExport(id, path, &error));
     QVERIFY(panel.exportJob()->waitForFinished(60000));
     QVERIFY(panel.exportStatus().startsWith(QStringLiteral("Exported")));
+}
+
+// A run the store cannot keep (another MirrorLab holds its lock) was said in the log alone: it now
+// raises a warning the window shows above the charts.
+void TestUiRuns::aRunTheStoreCannotKeepIsAWarning() {
+    TrainingController controller;
+    QVERIFY(controller.store() != nullptr);
+    QList<WarningEvent> warnings;
+    connect(&controller, &TrainingController::warningRaised, &controller, [&](const WarningEvent& event) { warnings.append(event); });
+    sqlite3* other = nullptr;
+    QCOMPARE(sqlite3_open((run_store_.path() + "/runs.sqlite").toUtf8().constData(), &other), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    controller.start(smallRun(1));
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+    QVERIFY(controller.waitForFinished(60000));
+    controller.drainEvents();
+    const auto said = std::find_if(warnings.begin(), warnings.end(), [](const WarningEvent& w) { return w.code == "run_store"; });
+    QVERIFY2(said != warnings.end(), "no run_store warning");
+    QVERIFY2(QString::fromStdString(said->text).contains(QStringLiteral("This run is not kept")) &&
+                 QString::fromStdString(said->text).contains(QStringLiteral("is locked by another MirrorLab")),
+             said->text.c_str());
 }
 
 #include "test_ui_runs.moc"

@@ -221,6 +221,10 @@ void MainWindow::connectPanels() {
     connect(data_, &DataPanel::loadingChanged, this, &MainWindow::updateActions);
     connect(scaling_, &ScalingPanel::runningChanged, this, &MainWindow::updateActions);
     connect(controller_, &TrainingController::stateChanged, this, &MainWindow::updateActions);
+    connect(controller_, &TrainingController::warningRaised, this, [this](const WarningEvent& event) {
+        // What keeps the run (its store rows, its checkpoints) failing is said where it is seen.
+        if (event.code == "run_store" || event.code == "checkpoint") showMessage(QString::fromStdString(event.text), true);
+    });
     connect(controller_, &TrainingController::runFailed, this, [this](const FailedEvent& event) {
         showMessage(tr("Training failed: %1").arg(QString::fromStdString(event.reason)), true);
     });

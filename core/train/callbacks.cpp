@@ -102,7 +102,7 @@ void EarlyStopping::on_epoch_end(FitContext& context, const EpochRecord& record)
                           "', and this run has no validation data: it will not stop early; give data with a validation split, or "
                           "monitor 'loss'"
                     : "early stopping monitors '" + config_.monitor + "', which this run does not have; it will not stop early";
-            context.publish(WarningEvent{"early_stopping", text, record.epoch, 0});
+            context.publish(WarningEvent{"early_stopping_monitor", text, record.epoch, 0});
             context.log(LogLevel::Warning, text);
         }
         return;

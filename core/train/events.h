@@ -85,7 +85,7 @@ struct MemoryEvent {
 };
 
 struct WarningEvent {
-    std::string code;  // "overfitting", "early_stopping", "uneven_batch", ...
+    std::string code;  // "overfitting", "early_stopping", "uneven_batch", "run_store", ...
     std::string text;
     int epoch = 0;
     int best_epoch = 0;  // overfitting / early stopping: the best epoch so far

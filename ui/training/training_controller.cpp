@@ -250,6 +250,9 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         auto warn = [this](const std::string& text) {
             std::lock_guard lock(queue_mutex_);
             queue_.push_back(LogEvent{LogLevel::Warning, text});
+            // Also above the charts: a run that stops being kept (or waits for another MirrorLab's
+            // lock) must not go unnoticed in the log alone.
+            queue_.push_back(WarningEvent{"run_store", text, 0, 0});
         };
         try {
             recorded_ = std::make_unique<RecordedRun>(*store_, *trainer, std::move(description), queue, warn);
@@ -282,6 +285,7 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
     if (not_recorded) {
         std::lock_guard lock(queue_mutex_);
         queue_.push_back(*not_recorded);
+        queue_.push_back(WarningEvent{"run_store", not_recorded->text, 0, 0});
     }
     // Slow motion from the first step: the sink holds the engine after it (as stepOnce).
     step_once_ = start_held_;
