@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -523,6 +524,26 @@ private slots:
                  qPrintable(message));
         again.hide();
         QSettings(QStringLiteral("MirrorLab"), gone_scope).clear();
+    }
+
+    // Closing while a .keras export is written waited for it without a word, or would have left
+    // half a file: the window says it closes once the file is written, and then does.
+    void closingWaitsForAnExportAndSaysSo() {
+        MainWindow window(nullptr, scope());
+        QVERIFY(show_with_data(window, QStringLiteral("synthetic:200:50")));
+        prepare(window, small_model(30982), "cpu", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("run.keras"));
+        QString error;
+        QVERIFY2(window.runsPanel()->startKerasExport(window.controller()->currentRun()->id, path, &error), qPrintable(error));
+        QVERIFY(!window.close());  // not now: the export is being written
+        QVERIFY(window.isVisible());
+        QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("closes when it is written")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 60000);
+        QVERIFY(QFileInfo(path).size() > 0);
     }
 
     void settingsPersistBetweenLaunches() {

@@ -674,6 +674,23 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
+    if (runs_->exportJob()->isRunning()) {
+        // A half-written .keras file would be no file at all: the window closes once it is written.
+        statusBar()->showMessage(tr("Writing the Keras export; MirrorLab closes when it is written…"));
+        if (!close_when_exported_) {
+            close_when_exported_ = true;
+            connect(
+                runs_->exportJob(), &BackgroundJob::runningChanged, this,
+                [this](bool exporting) {
+                    if (exporting || !close_when_exported_) return;
+                    close_when_exported_ = false;
+                    close();
+                },
+                Qt::QueuedConnection);
+        }
+        event->ignore();
+        return;
+    }
     saveSettings();
     QMainWindow::closeEvent(event);
 }

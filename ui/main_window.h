@@ -79,6 +79,7 @@ private:
     std::function<bool(const QString&)> confirm_close_;
     QAction* live_tensorboard_ = nullptr;
     bool close_when_idle_ = false;
+    bool close_when_exported_ = false;  // closing waits for a .keras export being written
 
     void buildCentral();
     void buildDocks();

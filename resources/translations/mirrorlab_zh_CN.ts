@@ -1519,6 +1519,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>The charts show no run to export; train one, or choose a run in the Runs panel and export it there.</source>
         <translation>图表中没有可导出的运行；请先训练一个，或在“运行”面板中选择一个运行并在那里导出。</translation>
     </message>
+    <message>
+        <source>Writing the Keras export; MirrorLab closes when it is written…</source>
+        <translation>正在写入 Keras 导出；写完后 MirrorLab 即关闭…</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
