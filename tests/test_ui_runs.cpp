@@ -121,6 +121,7 @@ private slots:
     void unusableStoreIsSaidAndTrainingGoesOn();
     void kerasExportAndFineTune();
     void aRunTheStoreCannotKeepIsAWarning();
+    void runsBeyondTheListedAreNamed();
     void kerasExportRunsOffTheWindowsThread();
     void exportsAndOpensInTensorBoard();
     void liveTensorBoardFilesWhileTraining();
@@ -675,6 +676,24 @@ void TestUiRuns::aRunTheStoreCannotKeepIsAWarning() {
     QVERIFY2(QString::fromStdString(said->text).contains(QStringLiteral("This run is not kept")) &&
                  QString::fromStdString(said->text).contains(QStringLiteral("is locked by another MirrorLab")),
              said->text.c_str());
+}
+
+// Only the 200 most recent stored runs are listed: older ones were out of sight without a word.
+void TestUiRuns::runsBeyondTheListedAreNamed() {
+    {
+        RunStore store(run_store_.path().toStdString());
+        RunInfo run;
+        run.settings_json = run.model_json = "{}";
+        for (int i = 0; i < TrainingController::storedRunsListed() + 3; ++i)
+            store.finish_run(store.begin_run(run).id, RunStatus::Finished, "done", 1, 1);
+    }
+    TrainingController controller;
+    RunsPanel panel(&controller);
+    QCOMPARE(panel.rowCount(), TrainingController::storedRunsListed());
+    const QString label = panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"))->text();
+    QVERIFY2(label.contains(QStringLiteral("The 200 most recent of its 203 runs are listed here")) &&
+                 label.contains(QStringLiteral("mirrorlab-cli runs --store")),
+             qPrintable(label));
 }
 
 #include "test_ui_runs.moc"

@@ -111,7 +111,16 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
         connect(controller_, &TrainingController::stateChanged, this, &RunsPanel::refresh);
         connect(controller_, &TrainingController::runsChanged, this, &RunsPanel::refresh);
         if (controller_->store() != nullptr) {
-            store_label_->setText(tr("Runs are kept in %1").arg(QString::fromStdString(controller_->store()->folder())));
+            QString text = tr("Runs are kept in %1").arg(QString::fromStdString(controller_->store()->folder()));
+            if (controller_->storedRunsTotal() > TrainingController::storedRunsListed()) {
+                // Older runs are not lost, only not listed: say so, and where they are.
+                text += QLatin1Char('\n') + tr("The %1 most recent of its %2 runs are listed here; mirrorlab-cli runs --store \"%3\" lists "
+                                               "them all (train --resume, export and runs delete take any of them).")
+                                               .arg(TrainingController::storedRunsListed())
+                                               .arg(controller_->storedRunsTotal())
+                                               .arg(QString::fromStdString(controller_->store()->folder()));
+            }
+            store_label_->setText(text);
         } else {
             store_label_->setText(controller_->storeProblem());
         }

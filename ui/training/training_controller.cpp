@@ -55,6 +55,8 @@ QString titleOf(int id, const QString& devices, const TrainConfig& config) {
 
 }  // namespace
 
+int TrainingController::storedRunsListed() { return static_cast<int>(kStoredRunsShown); }
+
 void TrainingController::openStore() {
     try {
         store_ = std::make_unique<RunStore>(RunStore::default_folder());
@@ -67,6 +69,7 @@ void TrainingController::openStore() {
 
 void TrainingController::loadStoredRuns() {
     std::vector<RunInfo> stored = store_->list();
+    stored_runs_total_ = static_cast<int>(stored.size());
     if (stored.size() > kStoredRunsShown) stored.resize(kStoredRunsShown);
     for (auto it = stored.rbegin(); it != stored.rend(); ++it) {  // oldest first, as runs_ is ordered
         const RunInfo& info = *it;

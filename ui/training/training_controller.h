@@ -165,6 +165,9 @@ public:
     // The model and data of the latest run (null before the first): with lastWeights(), what the
     // Try it panel and the per-class report use.
     std::shared_ptr<const Model> lastModel() const { return last_settings_.model; }
+    // The runs the store held at start-up, and how many of the most recent of them are listed.
+    int storedRunsTotal() const { return stored_runs_total_; }
+    static int storedRunsListed();
     std::shared_ptr<const DatasetSplit> lastData() const { return last_settings_.data; }
 
     // Drains pending events now (tests call this instead of waiting for the timer).
@@ -225,6 +228,7 @@ private:
     std::vector<Event> queue_;
     std::vector<RunRecord> runs_;
     RunSettings last_settings_;
+    int stored_runs_total_ = 0;
     std::vector<float> job_weights_;  // a job's run, from the checkpoint rank 0 kept (takeJobWeights)
     State state_ = State::Idle;
     // Written on the GUI thread, read by the training thread's event sink after every step.
