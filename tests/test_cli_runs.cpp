@@ -301,6 +301,11 @@ void TestCliRuns::resumeMistakesAreExplained() {
     QCOMPARE(listed[0].at("epochs_completed").as_int64(), std::int64_t{1});
     QCOMPARE(listed[0].at("epochs_planned").as_int64(), std::int64_t{1});
     QCOMPARE(listed[0].at("best_epoch").as_int64(), std::int64_t{1});
+    // Resumed on other devices: the run lists the devices it trains on now (it kept the first ones).
+    const CliResult moved = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "2", "--devices", "cpu:2"}));
+    QVERIFY2(moved.exit_code == 0, qPrintable(describe(moved)));
+    const CliResult shown = run_cli(with_store(store, {"runs", "show", "1"}));
+    QVERIFY2(shown.out.contains(QStringLiteral("cpu:2 (2 replicas)")), qPrintable(shown.out));
     // Other data than the checkpoint's: refused with the difference named.
     const CliResult other = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "2", "--data", "synthetic:300:64"}));
     QCOMPARE(other.exit_code, 1);

@@ -393,7 +393,7 @@ void TestUiRuns::aRefusedResumeLeavesEverythingAsItWas() {
     QVERIFY(!weights.empty());
     const std::size_t listed = controller.runs().size();
     RunStore elsewhere(run_store_.path().toStdString());  // another MirrorLab resumes it first
-    elsewhere.reopen_run(id, 1, controller.run(id)->steps.back().global_step, 3);
+    elsewhere.reopen_run(id, 1, controller.run(id)->steps.back().global_step, 3, "cpu", 1);
     for (int attempt = 0; attempt < 2; ++attempt) {
         QString error;
         QCOMPARE(controller.resumeStored(id, 3, settings.devices, settings.data, settings.data_name, &error), 0);

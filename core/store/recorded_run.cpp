@@ -83,7 +83,8 @@ RecordedRun::RecordedRun(RunStore& store, Trainer& trainer, RunDescription descr
         // Refused here, before reopen_run drops the rows after the checkpoint: the run stays whole.
         check_resume_fits(resume.state, description.config, description.parameters);
         before_resume = std::make_shared<const RunInfo>(store.get(description.resume_run_id));
-        store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step, description.config.epochs);
+        store.reopen_run(description.resume_run_id, resume.state.epochs_done, resume.state.global_step, description.config.epochs,
+                         device_spec, description.devices.replica_count() * description.workers);
         info_ = store.get(description.resume_run_id);
     } else {
         RunInfo run;

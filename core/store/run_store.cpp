@@ -374,7 +374,8 @@ RunInfo RunStore::begin_run(RunInfo run) {
     return run;
 }
 
-void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_global_step, int epochs_planned) {
+void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_global_step, int epochs_planned, const std::string& devices,
+                          int replicas) {
     const RunInfo run = get(id);
     if (run.status == RunStatus::Running) {
         throw StoreError("run " + std::to_string(id) + " is still running in another MirrorLab; stop it there first");
@@ -386,11 +387,13 @@ void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_gl
             Statement(*this, "DELETE FROM epochs WHERE run_id = ?1 AND epoch > ?2").bind(1, id).bind(2, std::int64_t{keep_epochs}).run("resuming");
             Statement(*this,
                       "UPDATE runs SET status = 'running', ended_at = '', status_text = '', pid = ?2, epochs_planned = ?3, "
-                      "epochs_completed = ?4 WHERE id = ?1")
+                      "epochs_completed = ?4, devices = ?5, replicas = ?6 WHERE id = ?1")
                 .bind(1, id)
                 .bind(2, std::int64_t{::getpid()})
                 .bind(3, std::int64_t{epochs_planned})
                 .bind(4, std::int64_t{keep_epochs})
+                .bind(5, devices)
+                .bind(6, std::int64_t{replicas})
                 .run("resuming");
         });
     } catch (...) {

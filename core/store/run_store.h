@@ -111,7 +111,9 @@ public:
     // Marks a stored run (a resumed one) as running again by this process; drops its steps and
     // epochs after `keep_epochs` / `keep_global_step` (those the checkpoint does not have); the run
     // now plans `epochs_planned` epochs in all.
-    void reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_global_step, int epochs_planned);
+    // `devices` and `replicas`: what the resumed run trains on now (it may be other devices).
+    void reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_global_step, int epochs_planned, const std::string& devices,
+                    int replicas);
     // Rows are written in one transaction per call.
     void append_steps(std::int64_t id, const std::vector<StepRow>& steps);
     void append_epoch(std::int64_t id, const EpochRow& epoch);
