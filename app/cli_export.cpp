@@ -135,7 +135,8 @@ int command_import(const ImportCommand& command) {
     const DatasetSplit split = load_dataset(command.data_spec);
     const TrainData data = make_train_data(split, imported.model.input_length(), imported.model.vocabulary_size());
     if (!data.validation_ids || data.validation_ids->count == 0) {
-        throw DataError("the data set '" + data.name + "' has no validation split to evaluate on");
+        throw DataError("the data set '" + data.name +
+                        "' has no validation split to evaluate on; evaluate on data that has one with --data SPEC");
     }
     DeviceRegistry registry;
     load_gpu_plugin(registry);

@@ -377,7 +377,8 @@ int command_evaluate(const EvaluateCommand& command) {
     const LoadedData loaded = load_run_data(source, model, command.data_spec, ", or evaluate on other data with --data SPEC");
     if (command.data_spec.empty()) check_checkpoint_fits(source.checkpoint, model, fingerprint_of(loaded.data), source.path);
     if (!loaded.data.validation_ids || loaded.data.validation_ids->count == 0) {
-        throw DataError("the data set '" + loaded.data.name + "' has no validation split to evaluate on");
+        throw DataError("the data set '" + loaded.data.name +
+                        "' has no validation split to evaluate on; evaluate on data that has one with --data SPEC");
     }
     DeviceRegistry registry;
     load_gpu_plugin(registry);

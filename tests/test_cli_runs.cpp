@@ -301,6 +301,13 @@ void TestCliRuns::resumeMistakesAreExplained() {
     QCOMPARE(listed[0].at("epochs_completed").as_int64(), std::int64_t{1});
     QCOMPARE(listed[0].at("epochs_planned").as_int64(), std::int64_t{1});
     QCOMPARE(listed[0].at("best_epoch").as_int64(), std::int64_t{1});
+    // A run trained without a validation split: evaluate says how to evaluate it anyway.
+    QTemporaryDir unsplit;
+    QCOMPARE(run_cli(with_store(unsplit, {"train", "--data", "synthetic:200:0", "--devices", "cpu", "--epochs", "1"})).exit_code, 0);
+    const CliResult nothing_to_evaluate = run_cli(with_store(unsplit, {"evaluate", "--run", "1"}));
+    QVERIFY2(nothing_to_evaluate.exit_code == 1 && nothing_to_evaluate.err.contains(QStringLiteral("has no validation split")) &&
+                 nothing_to_evaluate.err.contains(QStringLiteral("with --data SPEC")),
+             qPrintable(describe(nothing_to_evaluate)));
     // Resumed on other devices: the run lists the devices it trains on now (it kept the first ones).
     const CliResult moved = run_cli(with_store(store, {"train", "--resume", "1", "--epochs", "2", "--devices", "cpu:2"}));
     QVERIFY2(moved.exit_code == 0, qPrintable(describe(moved)));
