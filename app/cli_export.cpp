@@ -68,8 +68,7 @@ int command_export(const ExportCommand& command) {
     const OptimizerConfig& optimizer = source.checkpoint.config.optimizer;
     // The optimizer's moments go along, so model.fit() in Keras continues where this run stopped.
     const KerasOptimizerState optimizer_state = keras_optimizer_state(source.checkpoint.state);
-    const std::string what = (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) +
-                             "epoch " + std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
+    const std::string what = describe_source(source);
     if (!command.keras_path.empty()) {
         save_keras_file(command.keras_path, model, weights, optimizer, &optimizer_state);
         std::printf("Exported %s to %s: a Keras 3 model, %s parameters, compiled with %s at step %lld (its moments "

@@ -168,11 +168,6 @@ struct LoadedData {
     TrainData data;
 };
 
-std::string describe_source(const CheckpointSource& source) {
-    return (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) + "epoch " +
-           std::to_string(source.checkpoint.state.epochs_done) + " (" + source.path + ")";
-}
-
 // `other_data`: how the command takes other data, for the advice when the run's own is gone.
 LoadedData load_run_data(const CheckpointSource& source, const Model& model, const std::string& spec,
                          const std::string& other_data = {}) {
@@ -547,6 +542,11 @@ Command add_predict_command(CLI::App& app) {
     add_store_option(*command, options->store);
     command->add_flag("--json", options->json, "print one JSON object instead");
     return {command, [options] { return command_predict(*options); }};
+}
+
+std::string describe_source(const CheckpointSource& source) {
+    return (source.run_id > 0 ? "run " + std::to_string(source.run_id) + ", " : std::string()) +
+           ModelCheckpoint::weights_text(source.checkpoint.state) + " (" + source.path + ")";
 }
 
 }  // namespace mirrorlab::cli

@@ -35,6 +35,8 @@ struct CheckpointSource {
     std::string path;
     std::int64_t run_id = 0;  // 0: a file outside the store
 };
+// "run 3, epoch 4 (PATH)": what a command read, with whose weights they are.
+std::string describe_source(const CheckpointSource& source);
 // `which`: "last" or "best". Throws StoreError / CheckpointError / DataError with the reason.
 CheckpointSource find_checkpoint(RunStore& store, const std::string& run_or_file, const std::string& which = "last");
 // The same with the store's folder (empty: the default one), opened only when needed: for a run id,

@@ -47,6 +47,7 @@ private slots:
     void resumeMistakesAreExplained();
     void evaluateAndPredictAStoredRun();
     void exportAndImportKeras();
+    void earlyStoppingsRestoredWeightsAreTheRunsWeights();
     void lockedStoreWarnsAndTrainingGoesOn();
     void oddRunIdsAndCheckpointPathsAreExplained();
     void predictNeedsTheRunsOwnData();
@@ -656,6 +657,32 @@ void TestCliRuns::predictNeedsTheRunsOwnData() {
     sqlite3_close(db);
     const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
     QVERIFY2(shown.exit_code == 1 && shown.err.contains(QStringLiteral("run 1's settings in '")), qPrintable(describe(shown)));
+}
+
+// Early stopping with restore_best_weights: Keras' model after fit() holds the best epoch's weights,
+// and so does the run now; evaluate read the last epoch's (another loss than the one it named).
+void TestCliRuns::earlyStoppingsRestoredWeightsAreTheRunsWeights() {
+    QTemporaryDir store;
+    const CliResult trained = run_cli(with_store(store, {"train", "--data", "synthetic:400:100", "--devices", "cpu", "--epochs", "20",
+                                                        "--early-stopping", "1", "--learning-rate", "0.01"}));
+    QVERIFY2(trained.exit_code == 0 && trained.err.contains(QStringLiteral("Restoring model weights from the end of the best epoch")),
+             qPrintable(describe(trained)));
+    const std::vector<mirrorlab::json::Value> listed = runs_json(store);
+    QCOMPARE(listed.size(), std::size_t{1});
+    const std::int64_t epochs = listed[0].at("epochs_completed").as_int64();
+    const std::int64_t best = listed[0].at("best_epoch").as_int64();
+    QVERIFY(best < epochs);
+    const CliResult shown = run_cli(with_store(store, {"runs", "show", "1", "--json"}));
+    const mirrorlab::json::Value run = mirrorlab::json::parse(shown.out.toStdString());
+    const double best_val_loss = run.at("epochs").as_array()[static_cast<std::size_t>(best - 1)].at("val_loss").as_double();
+    const CliResult evaluated = run_cli(with_store(store, {"evaluate", "--run", "1", "--json"}));
+    QVERIFY2(evaluated.exit_code == 0, qPrintable(describe(evaluated)));
+    const mirrorlab::json::Value result = mirrorlab::json::parse(evaluated.out.toStdString());
+    QVERIFY2(std::abs(result.at("loss").as_double() - best_val_loss) < 1e-6,
+             qPrintable(QStringLiteral("%1 vs epoch %2's %3").arg(result.at("loss").as_double()).arg(best).arg(best_val_loss)));
+    QVERIFY2(QString::fromStdString(result.at("source").as_string())
+                 .contains(QStringLiteral("epoch %1's weights (restored by early stopping after epoch %2)").arg(best).arg(epochs)),
+             qPrintable(evaluated.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliRuns)

@@ -105,9 +105,27 @@ void ModelCheckpoint::on_epoch_end(FitContext& context, const EpochRecord& recor
     if (improved && !save(context, best_path(options_.folder), "best", *state, value)) best_value_ = previous_best;
 }
 
+std::string ModelCheckpoint::weights_text(const TrainingState& state) {
+    const std::string last = "epoch " + std::to_string(state.epochs_done);
+    const auto callback = state.callbacks.find("model_checkpoint");
+    if (callback == state.callbacks.end()) return last;
+    const auto weights = callback->second.numbers.find(kWeightsOfEpochKey);
+    if (weights == callback->second.numbers.end() || weights->second <= 0) return last;
+    return "epoch " + std::to_string(static_cast<int>(weights->second)) + "'s weights (restored by early stopping after " + last + ")";
+}
+
+void ModelCheckpoint::on_train_end(FitContext& context, FinishedEvent& finished) {
+    if (finished.restored_epoch <= 0 || options_.save_best_only) return;
+    weights_of_epoch_ = finished.restored_epoch;
+    if (const std::optional<TrainingState> state = snapshot(context, finished.epochs_completed))
+        save(context, last_path(options_.folder), "last", *state, std::nan(""));
+    weights_of_epoch_ = 0;
+}
+
 CallbackState ModelCheckpoint::state() const {
     CallbackState state;
     state.numbers["best_value"] = best_value_;
+    if (weights_of_epoch_ > 0) state.numbers[kWeightsOfEpochKey] = weights_of_epoch_;
     return state;
 }
 

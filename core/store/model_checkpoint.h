@@ -34,6 +34,11 @@ struct SavedCheckpoint {
 
 class ModelCheckpoint final : public Callback {
 public:
+    // In the callback's state of a checkpoint whose weights are an earlier epoch's than its last.
+    static constexpr const char* kWeightsOfEpochKey = "weights_of_epoch";
+    // "epoch 4", or "epoch 3's weights (restored by early stopping after epoch 4)": what a command
+    // reading the checkpoint says it took.
+    static std::string weights_text(const TrainingState& state);
     // `base` holds what stays the same for the whole run (model, settings, devices, data, run id);
     // each save adds the state of the moment. `on_saved` (optional) hears of every file written.
     ModelCheckpoint(CheckpointOptions options, Checkpoint base, std::function<void(const SavedCheckpoint&)> on_saved = {});
@@ -41,6 +46,10 @@ public:
     void on_epoch_end(FitContext& context, const EpochRecord& record) override;
     bool wants_steps() const override { return options_.every_steps > 0; }
     void on_step_end(FitContext& context, int epoch, std::int64_t global_step) override;
+    // Early stopping restored the best epoch's weights: last.mlckpt is written again with them, as
+    // Keras' model holds them after fit(), so that evaluate, predict, export and a resume take them
+    // (the history keeps every epoch). Not with save_best_only, which keeps best.mlckpt alone.
+    void on_train_end(FitContext& context, FinishedEvent& finished) override;
     CallbackState state() const override;
     void restore(const CallbackState& state) override;
 
@@ -58,6 +67,7 @@ private:
     void warn_not_saved(FitContext& context, const std::string& where, int epoch, const std::string& reason, bool had_one) const;
 
     CheckpointOptions options_;
+    int weights_of_epoch_ = 0;  // > 0: the weights saved are that epoch's (restored by early stopping)
     Checkpoint base_;
     std::function<void(const SavedCheckpoint&)> on_saved_;
     std::function<void()> before_save_;
