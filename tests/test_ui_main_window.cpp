@@ -546,6 +546,34 @@ private slots:
         QVERIFY(QFileInfo(path).size() > 0);
     }
 
+    // Train again of a run whose data file is gone: "press Start" was said, the load failed with a
+    // bare file error, and Start trained on the data loaded before.
+    void trainAgainWithItsDataGoneSaysWhatStartWouldTrainOn() {
+        QTemporaryDir dir;
+        const QString csv = dir.filePath(QStringLiteral("theirs.csv"));
+        {
+            QFile file(csv);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("label,text\n");
+            for (int row = 0; row < 40; ++row) file.write(row % 2 ? "sport,the team won the match\n" : "money,shares fell again\n");
+        }
+        MainWindow window(nullptr, scope());
+        QVERIFY(show_with_data(window, "csv:" + csv));
+        prepare(window, small_model(100), "cpu", 1);
+        QVERIFY(window.startTraining());
+        QVERIFY(window.controller()->waitForFinished(120000));
+        const int id = window.controller()->currentRun()->id;
+        window.dataPanel()->load(QStringLiteral("synthetic:200:50"));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        QVERIFY(QFile::remove(csv));
+        QVERIFY(window.trainAgain(id));
+        QVERIFY(window.dataPanel()->waitUntilLoaded(60000));
+        const QString message = window.messageText();
+        QVERIFY2(message.contains(QStringLiteral("Run %1's data (csv:%2) could not be loaded").arg(id).arg(csv)) &&
+                     message.contains(QStringLiteral("Start would train on the data loaded now")),
+                 qPrintable(message));
+    }
+
     void settingsPersistBetweenLaunches() {
         {
             MainWindow window(nullptr, scope());

@@ -217,7 +217,20 @@ void MainWindow::connectPanels() {
         model_->setTrainingSamples(static_cast<std::int64_t>(data_->dataset()->train.size()));
         updateActions();
     });
-    connect(data_, &DataPanel::loadFailed, this, [this](const QString& error) { showMessage(error, true); });
+    connect(data_, &DataPanel::loadFailed, this, [this](const QString& error) {
+        if (train_again_load_.first != 0) {
+            // "Press Start" was said, and Start would train on the data loaded before: say what failed.
+            const auto [run_id, spec] = std::exchange(train_again_load_, {0, QString()});
+            showMessage(tr("Run %1's data (%2) could not be loaded: %3. The forms hold its model, settings and devices, but Start "
+                           "would train on the data loaded now (%4); load the run's data in the Data panel first.")
+                            .arg(run_id)
+                            .arg(spec, error, data_->dataset() ? data_->dataName() : tr("none")),
+                        true);
+            return;
+        }
+        showMessage(error, true);
+    });
+    connect(data_, &DataPanel::datasetChanged, this, [this] { train_again_load_ = {0, QString()}; });
     connect(data_, &DataPanel::loadingChanged, this, &MainWindow::updateActions);
     connect(scaling_, &ScalingPanel::runningChanged, this, &MainWindow::updateActions);
     connect(controller_, &TrainingController::stateChanged, this, &MainWindow::updateActions);
@@ -452,7 +465,10 @@ bool MainWindow::trainAgain(int run_id) {
     model_->setTrainConfig(stored->config);
     devices_->setConfig(stored->devices);
     devices_->setAllReduce(stored->config.all_reduce);
-    if (!stored->data_spec.isEmpty() && stored->data_spec != data_->loadedSpec()) data_->load(stored->data_spec);
+    if (!stored->data_spec.isEmpty() && stored->data_spec != data_->loadedSpec()) {
+        train_again_load_ = {run_id, stored->data_spec};
+        data_->load(stored->data_spec);
+    }
     showMessage(tr("Run %1's model, settings, devices and data are in the forms; press Start to train it again.").arg(run_id), false);
     return true;
 }

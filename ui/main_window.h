@@ -3,6 +3,8 @@
 // log as docks a person can arrange; the layout and every panel's settings persist.
 #include <QMainWindow>
 
+#include <utility>
+
 #include <functional>
 #include <optional>
 
@@ -80,6 +82,7 @@ private:
     QAction* live_tensorboard_ = nullptr;
     bool close_when_idle_ = false;
     bool close_when_exported_ = false;  // closing waits for a .keras export being written
+    std::pair<int, QString> train_again_load_{0, QString()};  // Train again's run and the data it is loading
 
     void buildCentral();
     void buildDocks();

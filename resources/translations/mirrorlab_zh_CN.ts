@@ -1523,6 +1523,14 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>Writing the Keras export; MirrorLab closes when it is written…</source>
         <translation>正在写入 Keras 导出；写完后 MirrorLab 即关闭…</translation>
     </message>
+    <message>
+        <source>Run %1&apos;s data (%2) could not be loaded: %3. The forms hold its model, settings and devices, but Start would train on the data loaded now (%4); load the run&apos;s data in the Data panel first.</source>
+        <translation>无法加载运行 %1 的数据（%2）：%3。表单中已是它的模型、设置和设备，但“开始”会使用当前已加载的数据（%4）进行训练；请先在“数据”面板中加载该运行的数据。</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
