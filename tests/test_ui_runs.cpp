@@ -690,10 +690,11 @@ void TestUiRuns::runsBeyondTheListedAreNamed() {
     TrainingController controller;
     RunsPanel panel(&controller);
     QCOMPARE(panel.rowCount(), TrainingController::storedRunsListed());
-    const QString label = panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"))->text();
-    QVERIFY2(label.contains(QStringLiteral("The 200 most recent of its 203 runs are listed here")) &&
-                 label.contains(QStringLiteral("mirrorlab-cli runs --store")),
-             qPrintable(label));
+    const QLabel* label = panel.findChild<QLabel*>(QStringLiteral("runsStoreLabel"));
+    QVERIFY2(label->text().endsWith(QStringLiteral(" (200 of 203 listed)")), qPrintable(label->text()));
+    QVERIFY2(label->toolTip().contains(QStringLiteral("The 200 most recent of the store's 203 runs are listed here")) &&
+                 label->toolTip().contains(QStringLiteral("mirrorlab-cli runs --store")),
+             qPrintable(label->toolTip()));
 }
 
 #include "test_ui_runs.moc"

@@ -2224,8 +2224,12 @@ then choose Open in TensorBoard again. The run&apos;s event files are in %1; &qu
         <translation>已将运行 %1 导出到 %2</translation>
     </message>
     <message>
-        <source>The %1 most recent of its %2 runs are listed here; mirrorlab-cli runs --store &quot;%3&quot; lists them all (train --resume, export and runs delete take any of them).</source>
-        <translation>此处列出其 %2 个运行中最近的 %1 个；mirrorlab-cli runs --store &quot;%3&quot; 会列出全部（train --resume、export 和 runs delete 可处理其中任何一个）。</translation>
+        <source> (%1 of %2 listed)</source>
+        <translation>（列出 %2 个中的 %1 个）</translation>
+    </message>
+    <message>
+        <source>The %1 most recent of the store&apos;s %2 runs are listed here; mirrorlab-cli runs --store &quot;%3&quot; lists them all (train --resume, export and runs delete take any of them).</source>
+        <translation>此处列出存储中 %2 个运行里最近的 %1 个；mirrorlab-cli runs --store &quot;%3&quot; 会列出全部（train --resume、export 和 runs delete 可处理其中任何一个）。</translation>
     </message>
 </context>
 <context>

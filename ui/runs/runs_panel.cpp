@@ -113,12 +113,14 @@ RunsPanel::RunsPanel(TrainingController* controller, QWidget* parent) : QWidget(
         if (controller_->store() != nullptr) {
             QString text = tr("Runs are kept in %1").arg(QString::fromStdString(controller_->store()->folder()));
             if (controller_->storedRunsTotal() > TrainingController::storedRunsListed()) {
-                // Older runs are not lost, only not listed: say so, and where they are.
-                text += QLatin1Char('\n') + tr("The %1 most recent of its %2 runs are listed here; mirrorlab-cli runs --store \"%3\" lists "
-                                               "them all (train --resume, export and runs delete take any of them).")
-                                               .arg(TrainingController::storedRunsListed())
-                                               .arg(controller_->storedRunsTotal())
-                                               .arg(QString::fromStdString(controller_->store()->folder()));
+                // Older runs are not lost, only not listed: said in a few words (the strip under the
+                // charts has no room for a second line on a laptop), the way to them in the tip.
+                text += tr(" (%1 of %2 listed)").arg(TrainingController::storedRunsListed()).arg(controller_->storedRunsTotal());
+                store_label_->setToolTip(tr("The %1 most recent of the store's %2 runs are listed here; mirrorlab-cli runs --store \"%3\" "
+                                            "lists them all (train --resume, export and runs delete take any of them).")
+                                             .arg(TrainingController::storedRunsListed())
+                                             .arg(controller_->storedRunsTotal())
+                                             .arg(QString::fromStdString(controller_->store()->folder())));
             }
             store_label_->setText(text);
         } else {
