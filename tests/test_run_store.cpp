@@ -811,6 +811,19 @@ void TestRunStore::recorderWaitsOutALockedStore() {
         recorder.flush();
     }
     QVERIFY(!said("Recording the run stopped"));
+
+    // A resume on other devices refused before its first step leaves the run as it was, its
+    // devices included (reopen_run lists the new ones).
+    const RunInfo before = store.get(run.id);
+    store.reopen_run(run.id, 3, 3, 5, "cpu:4", 4);
+    QCOMPARE(store.get(run.id).devices, std::string("cpu:4"));
+    {
+        RunRecorder recorder(store, run.id);
+        recorder.end_as_before(before);
+        recorder.flush();
+    }
+    QCOMPARE(store.get(run.id).devices, before.devices);
+    QCOMPARE(store.get(run.id).replicas, before.replicas);
     const RunInfo kept = store.get(run.id);
     QCOMPARE(kept.status, RunStatus::Finished);
     QCOMPARE(store.epochs(run.id).size(), std::size_t{3});

@@ -458,6 +458,17 @@ void TestUiModel::loadReadsTheFileOffTheWindowsThread() {
              qPrintable(panel.fileStatus()));
     QCOMPARE(summary(panel), before);
 
+    // A preset chosen while the file is read (or Train again, or an edit): it stays.
+    QVERIFY(panel.startLoadFile(keras));
+    panel.selectPreset(0);
+    const QString chosen = summary(panel);
+    QVERIFY(panel.fileJob()->waitForFinished(60000));
+    QVERIFY2(panel.fileStatus().contains(QStringLiteral("the form changed while")), qPrintable(panel.fileStatus()));
+    QCOMPARE(summary(panel), chosen);
+    QVERIFY(panel.initialWeights().empty());
+    QVERIFY(panel.startLoadFile(keras));
+    QVERIFY(panel.fileJob()->waitForFinished(60000));
+
     // Weights for the form's model, and the form changed before they arrived: not taken.
     const mirrorlab::Model small = *panel.model();
     const std::vector<float> weights(static_cast<std::size_t>(small.total_params()), 0.25f);

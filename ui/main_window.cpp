@@ -218,9 +218,9 @@ void MainWindow::connectPanels() {
         updateActions();
     });
     connect(data_, &DataPanel::loadFailed, this, [this](const QString& error) {
-        if (train_again_load_.first != 0) {
+        const auto [run_id, spec] = std::exchange(train_again_load_, {0, QString()});
+        if (run_id != 0 && spec == data_->failedSpec()) {
             // "Press Start" was said, and Start would train on the data loaded before: say what failed.
-            const auto [run_id, spec] = std::exchange(train_again_load_, {0, QString()});
             showMessage(tr("Run %1's data (%2) could not be loaded: %3. The forms hold its model, settings and devices, but Start "
                            "would train on the data loaded now (%4); load the run's data in the Data panel first.")
                             .arg(run_id)
@@ -236,6 +236,7 @@ void MainWindow::connectPanels() {
     connect(controller_, &TrainingController::stateChanged, this, &MainWindow::updateActions);
     connect(controller_, &TrainingController::warningRaised, this, [this](const WarningEvent& event) {
         // What keeps the run (its store rows, its checkpoints) failing is said where it is seen.
+        if (event.code == "run_store_recovered") showMessage(QString::fromStdString(event.text), false);
         if (event.code == "run_store" || event.code == "checkpoint") showMessage(QString::fromStdString(event.text), true);
     });
     connect(controller_, &TrainingController::runFailed, this, [this](const FailedEvent& event) {
@@ -700,6 +701,11 @@ void MainWindow::closeEvent(QCloseEvent* event) {
                 [this](bool exporting) {
                     if (exporting || !close_when_exported_) return;
                     close_when_exported_ = false;
+                    // A failed export is said in its box and the Runs panel: the window stays for it.
+                    if (runs_->lastExportFailed()) {
+                        statusBar()->showMessage(tr("The export failed, so MirrorLab stays open; close it again when you have read why."));
+                        return;
+                    }
                     close();
                 },
                 Qt::QueuedConnection);

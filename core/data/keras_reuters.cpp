@@ -13,6 +13,7 @@
 #include "core/data/npy.h"
 #include "core/data/numpy_random.h"
 #include "core/data/zip_reader.h"
+#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "core/util/json.h"
 
@@ -280,6 +281,8 @@ WordIndex read_reuters_word_index(const std::string& json_path) {
         doc = json::parse_file(json_path);
     } catch (const DataError&) {
         throw;
+    } catch (const Cancelled&) {
+        throw;  // a load stopped on purpose, not a bad file
     } catch (const Error& e) {
         throw DataError(e.what());  // parse errors already name the file, line and column
     }

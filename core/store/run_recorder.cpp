@@ -45,7 +45,8 @@ void RunRecorder::consume(const Event& event) {
 void RunRecorder::end_as_before(const RunInfo& before) {
     {
         std::lock_guard lock(mutex_);
-        queue_.push_back(Finish{before.status, before.status_text, before.epochs_completed, before.best_epoch, before.epochs_planned});
+        queue_.push_back(Finish{before.status, before.status_text, before.epochs_completed, before.best_epoch, before.epochs_planned,
+                                std::pair{before.devices, before.replicas}});
         ++queued_;
         urgent_ = true;
     }
@@ -127,6 +128,7 @@ std::size_t RunRecorder::write(std::vector<Item>& items) {
             if (auto* finish = std::get_if<Finish>(&items[i])) {
                 store_.finish_run(run_id_, finish->status, finish->text, finish->epochs_completed, finish->best_epoch,
                                   finish->epochs_planned);
+                if (finish->devices) store_.set_devices(run_id_, finish->devices->first, finish->devices->second);
             }
             done = i + 1;
         }
@@ -158,7 +160,7 @@ std::size_t RunRecorder::write(std::vector<Item>& items) {
         was_locked_out = locked_out_;
         locked_out_ = false;
     }
-    if (was_locked_out && warn_) warn_("The run store is free again: the rows that waited are written; recording goes on.");
+    if (was_locked_out && warn_) warn_(std::string(kRecoveredText) + ": the rows that waited are written; recording goes on.");
     return done;
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -27,7 +28,8 @@ public:
     // `store` must outlive the recorder. `warn` hears (from the writer thread) of the first write
     // that failed; recording then stops and training goes on. A store locked by another MirrorLab
     // is no failure: the rows wait in memory and are written once it is free (warned when it
-    // begins and when it ends); a run ending while it is still locked tries kFinalTries times.
+    // begins and when it ends); a run ending while it is still locked tries once more, then says
+    // what was not written.
     RunRecorder(RunStore& store, std::int64_t run_id, WarningSink warn = {},
                 std::chrono::milliseconds flush_interval = std::chrono::milliseconds(250));
     ~RunRecorder();
@@ -50,11 +52,19 @@ private:
         int epochs_completed;
         int best_epoch;
         int epochs_planned = 0;  // 0: as reopen_run left it
+        std::optional<std::pair<std::string, int>> devices;  // set again: a refused resume's run as it was
     };
     using Item = std::variant<StepRow, EpochRow, CheckpointRow, Finish>;
     void write_loop();
     std::size_t write(std::vector<Item>& items);
-    static constexpr int kFinalTries = 3;  // each waits the store's busy timeout (5 s)
+    // Each waits the store's busy timeout (5 s), and the GUI ends a run on its own thread: one.
+    static constexpr int kFinalTries = 1;
+
+public:
+    // How the warning that the store is free again begins (a reader may tell it from a failure).
+    static constexpr const char* kRecoveredText = "The run store is free again";
+
+private:
 
     RunStore& store_;
     std::int64_t run_id_;

@@ -402,6 +402,14 @@ void RunStore::reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_gl
     }
 }
 
+void RunStore::set_devices(std::int64_t id, const std::string& devices, int replicas) {
+    Statement(*this, "UPDATE runs SET devices = ?2, replicas = ?3 WHERE id = ?1")
+        .bind(1, id)
+        .bind(2, devices)
+        .bind(3, std::int64_t{replicas})
+        .run("setting a run's devices");
+}
+
 void RunStore::append_steps(std::int64_t id, const std::vector<StepRow>& steps) {
     if (steps.empty()) return;
     in_transaction([&] {

@@ -114,6 +114,8 @@ public:
     // `devices` and `replicas`: what the resumed run trains on now (it may be other devices).
     void reopen_run(std::int64_t id, int keep_epochs, std::int64_t keep_global_step, int epochs_planned, const std::string& devices,
                     int replicas);
+    // The devices a run is listed with (a refused resume puts back the ones it had).
+    void set_devices(std::int64_t id, const std::string& devices, int replicas);
     // Rows are written in one transaction per call.
     void append_steps(std::int64_t id, const std::vector<StepRow>& steps);
     void append_epoch(std::int64_t id, const EpochRow& epoch);

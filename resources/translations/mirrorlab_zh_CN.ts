@@ -1531,6 +1531,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
         <source>none</source>
         <translation>无</translation>
     </message>
+    <message>
+        <source>The export failed, so MirrorLab stays open; close it again when you have read why.</source>
+        <translation>导出失败，因此 MirrorLab 保持打开；看过原因后请再次关闭。</translation>
+    </message>
 </context>
 <context>
     <name>mirrorlab::ui::ModelPanel</name>
@@ -1741,6 +1745,10 @@ The epochs finished so far are in the Runs panel; export them there first if you
     <message>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>the form changed while %1 was read; load it again to replace what the form holds now</source>
+        <translation>读取 %1 期间表单已更改；请重新加载它以替换表单当前的内容</translation>
     </message>
 </context>
 <context>

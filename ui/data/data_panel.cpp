@@ -354,6 +354,7 @@ bool DataPanel::waitUntilLoaded(int timeout_ms) {
 void DataPanel::cancelLoad() {
     if (!loading_) return;
     worker_.cancel->store(true);
+    fallback_from_.clear();  // the person chose to stop it: no default follows
     abandoned_.push_back(std::move(worker_));
     worker_ = Loader{};
     ++load_generation_;
@@ -391,6 +392,7 @@ void DataPanel::onLoaded(const std::shared_ptr<const DatasetSplit>& data, const 
     fallback_from_.clear();
     if (!error.isEmpty()) {
         last_error_ = error;
+        failed_spec_ = spec_text;
         status_->setStyleSheet(QStringLiteral("color: #b00020"));
         status_->setText(tr("Could not load the data: %1").arg(error));
         if (last_used && !dataset_) {

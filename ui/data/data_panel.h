@@ -44,6 +44,7 @@ public:
     bool formShowsLoaded() const;
     bool isLoading() const { return loading_; }
     QString lastError() const { return last_error_; }
+    QString failedSpec() const { return failed_spec_; }  // the spec of the last load that failed
 
     // Loads in the background; datasetChanged() or loadFailed() follow on the GUI thread.
     void load(const QString& spec);
@@ -112,6 +113,7 @@ private:
     bool loading_ = false;
     int load_generation_ = 0;  // a result from an older generation was cancelled
     QString loading_spec_;
+    QString failed_spec_;
     QString fallback_from_;  // the last session's spec while it loads: the default follows if it fails
     // A load on its thread. Cancel sets its flag: load_dataset() stops within a row, a text or a
     // file, so that a cancelled multi-GB load neither runs on beside the next one nor holds its

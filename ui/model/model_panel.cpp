@@ -250,6 +250,9 @@ void ModelPanel::connectControls() {
         if (!updating_) applyPreset(index);
     });
     connect(load_, &QPushButton::clicked, this, &ModelPanel::browseLoad);
+    // Any change to the form: a file read in the background does not replace what came after it.
+    connect(this, &ModelPanel::modelChanged, this, [this] { ++form_revision_; });
+    connect(this, &ModelPanel::trainConfigChanged, this, [this] { ++form_revision_; });
     // One file at a time: Load waits while a large .keras archive is being read.
     file_job_ = new BackgroundJob(this);
     connect(file_job_, &BackgroundJob::runningChanged, load_, [this](bool running) { load_->setEnabled(!running); });
@@ -633,11 +636,13 @@ struct ModelPanel::FileContents {
     std::optional<Model> model;                 // model JSON
     std::optional<std::vector<float>> weights;  // a .weights.h5 file, for the model `weights_for` describes
     std::string weights_for;
+    std::uint64_t form_revision = 0;  // the form's when the read began
 };
 
 std::shared_ptr<ModelPanel::FileContents> ModelPanel::prepareRead(const QString& path) const {
     auto contents = std::make_shared<FileContents>();
     contents->path = path;
+    contents->form_revision = form_revision_;
     if (isWeightsFile(path)) {
         // Keras' model.save_weights(): weights only, for the model the form holds now.
         if (!model_) {
@@ -665,6 +670,11 @@ void ModelPanel::readFile(FileContents& contents) {
 
 void ModelPanel::applyFile(FileContents& contents) {
     const QString shown = QDir::toNativeSeparators(contents.path);
+    if (!contents.weights && contents.form_revision != form_revision_) {
+        // Train again, a preset or an edit while a large file was read: replacing that now would
+        // undo what the person did last without a word.
+        throw ModelError(tr("the form changed while %1 was read; load it again to replace what the form holds now").arg(shown).toStdString());
+    }
     if (contents.keras) {
         KerasModel& imported = *contents.keras;
         setModel(imported.model);

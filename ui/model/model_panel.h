@@ -143,6 +143,7 @@ class ModelPanel : public QWidget {
     QPushButton* save_ = nullptr;
     QLabel* file_status_ = nullptr;
     BackgroundJob* file_job_ = nullptr;  // a model file being read
+    std::uint64_t form_revision_ = 0;     // counts the form's changes (modelChanged, trainConfigChanged)
     QSpinBox* sequence_length_ = nullptr;
     QTableWidget* table_ = nullptr;
     QPushButton* add_ = nullptr;

@@ -616,6 +616,7 @@ bool RunsPanel::startKerasExport(int run_id, const QString& path, QString* error
     export_status_->show();
     export_job_->start([checkpoint_path, keras_path = shown.toStdString()] { write_keras_of_checkpoint(checkpoint_path, keras_path); },
                        [this, run_id, shown](const QString& failure) {
+                           last_export_failed_ = !failure.isEmpty();
                            if (failure.isEmpty()) {
                                export_status_->setText(tr("Exported run %1 to %2").arg(run_id).arg(shown));
                                return;

@@ -54,6 +54,7 @@ public:
     BackgroundJob* exportJob() const { return export_job_; }
     // "Exporting run 3 to …", "Exported run 3 to …", or the failure: the last export's line.
     QString exportStatus() const;
+    bool lastExportFailed() const { return last_export_failed_; }
     bool exportChartsPng(const QString& path, QString* error) const;
     // The stored run's event files in `folder`/train and /validation, as Keras' TensorBoard
     // callback writes them (core/export/tensorboard.h).
@@ -124,6 +125,7 @@ private:
     QProcess* tensorboard_ = nullptr;  // the TensorBoard this panel started, if any
     BackgroundJob* export_job_ = nullptr;  // a .keras export being written
     QLabel* export_status_ = nullptr;
+    bool last_export_failed_ = false;
     bool filling_ = false;  // ignore itemChanged while the panel writes the table itself
     bool finishing_edit_ = false;  // finishEditOnRowThatMoves is storing an edit
 };

@@ -253,12 +253,17 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         auto warn = [this](const std::string& text) {
             std::lock_guard lock(queue_mutex_);
             queue_.push_back(LogEvent{LogLevel::Warning, text});
-            // Also above the charts: a run that stops being kept (or waits for another MirrorLab's
-            // lock) must not go unnoticed in the log alone.
-            queue_.push_back(WarningEvent{"run_store", text, 0, 0});
+        };
+        // The store's: also above the charts, where a run that stops being kept (or waits for
+        // another MirrorLab's lock) does not go unnoticed; its recovery is good news, not an error.
+        auto warn_store = [this](const std::string& text) {
+            std::lock_guard lock(queue_mutex_);
+            queue_.push_back(LogEvent{LogLevel::Warning, text});
+            const bool recovered = text.rfind(RunRecorder::kRecoveredText, 0) == 0;
+            queue_.push_back(WarningEvent{recovered ? "run_store_recovered" : "run_store", text, 0, 0});
         };
         try {
-            recorded_ = std::make_unique<RecordedRun>(*store_, *trainer, std::move(description), queue, warn);
+            recorded_ = std::make_unique<RecordedRun>(*store_, *trainer, std::move(description), queue, warn_store);
             record.id = static_cast<int>(recorded_->info().id);
             record.stored = true;
             record.stored_status = RunStatus::Running;
