@@ -86,6 +86,15 @@ std::int64_t steps_seen(const MainWindow& window) {
     return run == nullptr || run->steps.empty() ? 0 : run->steps.back().global_step;
 }
 
+// A CSV of `rows` texts of two topics, alternating: data a run can train on in a moment.
+bool write_two_topic_csv(const QString& path, int rows) {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return false;
+    file.write("label,text\n");
+    for (int row = 0; row < rows; ++row) file.write(row % 2 ? "sport,the team won the match\n" : "money,shares fell again\n");
+    return true;
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -501,12 +510,7 @@ private slots:
         QSettings(QStringLiteral("MirrorLab"), gone_scope).clear();
         QTemporaryDir dir;
         const QString csv = dir.filePath(QStringLiteral("mine.csv"));
-        {
-            QFile file(csv);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write("label,text\n");
-            for (int row = 0; row < 12; ++row) file.write(row % 2 ? "sport,the team won the match\n" : "money,shares fell again\n");
-        }
+        QVERIFY(write_two_topic_csv(csv, 12));
         {
             MainWindow window(nullptr, gone_scope);
             QVERIFY(show_with_data(window, "csv:" + csv));
@@ -551,12 +555,7 @@ private slots:
     void trainAgainWithItsDataGoneSaysWhatStartWouldTrainOn() {
         QTemporaryDir dir;
         const QString csv = dir.filePath(QStringLiteral("theirs.csv"));
-        {
-            QFile file(csv);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write("label,text\n");
-            for (int row = 0; row < 40; ++row) file.write(row % 2 ? "sport,the team won the match\n" : "money,shares fell again\n");
-        }
+        QVERIFY(write_two_topic_csv(csv, 40));
         MainWindow window(nullptr, scope());
         QVERIFY(show_with_data(window, "csv:" + csv));
         prepare(window, small_model(100), "cpu", 1);

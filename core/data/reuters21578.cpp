@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "core/data/python2_dict_order.h"
-#include "core/util/cancellation.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 
@@ -331,8 +330,7 @@ Reuters21578Corpus read_reuters21578(const std::string& directory,
     std::vector<size_t> file_sizes;
     file_sizes.reserve(paths.size());
     std::vector<TopicWire> wires;
-    for (size_t f = 0; f < paths.size(); ++f) {
-        throw_if_cancelled();
+    for (size_t f = 0; f < paths.size(); ++f) {  // read_file_text() is where a cancelled load stops
         const std::string text = read_file(paths[f]);
         check_uci_file(paths[f], text, corpus.warnings);
         scan_file(text, f, paths[f], wires, corpus);
@@ -365,7 +363,6 @@ Reuters21578Corpus read_reuters21578(const std::string& directory,
     size_t file_in_memory = paths.size();  // none yet; kept wires come in file order
     for (const TopicWire* wire : kept) {
         if (wire->file != file_in_memory) {
-            throw_if_cancelled();
             file_in_memory = wire->file;
             file_text = read_file(paths[file_in_memory]);
             if (file_text.size() != file_sizes[file_in_memory]) {

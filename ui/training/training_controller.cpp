@@ -221,6 +221,19 @@ int TrainingController::resumeStored(int id, int total_epochs, const DeviceConfi
 // A resume the store refuses throws before anything here changes: the listed runs, the last run's
 // trainer (its weights) and settings stay as they were. `replaces`: the resumed run's place in the
 // list, left for the end once it runs.
+// Warnings from the recorder's and the TensorBoard writer's threads, queued for the GUI thread. The
+// store's also go above the charts, where a run that stops being kept (or waits for another
+// MirrorLab's lock) does not go unnoticed; its recovery is good news, not an error.
+std::function<void(const std::string&)> TrainingController::warningSink(bool from_store) {
+    return [this, from_store](const std::string& text) {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back(LogEvent{LogLevel::Warning, text});
+        if (!from_store) return;
+        const bool recovered = text.rfind(RunRecorder::kRecoveredText, 0) == 0;
+        queue_.push_back(WarningEvent{recovered ? "run_store_recovered" : "run_store", text, 0, 0});
+    };
+}
+
 void TrainingController::launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
                                 std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint,
                                 std::optional<std::size_t> replaces) {
@@ -250,18 +263,8 @@ void TrainingController::launch(RunRecord record, const RunSettings& settings, T
         description.parameters = settings.model->total_params();
         description.resume = std::move(resume);
         description.resume_run_id = resume_run_id;
-        auto warn = [this](const std::string& text) {
-            std::lock_guard lock(queue_mutex_);
-            queue_.push_back(LogEvent{LogLevel::Warning, text});
-        };
-        // The store's: also above the charts, where a run that stops being kept (or waits for
-        // another MirrorLab's lock) does not go unnoticed; its recovery is good news, not an error.
-        auto warn_store = [this](const std::string& text) {
-            std::lock_guard lock(queue_mutex_);
-            queue_.push_back(LogEvent{LogLevel::Warning, text});
-            const bool recovered = text.rfind(RunRecorder::kRecoveredText, 0) == 0;
-            queue_.push_back(WarningEvent{recovered ? "run_store_recovered" : "run_store", text, 0, 0});
-        };
+        auto warn = warningSink(false);
+        auto warn_store = warningSink(true);
         try {
             recorded_ = std::make_unique<RecordedRun>(*store_, *trainer, std::move(description), queue, warn_store);
             record.id = static_cast<int>(recorded_->info().id);

@@ -200,6 +200,7 @@ private:
     void openStore();
     void loadStoredRuns();
     // `known_fingerprint`: the data's fingerprint when the caller has taken it already (resume).
+    std::function<void(const std::string&)> warningSink(bool from_store);
     void launch(RunRecord record, const RunSettings& settings, TrainData data, std::optional<Checkpoint> resume,
                 std::int64_t resume_run_id, std::optional<DataFingerprint> known_fingerprint = std::nullopt,
                 std::optional<std::size_t> replaces = std::nullopt);
