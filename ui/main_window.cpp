@@ -205,6 +205,20 @@ std::optional<ScalingSetup> MainWindow::scalingSetup(QString* why) const {
 
 // The panels' changes reach the others and the actions; the engine's end of a run, the window.
 void MainWindow::connectPanels() {
+    // Queued: the export's failure box (shown as it ends) is up before this decides.
+    connect(
+        runs_->exportJob(), &BackgroundJob::runningChanged, this,
+        [this](bool exporting) {
+            if (exporting || !close_when_exported_) return;
+            close_when_exported_ = false;
+            // A failed export is said in its box and the Runs panel: the window stays for it.
+            if (runs_->lastExportFailed()) {
+                statusBar()->showMessage(tr("The export failed, so MirrorLab stays open; close it again when you have read why."));
+                return;
+            }
+            close();
+        },
+        Qt::QueuedConnection);
     connect(runs_, &RunsPanel::trainAgainRequested, this, &MainWindow::trainAgain);
     connect(runs_, &RunsPanel::resumeRequested, this, &MainWindow::resumeRun);
     connect(devices_, &DevicesPanel::configChanged, this, [this] {
@@ -694,22 +708,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     if (runs_->exportJob()->isRunning()) {
         // A half-written .keras file would be no file at all: the window closes once it is written.
         statusBar()->showMessage(tr("Writing the Keras export; MirrorLab closes when it is written…"));
-        if (!close_when_exported_) {
-            close_when_exported_ = true;
-            connect(
-                runs_->exportJob(), &BackgroundJob::runningChanged, this,
-                [this](bool exporting) {
-                    if (exporting || !close_when_exported_) return;
-                    close_when_exported_ = false;
-                    // A failed export is said in its box and the Runs panel: the window stays for it.
-                    if (runs_->lastExportFailed()) {
-                        statusBar()->showMessage(tr("The export failed, so MirrorLab stays open; close it again when you have read why."));
-                        return;
-                    }
-                    close();
-                },
-                Qt::QueuedConnection);
-        }
+        close_when_exported_ = true;  // connectPanels(): the export's end closes the window then
         event->ignore();
         return;
     }

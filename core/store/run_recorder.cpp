@@ -73,7 +73,6 @@ void RunRecorder::flush() {
 
 void RunRecorder::write_loop() {
     std::unique_lock lock(mutex_);
-    int final_tries = 0;
     for (;;) {
         wake_.wait_for(lock, flush_interval_, [this] { return urgent_ || closing_; });
         std::vector<Item> items;
@@ -93,8 +92,9 @@ void RunRecorder::write_loop() {
         }
         written_ += done;
         flushed_.notify_all();
-        if (closing && done < count && ++final_tries >= kFinalTries) {
-            // Ending with the store still locked: say what is lost rather than wait for ever.
+        if (closing && done < count) {
+            // Ending with the store still locked after one more try (each waits the store's busy
+            // timeout, and the GUI ends a run on its own thread): say what is lost, do not wait on.
             written_ += queue_.size();
             queue_.clear();
             failed_ = true;

@@ -57,8 +57,6 @@ private:
     using Item = std::variant<StepRow, EpochRow, CheckpointRow, Finish>;
     void write_loop();
     std::size_t write(std::vector<Item>& items);
-    // Each waits the store's busy timeout (5 s), and the GUI ends a run on its own thread: one.
-    static constexpr int kFinalTries = 1;
 
 public:
     // How the warning that the store is free again begins (a reader may tell it from a failure).

@@ -298,33 +298,36 @@ void Trainer::keep_weights(const MirroredStrategy* strategy) {
 
 namespace {
 
+// "0.001", "1e+30": the learning rate as the advice to lower it names it.
+std::string learning_rate_text(const OptimizerConfig& optimizer) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", optimizer.learning_rate);
+    return rate;
+}
+
 // A step's loss was NaN or infinite: where, what is kept, and what to change. Keras allows epsilon
 // = 0, but then a weight whose gradient and moments are 0 is updated by 0/0: epsilon comes first.
 std::string non_finite_loss_text(bool nan, int epoch, std::int64_t step, const Metrics& so_far, const OptimizerConfig& optimizer) {
     std::string text = "the loss became " + std::string(nan ? "NaN" : "infinite") + " at epoch " + std::to_string(epoch) +
                        ", step " + std::to_string(step) + "; training stopped and the weights from before this step are kept";
     if (std::isfinite(so_far.loss)) text += " (running loss was " + fixed_text(so_far.loss) + ")";
-    char rate[32];
-    std::snprintf(rate, sizeof rate, "%g", optimizer.learning_rate);
     const bool no_epsilon = optimizer.kind != OptimizerKind::SGD && optimizer.epsilon == 0.0;
     return text +
            (no_epsilon ? ". The optimizer's epsilon is 0, so a weight whose gradient is 0 is updated by 0/0: set epsilon > 0 "
                          "(Keras' default is 1e-07); else lower"
                        : ". Lower") +
-           " the learning rate (now " + std::string(rate) + ") or check the data for extreme values.";
+           " the learning rate (now " + learning_rate_text(optimizer) + ") or check the data for extreme values.";
 }
 
 // The validation loss of an epoch whose training losses were all finite is not: the weights the
 // epoch left overflow. Its epoch is not kept.
 std::string non_finite_validation_text(const Metrics& validation, const Metrics& train, int epoch, const OptimizerConfig& optimizer) {
-    char rate[32];
-    std::snprintf(rate, sizeof rate, "%g", optimizer.learning_rate);
     return "the validation loss became " + std::string(std::isnan(validation.loss) ? "NaN" : "infinite") + " at epoch " +
            std::to_string(epoch) + " (training loss " + fixed_text(train.loss) +
            "): the weights this epoch's training left overflow; training stopped and epoch " + std::to_string(epoch) +
            " is not kept" +
            (epoch > 1 ? " (epochs 1 to " + std::to_string(epoch - 1) + " are, with their checkpoints)" : std::string()) +
-           ". Lower the learning rate (now " + rate + ") and train again.";
+           ". Lower the learning rate (now " + learning_rate_text(optimizer) + ") and train again.";
 }
 
 }  // namespace

@@ -605,7 +605,6 @@ void TrainingPanel::appendEpoch(int epoch, const Metrics& train, const Metrics& 
 
 void TrainingPanel::loadRecord(const RunRecord& record) {
     beginRun(record.id);
-    steps_per_epoch_ = record.steps_per_epoch;
     drawHistory(record);
     for (const WarningEvent& warning : record.warnings) handleWarning(warning);
     if (record.finished) handleFinished(*record.finished);
